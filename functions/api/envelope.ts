@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+/** Kinds the relay watches and the functions handle. */
+export const WATCHED_KINDS = ['Pod', 'EphemeralJob'] as const;
+export type WatchedKind = (typeof WATCHED_KINDS)[number];
+
+/** Watch event types, plus RESYNC for objects found by a list (initial, re-list, period). */
+export const EVENT_TYPES = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A raw watch event as the API server (and `ephemera invoke --event`) carries it. */
+export const WatchEvent = z.object({
+  type: z.enum(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'RESYNC']),
+  object: z.looseObject({
+    apiVersion: z.string().optional(),
+    kind: z.string().optional(),
+    metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
+  }),
+});
+export type WatchEvent = z.infer<typeof WatchEvent>;
+
+export const ENVELOPE_TYPE = 'io.ephemera.watch.v1';
+
+/**
+ * The versioned event envelope the relay sends and the functions consume. Its top level
+ * is CloudEvents 1.0 structured JSON (specversion, id, source, type, time, subject,
+ * datacontenttype), so any CloudEvents tool can read it; `data` says which key to look
+ * at. The snapshot is a trimmed copy for routing and cheap early exits only: handlers
+ * always read current state before writing.
+ */
+export const Envelope = z.object({
+  specversion: z.literal('1.0'),
+  id: z.string().min(1),
+  source: z.string().min(1),
+  type: z.literal(ENVELOPE_TYPE),
+  time: z.string(),
+  subject: z.string(),
+  datacontenttype: z.literal('application/json').optional(),
+  data: z.object({
+    kind: z.enum(WATCHED_KINDS),
+    event: z.enum(EVENT_TYPES),
+    namespace: z.string().min(1),
+    name: z.string().min(1),
+    uid: z.string().optional(),
+    resourceVersion: z.string().optional(),
+    /** Trimmed object (see relay trimming); absent when it would not fit the queue. */
+    snapshot: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+export type Envelope = z.infer<typeof Envelope>;
+
+/** The key a handler serialises on: Kind/namespace/name. */
+export function envelopeKey(e: Envelope): string {
+  return `${e.data.kind}/${e.data.namespace}/${e.data.name}`;
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
+
+/** Group, version and names of OpenKruise's EphemeralJob, kept identical so clusters can switch. */
+export const EJOB = {
+  group: 'apps.kruise.io',
+  version: 'v1alpha1',
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'EphemeralJob',
+  plural: 'ephemeraljobs',
+  shortName: 'ejob',
+} as const;
+
+/** Env var that marks an ephemeral container as owned by a job (value: the job's uid). */
+export const EJOB_ID_ENV = 'KRUISE_EJOB_ID';
+/** OpenKruise's finalizer; ephemeral containers cannot be removed, so we only drop it. */
+export const EJOB_CLEANUP_FINALIZER = 'apps.kruise.io/ephemeralcontainers-cleanup';
+/** OpenKruise's default for an unset ttlSecondsAfterFinished. */
+export const DEFAULT_TTL_AFTER_FINISHED_SECONDS = 1800;
+export const MAX_PARALLELISM = 10;
+
+/**
+ * One template entry: a core/v1 EphemeralContainer. OpenKruise stores it schemaless, so
+ * the planner checks only what injection needs; the webhook does the full validation.
+ */
+export const EphemeralContainerTemplate = z.looseObject({
+  name: z.string().min(1),
+  image: z.string().min(1),
+  env: z.array(z.looseObject({ name: z.string().min(1), value: z.string().optional() })).optional(),
+  targetContainerName: z.string().optional(),
+});
+export type EphemeralContainerTemplate = z.infer<typeof EphemeralContainerTemplate>;
+
+const count = z.number().int().nonnegative();
+
+/** EphemeralJobSpec: OpenKruise's fields plus the proposal's ttlSecondsAfterCreated. */
+export const EphemeralJobSpec = z.looseObject({
+  selector: LabelSelector.refine(
+    (s) => Object.keys(s.matchLabels ?? {}).length + (s.matchExpressions?.length ?? 0) > 0,
+    { message: 'selector must not be empty (it would match every pod)' },
+  ),
+  replicas: count.optional(),
+  parallelism: count.max(MAX_PARALLELISM).optional(),
+  template: z.looseObject({
+    ephemeralContainers: z.array(EphemeralContainerTemplate).min(1),
+  }),
+  paused: z.boolean().optional(),
+  activeDeadlineSeconds: z.number().int().positive().optional(),
+  ttlSecondsAfterFinished: count.optional(),
+  ttlSecondsAfterCreated: count.optional(),
+});
+export type EphemeralJobSpec = z.infer<typeof EphemeralJobSpec>;
+
+export const EJOB_PHASES = ['Waiting', 'Running', 'Succeeded', 'Failed', 'Paused', 'Error', 'Unknown'] as const;
+export type EjobPhase = (typeof EJOB_PHASES)[number];
+
+export const EJOB_CONDITION_TYPES = ['Initialized', 'MatchedEmpty', 'JobSucceeded', 'JobFailed', 'JobError'] as const;
+export type EjobConditionType = (typeof EJOB_CONDITION_TYPES)[number];
+
+/** EphemeralJobStatus with OpenKruise's JSON names (`match`, not `matches`). */
+export const EphemeralJobStatus = z.looseObject({
+  phase: z.string().optional(),
+  match: count.optional(),
+  succeeded: count.optional(),
+  failed: count.optional(),
+  running: count.optional(),
+  waiting: count.optional(),
+  startTime: z.union([z.string(), z.date()]).optional(),
+  completionTime: z.union([z.string(), z.date()]).optional(),
+  conditions: z.array(Condition).optional(),
+});
+export type EphemeralJobStatus = z.infer<typeof EphemeralJobStatus>;
+
+/**
+ * The envelope of a job: metadata must be sound for anything to happen; spec is kept raw
+ * (unknown) so a job with a bad spec can still be reported in status rather than dropped.
+ */
+export const EphemeralJobObject = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMeta,
+  spec: z.unknown(),
+  status: EphemeralJobStatus.optional(),
+});
+export type EphemeralJobObject = z.infer<typeof EphemeralJobObject>;
+
+/** A fully valid job, as the planner uses it after parsing the spec. */
+export type EphemeralJob = Omit<EphemeralJobObject, 'spec'> & { spec: EphemeralJobSpec };
+
+/** Parse a job's spec; on failure, a one-line message naming every bad field path. */
+export function parseEjobSpec(spec: unknown): { ok: true; spec: EphemeralJobSpec } | { ok: false; message: string } {
+  const r = EphemeralJobSpec.safeParse(spec);
+  if (r.success) return { ok: true, spec: r.data };
+  return { ok: false, message: formatZodIssues(r.error.issues, 'spec') };
+}
+
+/** "spec.template.ephemeralContainers[0].image: Too small…; spec.selector: Required" */
+export function formatZodIssues(issues: readonly z.core.$ZodIssue[], root: string): string {
+  return issues.map((i) => `${fieldPath(root, i.path)}: ${i.message}`).join('; ');
+}
+
+/** Kubernetes-style field path: a.b[0].c */
+export function fieldPath(root: string, path: readonly PropertyKey[]): string {
+  let out = root;
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
+  return out;
+}

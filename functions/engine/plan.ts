@@ -1,0 +1,50 @@
+/**
+ * What a planner returns: actions to perform and an optional requeue. Planners are pure
+ * (observed state and a clock in, Plan out); the apply layer performs the actions.
+ */
+export const VERBS = ['create', 'patch', 'update', 'delete'] as const;
+export type Verb = (typeof VERBS)[number];
+
+/** merge = RFC 7386, strategic = Kubernetes strategic merge, json = RFC 6902. */
+export const PATCH_TYPES = ['merge', 'strategic', 'json'] as const;
+export type PatchType = (typeof PATCH_TYPES)[number];
+
+export const SUBRESOURCES = ['status', 'ephemeralcontainers'] as const;
+export type Subresource = (typeof SUBRESOURCES)[number];
+
+/** One write against the API server. */
+export interface Action {
+  verb: Verb;
+  apiVersion: string;
+  kind: string;
+  subresource?: Subresource;
+  namespace: string;
+  name: string;
+  /** create/update: the object; patch: the patch document; delete: DeleteOptions. */
+  body?: unknown;
+  /** patch only. */
+  patchType?: PatchType;
+  /** Why the planner wants this (logged, and shown by `ephemera invoke`). */
+  reason: string;
+  /**
+   * How to read a 409 AlreadyExists (create) or a duplicate-name 422 (ephemeral container
+   * injection): "done" means the object is already there, which is success.
+   */
+  alreadyExists?: 'done' | 'error';
+}
+
+/** A planner's output. */
+export interface Plan {
+  actions: Action[];
+  /** Look again after this long (TTL, deadline, polling for kubelet progress). */
+  requeueAfterSeconds?: number;
+  /** Human-readable notes on what was decided and why (logged, never acted on). */
+  notes?: string[];
+}
+
+/** The smaller of two optional requeue delays. */
+export function minRequeue(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
