@@ -1,0 +1,24 @@
+import type { Envelope } from '../api/envelope.ts';
+import type { Kube } from '../kube/kube.ts';
+import type { Plan } from './plan.ts';
+
+/** Where an envelope should go: the keys to reconcile, or why it was skipped. */
+export interface Route {
+  keys: string[];
+  /** Human-readable reason when keys is empty (pepr-style filter reasons). */
+  skipped?: string;
+}
+
+
+/**
+ * A controller as the engine drives it: route (which keys does this event concern),
+ * observe (read current state for one key), plan (pure). The engine owns locking,
+ * applying, conflict re-planning and requeueing, so controllers stay small.
+ */
+export interface Controller<O> {
+  /** Short name, used in logs, metrics and lock names ("ejob", "sidecar"). */
+  readonly name: string;
+  route(event: Envelope, kube: Kube): Promise<Route>;
+  observe(key: string, kube: Kube): Promise<O | null>;
+  plan(observed: O, now: Date): Plan;
+}

@@ -1,0 +1,37 @@
+import type { Action } from '../engine/plan.ts';
+
+/** Names one object. namespace is omitted for cluster-scoped kinds (Node). */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface ObjectList<T> {
+  items: T[];
+  resourceVersion?: string;
+}
+
+/**
+ * The functions' whole view of the API server. The real one wraps @kubernetes/client-node
+ * (kube/client.ts); handlers receive it as a dependency and never build their own.
+ * Objects come back as plain JSON-shaped values (parse them with the api/ schemas).
+ */
+export interface Kube {
+  /** The object, or null when it does not exist (404). */
+  get(ref: ObjectRef): Promise<unknown>;
+  list(apiVersion: string, kind: string, namespace: string | undefined, opts?: ListOptions): Promise<ObjectList<unknown>>;
+  /** Performs one planned write; throws KubeError on failure. Returns the API's answer. */
+  perform(action: Action): Promise<unknown>;
+  /**
+   * The API server's clock as last seen in a response's Date header, advanced by local
+   * elapsed time since (undefined before the first response). Leases are judged by it.
+   */
+  serverNow(): Date | undefined;
+}
