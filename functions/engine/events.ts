@@ -1,0 +1,63 @@
+import { rfc3339 } from '../api/meta.ts';
+import type { Action } from './plan.ts';
+
+/** The object an Event is about. */
+export interface Involved {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export interface EventSpec {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** Distinguishes events with the same reason on the same object (e.g. the pod name). */
+  discriminator?: string;
+}
+
+/** FNV-1a, 32 bit, hex: a deterministic short hash with no runtime dependency. */
+export function shortHash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * A core/v1 Event as a create action. The name is derived from the object, reason and
+ * discriminator, so a retried reconcile that plans the same event gets 409 AlreadyExists
+ * (treated as done) instead of recording it twice.
+ */
+export function eventAction(obj: Involved, spec: EventSpec, now: Date): Action {
+  const name = `${obj.name.slice(0, 200)}.${shortHash(`${obj.uid ?? ''}/${spec.reason}/${spec.discriminator ?? ''}`)}`;
+  const ts = rfc3339(now);
+  return {
+    verb: 'create',
+    apiVersion: 'v1',
+    kind: 'Event',
+    namespace: obj.namespace,
+    name,
+    alreadyExists: 'done',
+    reason: `record event ${spec.reason} on ${obj.kind} ${obj.namespace}/${obj.name}`,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace: obj.namespace },
+      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.namespace, name: obj.name, uid: obj.uid },
+      type: spec.type,
+      reason: spec.reason,
+      message: spec.message,
+      source: { component: 'ephemera' },
+      reportingComponent: 'ephemera',
+      reportingInstance: 'ephemera',
+      firstTimestamp: ts,
+      lastTimestamp: ts,
+      count: 1,
+    },
+  };
+}
