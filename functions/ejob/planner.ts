@@ -1,0 +1,286 @@
+import {
+  DEFAULT_TTL_AFTER_FINISHED_SECONDS,
+  EJOB,
+  EJOB_CLEANUP_FINALIZER,
+  EJOB_ID_ENV,
+  parseEjobSpec,
+  type EjobPhase,
+  type EphemeralJobObject,
+  type EphemeralJobSpec,
+} from '../api/ephemeraljob.ts';
+import { rfc3339, toDate } from '../api/meta.ts';
+import type { Pod } from '../api/pod.ts';
+import { eventAction, type EventSpec } from '../engine/events.ts';
+import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
+import { failureReason } from './pod-state.ts';
+import { jsonEqual, mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
+import { selectTargets, type Target } from './targets.ts';
+
+/** What the EphemeralJob planner needs: the job and the pods its selector matches. */
+export interface EjobObserved {
+  job: EphemeralJobObject;
+  /** Pods in the job's namespace matching its selector (the planner re-checks the selector). */
+  pods: Pod[];
+}
+
+/**
+ * Plan one EphemeralJob. Pure: no I/O, the clock is `now`. Rules are DESIGN.md's
+ * "EphemeralJob" section; the order below is the order they take precedence in.
+ */
+export function plan(observed: EjobObserved, now: Date): Plan {
+  const { job } = observed;
+  if (job.metadata.deletionTimestamp !== undefined) return planDeleting(job);
+  const parsed = parseEjobSpec(job.spec);
+  if (!parsed.ok) return planInvalid(job, parsed.message, now);
+  const spec = parsed.spec;
+
+  const created = toDate(job.metadata.creationTimestamp) ?? now;
+  const createdTtl = afterSeconds(created, spec.ttlSecondsAfterCreated, now);
+  if (createdTtl === 0) return { actions: [deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`)] };
+
+  if (isFinished(job)) return planFinished(job, spec, now, createdTtl);
+  return planActive(job, spec, observed.pods, now, createdTtl);
+}
+
+function planActive(job: EphemeralJobObject, spec: EphemeralJobSpec, pods: Pod[], now: Date, createdTtl: number | undefined): Plan {
+  const uid = job.metadata.uid ?? '';
+  const { targets, skipped } = selectTargets(spec, uid, pods);
+  const start = toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
+  const deadlineIn = afterSeconds(start, spec.activeDeadlineSeconds, now);
+  const deadlineExceeded = deadlineIn === 0;
+
+  const toInject = spec.paused || deadlineExceeded ? [] : pickInjections(spec, targets);
+  for (const t of toInject) t.state = 'waiting'; // what the status will say once injected
+  const counts = countStates(targets);
+  const phase = decidePhase(spec, counts, deadlineExceeded);
+
+  const actions: Action[] = [];
+  for (const t of toInject) actions.push(inject(job, spec, t.pod), ...injectionEvents(job, t.pod, spec, now));
+  const statusPlan = planStatus(job, { counts, phase, targets, now });
+  actions.push(...statusPlan.actions);
+
+  const notes = skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`);
+  let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
+  if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
+  return { actions, requeueAfterSeconds: requeue, notes };
+}
+
+/** Never more than `parallelism` pods with a non-terminal injected container (waiting counts). */
+function pickInjections(spec: EphemeralJobSpec, targets: Target[]): Target[] {
+  const inFlight = targets.filter((t) => t.state === 'waiting' || t.state === 'running').length;
+  const slots = Math.max(0, (spec.parallelism ?? 1) - inFlight);
+  return targets.filter((t) => t.state === 'pending').slice(0, slots);
+}
+
+function countStates(targets: readonly Target[]): Counts {
+  const c: Counts = { match: targets.length, succeeded: 0, failed: 0, running: 0, waiting: 0 };
+  for (const t of targets) {
+    if (t.state === 'succeeded') c.succeeded++;
+    else if (t.state === 'failed') c.failed++;
+    else if (t.state === 'running') c.running++;
+    else if (t.state === 'waiting') c.waiting++;
+  }
+  return c;
+}
+
+function decidePhase(spec: EphemeralJobSpec, c: Counts, deadlineExceeded: boolean): EjobPhase {
+  if (deadlineExceeded) return 'Failed';
+  const done = c.succeeded + c.failed;
+  // Every target pod terminal: the job is over (OpenKruise leaves mixed results in Unknown, #2514).
+  if (c.match > 0 && done === c.match) return c.failed === 0 ? 'Succeeded' : 'Failed';
+  if (spec.paused) return 'Paused';
+  if (c.match === 0) return 'Waiting';
+  if (c.running > 0 || done > 0) return 'Running';
+  return 'Waiting';
+}
+
+interface StatusInput {
+  counts: Counts;
+  phase: EjobPhase;
+  targets: readonly Target[];
+  now: Date;
+}
+
+/** Status (written only when it changed) and the events of its transitions. */
+function planStatus(job: EphemeralJobObject, input: StatusInput): { actions: Action[] } {
+  const { counts, phase, now } = input;
+  const prev = job.status ?? {};
+  const finished = phase === 'Succeeded' || phase === 'Failed';
+  const wanted: WantedCondition[] = [
+    { type: 'Initialized', status: 'True', reason: 'Initialized' },
+    counts.match === 0
+      ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: 'no active pod matches the selector' }
+      : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
+  ];
+  const failedWhy = phase === 'Failed' ? failedCondition(job, counts) : undefined;
+  if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
+  if (failedWhy) wanted.push(failedWhy);
+  if ((prev.conditions ?? []).some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
+
+  const next: NextStatus = {
+    ...counts,
+    phase,
+    startTime: rfc3339(toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now),
+    conditions: mergeConditions(prev.conditions ?? [], wanted, now),
+  };
+  if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);
+
+  const actions: Action[] = [];
+  if (!jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev))) actions.push(writeStatus(job, next));
+  if (finished && prev.phase !== phase) actions.push(...completionEvents(job, input, failedWhy));
+  return { actions };
+}
+
+function failedCondition(job: EphemeralJobObject, c: Counts): WantedCondition {
+  const done = c.succeeded + c.failed;
+  if (c.match === 0 || done < c.match) {
+    const spec = job.spec as EphemeralJobSpec;
+    return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${spec.activeDeadlineSeconds}s)` };
+  }
+  return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed` };
+}
+
+function completionEvents(job: EphemeralJobObject, input: StatusInput, failed: WantedCondition | undefined): Action[] {
+  const uid = job.metadata.uid ?? '';
+  const actions: Action[] = [];
+  if (!failed) {
+    actions.push(eventAction(jobRef(job), { type: 'Normal', reason: 'JobSucceeded', message: `all ${input.counts.match} pods succeeded` }, input.now));
+    return actions;
+  }
+  actions.push(eventAction(jobRef(job), { type: 'Warning', reason: failed.reason === 'DeadlineExceeded' ? 'DeadlineExceeded' : 'JobFailed', message: failed.message ?? 'failed' }, input.now));
+  // One event per failed pod on the pod, so `kubectl describe pod` shows why.
+  for (const t of input.targets.filter((x) => x.state === 'failed').slice(0, 50)) {
+    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `ephemeral job ${job.metadata.name}: ${failureReason(t.pod, uid)}`, discriminator: uid };
+    actions.push(eventAction(podRef(t.pod), spec, input.now));
+  }
+  return actions;
+}
+
+function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
+  return {
+    verb: 'patch',
+    apiVersion: EJOB.apiVersion,
+    kind: EJOB.kind,
+    subresource: 'status',
+    namespace: job.metadata.namespace ?? '',
+    name: job.metadata.name,
+    patchType: 'merge',
+    // resourceVersion makes the merge patch a precondition: a stale plan gets 409 and re-plans.
+    body: { metadata: { resourceVersion: job.metadata.resourceVersion }, status },
+    reason: `status: ${status.phase} match=${status.match} succeeded=${status.succeeded} failed=${status.failed} running=${status.running} waiting=${status.waiting}`,
+  };
+}
+
+/** All template containers in one request, each carrying the job's uid so we know it is ours. */
+function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Action {
+  const uid = job.metadata.uid ?? '';
+  const containers = spec.template.ephemeralContainers.map((c) => ({
+    ...c,
+    env: [...(c.env ?? []).filter((e) => e.name !== EJOB_ID_ENV), { name: EJOB_ID_ENV, value: uid }],
+  }));
+  return {
+    verb: 'patch',
+    apiVersion: 'v1',
+    kind: 'Pod',
+    subresource: 'ephemeralcontainers',
+    namespace: pod.metadata.namespace ?? job.metadata.namespace ?? '',
+    name: pod.metadata.name,
+    patchType: 'strategic',
+    body: { spec: { ephemeralContainers: containers } },
+    alreadyExists: 'done',
+    reason: `inject ${containers.map((c) => c.name).join(', ')} for ephemeral job ${job.metadata.name}`,
+  };
+}
+
+function injectionEvents(job: EphemeralJobObject, pod: Pod, spec: EphemeralJobSpec, now: Date): Action[] {
+  const names = spec.template.ephemeralContainers.map((c) => c.name).join(', ');
+  const uid = job.metadata.uid ?? '';
+  return [
+    eventAction(jobRef(job), { type: 'Normal', reason: 'Injected', message: `injected ephemeral containers [${names}] into pod ${pod.metadata.name}`, discriminator: pod.metadata.uid ?? pod.metadata.name }, now),
+    eventAction(podRef(pod), { type: 'Normal', reason: 'EphemeralContainersInjected', message: `ephemeral job ${job.metadata.name} injected [${names}]`, discriminator: uid }, now),
+  ];
+}
+
+/** A job with a bad spec: phase Error and a JobError condition naming the fields. */
+function planInvalid(job: EphemeralJobObject, message: string, now: Date): Plan {
+  const prev = job.status ?? {};
+  const conditions = mergeConditions(prev.conditions ?? [], [
+    { type: 'Initialized', status: 'True', reason: 'Initialized' },
+    { type: 'JobError', status: 'True', reason: 'InvalidSpec', message },
+  ], now);
+  const next = { ...normaliseStatus(prev), phase: 'Error', conditions };
+  if (jsonEqual(next, normaliseStatus(prev))) return { actions: [], notes: [`invalid spec: ${message}`] };
+  const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: { phase: 'Error', conditions } };
+  const actions: Action[] = [
+    { verb: 'patch', apiVersion: EJOB.apiVersion, kind: EJOB.kind, subresource: 'status', namespace: job.metadata.namespace ?? '', name: job.metadata.name, patchType: 'merge', body, reason: `status: Error (${message})` },
+  ];
+  if (prev.phase !== 'Error') actions.push(eventAction(jobRef(job), { type: 'Warning', reason: 'InvalidSpec', message }, now));
+  return { actions, notes: [`invalid spec: ${message}`] };
+}
+
+/** Finished jobs keep their status; only the TTL is left to act on. */
+function planFinished(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date, createdTtl: number | undefined): Plan {
+  const completed = toDate(job.status?.completionTime) ?? now;
+  const ttl = ttlAfterFinished(spec);
+  const left = afterSeconds(completed, ttl, now);
+  if (left === 0) return { actions: [deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`)] };
+  return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, left) };
+}
+
+/** A job being deleted: drop OpenKruise's finalizer (ephemeral containers cannot be removed). */
+function planDeleting(job: EphemeralJobObject): Plan {
+  const finalizers = job.metadata.finalizers ?? [];
+  if (!finalizers.includes(EJOB_CLEANUP_FINALIZER)) return { actions: [] };
+  return {
+    actions: [{
+      verb: 'patch',
+      apiVersion: EJOB.apiVersion,
+      kind: EJOB.kind,
+      namespace: job.metadata.namespace ?? '',
+      name: job.metadata.name,
+      patchType: 'json',
+      // The test op fences the write: if someone else changed the finalizers, 422/409 → re-plan.
+      body: [
+        { op: 'test', path: '/metadata/finalizers', value: finalizers },
+        { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== EJOB_CLEANUP_FINALIZER) },
+      ],
+      reason: `remove finalizer ${EJOB_CLEANUP_FINALIZER}: ephemeral containers cannot be removed from pods`,
+    }],
+  };
+}
+
+function deleteJob(job: EphemeralJobObject, why: string): Action {
+  return {
+    verb: 'delete',
+    apiVersion: EJOB.apiVersion,
+    kind: EJOB.kind,
+    namespace: job.metadata.namespace ?? '',
+    name: job.metadata.name,
+    body: { preconditions: { uid: job.metadata.uid }, propagationPolicy: 'Background' },
+    reason: `delete job: ${why}`,
+  };
+}
+
+function isFinished(job: EphemeralJobObject): boolean {
+  const phase = job.status?.phase;
+  return (phase === 'Succeeded' || phase === 'Failed') && job.status?.completionTime !== undefined;
+}
+
+function ttlAfterFinished(spec: EphemeralJobSpec): number {
+  return spec.ttlSecondsAfterFinished ?? DEFAULT_TTL_AFTER_FINISHED_SECONDS;
+}
+
+/** Seconds left until `from + seconds` (0 when due), or undefined when seconds is unset. */
+function afterSeconds(from: Date, seconds: number | undefined, now: Date): number | undefined {
+  if (seconds === undefined) return undefined;
+  const left = (from.getTime() + seconds * 1000 - now.getTime()) / 1000;
+  return left <= 0 ? 0 : Math.ceil(left);
+}
+
+function jobRef(job: EphemeralJobObject): { apiVersion: string; kind: string; namespace: string; name: string; uid?: string } {
+  return { apiVersion: EJOB.apiVersion, kind: EJOB.kind, namespace: job.metadata.namespace ?? '', name: job.metadata.name, uid: job.metadata.uid };
+}
+
+function podRef(pod: Pod): { apiVersion: string; kind: string; namespace: string; name: string; uid?: string } {
+  return { apiVersion: 'v1', kind: 'Pod', namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, uid: pod.metadata.uid };
+}

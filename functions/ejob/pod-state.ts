@@ -1,0 +1,78 @@
+import { EJOB_ID_ENV } from '../api/ephemeraljob.ts';
+import type { Container, ContainerStatus, Pod } from '../api/pod.ts';
+
+/** The state of one target pod, derived from its injected containers' statuses. */
+export const POD_STATES = ['pending', 'waiting', 'running', 'succeeded', 'failed'] as const;
+export type PodState = (typeof POD_STATES)[number];
+
+/**
+ * Waiting reasons that will not resolve by waiting. A container stuck in one of these is
+ * failed. ImagePullBackOff/ErrImagePull are left out: the kubelet keeps retrying those.
+ */
+export const TERMINAL_WAITING_REASONS: ReadonlySet<string> = new Set([
+  'RunContainerError',
+  'CreateContainerError',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CreateContainerConfigError',
+]);
+
+/** An ephemeral container belongs to a job only if its KRUISE_EJOB_ID env equals the job's uid. */
+export function ownedBy(container: Container, jobUid: string): boolean {
+  return (container.env ?? []).some((e) => e.name === EJOB_ID_ENV && e.value === jobUid);
+}
+
+/** This job's ephemeral containers in the pod. */
+export function ownedContainers(pod: Pod, jobUid: string): Container[] {
+  return (pod.spec.ephemeralContainers ?? []).filter((c) => ownedBy(c, jobUid));
+}
+
+/**
+ * True when the pod already holds an ephemeral container with one of the template's
+ * names that this job did not create: injecting would be refused (names are unique), and
+ * the result would not be ours to count.
+ */
+export function hasForeignNamesake(pod: Pod, jobUid: string, templateNames: readonly string[]): boolean {
+  return (pod.spec.ephemeralContainers ?? []).some((c) => templateNames.includes(c.name) && !ownedBy(c, jobUid));
+}
+
+/**
+ * The pod's state for this job: 'pending' when nothing is injected yet; otherwise from
+ * the owned containers' statuses (failed wins, then all-succeeded, running, waiting).
+ */
+export function podState(pod: Pod, jobUid: string): PodState {
+  const owned = ownedContainers(pod, jobUid);
+  if (owned.length === 0) return 'pending';
+  const statuses = new Map<string, ContainerStatus>();
+  for (const s of pod.status?.ephemeralContainerStatuses ?? []) statuses.set(s.name, s);
+  const states = owned.map((c) => statuses.get(c.name)?.state);
+  if (states.some(isFailed)) return 'failed';
+  if (states.every((s) => s?.terminated !== undefined)) return 'succeeded';
+  if (states.some((s) => s?.running !== undefined)) return 'running';
+  return 'waiting';
+}
+
+function isFailed(state: ContainerStatus['state']): boolean {
+  if (!state) return false;
+  if (state.terminated) return state.terminated.exitCode !== 0;
+  return state.waiting?.reason !== undefined && TERMINAL_WAITING_REASONS.has(state.waiting.reason);
+}
+
+/** Active pods can still run containers: not Succeeded/Failed and not being deleted. */
+export function isActive(pod: Pod): boolean {
+  const phase = pod.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed' && pod.metadata.deletionTimestamp === undefined;
+}
+
+/** A short, human reason for a failed pod (for events and status messages). */
+export function failureReason(pod: Pod, jobUid: string): string {
+  const names = new Set(ownedContainers(pod, jobUid).map((c) => c.name));
+  for (const s of pod.status?.ephemeralContainerStatuses ?? []) {
+    if (!names.has(s.name)) continue;
+    const t = s.state?.terminated;
+    if (t && t.exitCode !== 0) return `container ${s.name} exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}`;
+    const w = s.state?.waiting?.reason;
+    if (w && TERMINAL_WAITING_REASONS.has(w)) return `container ${s.name} cannot start: ${w}`;
+  }
+  return 'failed';
+}

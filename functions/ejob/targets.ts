@@ -1,0 +1,52 @@
+import type { EphemeralJobSpec } from '../api/ephemeraljob.ts';
+import { toDate } from '../api/meta.ts';
+import type { Pod } from '../api/pod.ts';
+import { selectorMatches } from '../api/selector.ts';
+import { hasForeignNamesake, isActive, podState, type PodState } from './pod-state.ts';
+
+/** A target pod with its state for this job. */
+export interface Target {
+  pod: Pod;
+  state: PodState;
+}
+
+/** Why a matched pod is not a target (for logs and `ephemera invoke`). */
+export interface Skipped {
+  name: string;
+  reason: string;
+}
+
+/** Oldest first: creationTimestamp, then name (stable across reconciles). */
+export function compareAge(a: Pod, b: Pod): number {
+  const ta = toDate(a.metadata.creationTimestamp)?.getTime() ?? 0;
+  const tb = toDate(b.metadata.creationTimestamp)?.getTime() ?? 0;
+  return ta - tb || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
+}
+
+/**
+ * The job's target pods: active pods matching the selector, oldest first, minus those
+ * holding a same-name ephemeral container the job did not create; the first `replicas`.
+ * Pods already injected by this job stay targets (before any new ones), so a later,
+ * older-looking pod can never push an injected pod out of the count.
+ */
+export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[]): { targets: Target[]; skipped: Skipped[] } {
+  const names = spec.template.ephemeralContainers.map((c) => c.name);
+  const skipped: Skipped[] = [];
+  const injected: Target[] = [];
+  const fresh: Target[] = [];
+  for (const pod of [...pods].sort(compareAge)) {
+    if (!selectorMatches(spec.selector, pod.metadata.labels)) continue;
+    if (!isActive(pod)) {
+      skipped.push({ name: pod.metadata.name, reason: 'pod is not active (finished or deleting)' });
+      continue;
+    }
+    const state = podState(pod, jobUid);
+    if (state !== 'pending') injected.push({ pod, state });
+    else if (hasForeignNamesake(pod, jobUid, names)) {
+      skipped.push({ name: pod.metadata.name, reason: 'pod already has an ephemeral container of the same name not created by this job' });
+    } else fresh.push({ pod, state });
+  }
+  const limit = spec.replicas ?? Number.POSITIVE_INFINITY;
+  const targets = [...injected, ...fresh].slice(0, limit);
+  return { targets, skipped };
+}

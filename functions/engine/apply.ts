@@ -1,0 +1,110 @@
+import pRetry, { AbortError } from 'p-retry';
+import { isKubeError, type KubeError } from '../kube/errors.ts';
+import type { Kube } from '../kube/kube.ts';
+import type { HeldLock } from './lock.ts';
+import type { Logger } from './logger.ts';
+import type { Action } from './plan.ts';
+
+/** What applying a plan came to. */
+export interface ApplyResult {
+  /** Actions that took effect (or were found already done). */
+  applied: Action[];
+  /** A fenced write met a newer object: observe and plan again. */
+  replan: boolean;
+  /** Actions the API server refused for good (422, 403, …), with why. */
+  refused: { action: Action; error: KubeError }[];
+}
+
+export interface ApplyDeps {
+  kube: Kube;
+  lock?: HeldLock;
+  logger: Logger;
+  /** Transient-failure retries per action before giving up (default 4). */
+  retries?: number;
+  /** Base backoff in ms (default 100; doubles each try, jittered). */
+  minTimeoutMs?: number;
+}
+
+/**
+ * Perform a plan's actions in order. Transient failures (429, 5xx, timeouts) are retried
+ * with backoff and, if they persist, thrown so the queue redelivers. A 409 on a fenced
+ * write stops the run and asks for a re-plan. Refusals are collected and the rest goes on
+ * (metacontroller's manage_children: one bad child does not block the others).
+ */
+export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
+  const result: ApplyResult = { applied: [], replan: false, refused: [] };
+  for (const action of actions) {
+    const outcome = await applyOne(action, deps);
+    if (outcome === 'replan') {
+      result.replan = true;
+      return result;
+    }
+    if (outcome === 'done') result.applied.push(action);
+    else if (outcome !== 'skipped') result.refused.push({ action, error: outcome });
+  }
+  return result;
+}
+
+type Outcome = 'done' | 'skipped' | 'replan' | KubeError;
+
+async function applyOne(action: Action, deps: ApplyDeps): Promise<Outcome> {
+  const log = deps.logger;
+  try {
+    // Exclusivity matters for writes that change what others plan from (not for events).
+    if (action.kind !== 'Event') await deps.lock?.fence();
+    await pRetry(() => performOnce(deps.kube, action), {
+      retries: deps.retries ?? 4,
+      minTimeout: deps.minTimeoutMs ?? 100,
+      factor: 2,
+      randomize: true,
+      onFailedAttempt: ({ error, attemptNumber }) => log.warn({ err: error.message, attemptNumber, action: describe(action) }, 'transient API failure, retrying'),
+    });
+    log.info({ action: describe(action), why: action.reason }, 'applied');
+    return 'done';
+  } catch (err) {
+    return classifyFailure(action, err, log);
+  }
+}
+
+/** One attempt; anything not transient aborts the retry loop at once. */
+async function performOnce(kube: Kube, action: Action): Promise<unknown> {
+  try {
+    return await kube.perform(action);
+  } catch (err) {
+    if (isKubeError(err, 'transient')) throw err;
+    throw new AbortError(err as Error);
+  }
+}
+
+function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
+  if (!isKubeError(err)) throw err; // LockLostError, bugs: let the engine decide
+  if (action.alreadyExists === 'done' && isAlreadyThere(action, err)) {
+    log.info({ action: describe(action) }, 'already done');
+    return 'done';
+  }
+  switch (err.errorClass) {
+    case 'conflict':
+      log.info({ action: describe(action), err: err.message }, 'conflict: re-planning');
+      return 'replan';
+    case 'not-found':
+      // Deleting something already gone is success; patching it means our view is stale.
+      return action.verb === 'delete' ? 'skipped' : 'replan';
+    case 'transient':
+      throw err; // retries exhausted: the message goes back to the queue
+    default:
+      log.warn({ action: describe(action), status: err.status, err: err.message }, 'refused by the API server');
+      return err;
+  }
+}
+
+/** 409 AlreadyExists on create, or a duplicate-name 422 on ephemeral container injection. */
+function isAlreadyThere(action: Action, err: KubeError): boolean {
+  if (err.errorClass === 'already-exists') return true;
+  if (err.errorClass !== 'invalid' || action.subresource !== 'ephemeralcontainers') return false;
+  return err.causes.some((c) => c.reason === 'FieldValueDuplicate') || /Duplicate value/.test(err.message);
+}
+
+/** "patch v1 Pod ns/name/ephemeralcontainers" for logs. */
+export function describe(a: Action): string {
+  return `${a.verb} ${a.apiVersion} ${a.kind} ${a.namespace ? `${a.namespace}/` : ''}${a.name}${a.subresource ? `/${a.subresource}` : ''}`;
+}

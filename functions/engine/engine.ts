@@ -1,0 +1,137 @@
+import { Envelope, envelopeKey } from '../api/envelope.ts';
+import { formatZodIssues } from '../api/ephemeraljob.ts';
+import type { Kube } from '../kube/kube.ts';
+import { applyPlan, describe } from './apply.ts';
+import type { Controller } from './controller.ts';
+import { eventAction } from './events.ts';
+import { acquire, LockLostError, type LockConfig } from './lock.ts';
+import type { Logger } from './logger.ts';
+import { minRequeue, type Action } from './plan.ts';
+
+/** Everything a handler needs, passed in (nothing is read from the environment here). */
+export interface EngineDeps {
+  kube: Kube;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each controller has its own observed type
+  controllers: readonly Controller<any>[];
+  lock: LockConfig;
+  clock: () => Date;
+  logger: Logger;
+  /** Re-plans allowed after 409 conflicts within one invocation (default 3). */
+  maxReplans?: number;
+}
+
+export const KEY_OUTCOMES = ['done', 'gone', 'busy', 'conflict', 'refused'] as const;
+export type KeyOutcome = (typeof KEY_OUTCOMES)[number];
+
+/** The result for one key. */
+export interface KeyResult {
+  controller: string;
+  key: string;
+  outcome: KeyOutcome;
+  actions: Action[];
+  requeueAfterSeconds?: number;
+  notes?: string[];
+  errors?: string[];
+}
+
+/** The result of handling one envelope. */
+export interface HandleResult {
+  keys: KeyResult[];
+  skipped: { controller: string; reason: string }[];
+  /** The soonest any key wants another look (busy locks, TTLs, deadlines), or null. */
+  requeueAfterSeconds: number | null;
+}
+
+/** Bad input: the message can never be handled (dead-letter it, don't retry). */
+export class InvalidEnvelopeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidEnvelopeError';
+  }
+}
+
+/** Parse an envelope from a queue message body; InvalidEnvelopeError names the bad fields. */
+export function parseEnvelope(body: unknown): Envelope {
+  const r = Envelope.safeParse(body);
+  if (!r.success) throw new InvalidEnvelopeError(`invalid event envelope: ${formatZodIssues(r.error.issues, '')}`);
+  return r.data;
+}
+
+/**
+ * One event in, the world nudged toward desired state: route → lock → observe → plan →
+ * apply → requeue, for every controller the event concerns. Transient API failures are
+ * thrown (the queue redelivers); everything else is a result.
+ */
+export async function handle(envelope: Envelope, deps: EngineDeps): Promise<HandleResult> {
+  const log = deps.logger.child({ event: envelope.id, subject: envelopeKey(envelope) });
+  const result: HandleResult = { keys: [], skipped: [], requeueAfterSeconds: null };
+  for (const controller of deps.controllers) {
+    const route = await controller.route(envelope, deps.kube);
+    if (route.keys.length === 0) {
+      result.skipped.push({ controller: controller.name, reason: route.skipped ?? 'not routed' });
+      log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
+    }
+    for (const key of route.keys) {
+      const r = await reconcileKey(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) });
+      result.keys.push(r);
+      result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
+    }
+  }
+  return result;
+}
+
+/** Reconcile one key under its Lease. A busy lock is "look again soon", not an error. */
+export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps): Promise<KeyResult> {
+  const base = { controller: controller.name, key };
+  const got = await acquire(deps.kube, deps.lock, controller.name, key);
+  if ('busy' in got) {
+    deps.logger.info({ holder: got.holder, retryAfterSeconds: got.retryAfterSeconds }, 'lock busy: retry later');
+    return { ...base, outcome: 'busy', actions: [], requeueAfterSeconds: got.retryAfterSeconds };
+  }
+  try {
+    return await observePlanApply(controller, key, deps, got.held);
+  } catch (err) {
+    if (err instanceof LockLostError) {
+      deps.logger.warn({ err: err.message }, 'lost the lock mid-reconcile: stopping, will retry');
+      return { ...base, outcome: 'busy', actions: [], requeueAfterSeconds: 1 };
+    }
+    throw err;
+  } finally {
+    await got.held.release().catch((err: unknown) => deps.logger.warn({ err: String(err) }, 'lease release failed (it will expire)'));
+  }
+}
+
+async function observePlanApply(controller: Controller<unknown>, key: string, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
+  const base = { controller: controller.name, key };
+  const applied: Action[] = [];
+  const maxReplans = deps.maxReplans ?? 3;
+  for (let attempt = 0; attempt <= maxReplans; attempt++) {
+    const observed = await controller.observe(key, deps.kube);
+    if (observed === null) return { ...base, outcome: 'gone', actions: applied };
+    const plan = controller.plan(observed, deps.clock());
+    for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
+    const r = await applyPlan(plan.actions, { kube: deps.kube, lock, logger: deps.logger });
+    applied.push(...r.applied);
+    if (r.replan) continue;
+    if (r.refused.length > 0) {
+      await reportRefusals(r.refused, deps);
+      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds: plan.requeueAfterSeconds };
+    }
+    return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds: plan.requeueAfterSeconds };
+  }
+  deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
+  return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };
+}
+
+/** A refused write is recorded as a Warning Event on the object, once per distinct refusal. */
+async function reportRefusals(refused: { action: Action; error: Error }[], deps: EngineDeps): Promise<void> {
+  for (const { action, error } of refused) {
+    if (action.kind === 'Event' || !action.namespace) continue;
+    const ev = eventAction(
+      { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name },
+      { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${error.message}` },
+      deps.clock(),
+    );
+    await applyPlan([ev], { kube: deps.kube, logger: deps.logger }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,128 @@
+import { rfc3339, toDate } from '../api/meta.ts';
+import { Lease } from '../api/lease.ts';
+import { isKubeError } from '../kube/errors.ts';
+import type { Kube } from '../kube/kube.ts';
+import { shortHash } from './events.ts';
+import type { Action } from './plan.ts';
+
+/** Where and how long per-key Leases are held. */
+export interface LockConfig {
+  /** Namespace holding the Leases (the functions need create/get/update/delete there). */
+  namespace: string;
+  /** Identity of this invocation; unique per concurrent handler, not just per process. */
+  holder: string;
+  leaseSeconds: number;
+  /** Allowance for the API server's Date header being read at 1 s resolution and late. */
+  skewSeconds: number;
+}
+
+/** A held lock: renew it before writes that rely on exclusivity; release when done. */
+export interface HeldLock {
+  readonly name: string;
+  /** Renew if more than half the lease has passed (local monotonic time); throws LockLostError if taken over. */
+  fence(): Promise<void>;
+  release(): Promise<void>;
+}
+
+export type Acquired = { held: HeldLock } | { busy: true; retryAfterSeconds: number; holder: string };
+
+/** The lock was taken over (our lease expired): stop writing. */
+export class LockLostError extends Error {
+  constructor(name: string, options?: ErrorOptions) {
+    super(`lease ${name} was taken over by another holder`, options);
+    this.name = 'LockLostError';
+  }
+}
+
+/** Lease names must be DNS subdomains; keep something readable plus a hash for uniqueness. */
+export function leaseName(controller: string, key: string): string {
+  const readable = key.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200);
+  return `${controller}-${readable}-${shortHash(key)}`;
+}
+
+/**
+ * Acquire the per-key Lease. Correctness does not rest on synchronised clocks: renewTime
+ * is written from the API server's own Date header, expiry is judged against it, and every
+ * write to the Lease carries its resourceVersion, so two instances can never both win.
+ */
+export async function acquire(kube: Kube, cfg: LockConfig, controller: string, key: string): Promise<Acquired> {
+  const name = leaseName(controller, key);
+  const raw = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name });
+  const now = kube.serverNow() ?? new Date();
+  if (raw === null) return create(kube, cfg, name, now);
+  const lease = Lease.parse(raw);
+  const spec = lease.spec ?? {};
+  const renewed = toDate(spec.renewTime) ?? toDate(spec.acquireTime);
+  const duration = spec.leaseDurationSeconds ?? cfg.leaseSeconds;
+  const expiresAt = renewed ? renewed.getTime() + (duration + cfg.skewSeconds) * 1000 : 0;
+  const holder = spec.holderIdentity ?? '';
+  if (holder !== '' && holder !== cfg.holder && expiresAt > now.getTime()) {
+    return { busy: true, holder, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - now.getTime()) / 1000)) };
+  }
+  const body = leaseBody(cfg, name, now, lease.metadata.resourceVersion, (spec.leaseTransitions ?? 0) + (holder === cfg.holder ? 0 : 1));
+  try {
+    const res = await kube.perform(leaseAction('update', cfg, name, body));
+    return { held: heldLock(kube, cfg, name, Lease.parse(res).metadata.resourceVersion) };
+  } catch (err) {
+    if (isKubeError(err, 'conflict', 'not-found')) return { busy: true, holder: '?', retryAfterSeconds: 1 };
+    throw err;
+  }
+}
+
+async function create(kube: Kube, cfg: LockConfig, name: string, now: Date): Promise<Acquired> {
+  try {
+    const res = await kube.perform(leaseAction('create', cfg, name, leaseBody(cfg, name, now, undefined, 0)));
+    return { held: heldLock(kube, cfg, name, Lease.parse(res).metadata.resourceVersion) };
+  } catch (err) {
+    if (isKubeError(err, 'already-exists', 'conflict')) return { busy: true, holder: '?', retryAfterSeconds: 1 };
+    throw err;
+  }
+}
+
+function heldLock(kube: Kube, cfg: LockConfig, name: string, rv: string | undefined): HeldLock {
+  let resourceVersion = rv;
+  let renewedAt = performance.now();
+  return {
+    name,
+    async fence() {
+      if (performance.now() - renewedAt < (cfg.leaseSeconds * 1000) / 2) return;
+      const now = kube.serverNow() ?? new Date();
+      try {
+        const res = await kube.perform(leaseAction('update', cfg, name, leaseBody(cfg, name, now, resourceVersion, undefined)));
+        resourceVersion = Lease.parse(res).metadata.resourceVersion;
+        renewedAt = performance.now();
+      } catch (err) {
+        if (isKubeError(err, 'conflict', 'not-found')) throw new LockLostError(name, { cause: err });
+        throw err;
+      }
+    },
+    async release() {
+      // Delete only our own version: if it was taken over meanwhile, the 409 leaves it alone.
+      try {
+        await kube.perform({ ...leaseAction('delete', cfg, name, { preconditions: { resourceVersion } }) });
+      } catch (err) {
+        if (!isKubeError(err, 'conflict', 'not-found')) throw err;
+      }
+    },
+  };
+}
+
+function leaseBody(cfg: LockConfig, name: string, now: Date, resourceVersion: string | undefined, transitions: number | undefined): object {
+  const ts = rfc3339(now);
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace: cfg.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: {
+      holderIdentity: cfg.holder,
+      leaseDurationSeconds: cfg.leaseSeconds,
+      acquireTime: ts,
+      renewTime: ts,
+      ...(transitions !== undefined ? { leaseTransitions: transitions } : {}),
+    },
+  };
+}
+
+function leaseAction(verb: 'create' | 'update' | 'delete', cfg: LockConfig, name: string, body: object): Action {
+  return { verb, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name, body, reason: `${verb} lock lease` };
+}
