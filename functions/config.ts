@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+
+/**
+ * The functions' configuration, from the environment. Every variable is optional with a
+ * default; a bad value stops the process with the variable's name and what was expected.
+ */
+export const FunctionsConfig = z.object({
+  EPHEMERA_LOCK_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name (DNS-1123 label)').default('ephemera-system'),
+  EPHEMERA_LEASE_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
+  EPHEMERA_LEASE_SKEW_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+  EPHEMERA_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** How sidecars are ended: OpenKruise CRRs (needs kruise-daemon) or an ephemeral container that signals them. */
+  EPHEMERA_SIDECAR_STRATEGY: z.enum(['crr', 'ephemeral-signal']).default('crr'),
+  EPHEMERA_SIGNAL_IMAGE: z.string().min(1).default('busybox:1.36'),
+  EPHEMERA_CONTROLLERS: z.string().regex(/^(ejob|sidecar)(,(ejob|sidecar))*$/, 'a comma-separated list of: ejob, sidecar').default('ejob,sidecar'),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+export type FunctionsConfig = z.infer<typeof FunctionsConfig>;
+
+/** A configuration problem, naming the variable. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse a schema from an environment; errors read "EPHEMERA_LEASE_SECONDS: expected …, got "abc"". */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const r = schema.safeParse(env);
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((i) => {
+    const name = String(i.path[0] ?? '?');
+    return `${name}: ${i.message} (got ${JSON.stringify(env[name])})`;
+  });
+  throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+}

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import type { FunctionsConfig } from '../config.ts';
+import type { Controller } from '../engine/controller.ts';
+import type { EngineDeps } from '../engine/engine.ts';
+import type { Logger } from '../engine/logger.ts';
+import { ejobController } from '../ejob/controller.ts';
+import { createKube } from '../kube/client.ts';
+import type { Kube } from '../kube/kube.ts';
+import { sidecarControllerFromConfig } from './sidecar.ts';
+
+/** JSON logs to stdout (or stderr when stdout carries a command's output). */
+export function createLogger(level: FunctionsConfig['LOG_LEVEL'], destination: 1 | 2 = 1): Logger {
+  return pino({ level, base: { app: 'ephemera' } }, pino.destination(destination));
+}
+
+/** The controllers the configuration enables. */
+export function controllersFor(config: FunctionsConfig): Controller<unknown>[] {
+  const wanted = new Set(config.EPHEMERA_CONTROLLERS.split(','));
+  const out: Controller<unknown>[] = [];
+  if (wanted.has('ejob')) out.push(ejobController as Controller<unknown>);
+  if (wanted.has('sidecar')) out.push(sidecarControllerFromConfig(config));
+  return out;
+}
+
+/**
+ * Engine dependencies for one process. The lock holder identity is unique per handler
+ * invocation (`withFreshHolder`), so two concurrent handlers in one process never share it.
+ */
+export function createEngineDeps(config: FunctionsConfig, kc: KubeConfig, logger: Logger, kube: Kube = createKube(kc, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS })): EngineDeps {
+  return {
+    kube,
+    controllers: controllersFor(config),
+    lock: { namespace: config.EPHEMERA_LOCK_NAMESPACE, holder: holderId(), leaseSeconds: config.EPHEMERA_LEASE_SECONDS, skewSeconds: config.EPHEMERA_LEASE_SKEW_SECONDS },
+    clock: () => new Date(),
+    logger,
+  };
+}
+
+/** The same deps with a new lock holder identity (one per concurrent invocation). */
+export function withFreshHolder(deps: EngineDeps): EngineDeps {
+  return { ...deps, lock: { ...deps.lock, holder: holderId() } };
+}
+
+function holderId(): string {
+  return `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+}
