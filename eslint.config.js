@@ -28,6 +28,13 @@ export default tseslint.config(
   {
     // Tests: table-driven suites are long by nature.
     files: ['test/**/*.ts'],
-    rules: { 'max-lines-per-function': 'off', '@typescript-eslint/explicit-module-boundary-types': 'off' },
+    rules: {
+      'max-lines-per-function': 'off',
+      '@typescript-eslint/explicit-module-boundary-types': 'off',
+      // node:test's describe/test return promises the runner awaits itself.
+      '@typescript-eslint/no-floating-promises': ['error', {
+        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'test', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }],
+      }],
+    },
   },
 );

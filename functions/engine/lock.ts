@@ -59,7 +59,7 @@ export async function acquire(kube: Kube, cfg: LockConfig, controller: string, k
   if (holder !== '' && holder !== cfg.holder && expiresAt > now.getTime()) {
     return { busy: true, holder, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - now.getTime()) / 1000)) };
   }
-  const body = leaseBody(cfg, name, now, lease.metadata.resourceVersion, (spec.leaseTransitions ?? 0) + (holder === cfg.holder ? 0 : 1));
+  const body = leaseBody(cfg, name, now, { resourceVersion: lease.metadata.resourceVersion, transitions: (spec.leaseTransitions ?? 0) + (holder === cfg.holder ? 0 : 1) });
   try {
     const res = await kube.perform(leaseAction('update', cfg, name, body));
     return { held: heldLock(kube, cfg, name, Lease.parse(res).metadata.resourceVersion) };
@@ -71,7 +71,7 @@ export async function acquire(kube: Kube, cfg: LockConfig, controller: string, k
 
 async function create(kube: Kube, cfg: LockConfig, name: string, now: Date): Promise<Acquired> {
   try {
-    const res = await kube.perform(leaseAction('create', cfg, name, leaseBody(cfg, name, now, undefined, 0)));
+    const res = await kube.perform(leaseAction('create', cfg, name, leaseBody(cfg, name, now, { transitions: 0 })));
     return { held: heldLock(kube, cfg, name, Lease.parse(res).metadata.resourceVersion) };
   } catch (err) {
     if (isKubeError(err, 'already-exists', 'conflict')) return { busy: true, holder: '?', retryAfterSeconds: 1 };
@@ -88,7 +88,7 @@ function heldLock(kube: Kube, cfg: LockConfig, name: string, rv: string | undefi
       if (performance.now() - renewedAt < (cfg.leaseSeconds * 1000) / 2) return;
       const now = kube.serverNow() ?? new Date();
       try {
-        const res = await kube.perform(leaseAction('update', cfg, name, leaseBody(cfg, name, now, resourceVersion, undefined)));
+        const res = await kube.perform(leaseAction('update', cfg, name, leaseBody(cfg, name, now, { resourceVersion })));
         resourceVersion = Lease.parse(res).metadata.resourceVersion;
         renewedAt = performance.now();
       } catch (err) {
@@ -107,7 +107,8 @@ function heldLock(kube: Kube, cfg: LockConfig, name: string, rv: string | undefi
   };
 }
 
-function leaseBody(cfg: LockConfig, name: string, now: Date, resourceVersion: string | undefined, transitions: number | undefined): object {
+function leaseBody(cfg: LockConfig, name: string, now: Date, prev: { resourceVersion?: string | undefined; transitions?: number | undefined }): object {
+  const { resourceVersion, transitions } = prev;
   const ts = rfc3339(now);
   return {
     apiVersion: 'coordination.k8s.io/v1',

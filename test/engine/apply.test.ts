@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { applyPlan } from '../../functions/engine/apply.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import type { Action } from '../../functions/engine/plan.ts';
+import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
+
+const patch: Action = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: {}, reason: 'test' };
+const inject: Action = { ...patch, subresource: 'ephemeralcontainers', patchType: 'strategic', alreadyExists: 'done' };
+const event: Action = { verb: 'create', apiVersion: 'v1', kind: 'Event', namespace: 'ns', name: 'e', body: {}, alreadyExists: 'done', reason: 'event' };
+const del: Action = { verb: 'delete', apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'ns', name: 'j', reason: 'ttl' };
+const deps = (kube: ScriptedKube) => ({ kube, logger: silentLogger, minTimeoutMs: 1 });
+
+describe('applyPlan', () => {
+  test('retries transient failures (429, 5xx, network) and then applies', async () => {
+    const kube = new ScriptedKube().answer(apiError(429), apiError(503), apiError(0, 'NetworkError'));
+    const r = await applyPlan([patch], deps(kube));
+    assert.equal(kube.performed.length, 4);
+    assert.deepEqual(r.applied, [patch]);
+    assert.equal(r.replan, false);
+  });
+
+  test('throws when transient failures persist, so the queue redelivers', async () => {
+    const kube = new ScriptedKube().answer(...Array.from({ length: 10 }, () => apiError(500)));
+    await assert.rejects(applyPlan([patch], { ...deps(kube), retries: 2 }), /HTTP 500/);
+    assert.equal(kube.performed.length, 3);
+  });
+
+  test('a 409 conflict stops the run and asks for a re-plan; later actions are not sent', async () => {
+    const kube = new ScriptedKube().answer(apiError(409, 'Conflict'));
+    const r = await applyPlan([patch, event], deps(kube));
+    assert.equal(r.replan, true);
+    assert.equal(kube.performed.length, 1);
+    assert.deepEqual(r.applied, []);
+  });
+
+  test('409 AlreadyExists on a create marked alreadyExists=done is success', async () => {
+    const kube = new ScriptedKube().answer(apiError(409, 'AlreadyExists'));
+    const r = await applyPlan([event], deps(kube));
+    assert.deepEqual(r.applied, [event]);
+    assert.deepEqual(r.refused, []);
+  });
+
+  test('a duplicate-name 422 on injection means already injected', async () => {
+    const kube = new ScriptedKube().answer(apiError(422, 'Invalid', 'Pod "p" is invalid', [{ reason: 'FieldValueDuplicate', field: 'spec.ephemeralContainers[1].name' }]));
+    const r = await applyPlan([inject], deps(kube));
+    assert.deepEqual(r.applied, [inject]);
+  });
+
+  test('any other 422 is a refusal, and the remaining actions still run', async () => {
+    const kube = new ScriptedKube().answer(apiError(422, 'Invalid', 'ports: Forbidden', [{ reason: 'FieldValueForbidden' }]));
+    const r = await applyPlan([inject, event], deps(kube));
+    assert.equal(r.refused.length, 1);
+    assert.equal(r.refused[0]?.error.status, 422);
+    assert.deepEqual(r.applied, [event]);
+  });
+
+  test('404 on delete is done-already; 404 on a patch means our view is stale', async () => {
+    const gone = await applyPlan([del], deps(new ScriptedKube().answer(apiError(404, 'NotFound'))));
+    assert.equal(gone.replan, false);
+    assert.deepEqual(gone.refused, []);
+    const stale = await applyPlan([patch], deps(new ScriptedKube().answer(apiError(404, 'NotFound'))));
+    assert.equal(stale.replan, true);
+  });
+
+  test('a 403 is refused without retries', async () => {
+    const kube = new ScriptedKube().answer(apiError(403, 'Forbidden'));
+    const r = await applyPlan([patch], deps(kube));
+    assert.equal(kube.performed.length, 1);
+    assert.equal(r.refused[0]?.error.errorClass, 'terminal');
+  });
+});

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { acquire, leaseName, type LockConfig } from '../../functions/engine/lock.ts';
+import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
+
+const cfg: LockConfig = { namespace: 'ephemera-system', holder: 'me', leaseSeconds: 15, skewSeconds: 5 };
+const KEY = 'EphemeralJob/default/hello';
+
+function leaseHeldBy(holder: string, renewTime: string) {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: leaseName('ejob', KEY), namespace: cfg.namespace, resourceVersion: '7' },
+    spec: { holderIdentity: holder, leaseDurationSeconds: 15, renewTime },
+  };
+}
+
+function withLease(lease: object): ScriptedKube {
+  const kube = new ScriptedKube();
+  kube.objects.set(`Lease/${cfg.namespace}/${leaseName('ejob', KEY)}`, lease);
+  return kube;
+}
+
+describe('Lease lock', () => {
+  test('lease names are valid DNS subdomains and distinct per key', () => {
+    const a = leaseName('ejob', 'EphemeralJob/Default/Hello_World');
+    assert.match(a, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+    assert.notEqual(leaseName('ejob', 'EphemeralJob/a/b-c'), leaseName('ejob', 'EphemeralJob/a-b/c'));
+    assert.ok(leaseName('ejob', `EphemeralJob/ns/${'x'.repeat(300)}`).length <= 253);
+  });
+
+  test('no lease: created with our identity and the server time', async () => {
+    const kube = new ScriptedKube();
+    const got = await acquire(kube, cfg, 'ejob', KEY);
+    assert.ok('held' in got);
+    const create = kube.performed[0];
+    assert.equal(create?.verb, 'create');
+    const spec = (create?.body as { spec: { holderIdentity: string; renewTime: string } }).spec;
+    assert.equal(spec.holderIdentity, 'me');
+    assert.equal(spec.renewTime, '2026-01-01T00:00:00Z');
+  });
+
+  test('held by someone else and unexpired by the server clock: busy, retry later', async () => {
+    const kube = withLease(leaseHeldBy('other', '2025-12-31T23:59:50Z')); // 10 s ago
+    const got = await acquire(kube, cfg, 'ejob', KEY);
+    assert.ok('busy' in got);
+    assert.equal(got.holder, 'other');
+    assert.equal(got.retryAfterSeconds, 10); // 15 + 5 skew - 10
+    assert.equal(kube.performed.length, 0);
+  });
+
+  test('skew allowance: just past the duration is still busy', async () => {
+    const kube = withLease(leaseHeldBy('other', '2025-12-31T23:59:42Z')); // 18 s ago < 20
+    assert.ok('busy' in (await acquire(kube, cfg, 'ejob', KEY)));
+  });
+
+  test('expired by the server clock: taken over with a resourceVersion-fenced update', async () => {
+    const kube = withLease(leaseHeldBy('other', '2025-12-31T23:59:00Z'));
+    const got = await acquire(kube, cfg, 'ejob', KEY);
+    assert.ok('held' in got);
+    const update = kube.performed[0];
+    assert.equal(update?.verb, 'update');
+    assert.equal((update?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '7');
+  });
+
+  test('a released lease (empty holder) is taken at once', async () => {
+    const kube = withLease(leaseHeldBy('', '2026-01-01T00:00:00Z'));
+    assert.ok('held' in (await acquire(kube, cfg, 'ejob', KEY)));
+  });
+
+  test('losing the takeover race (409) or the create race (AlreadyExists) is busy, not an error', async () => {
+    const racing = withLease(leaseHeldBy('other', '2025-12-31T23:00:00Z')).answer(apiError(409, 'Conflict'));
+    assert.ok('busy' in (await acquire(racing, cfg, 'ejob', KEY)));
+    const creating = new ScriptedKube().answer(apiError(409, 'AlreadyExists'));
+    assert.ok('busy' in (await acquire(creating, cfg, 'ejob', KEY)));
+  });
+
+  test('release deletes only our version of the lease', async () => {
+    const kube = new ScriptedKube();
+    kube.answer({ metadata: { name: 'x', resourceVersion: '42' } });
+    const got = await acquire(kube, cfg, 'ejob', KEY);
+    assert.ok('held' in got);
+    await got.held.release();
+    const del = kube.performed.at(-1);
+    assert.equal(del?.verb, 'delete');
+    assert.deepEqual(del?.body, { preconditions: { resourceVersion: '42' } });
+  });
+
+  test('API failures other than races propagate (the queue retries)', async () => {
+    const kube = new ScriptedKube().answer(apiError(500));
+    await assert.rejects(acquire(kube, cfg, 'ejob', KEY), /HTTP 500/);
+  });
+});
