@@ -19,6 +19,10 @@ export interface Controller<O> {
   /** Short name, used in logs, metrics and lock names ("ejob", "sidecar"). */
   readonly name: string;
   route(event: Envelope, kube: Kube): Promise<Route>;
-  observe(key: string, kube: Kube): Promise<O | null>;
+  /**
+   * Read current state for one key. `trigger` is the event that routed here, for a
+   * cheaper partial read; without it (or after a plan asks to reobserve) read fully.
+   */
+  observe(key: string, kube: Kube, trigger?: Envelope): Promise<O | null>;
   plan(observed: O, now: Date): Plan;
 }

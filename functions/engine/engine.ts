@@ -72,7 +72,7 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
       log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
     }
     for (const key of route.keys) {
-      const r = await reconcileKey(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) });
+      const r = await reconcileKey(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) }, envelope);
       result.keys.push(r);
       result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
     }
@@ -81,7 +81,7 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
 }
 
 /** Reconcile one key under its Lease. A busy lock is "look again soon", not an error. */
-export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps): Promise<KeyResult> {
+export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps, trigger?: Envelope): Promise<KeyResult> {
   const base = { controller: controller.name, key };
   const got = await acquire(deps.kube, deps.lock, controller.name, key);
   if ('busy' in got) {
@@ -89,7 +89,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     return { ...base, outcome: 'busy', actions: [], requeueAfterSeconds: got.retryAfterSeconds };
   }
   try {
-    return await observePlanApply(controller, key, deps, got.held);
+    return await observePlanApply(controller, { key, trigger }, deps, got.held);
   } catch (err) {
     if (err instanceof LockLostError) {
       deps.logger.warn({ err: err.message }, 'lost the lock mid-reconcile: stopping, will retry');
@@ -101,15 +101,27 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   }
 }
 
-async function observePlanApply(controller: Controller<unknown>, key: string, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
+async function observePlanApply(controller: Controller<unknown>, at: { key: string; trigger: Envelope | undefined }, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
+  const { key } = at;
+  let trigger = at.trigger;
   const base = { controller: controller.name, key };
   const applied: Action[] = [];
   const maxReplans = deps.maxReplans ?? 3;
   for (let attempt = 0; attempt <= maxReplans; attempt++) {
-    const observed = await controller.observe(key, deps.kube);
+    const observed = await controller.observe(key, deps.kube, trigger);
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
+    if (plan.reobserve !== undefined) {
+      if (trigger === undefined) throw new Error(`${controller.name} asked to reobserve after a full observation: ${plan.reobserve}`);
+      // A partial observation was not enough: read everything (does not count as a re-plan).
+      deps.logger.debug({ why: plan.reobserve }, 'full observation needed');
+      trigger = undefined;
+      attempt--;
+      continue;
+    }
+    // After a conflict, re-read everything: the partial view is what went stale.
+    trigger = undefined;
     const r = await applyPlan(plan.actions, { kube: deps.kube, lock, logger: deps.logger });
     applied.push(...r.applied);
     if (r.replan) continue;

@@ -40,6 +40,11 @@ export interface Plan {
   requeueAfterSeconds?: number;
   /** Human-readable notes on what was decided and why (logged, never acted on). */
   notes?: string[];
+  /**
+   * The planner could not decide from a partial observation (e.g. a pod event handled
+   * from the job's ledger): observe fully and plan again. The reason is logged.
+   */
+  reobserve?: string;
 }
 
 /** The smaller of two optional requeue delays. */
