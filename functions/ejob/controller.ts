@@ -1,17 +1,23 @@
 import type { Envelope } from '../api/envelope.ts';
-import { EJOB, EphemeralJobObject, parseEjobSpec } from '../api/ephemeraljob.ts';
+import { EJOB, EphemeralJobObject, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube } from '../kube/kube.ts';
+import { planPodEvent, slotsAfter, type PodEventObserved } from './incremental.ts';
+import { readLedger } from './ledger.ts';
 import { ownedBy } from './pod-state.ts';
 import { plan, type EjobObserved } from './planner.ts';
 
-/** Observed state plus what observation had to skip (logged with the plan). */
-export interface EjobObservation extends EjobObserved {
-  notes: string[];
-}
+/**
+ * Observed state plus what observation had to skip (logged with the plan). 'full' read
+ * every pod the selector matches; 'pod' read the job, the event's pod and the queue heads.
+ */
+export type EjobObservation = ({ mode: 'full' } & EjobObserved & { notes: string[] }) | ({ mode: 'pod' } & PodEventObserved & { notes: string[] });
+
+/** Queued pods read beyond the free slots, in case some turn out gone. */
+const CANDIDATE_SLACK = 2;
 
 const KEY_PREFIX = `${EJOB.kind}/`;
 
@@ -21,7 +27,7 @@ export const ejobController: Controller<EjobObservation> = {
   route,
   observe,
   plan(observed: EjobObservation, now: Date): Plan {
-    const p = plan(observed, now);
+    const p = observed.mode === 'pod' ? planPodEvent(observed, now) : plan(observed, now);
     return { ...p, notes: [...observed.notes, ...(p.notes ?? [])] };
   },
 };
@@ -76,16 +82,24 @@ function isFinished(job: EphemeralJobObject): boolean {
   return (phase === 'Succeeded' || phase === 'Failed') && job.status?.completionTime !== undefined && job.metadata.deletionTimestamp === undefined;
 }
 
-/** Read the job and the pods its selector matches (one GET, one LIST filtered by the API server). */
-async function observe(key: string, kube: Kube): Promise<EjobObservation | null> {
+/**
+ * Read the job, then either (pod event, ledger present) the event's pod and the queued
+ * pods it may inject into — a cost independent of how many pods the job has — or every
+ * pod its selector matches (one LIST, filtered by the API server).
+ */
+async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<EjobObservation | null> {
   const ref = parseKey(key);
   if (!ref) throw new Error(`not an EphemeralJob key: ${key}`);
   const raw = await kube.get({ apiVersion: EJOB.apiVersion, kind: EJOB.kind, ...ref });
   if (raw === null) return null;
   const job = EphemeralJobObject.safeParse(raw);
-  if (!job.success) return { job: brokenJob(raw, ref), pods: [], notes: [`job metadata unreadable: ${job.error.message}`] };
+  if (!job.success) return { mode: 'full', job: brokenJob(raw, ref), pods: [], notes: [`job metadata unreadable: ${job.error.message}`] };
   const spec = parseEjobSpec(job.data.spec);
-  if (!spec.ok || isFinished(job.data) || job.data.metadata.deletionTimestamp !== undefined) return { job: job.data, pods: [], notes: [] };
+  if (!spec.ok || isFinished(job.data) || job.data.metadata.deletionTimestamp !== undefined) return { mode: 'full', job: job.data, pods: [], notes: [] };
+  if (trigger?.data.kind === 'Pod') {
+    const partial = await observePodEvent(kube, { job: job.data, spec: spec.spec }, trigger);
+    if (partial) return partial;
+  }
   const list = await kube.list('v1', 'Pod', ref.namespace, { labelSelector: selectorToQuery(spec.spec.selector) });
   const pods: Pod[] = [];
   const notes: string[] = [];
@@ -94,7 +108,26 @@ async function observe(key: string, kube: Kube): Promise<EjobObservation | null>
     if (p.success) pods.push(p.data);
     else notes.push(`pod ${nameOf(item)} skipped: unreadable (${p.error.issues.map((i) => i.path.join('.')).join(', ')})`);
   }
-  return { job: job.data, pods, notes };
+  return { mode: 'full', job: job.data, pods, notes };
+}
+
+async function observePodEvent(kube: Kube, j: { job: EphemeralJobObject; spec: EphemeralJobSpec }, trigger: Envelope): Promise<EjobObservation | null> {
+  const { job, spec } = j;
+  const ledger = readLedger(job.status);
+  if (!ledger || ledger.generation !== (job.metadata.generation ?? 0)) return null;
+  const namespace = job.metadata.namespace ?? trigger.data.namespace;
+  const rawPod = await kube.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: trigger.data.name });
+  const parsed = rawPod === null ? null : Pod.safeParse(rawPod);
+  if (parsed && !parsed.success) return null; // unreadable pod: let the full path skip it with a reason
+  const pod = parsed ? parsed.data : null;
+  const want = Math.min(ledger.queue.length, slotsAfter(spec, ledger, pod, job.metadata.uid ?? '') + (pod ? CANDIDATE_SLACK : 0));
+  const candidates: PodEventObserved['candidates'] = [];
+  for (const name of ledger.queue.slice(0, want)) {
+    const c = await kube.get({ apiVersion: 'v1', kind: 'Pod', namespace, name });
+    const p = c === null ? null : Pod.safeParse(c);
+    candidates.push({ name, pod: p?.success ? p.data : null });
+  }
+  return { mode: 'pod', job, spec, ledger, pod, candidates, notes: [] };
 }
 
 function nameOf(item: unknown): string {

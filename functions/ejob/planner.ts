@@ -12,6 +12,7 @@ import { rfc3339, toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
+import { buildLedger, type Ledger } from './ledger.ts';
 import { failureReason } from './pod-state.ts';
 import { jsonEqual, mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type Target } from './targets.ts';
@@ -39,10 +40,11 @@ export function plan(observed: EjobObserved, now: Date): Plan {
   if (createdTtl === 0) return { actions: [deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`)] };
 
   if (isFinished(job)) return planFinished(job, spec, now, createdTtl);
-  return planActive(job, spec, observed.pods, now, createdTtl);
+  return planActive({ job, spec, pods: observed.pods, createdTtl }, now);
 }
 
-function planActive(job: EphemeralJobObject, spec: EphemeralJobSpec, pods: Pod[], now: Date, createdTtl: number | undefined): Plan {
+function planActive(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; pods: Pod[]; createdTtl: number | undefined }, now: Date): Plan {
+  const { job, spec, pods, createdTtl } = input;
   const uid = job.metadata.uid ?? '';
   const { targets, skipped } = selectTargets(spec, uid, pods);
   const start = toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
@@ -55,8 +57,9 @@ function planActive(job: EphemeralJobObject, spec: EphemeralJobSpec, pods: Pod[]
   const phase = decidePhase(spec, counts, deadlineExceeded);
 
   const actions: Action[] = [];
-  for (const t of toInject) actions.push(inject(job, spec, t.pod), ...injectionEvents(job, t.pod, spec, now));
-  const statusPlan = planStatus(job, { counts, phase, targets, now });
+  for (const t of toInject) actions.push(...injectionActions(job, spec, t.pod, now));
+  const ledger = buildLedger(job.metadata.generation ?? 0, targets);
+  const statusPlan = planStatus(job, { counts, phase, targets, now, ledger });
   actions.push(...statusPlan.actions);
 
   const notes = skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`);
@@ -83,7 +86,8 @@ function countStates(targets: readonly Target[]): Counts {
   return c;
 }
 
-function decidePhase(spec: EphemeralJobSpec, c: Counts, deadlineExceeded: boolean): EjobPhase {
+/** The job's phase from its counts (DESIGN.md's phase rules, in order). */
+export function decidePhase(spec: EphemeralJobSpec, c: Counts, deadlineExceeded: boolean): EjobPhase {
   if (deadlineExceeded) return 'Failed';
   const done = c.succeeded + c.failed;
   // Every target pod terminal: the job is over (OpenKruise leaves mixed results in Unknown, #2514).
@@ -94,15 +98,19 @@ function decidePhase(spec: EphemeralJobSpec, c: Counts, deadlineExceeded: boolea
   return 'Waiting';
 }
 
-interface StatusInput {
+/** What the status is computed from. */
+export interface StatusInput {
   counts: Counts;
   phase: EjobPhase;
+  /** Target pods with their states (for failure events); may be empty on the ledger path. */
   targets: readonly Target[];
   now: Date;
+  /** Bookkeeping for pod events (status.ephemera); omitted when finished. */
+  ledger?: Ledger;
 }
 
 /** Status (written only when it changed) and the events of its transitions. */
-function planStatus(job: EphemeralJobObject, input: StatusInput): { actions: Action[] } {
+export function planStatus(job: EphemeralJobObject, input: StatusInput): { actions: Action[] } {
   const { counts, phase, now } = input;
   const prev = job.status ?? {};
   const finished = phase === 'Succeeded' || phase === 'Failed';
@@ -124,6 +132,9 @@ function planStatus(job: EphemeralJobObject, input: StatusInput): { actions: Act
     conditions: mergeConditions(prev.conditions ?? [], wanted, now),
   };
   if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);
+  else if (input.ledger) next.ephemera = input.ledger;
+  // A finished job needs no bookkeeping; null removes it in a merge patch.
+  if (finished && (prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
 
   const actions: Action[] = [];
   if (!jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev))) actions.push(writeStatus(job, next));
@@ -192,10 +203,12 @@ function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Acti
   };
 }
 
-function injectionEvents(job: EphemeralJobObject, pod: Pod, spec: EphemeralJobSpec, now: Date): Action[] {
+/** Inject into one pod, with its events on the job and the pod. */
+export function injectionActions(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod, now: Date): Action[] {
   const names = spec.template.ephemeralContainers.map((c) => c.name).join(', ');
   const uid = job.metadata.uid ?? '';
   return [
+    inject(job, spec, pod),
     eventAction(jobRef(job), { type: 'Normal', reason: 'Injected', message: `injected ephemeral containers [${names}] into pod ${pod.metadata.name}`, discriminator: pod.metadata.uid ?? pod.metadata.name }, now),
     eventAction(podRef(pod), { type: 'Normal', reason: 'EphemeralContainersInjected', message: `ephemeral job ${job.metadata.name} injected [${names}]`, discriminator: uid }, now),
   ];

@@ -51,6 +51,8 @@ export interface NextStatus extends Counts {
   startTime?: string;
   completionTime?: string;
   conditions: Condition[];
+  /** ephemera's pod-event bookkeeping (see ledger.ts). */
+  ephemera?: unknown;
 }
 
 /** Normalise an observed status for comparison (client-node may hand back Date objects). */

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import type { Target } from './targets.ts';
+
+/** How many queued target names the ledger keeps (~8 KiB at most); past that, a LIST refills it. */
+export const LEDGER_QUEUE_MAX = 256;
+
+/**
+ * ephemera's bookkeeping in `status.ephemera`, so a pod event can be handled from the job
+ * and that one pod instead of listing every pod of the job. It is only a cache of what a
+ * full reconcile computes: a full reconcile (job event, resync) rebuilds it, and anything
+ * it cannot vouch for sends the handler back to a full reconcile. OpenKruise's own CRD
+ * prunes unknown status fields; then the ledger is simply absent and every event is full.
+ */
+export const Ledger = z.object({
+  v: z.literal(1),
+  /** metadata.generation the ledger was built for; a spec change invalidates it. */
+  generation: z.number().int(),
+  /** Target pods with an injected, non-terminal container, by state. */
+  inflight: z.record(z.string(), z.enum(['waiting', 'running'])),
+  /** Not yet injected target pods, oldest first (at most LEDGER_QUEUE_MAX). */
+  queue: z.array(z.string()),
+  /** True when `queue` holds every not yet injected target. */
+  complete: z.boolean(),
+});
+export type Ledger = z.infer<typeof Ledger>;
+
+/** The ledger a full reconcile leaves behind, from its targets after injection. */
+export function buildLedger(generation: number, targets: readonly Target[]): Ledger {
+  const inflight: Ledger['inflight'] = {};
+  const pending: string[] = [];
+  for (const t of targets) {
+    if (t.state === 'waiting' || t.state === 'running') inflight[t.pod.metadata.name] = t.state;
+    else if (t.state === 'pending') pending.push(t.pod.metadata.name);
+  }
+  return { v: 1, generation, inflight, queue: pending.slice(0, LEDGER_QUEUE_MAX), complete: pending.length <= LEDGER_QUEUE_MAX };
+}
+
+/** The ledger in a job's status, if present and readable. */
+export function readLedger(status: unknown): Ledger | undefined {
+  const raw = (status as { ephemera?: unknown } | undefined)?.ephemera;
+  const r = Ledger.safeParse(raw);
+  return r.success ? r.data : undefined;
+}
