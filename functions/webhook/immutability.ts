@@ -1,0 +1,61 @@
+// Update rules: an EphemeralJob's work is fixed at creation; only how fast, how many, whether
+// paused and when it is cleaned up may change. OpenKruise reports one `spec: Forbidden`; we
+// report each changed spec field at its own path and name the deepest changes in the detail.
+import { forbidden, renderPath } from './field-errors.ts';
+import type { FieldError, FieldPath } from './field-errors.ts';
+import { isObject, jsonEqual, own, unionKeys } from './json.ts';
+
+/** The spec fields an UPDATE may change. */
+export const MUTABLE_SPEC_FIELDS = ['parallelism', 'replicas', 'paused', 'ttlSecondsAfterFinished', 'ttlSecondsAfterCreated'] as const;
+
+const MUTABLE = new Set<string>(MUTABLE_SPEC_FIELDS);
+const DETAIL = 'field is immutable; only spec.parallelism, spec.replicas, spec.paused and the two TTL fields may change';
+const MAX_NAMED_CHANGES = 3;
+const MAX_DIFF_DEPTH = 16;
+
+/** Forbidden errors for every spec field other than the mutable ones that differs. */
+export function validateImmutable(oldObject: unknown, newObject: unknown): FieldError[] {
+  const oldSpec = own(oldObject, 'spec');
+  const newSpec = own(newObject, 'spec');
+  if (!isObject(oldSpec) || !isObject(newSpec)) {
+    return jsonEqual(oldSpec, newSpec) ? [] : [forbidden(['spec'], DETAIL)];
+  }
+  const errors: FieldError[] = [];
+  for (const key of unionKeys(oldSpec, newSpec)) {
+    if (MUTABLE.has(key)) continue;
+    const [a, b] = [own(oldSpec, key), own(newSpec, key)];
+    if (jsonEqual(a, b)) continue;
+    errors.push(forbidden(['spec', key], withChanges(a, b, ['spec', key])));
+  }
+  return errors;
+}
+
+function withChanges(a: unknown, b: unknown, path: FieldPath): string {
+  const changes = changedPaths(a, b, path);
+  const named = changes.slice(0, MAX_NAMED_CHANGES).map(renderPath);
+  // Only worth saying when it adds something beyond the error's own path.
+  if (named.length === 0 || (named.length === 1 && named[0] === renderPath(path))) return DETAIL;
+  const more = changes.length > MAX_NAMED_CHANGES ? ` and ${changes.length - MAX_NAMED_CHANGES} more` : '';
+  return `${DETAIL} (changed: ${named.join(', ')}${more})`;
+}
+
+/** The deepest paths where two values differ, in document order (depth-bounded: untrusted input). */
+function changedPaths(a: unknown, b: unknown, path: FieldPath): FieldPath[] {
+  const out: FieldPath[] = [];
+  const stack: { a: unknown; b: unknown; path: FieldPath }[] = [{ a, b, path }];
+  while (stack.length > 0) {
+    const cur = stack.pop() as { a: unknown; b: unknown; path: FieldPath };
+    if (jsonEqual(cur.a, cur.b)) continue;
+    const children = childPairs(cur.a, cur.b);
+    if (children === undefined || cur.path.length - path.length >= MAX_DIFF_DEPTH) out.push(cur.path);
+    else for (const [k, x, y] of children.reverse()) stack.push({ a: x, b: y, path: [...cur.path, k] });
+  }
+  return out;
+}
+
+/** Pairs to compare one level down, or undefined when the two values differ in shape. */
+function childPairs(a: unknown, b: unknown): [string | number, unknown, unknown][] | undefined {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length ? a.map((x, i) => [i, x, b[i]]) : undefined;
+  if (isObject(a) && isObject(b)) return unionKeys(a, b).map((k) => [k, own(a, k), own(b, k)]);
+  return undefined;
+}

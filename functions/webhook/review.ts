@@ -1,0 +1,61 @@
+// AdmissionReview in → AdmissionReview out, pure. The HTTP layer only parses and encodes.
+import { EJOB } from '../api/ephemeraljob.ts';
+import { ADMISSION_API_VERSION, ADMISSION_KIND } from './admission.ts';
+import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, Status } from './admission.ts';
+import { errorBody, formatFieldErrors, renderPath } from './field-errors.ts';
+import type { FieldError } from './field-errors.ts';
+import { isObject, own } from './json.ts';
+import { validateEphemeralJob } from './validate.ts';
+import { warningsFor } from './warnings.ts';
+
+/** A structurally impossible review (e.g. CREATE without an object): the HTTP layer answers 400. */
+export class BadReviewError extends Error {
+  override name = 'BadReviewError';
+}
+
+/** Validate the request and build the response; throws BadReviewError for malformed requests. */
+export function review(request: AdmissionRequest): AdmissionReviewResponse {
+  return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response: respond(request) };
+}
+
+function respond(request: AdmissionRequest): AdmissionResponse {
+  const allowed: AdmissionResponse = { uid: request.uid, allowed: true };
+  if (!isEphemeralJob(request) || request.subResource) return allowed;
+  const op = request.operation;
+  if (op !== 'CREATE' && op !== 'UPDATE') return allowed;
+  if (!isObject(request.object)) throw new BadReviewError(`request.object must be an object for ${op}`);
+  if (op === 'UPDATE' && !isObject(request.oldObject)) throw new BadReviewError('request.oldObject must be an object for UPDATE');
+  const errors = validateEphemeralJob(request.object, request.oldObject, op);
+  const warnings = warningsFor(request.object);
+  const response: AdmissionResponse = errors.length === 0
+    ? allowed
+    : { uid: request.uid, allowed: false, status: invalidStatus(objectName(request), errors) };
+  return warnings.length > 0 ? { ...response, warnings } : response;
+}
+
+function isEphemeralJob(request: AdmissionRequest): boolean {
+  return request.kind.group === EJOB.group && request.kind.kind === EJOB.kind;
+}
+
+function objectName(request: AdmissionRequest): string {
+  if (request.name) return request.name;
+  const meta = own(request.object, 'metadata');
+  const name = own(meta, 'name') ?? own(meta, 'generateName');
+  return typeof name === 'string' ? name : '';
+}
+
+/** A 422 Invalid status, worded as the API server's own (`EphemeralJob.apps.kruise.io "x" is invalid: …`). */
+export function invalidStatus(name: string, errors: readonly FieldError[]): Status {
+  return {
+    status: 'Failure',
+    code: 422,
+    reason: 'Invalid',
+    message: `${EJOB.kind}.${EJOB.group} ${JSON.stringify(name)} is invalid: ${formatFieldErrors(errors)}`,
+    details: {
+      name,
+      group: EJOB.group,
+      kind: EJOB.kind,
+      causes: errors.map((e) => ({ reason: e.type, message: errorBody(e), field: renderPath(e.path) })),
+    },
+  };
+}

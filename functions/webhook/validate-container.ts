@@ -1,0 +1,126 @@
+// One entry of spec.template.ephemeralContainers: the rules of OpenKruise's webhook and
+// the EphemeralJob proposal, plus what the API server's `pods/ephemeralcontainers`
+// subresource would refuse anyway (better to fail at `kubectl apply` than at injection).
+import { duplicate, forbidden, invalid, notSupported, required } from './field-errors.ts';
+import type { FieldError, FieldPath } from './field-errors.ts';
+import { isObject, own } from './json.ts';
+import { dns1123LabelProblems, envVarNameProblems } from './name-formats.ts';
+
+export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
+export const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'] as const;
+
+/**
+ * Container fields the API server forbids on an ephemeral container
+ * (https://kubernetes.io/docs/concepts/workloads/pods/ephemeral-containers/).
+ */
+export const FORBIDDEN_EPHEMERAL_FIELDS = [
+  'ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy', 'resizePolicy',
+] as const;
+
+/** Names seen so far in the template, to report duplicates. */
+export type SeenNames = Set<string>;
+
+/** Errors in one template container at `path` (…ephemeralContainers[i]). */
+export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames): FieldError[] {
+  if (!isObject(c)) return [invalid(path, c, 'must be an object')];
+  return [
+    ...validateName(own(c, 'name'), [...path, 'name'], seen),
+    ...validateImage(own(c, 'image'), [...path, 'image']),
+    ...validateChoice(own(c, 'imagePullPolicy'), [...path, 'imagePullPolicy'], IMAGE_PULL_POLICIES),
+    ...validateChoice(own(c, 'terminationMessagePolicy'), [...path, 'terminationMessagePolicy'], TERMINATION_MESSAGE_POLICIES),
+    ...validateTarget(own(c, 'targetContainerName'), [...path, 'targetContainerName']),
+    ...validateForbiddenFields(c, path),
+    ...validateStringList(own(c, 'command'), [...path, 'command']),
+    ...validateStringList(own(c, 'args'), [...path, 'args']),
+    ...validateVolumeMounts(own(c, 'volumeMounts'), [...path, 'volumeMounts']),
+    ...validateEnv(own(c, 'env'), [...path, 'env']),
+  ];
+}
+
+function validateName(name: unknown, path: FieldPath, seen: SeenNames): FieldError[] {
+  if (name === undefined || name === '') return [required(path)];
+  if (typeof name !== 'string') return [invalid(path, name, 'must be a string')];
+  const problems = dns1123LabelProblems(name);
+  if (problems.length > 0) return problems.map((p) => invalid(path, name, p));
+  if (seen.has(name)) return [duplicate(path, name)];
+  seen.add(name);
+  return [];
+}
+
+function validateImage(image: unknown, path: FieldPath): FieldError[] {
+  if (image === undefined || image === '') return [required(path)];
+  if (typeof image !== 'string') return [invalid(path, image, 'must be a string')];
+  if (image.trim() === '') return [required(path)];
+  if (image.trim() !== image) return [invalid(path, image, 'must not have leading or trailing whitespace')];
+  return [];
+}
+
+function validateChoice(value: unknown, path: FieldPath, supported: readonly string[]): FieldError[] {
+  if (value === undefined || value === '') return [required(path)];
+  return typeof value === 'string' && supported.includes(value) ? [] : [notSupported(path, value, supported)];
+}
+
+function validateTarget(target: unknown, path: FieldPath): FieldError[] {
+  // The proposal requires a target: the container whose process namespace is shared.
+  if (target === undefined || target === '') return [required(path, 'the container of the target pods to attach to')];
+  if (typeof target !== 'string') return [invalid(path, target, 'must be a string')];
+  return dns1123LabelProblems(target).map((p) => invalid(path, target, p));
+}
+
+/** Empty values (`resources: {}`, `ports: []`) change nothing, so only set ones are refused. */
+function validateForbiddenFields(c: Record<string, unknown>, path: FieldPath): FieldError[] {
+  return FORBIDDEN_EPHEMERAL_FIELDS
+    .filter((f) => !isEmpty(own(c, f)))
+    .map((f) => forbidden([...path, f], 'cannot be set for an ephemeral container'));
+}
+
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isObject(value) && Object.keys(value).length === 0;
+}
+
+function validateStringList(list: unknown, path: FieldPath): FieldError[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) return [invalid(path, list, 'must be a list of strings')];
+  return list.flatMap((v, i) => (typeof v === 'string' ? [] : [invalid([...path, i], v, 'must be a string')]));
+}
+
+function validateVolumeMounts(mounts: unknown, path: FieldPath): FieldError[] {
+  if (mounts === undefined) return [];
+  if (!Array.isArray(mounts)) return [invalid(path, mounts, 'must be a list')];
+  return mounts.flatMap((m, i) => validateVolumeMount(m, [...path, i]));
+}
+
+function validateVolumeMount(m: unknown, path: FieldPath): FieldError[] {
+  if (!isObject(m)) return [invalid(path, m, 'must be an object')];
+  const errors: FieldError[] = [];
+  for (const key of ['name', 'mountPath'] as const) {
+    const v = own(m, key);
+    if (v === undefined || v === '') errors.push(required([...path, key]));
+    else if (typeof v !== 'string') errors.push(invalid([...path, key], v, 'must be a string'));
+  }
+  for (const key of ['subPath', 'subPathExpr'] as const) {
+    if (!isEmpty(own(m, key))) errors.push(forbidden([...path, key], 'cannot be set for an ephemeral container'));
+  }
+  return errors;
+}
+
+function validateEnv(env: unknown, path: FieldPath): FieldError[] {
+  if (env === undefined) return [];
+  if (!Array.isArray(env)) return [invalid(path, env, 'must be a list')];
+  return env.flatMap((e, i) => validateEnvVar(e, [...path, i]));
+}
+
+function validateEnvVar(e: unknown, path: FieldPath): FieldError[] {
+  if (!isObject(e)) return [invalid(path, e, 'must be an object')];
+  const name = own(e, 'name');
+  const namePath = [...path, 'name'];
+  const errors: FieldError[] = [];
+  if (name === undefined || name === '') errors.push(required(namePath));
+  else if (typeof name !== 'string') errors.push(invalid(namePath, name, 'must be a string'));
+  else for (const p of envVarNameProblems(name)) errors.push(invalid(namePath, name, p));
+  const value = own(e, 'value');
+  if (value !== undefined && typeof value !== 'string') errors.push(invalid([...path, 'value'], value, 'must be a string'));
+  return errors;
+}
