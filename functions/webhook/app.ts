@@ -4,8 +4,8 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { formatZodIssues } from '../api/ephemeraljob.ts';
-import { AdmissionReviewRequest } from './admission.ts';
+import { parseAdmissionReview } from './admission.ts';
+import type { AdmissionReviewRequest } from './admission.ts';
 import { BadReviewError, review } from './review.ts';
 
 /** The path the ValidatingWebhookConfiguration points at (controller-runtime's naming). */
@@ -81,9 +81,8 @@ export function parseReview(text: string): Parsed {
   } catch (err) {
     return { ok: false, message: `body is not JSON: ${(err as Error).message}` };
   }
-  const r = AdmissionReviewRequest.safeParse(json);
-  if (!r.success) return { ok: false, message: `not an admission.k8s.io/v1 AdmissionReview: ${formatZodIssues(r.error.issues, '')}` };
-  return { ok: true, review: r.data };
+  const r = parseAdmissionReview(json);
+  return r.ok ? r : { ok: false, message: `not an admission.k8s.io/v1 AdmissionReview: ${r.message}` };
 }
 
 /** A metav1.Status body for error answers, so API server logs show a readable reason. */

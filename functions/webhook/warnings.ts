@@ -1,12 +1,12 @@
 // Warnings for specs that are legal but risky. The API server shows them to kubectl users;
 // Kubernetes asks for short ones (https://kubernetes.io/blog/2020/09/03/warnings/), so each
 // is cut to 120 characters and stripped of control characters.
-import { EJOB_ID_ENV } from '../api/ephemeraljob.ts';
+import { MAX_WARNING_LENGTH } from './admission.ts';
+import { EJOB_ID_ENV } from './ejob-names.ts';
 import { renderPath } from './field-errors.ts';
 import type { FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
 
-export const MAX_WARNING_LENGTH = 120;
 export const MAX_WARNINGS = 10;
 
 /** Capabilities that give a debug container power over the node or other processes. */
