@@ -60,7 +60,7 @@ export function duplicate(path: FieldPath, value: unknown): FieldError {
   return { type: 'FieldValueDuplicate', path, value };
 }
 
-const MAX_SHOWN_VALUE = 64;
+const MAX_SHOWN_VALUE = 128;
 
 /**
  * A value as apimachinery prints it (strings quoted, numbers bare), but only primitives:

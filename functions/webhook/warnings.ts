@@ -34,7 +34,7 @@ function containerWarnings(c: unknown, path: FieldPath): string[] {
   const out: string[] = [];
   if (own(sc, 'privileged') === true) out.push(warning([...scPath, 'privileged'], 'privileged container has full access to the node'));
   if (own(sc, 'allowPrivilegeEscalation') === true) {
-    out.push(warning([...scPath, 'allowPrivilegeEscalation'], 'processes may gain more privileges than their parent'));
+    out.push(warning([...scPath, 'allowPrivilegeEscalation'], 'lets processes gain privileges'));
   }
   if (own(sc, 'runAsUser') === 0) out.push(warning([...scPath, 'runAsUser'], 'runs as root (UID 0)'));
   const added = own(own(sc, 'capabilities'), 'add');

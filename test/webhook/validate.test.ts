@@ -1,0 +1,173 @@
+// Table tests of the pure validator on CREATE: each rule, at each field path. Each case
+// lists the exact errors expected, so a missing or an extra error both fail.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { validateEphemeralJob } from '../../functions/webhook/validate.ts';
+import { container, job, lines, spec } from './support.ts';
+import type { Json } from './support.ts';
+
+const C0 = 'spec.template.ephemeralContainers[0]';
+const C1 = 'spec.template.ephemeralContainers[1]';
+const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name')";
+const VALUE_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const ENV_MSG = "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit";
+const FORBIDDEN = 'Forbidden: cannot be set for an ephemeral container';
+
+/** A spec whose only container has these overrides. */
+const withContainer = (overrides: Json): Json => spec({ template: { ephemeralContainers: [container(overrides)] } });
+
+interface Case { name: string; spec: unknown; errors: string[] }
+
+const cases: Case[] = [
+  { name: 'a valid job', spec: spec(), errors: [] },
+  { name: 'minimal valid job (only required fields)', spec: { selector: { matchLabels: { a: 'b' } }, template: { ephemeralContainers: [container({ command: undefined })] } }, errors: [] },
+  { name: 'spec null', spec: null, errors: ['spec: Required value'] },
+  { name: 'spec not an object', spec: 'x', errors: ['spec: Invalid value: "x": must be an object'] },
+
+  // selector
+  { name: 'selector missing', spec: spec({ selector: undefined }), errors: ['spec.selector: Required value'] },
+  { name: 'selector null', spec: spec({ selector: null }), errors: ['spec.selector: Required value'] },
+  { name: 'selector empty', spec: spec({ selector: {} }), errors: ['spec.selector: Required value: matchLabels or matchExpressions must select something (an empty selector matches every pod)'] },
+  { name: 'selector with empty lists', spec: spec({ selector: { matchLabels: {}, matchExpressions: [] } }), errors: ['spec.selector: Required value: matchLabels or matchExpressions must select something (an empty selector matches every pod)'] },
+  { name: 'selector not an object', spec: spec({ selector: [] }), errors: ['spec.selector: Invalid value: [array of 0]: must be an object'] },
+  { name: 'matchLabels bad key', spec: spec({ selector: { matchLabels: { '-bad': 'x' } } }), errors: ["spec.selector.matchLabels: Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"] },
+  { name: 'matchLabels bad prefix', spec: spec({ selector: { matchLabels: { 'Example.com/app': 'x' } } }), errors: ['spec.selector.matchLabels: Invalid value: "Example.com/app": prefix part must be a lowercase RFC 1123 subdomain (e.g. example.com)'] },
+  { name: 'matchLabels prefixed key ok', spec: spec({ selector: { matchLabels: { 'app.kubernetes.io/name': 'web' } } }), errors: [] },
+  { name: 'matchLabels empty name part', spec: spec({ selector: { matchLabels: { 'example.com/': 'x' } } }), errors: ['spec.selector.matchLabels: Invalid value: "example.com/": name part must be non-empty'] },
+  { name: 'matchLabels bad value', spec: spec({ selector: { matchLabels: { app: 'a b' } } }), errors: [`spec.selector.matchLabels.app: Invalid value: "a b": ${VALUE_MSG}`] },
+  { name: 'matchLabels value too long', spec: spec({ selector: { matchLabels: { app: 'a'.repeat(64) } } }), errors: [`spec.selector.matchLabels.app: Invalid value: "${'a'.repeat(64)}": must be no more than 63 characters`] },
+  { name: 'matchLabels empty value ok', spec: spec({ selector: { matchLabels: { app: '' } } }), errors: [] },
+  { name: 'matchLabels value not a string', spec: spec({ selector: { matchLabels: { app: 1 } } }), errors: ['spec.selector.matchLabels.app: Invalid value: 1: must be a string'] },
+  { name: 'matchLabels not a map', spec: spec({ selector: { matchLabels: 'app=x' } }), errors: ['spec.selector.matchLabels: Invalid value: "app=x": must be a map of label keys to values'] },
+  { name: 'matchExpressions In ok', spec: spec({ selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['a', 'b'] }] } }), errors: [] },
+  { name: 'matchExpressions Exists ok', spec: spec({ selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }), errors: [] },
+  { name: 'matchExpressions In without values', spec: spec({ selector: { matchExpressions: [{ key: 'app', operator: 'In' }] } }), errors: ["spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"] },
+  { name: 'matchExpressions NotIn with empty values', spec: spec({ selector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: [] }] } }), errors: ["spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"] },
+  { name: 'matchExpressions Exists with values', spec: spec({ selector: { matchExpressions: [{ key: 'app', operator: 'Exists', values: ['x'] }] } }), errors: ["spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"] },
+  { name: 'matchExpressions DoesNotExist with values', spec: spec({ selector: { matchLabels: { a: 'b' }, matchExpressions: [{ key: 'x', operator: 'DoesNotExist', values: ['y'] }] } }), errors: ["spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"] },
+  { name: 'matchExpressions bad operator', spec: spec({ selector: { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['x'] }] } }), errors: ['spec.selector.matchExpressions[0].operator: Unsupported value: "Equals": supported values: "In", "NotIn", "Exists", "DoesNotExist"'] },
+  { name: 'matchExpressions missing operator and key', spec: spec({ selector: { matchExpressions: [{}] } }), errors: ['spec.selector.matchExpressions[0].key: Required value', 'spec.selector.matchExpressions[0].operator: Required value'] },
+  { name: 'matchExpressions bad key and value', spec: spec({ selector: { matchExpressions: [{ key: 'a b', operator: 'In', values: ['ok', '-no'] }] } }), errors: ["spec.selector.matchExpressions[0].key: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", `spec.selector.matchExpressions[0].values[1]: Invalid value: "-no": ${VALUE_MSG}`] },
+  { name: 'matchExpressions second entry wrong', spec: spec({ selector: { matchExpressions: [{ key: 'a', operator: 'Exists' }, 'x'] } }), errors: ['spec.selector.matchExpressions[1]: Invalid value: "x": must be an object'] },
+  { name: 'matchExpressions not a list', spec: spec({ selector: { matchExpressions: {} } }), errors: ['spec.selector.matchExpressions: Invalid value: {object}: must be a list'] },
+
+  // counts, deadlines, TTLs
+  { name: 'parallelism 0 ok (pauses creation)', spec: spec({ parallelism: 0 }), errors: [] },
+  { name: 'parallelism 10 ok', spec: spec({ parallelism: 10 }), errors: [] },
+  { name: 'parallelism 11', spec: spec({ parallelism: 11 }), errors: ['spec.parallelism: Invalid value: 11: must be less than or equal to 10'] },
+  { name: 'parallelism -1', spec: spec({ parallelism: -1 }), errors: ['spec.parallelism: Invalid value: -1: must be greater than or equal to 0'] },
+  { name: 'parallelism 1.5', spec: spec({ parallelism: 1.5 }), errors: ['spec.parallelism: Invalid value: 1.5: must be an integer'] },
+  { name: 'parallelism as string', spec: spec({ parallelism: '2' }), errors: ['spec.parallelism: Invalid value: "2": must be an integer'] },
+  { name: 'replicas 0 ok', spec: spec({ replicas: 0 }), errors: [] },
+  { name: 'replicas unset ok', spec: spec({ replicas: undefined }), errors: [] },
+  { name: 'replicas -2', spec: spec({ replicas: -2 }), errors: ['spec.replicas: Invalid value: -2: must be greater than or equal to 0'] },
+  { name: 'replicas above int32', spec: spec({ replicas: 2 ** 31 }), errors: ['spec.replicas: Invalid value: 2147483648: must be less than or equal to 2147483647'] },
+  { name: 'activeDeadlineSeconds 0', spec: spec({ activeDeadlineSeconds: 0 }), errors: ['spec.activeDeadlineSeconds: Invalid value: 0: must be greater than 0'] },
+  { name: 'activeDeadlineSeconds 60 ok', spec: spec({ activeDeadlineSeconds: 60 }), errors: [] },
+  { name: 'ttlSecondsAfterFinished 0 ok', spec: spec({ ttlSecondsAfterFinished: 0 }), errors: [] },
+  { name: 'ttlSecondsAfterFinished -1', spec: spec({ ttlSecondsAfterFinished: -1 }), errors: ['spec.ttlSecondsAfterFinished: Invalid value: -1: must be greater than or equal to 0'] },
+  { name: 'ttlSecondsAfterCreated -5', spec: spec({ ttlSecondsAfterCreated: -5 }), errors: ['spec.ttlSecondsAfterCreated: Invalid value: -5: must be greater than or equal to 0'] },
+  { name: 'ttlSecondsAfterCreated null is unset', spec: spec({ ttlSecondsAfterCreated: null }), errors: [] },
+  { name: 'paused not a boolean', spec: spec({ paused: 'yes' }), errors: ['spec.paused: Invalid value: "yes": must be a boolean'] },
+  { name: 'paused true ok', spec: spec({ paused: true }), errors: [] },
+
+  // template
+  { name: 'template missing', spec: spec({ template: undefined }), errors: ['spec.template: Required value'] },
+  { name: 'template not an object', spec: spec({ template: 3 }), errors: ['spec.template: Invalid value: 3: must be an object'] },
+  { name: 'no ephemeral containers', spec: spec({ template: { ephemeralContainers: [] } }), errors: ['spec.template.ephemeralContainers: Required value: at least one ephemeral container is required'] },
+  { name: 'ephemeralContainers missing', spec: spec({ template: {} }), errors: ['spec.template.ephemeralContainers: Required value: at least one ephemeral container is required'] },
+  { name: 'ephemeralContainers not a list', spec: spec({ template: { ephemeralContainers: { name: 'x' } } }), errors: ['spec.template.ephemeralContainers: Invalid value: {object}: must be a list'] },
+  { name: 'container not an object', spec: spec({ template: { ephemeralContainers: [null] } }), errors: [`${C0}: Invalid value: null: must be an object`] },
+
+  // container fields
+  { name: 'name missing', spec: withContainer({ name: undefined }), errors: [`${C0}.name: Required value`] },
+  { name: 'name empty', spec: withContainer({ name: '' }), errors: [`${C0}.name: Required value`] },
+  { name: 'name uppercase', spec: withContainer({ name: 'Debug' }), errors: [`${C0}.name: Invalid value: "Debug": ${LABEL_MSG}`] },
+  { name: 'name too long', spec: withContainer({ name: 'a'.repeat(64) }), errors: [`${C0}.name: Invalid value: "${'a'.repeat(64)}": must be no more than 63 characters`] },
+  { name: 'name with dot', spec: withContainer({ name: 'a.b' }), errors: [`${C0}.name: Invalid value: "a.b": ${LABEL_MSG}`] },
+  { name: 'name not a string', spec: withContainer({ name: 7 }), errors: [`${C0}.name: Invalid value: 7: must be a string`] },
+  {
+    name: 'duplicate names',
+    spec: spec({ template: { ephemeralContainers: [container(), container({ name: 'other' }), container()] } }),
+    errors: ['spec.template.ephemeralContainers[2].name: Duplicate value: "debug"'],
+  },
+  { name: 'image missing', spec: withContainer({ image: undefined }), errors: [`${C0}.image: Required value`] },
+  { name: 'image empty', spec: withContainer({ image: '' }), errors: [`${C0}.image: Required value`] },
+  { name: 'image only spaces', spec: withContainer({ image: '   ' }), errors: [`${C0}.image: Required value`] },
+  { name: 'image leading space', spec: withContainer({ image: ' busybox' }), errors: [`${C0}.image: Invalid value: " busybox": must not have leading or trailing whitespace`] },
+  { name: 'image trailing newline', spec: withContainer({ image: 'busybox\n' }), errors: [`${C0}.image: Invalid value: "busybox\\n": must not have leading or trailing whitespace`] },
+  { name: 'image not a string', spec: withContainer({ image: ['busybox'] }), errors: [`${C0}.image: Invalid value: [array of 1]: must be a string`] },
+  { name: 'imagePullPolicy missing', spec: withContainer({ imagePullPolicy: undefined }), errors: [`${C0}.imagePullPolicy: Required value`] },
+  { name: 'imagePullPolicy wrong', spec: withContainer({ imagePullPolicy: 'always' }), errors: [`${C0}.imagePullPolicy: Unsupported value: "always": supported values: "Always", "IfNotPresent", "Never"`] },
+  { name: 'imagePullPolicy Never ok', spec: withContainer({ imagePullPolicy: 'Never' }), errors: [] },
+  { name: 'terminationMessagePolicy missing', spec: withContainer({ terminationMessagePolicy: undefined }), errors: [`${C0}.terminationMessagePolicy: Required value`] },
+  { name: 'terminationMessagePolicy wrong', spec: withContainer({ terminationMessagePolicy: 'Logs' }), errors: [`${C0}.terminationMessagePolicy: Unsupported value: "Logs": supported values: "File", "FallbackToLogsOnError"`] },
+  { name: 'terminationMessagePolicy FallbackToLogsOnError ok', spec: withContainer({ terminationMessagePolicy: 'FallbackToLogsOnError' }), errors: [] },
+  { name: 'targetContainerName missing', spec: withContainer({ targetContainerName: undefined }), errors: [`${C0}.targetContainerName: Required value: the container of the target pods to attach to`] },
+  { name: 'targetContainerName empty', spec: withContainer({ targetContainerName: '' }), errors: [`${C0}.targetContainerName: Required value: the container of the target pods to attach to`] },
+  { name: 'targetContainerName not a container name', spec: withContainer({ targetContainerName: 'App_1' }), errors: [`${C0}.targetContainerName: Invalid value: "App_1": ${LABEL_MSG}`] },
+  ...(['ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy', 'resizePolicy'] as const).map((f): Case => ({
+    name: `${f} forbidden`,
+    spec: withContainer({ [f]: f === 'restartPolicy' ? 'Always' : f === 'ports' || f === 'resizePolicy' ? [{ x: 1 }] : { limits: { cpu: '1' } } }),
+    errors: [`${C0}.${f}: ${FORBIDDEN}`],
+  })),
+  { name: 'empty resources and ports are harmless', spec: withContainer({ resources: {}, ports: [] }), errors: [] },
+  { name: 'volumeMount ok', spec: withContainer({ volumeMounts: [{ name: 'data', mountPath: '/data' }] }), errors: [] },
+  { name: 'volumeMount subPath', spec: withContainer({ volumeMounts: [{ name: 'data', mountPath: '/data', subPath: 'x' }] }), errors: [`${C0}.volumeMounts[0].subPath: ${FORBIDDEN}`] },
+  {
+    name: 'volumeMount subPathExpr on the second mount',
+    spec: withContainer({ volumeMounts: [{ name: 'a', mountPath: '/a' }, { name: 'b', mountPath: '/b', subPathExpr: '$(POD)' }] }),
+    errors: [`${C0}.volumeMounts[1].subPathExpr: ${FORBIDDEN}`],
+  },
+  { name: 'volumeMount without name and mountPath', spec: withContainer({ volumeMounts: [{}] }), errors: [`${C0}.volumeMounts[0].name: Required value`, `${C0}.volumeMounts[0].mountPath: Required value`] },
+  { name: 'volumeMounts not a list', spec: withContainer({ volumeMounts: 'x' }), errors: [`${C0}.volumeMounts: Invalid value: "x": must be a list`] },
+  { name: 'env ok', spec: withContainer({ env: [{ name: 'A_B', value: '1' }, { name: 'x.y-z', value: '' }, { name: '_u' }] }), errors: [] },
+  { name: 'env name starts with a digit', spec: withContainer({ env: [{ name: 'A', value: '1' }, { name: '1A', value: '1' }] }), errors: [`${C0}.env[1].name: Invalid value: "1A": ${ENV_MSG}`] },
+  { name: 'env name with =', spec: withContainer({ env: [{ name: 'A=B' }] }), errors: [`${C0}.env[0].name: Invalid value: "A=B": ${ENV_MSG}`] },
+  { name: 'env name missing', spec: withContainer({ env: [{ value: 'x' }] }), errors: [`${C0}.env[0].name: Required value`] },
+  { name: 'env value not a string', spec: withContainer({ env: [{ name: 'N', value: 5 }] }), errors: [`${C0}.env[0].value: Invalid value: 5: must be a string`] },
+  { name: 'env not a list', spec: withContainer({ env: { A: '1' } }), errors: [`${C0}.env: Invalid value: {object}: must be a list`] },
+  { name: 'command not strings', spec: withContainer({ command: ['sh', 1] }), errors: [`${C0}.command[1]: Invalid value: 1: must be a string`] },
+  { name: 'args not a list', spec: withContainer({ args: 'x' }), errors: [`${C0}.args: Invalid value: "x": must be a list of strings`] },
+  { name: 'privileged is legal (warned, not denied)', spec: withContainer({ securityContext: { privileged: true } }), errors: [] },
+];
+
+describe('validateEphemeralJob on CREATE', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.deepEqual(lines(validateEphemeralJob(job(c.spec), undefined, 'CREATE')), c.errors);
+    });
+  }
+
+  test('an object without spec', () => {
+    assert.deepEqual(lines(validateEphemeralJob({ metadata: { name: 'x' } }, undefined, 'CREATE')), ['spec: Required value']);
+  });
+
+  test('every error of a job is reported, each at its own path and index', () => {
+    const bad = spec({
+      selector: undefined,
+      parallelism: 99,
+      template: { ephemeralContainers: [container({ image: '' }), container({ name: 'b', imagePullPolicy: 'Sometimes', ports: [{ containerPort: 80 }] })] },
+    });
+    assert.deepEqual(lines(validateEphemeralJob(job(bad), undefined, 'CREATE')), [
+      'spec.selector: Required value',
+      'spec.parallelism: Invalid value: 99: must be less than or equal to 10',
+      `${C0}.image: Required value`,
+      `${C1}.imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"`,
+      `${C1}.ports: ${FORBIDDEN}`,
+    ]);
+  });
+
+  test('keys that name Object.prototype members are data, not inherited values', () => {
+    const sneaky = spec({ template: { ephemeralContainers: [{ constructor: 'x', __proto__: null, toString: 1 }] } });
+    const out = lines(validateEphemeralJob(job(sneaky), undefined, 'CREATE'));
+    assert.ok(out.includes(`${C0}.name: Required value`));
+    assert.ok(out.includes(`${C0}.image: Required value`));
+  });
+
+  test('DELETE, CONNECT and unknown operations are not validated', () => {
+    for (const op of ['DELETE', 'CONNECT', 'PATCH']) {
+      assert.deepEqual(validateEphemeralJob(job('garbage'), undefined, op), []);
+    }
+  });
+});
