@@ -38,5 +38,5 @@ test('warnings are capped in number and length', () => {
   assert.equal(w.at(-1), 'and 21 more warnings');
   const long = warning(['spec', 'x'.repeat(300)], 'message\nwith\u0007control');
   assert.equal(long.length, 120);
-  assert.doesNotMatch(warning(['spec'], 'a\nb\u0000c'), /[\u0000-\u001f]/);
+  assert.equal(warning(['spec'], 'a\nb\u0000c'), 'spec: a b c');
 });
