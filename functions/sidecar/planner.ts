@@ -1,0 +1,261 @@
+import { toDate } from '../api/meta.ts';
+import type { Container, Pod } from '../api/pod.ts';
+import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
+import { crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, type PodRef } from './actions.ts';
+import type { SidecarOptions } from './config.ts';
+import { IGNORE_EXIT_CODE_ENV, type SidecarInfo } from './env.ts';
+import { podDue, statusByName, type Due } from './predicate.ts';
+import { currentStage, podStrategy, STRATEGY_ANNOTATION, type Stage } from './strategy.ts';
+
+/** A ContainerRecreateRequest as far as the planner cares. */
+export interface CrrView {
+  name: string;
+  containers: string[];
+  createdAt?: Date;
+}
+
+/** What observe learnt about the pod's node. */
+export const NODE_KINDS = ['normal', 'virtual-kubelet', 'missing', 'unknown'] as const;
+export type NodeKind = (typeof NODE_KINDS)[number];
+export interface NodeView {
+  name: string;
+  kind: NodeKind;
+  /** Why the kind is unknown (unreadable, no nodeName). */
+  detail?: string;
+}
+
+/** Everything the planner decides from; observe fills it, tests build it by hand. */
+export interface SidecarObserved {
+  namespace: string;
+  name: string;
+  /** null when the pod could not be read as a Pod (see unreadable). */
+  pod: Pod | null;
+  unreadable?: string;
+  /** Read only for a due pod. Absent: assume a normal node. */
+  node?: NodeView;
+  /** CRRs read by name: null = not found. A name absent was not read: create it (idempotent). */
+  crrs: Record<string, CrrView | null>;
+  options: SidecarOptions;
+  notes?: string[];
+}
+
+/** How the current termination was (or is being) carried out. */
+type Path = 'crr' | 'ephemeral-signal' | 'image-swap';
+
+interface Ctx {
+  ref: PodRef;
+  due: Due;
+  observed: SidecarObserved;
+  now: Date;
+  notes: string[];
+  actions: Action[];
+  path?: Path;
+  /** Sidecars already asked to stop, and since when (null: unknown). */
+  issued: Map<string, Date | null>;
+  end?: { phase: 'Succeeded' | 'Failed'; reason: string; why: string };
+  requeueAfterSeconds?: number;
+}
+
+/** A sidecar counts as restarted after termination if it stopped no earlier than this before it. */
+const CLOCK_SKEW_SECONDS = 5;
+
+/**
+ * The SidecarTerminator planner: pod (and node, CRRs) in, actions out. No I/O, no clock.
+ * See functions/sidecar/README.md for the behaviour in prose.
+ */
+export function plan(observed: SidecarObserved, now: Date): Plan {
+  const notes = [...(observed.notes ?? [])];
+  const pod = observed.pod;
+  if (!pod) return { actions: [], notes: [...notes, `skipped: ${observed.unreadable ?? 'pod unreadable'}`] };
+  const due = podDue(pod);
+  if (!due.due) return { actions: [], notes: [...notes, `not due: ${due.reason}`] };
+  const uid = pod.metadata.uid;
+  if (!uid) return { actions: [], notes: [...notes, 'skipped: the pod has no uid (needed to name and own the CRR)'] };
+  const node = observed.node ?? { name: pod.spec.nodeName ?? '', kind: 'unknown', detail: 'not read' };
+  if (node.kind === 'missing') {
+    // PodGC deletes pods bound to a node that no longer exists; no kubelet will act on anything we write.
+    return { actions: [], notes: [...notes, `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`] };
+  }
+  if (node.kind === 'unknown') notes.push(`node ${node.name || '?'} ${node.detail ?? 'unknown'}: assuming a normal node`);
+  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map() };
+  if (node.kind === 'virtual-kubelet') planVirtualKubelet(ctx, node.name);
+  else planNormalNode(ctx);
+  endIfRestartedUnderOnFailure(ctx);
+  warnIfStuck(ctx);
+  return assemble(ctx);
+}
+
+function assemble(ctx: Ctx): Plan {
+  const actions: Action[] = [];
+  if (ctx.end && !isTerminal(ctx.ref.pod.status?.phase)) {
+    actions.push(endPodAction(ctx.ref, ctx.end, ctx.now));
+    actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator set the pod's phase to ${ctx.end.phase}: ${ctx.end.why}`, discriminator: `end/${ctx.end.reason}` }, ctx.now));
+  }
+  actions.push(...ctx.actions);
+  const p: Plan = { actions, notes: ctx.notes };
+  if (ctx.requeueAfterSeconds !== undefined) p.requeueAfterSeconds = ctx.requeueAfterSeconds;
+  return p;
+}
+
+// ---- virtual-kubelet: swap images ----
+
+function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
+  ctx.path = 'image-swap';
+  const swaps: { name: string; image: string }[] = [];
+  const unsupported: string[] = [];
+  for (const s of ctx.due.unterminated) {
+    if (!s.withImage) unsupported.push(s.name);
+    else if (specContainer(ctx.ref.pod, s.name)?.image === s.withImage) ctx.issued.set(s.name, null);
+    else swaps.push({ name: s.name, image: s.withImage });
+  }
+  if (swaps.length > 0) {
+    const list = swaps.map((s) => s.name);
+    ctx.actions.push(imageSwapAction(ctx.ref, swaps));
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using in-place update`, discriminator: `swap/${list.join(',')}` }, ctx.now));
+  }
+  if (unsupported.length > 0) {
+    const message = `sidecar [${unsupported.join(' ')}] runs on virtual-kubelet node ${nodeName}, where no daemon can stop it and ephemeral containers are not reliable: set KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE to an image that exits at once`;
+    ctx.notes.push(message);
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: `vk/${unsupported.join(',')}` }, ctx.now));
+  }
+}
+
+// ---- normal node: CRR or signal, in stages ----
+
+function planNormalNode(ctx: Ctx): void {
+  const choice = podStrategy(ctx.ref.pod, ctx.observed.options);
+  if (!choice.ok) {
+    ctx.notes.push(`skipped: ${choice.reason}`);
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationRefused', message: `${choice.reason}; sidecars are left running until it is fixed`, discriminator: `strategy/${ctx.ref.pod.metadata.annotations?.[STRATEGY_ANNOTATION] ?? ''}` }, ctx.now));
+    return;
+  }
+  const stage = currentStage(ctx.due);
+  if (!stage) return; // unreachable for a due pod: some sidecar is unterminated
+  if (stage.stage === 'ignore-exit-code') {
+    const phase = ctx.due.mainsSucceeded ? 'Succeeded' : 'Failed';
+    ctx.end = { phase, reason: 'IgnoreExitCode', why: `main containers done, remaining sidecars [${stage.sidecars.map((s) => s.name).join(' ')}] are marked ${IGNORE_EXIT_CODE_ENV}` };
+  }
+  ctx.path = choice.strategy;
+  if (choice.strategy === 'crr') viaCrr(ctx, stage);
+  else viaSignal(ctx, stage);
+}
+
+function viaCrr(ctx: Ctx, stage: Stage): void {
+  const name = crrName(ctx.ref.uid, stage.stage);
+  const existing = ctx.observed.crrs[name];
+  if (existing) {
+    ctx.notes.push(`ContainerRecreateRequest ${name} exists: waiting for it`);
+    for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
+    return;
+  }
+  const list = stage.sidecars.map((s) => s.name);
+  ctx.actions.push(crrAction(ctx.ref, stage));
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using crr`, discriminator: `crr/${stage.stage}` }, ctx.now));
+}
+
+function viaSignal(ctx: Ctx, stage: Stage): void {
+  const pod = ctx.ref.pod;
+  if (pod.spec.shareProcessNamespace === true) {
+    // With one process namespace for the whole pod, PID 1 is the pause process, not the sidecar.
+    const message = 'the pod sets shareProcessNamespace, so a signal container cannot tell the sidecar\'s process apart; use the crr strategy for this pod';
+    ctx.notes.push(`skipped: ${message}`);
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: 'signal/shared-pid' }, ctx.now));
+    return;
+  }
+  const injected: string[] = [];
+  for (const s of stage.sidecars) {
+    const c = signalTarget(ctx, s);
+    if (!c) continue;
+    ctx.actions.push(signalAction(ctx.ref, c, ctx.observed.options));
+    injected.push(s.name);
+  }
+  if (injected.length > 0) {
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${injected.join(' ')}] using ephemeral-signal`, discriminator: `signal/${stage.stage}/${injected.join(',')}` }, ctx.now));
+  }
+}
+
+/** The sidecar's spec when a signal container should be injected for it, else null (noted). */
+function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
+  const pod = ctx.ref.pod;
+  const name = signalContainerName(s.name);
+  const existing = (pod.spec.ephemeralContainers ?? []).find((c) => c.name === name);
+  if (existing) {
+    if (existing.targetContainerName !== s.name) {
+      ctx.notes.push(`sidecar ${s.name} skipped: ephemeral container ${name} exists but targets ${existing.targetContainerName ?? 'no container'}`);
+      return null;
+    }
+    const started = startedAt(statusByName(pod.status?.ephemeralContainerStatuses ?? []).get(name)?.state);
+    if (started) ctx.issued.set(s.name, started);
+    else ctx.notes.push(`signal container ${name} injected, not started yet`);
+    return null;
+  }
+  const clash = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.name === name);
+  if (clash) {
+    ctx.notes.push(`sidecar ${s.name} skipped: a container of the pod is already named ${name}`);
+    return null;
+  }
+  return specContainer(pod, s.name) ?? null;
+}
+
+// ---- OnFailure: the kubelet restarts a stopped sidecar (openkruise/kruise#1366) ----
+
+/**
+ * Under OnFailure a sidecar that exits non-zero when stopped is restarted by the kubelet,
+ * and the pod never ends. Once a sidecar we asked to stop has been restarted, end the pod
+ * by status: every main container exited 0 (that is what made it due), so it Succeeded,
+ * and the kubelet stops what still runs in a terminal pod and restarts nothing.
+ */
+function endIfRestartedUnderOnFailure(ctx: Ctx): void {
+  if (ctx.due.restartPolicy !== 'OnFailure' || ctx.end) return;
+  const statuses = statusByName(ctx.ref.pod.status?.containerStatuses ?? []);
+  const restarted = ctx.due.unterminated.filter((s) => {
+    if (!ctx.issued.has(s.name)) return false;
+    const last = statuses.get(s.name)?.lastState?.terminated;
+    if (!last) return false;
+    const issuedAt = ctx.issued.get(s.name);
+    const finished = toDate(last.finishedAt);
+    return !issuedAt || !finished || finished.getTime() >= issuedAt.getTime() - CLOCK_SKEW_SECONDS * 1000;
+  });
+  if (restarted.length === 0) return;
+  const list = restarted.map((s) => s.name).join(' ');
+  ctx.end = { phase: 'Succeeded', reason: 'SidecarRestartedOnFailure', why: `the kubelet restarted sidecar [${list}] after it was stopped (restartPolicy OnFailure; openkruise/kruise#1366) and every main container exited 0` };
+  ctx.notes.push(`ending the pod by status: sidecar [${list}] was restarted after termination`);
+}
+
+// ---- stuck: termination issued, sidecar still running ----
+
+function warnIfStuck(ctx: Ctx): void {
+  if (ctx.end && !isTerminal(ctx.ref.pod.status?.phase)) return; // ending the pod now settles it
+  const limit = ctx.observed.options.stuckAfterSeconds;
+  const stuck: string[] = [];
+  for (const s of ctx.due.unterminated) {
+    const at = ctx.issued.get(s.name);
+    if (!at) continue;
+    const left = limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000);
+    if (left <= 0) stuck.push(s.name);
+    else ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
+  }
+  if (stuck.length === 0) return;
+  const message = `sidecar [${stuck.join(' ')}] still running ${limit}s after ephemera asked it to stop (${ctx.path}): ${stuckHint(ctx)}`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `stuck/${ctx.path}/${stuck.join(',')}` }, ctx.now));
+}
+
+function stuckHint(ctx: Ctx): string {
+  if (ctx.path === 'crr') return `ContainerRecreateRequests are executed by OpenKruise's kruise-daemon; is it running on node ${ctx.ref.pod.spec.nodeName ?? '?'}? Without OpenKruise, annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
+  return 'the sidecar\'s main process must handle SIGTERM (PID 1 ignores signals it has no handler for); see the signal container\'s status and logs';
+}
+
+// ---- helpers ----
+
+function specContainer(pod: Pod, name: string): Container | undefined {
+  return pod.spec.containers.find((c) => c.name === name);
+}
+
+function startedAt(state: { running?: { startedAt?: string | Date }; terminated?: { startedAt?: string | Date } } | undefined): Date | undefined {
+  return toDate(state?.running?.startedAt ?? state?.terminated?.startedAt);
+}
+
+function isTerminal(phase: string | undefined): boolean {
+  return phase === 'Succeeded' || phase === 'Failed';
+}
