@@ -1,0 +1,117 @@
+import type { Envelope } from '../api/envelope.ts';
+import { Node, Pod } from '../api/pod.ts';
+import { toDate } from '../api/meta.ts';
+import type { Controller, Route } from '../engine/controller.ts';
+import type { Plan } from '../engine/plan.ts';
+import { KubeError } from '../kube/errors.ts';
+import type { Kube } from '../kube/kube.ts';
+import { CRR, crrName } from './actions.ts';
+import { SidecarOptions } from './config.ts';
+import { dueFromSnapshot, podDue, type Due } from './predicate.ts';
+import { plan, type CrrView, type NodeView, type SidecarObserved } from './planner.ts';
+import { currentStage, podStrategy } from './strategy.ts';
+
+const KEY_PREFIX = 'Pod/';
+
+/** The node label virtual-kubelet nodes carry (OpenKruise's test). */
+export const VIRTUAL_KUBELET_LABEL = { key: 'type', value: 'virtual-kubelet' } as const;
+
+/** "Pod/<ns>/<name>" */
+export function podKey(namespace: string, name: string): string {
+  return `${KEY_PREFIX}${namespace}/${name}`;
+}
+
+function parseKey(key: string): { namespace: string; name: string } | null {
+  if (!key.startsWith(KEY_PREFIX)) return null;
+  const [namespace, name, ...rest] = key.slice(KEY_PREFIX.length).split('/');
+  return namespace && name && rest.length === 0 ? { namespace, name } : null;
+}
+
+/**
+ * The SidecarTerminator controller. Options are validated here, once (a bad value throws
+ * at start, naming the field). Reads per pod event: the pod; for a due pod only, its node
+ * and at most one CRR.
+ */
+export function sidecarController(input: Partial<SidecarOptions> = {}): Controller<SidecarObserved> {
+  const options = SidecarOptions.parse(input);
+  return {
+    name: 'sidecar',
+    route: async (event) => route(event),
+    observe: (key, kube) => observe(key, kube, options),
+    plan: (observed, now): Plan => plan(observed, now),
+  };
+}
+
+/** Pod events only; a snapshot that shows the pod is not due stops here, with the reason. */
+export function route(event: Envelope): Route {
+  const { kind, event: type, namespace, name } = event.data;
+  if (kind !== 'Pod') return { keys: [], skipped: `not a pod event (${kind})` };
+  if (type === 'DELETED') return { keys: [], skipped: 'pod deleted' };
+  const verdict = dueFromSnapshot(event.data.snapshot);
+  if (verdict && !verdict.due) return { keys: [], skipped: verdict.reason };
+  return { keys: [podKey(namespace, name)] };
+}
+
+async function observe(key: string, kube: Kube, options: SidecarOptions): Promise<SidecarObserved | null> {
+  const ref = parseKey(key);
+  if (!ref) throw new Error(`not a pod key: ${key}`);
+  const raw = await kube.get({ apiVersion: 'v1', kind: 'Pod', ...ref });
+  if (raw === null) return null;
+  const base = { ...ref, crrs: {}, options };
+  const parsed = Pod.safeParse(raw);
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    return { ...base, pod: null, unreadable: `pod ${ref.namespace}/${ref.name} unreadable (${where})` };
+  }
+  const pod = parsed.data;
+  const due = podDue(pod);
+  if (!due.due || !pod.metadata.uid) return { ...base, pod };
+  const node = await observeNode(kube, pod.spec.nodeName);
+  if (node.kind === 'missing' || node.kind === 'virtual-kubelet') return { ...base, pod, node };
+  const crrs = await observeCrr(kube, { pod, due, options, namespace: ref.namespace });
+  return { ...base, pod, node, crrs: crrs.crrs, notes: crrs.notes };
+}
+
+/** One GET. Only transient failures are thrown (retry); a refusal means "unknown". */
+async function observeNode(kube: Kube, name: string | undefined): Promise<NodeView> {
+  if (!name) return { name: '', kind: 'unknown', detail: 'not set on the pod' };
+  let raw: unknown;
+  try {
+    raw = await kube.get({ apiVersion: 'v1', kind: 'Node', name });
+  } catch (err) {
+    if (!(err instanceof KubeError) || err.errorClass === 'transient') throw err;
+    return { name, kind: 'unknown', detail: `unreadable (${err.status} ${err.message}; grant get on nodes to detect virtual-kubelet)` };
+  }
+  if (raw === null) return { name, kind: 'missing' };
+  const node = Node.safeParse(raw);
+  if (!node.success) return { name, kind: 'unknown', detail: 'unreadable as a Node' };
+  const vk = node.data.metadata.labels?.[VIRTUAL_KUBELET_LABEL.key] === VIRTUAL_KUBELET_LABEL.value;
+  return { name, kind: vk ? 'virtual-kubelet' : 'normal' };
+}
+
+/** The CRR of the current stage, when the pod's strategy is crr: at most one GET. */
+async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarOptions; namespace: string }): Promise<{ crrs: Record<string, CrrView | null>; notes: string[] }> {
+  const choice = podStrategy(p.pod, p.options);
+  const stage = currentStage(p.due);
+  if (!choice.ok || choice.strategy !== 'crr' || !stage || !p.pod.metadata.uid) return { crrs: {}, notes: [] };
+  const name = crrName(p.pod.metadata.uid, stage.stage);
+  try {
+    const raw = await kube.get({ ...CRR, namespace: p.namespace, name });
+    return { crrs: { [name]: raw === null ? null : crrView(raw, name) }, notes: [] };
+  } catch (err) {
+    if (!(err instanceof KubeError) || err.errorClass === 'transient') throw err;
+    // Not readable (RBAC): creating it is idempotent, so plan as if unknown.
+    return { crrs: {}, notes: [`ContainerRecreateRequest ${name} unreadable (${err.status}): planning without it`] };
+  }
+}
+
+function crrView(raw: unknown, name: string): CrrView {
+  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown } };
+  const containers = Array.isArray(o.spec?.containers) ? o.spec.containers : [];
+  const names = containers.map((c: unknown) => (c as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string');
+  const created = o.metadata?.creationTimestamp;
+  const view: CrrView = { name, containers: names };
+  const at = typeof created === 'string' || created instanceof Date ? toDate(created) : undefined;
+  if (at) view.createdAt = at;
+  return view;
+}
