@@ -1,0 +1,288 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Action } from '../../functions/engine/plan.ts';
+import { crrName, signalContainerName } from '../../functions/sidecar/actions.ts';
+import { DEFAULT_SIDECAR_OPTIONS } from '../../functions/sidecar/config.ts';
+import { plan, type CrrView } from '../../functions/sidecar/planner.ts';
+import { basePod, env, exited, NOW, observed, podWith, running, SIDECAR_ENV, UID } from './support.ts';
+
+const IGNORE_ENV = env('KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', 'true');
+const WITH_IMAGE = (image: string) => env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', image);
+const VK = { name: 'vk-1', kind: 'virtual-kubelet' } as const;
+
+const kinds = (actions: Action[]): string[] => actions.map((a) => `${a.verb} ${a.kind}${a.subresource ? `/${a.subresource}` : ''}`);
+const only = (actions: Action[], kind: string, subresource?: string): Action[] => actions.filter((a) => a.kind === kind && a.subresource === subresource);
+const events = (actions: Action[]): { type: string; reason: string; message: string }[] => actions.filter((a) => a.kind === 'Event').map((a) => a.body as { type: string; reason: string; message: string });
+type CrrBody = { metadata: { name: string; ownerReferences: { kind: string; uid: string; controller: boolean }[]; labels: Record<string, string> }; spec: { podName: string; containers: { name: string }[]; strategy: { forceRecreate: boolean; failurePolicy: string } } };
+type StatusBody = { metadata: { resourceVersion: string }; status: { phase: string; conditions: { type: string; status: string; reason: string }[] } };
+const existingCrr = (name: string, containers: string[], createdAt = '2026-01-01T00:01:05Z'): CrrView => ({ name, containers, createdAt: new Date(createdAt) });
+
+/** main + two sidecars (a, b) + one ignore-exit-code sidecar (c). */
+function fourContainers(states: { main: number | 'running'; a?: number; b?: number; c?: number }, policy = 'Never') {
+  const st = (name: string, v: number | 'running' | undefined) => (v === undefined || v === 'running' ? running(name) : exited(name, v));
+  return podWith({
+    containers: [{ name: 'main' }, { name: 'a', env: [SIDECAR_ENV] }, { name: 'b', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', 'TRUE')] }, { name: 'c', env: [SIDECAR_ENV, IGNORE_ENV] }],
+    spec: { restartPolicy: policy },
+    statuses: [st('main', states.main), st('a', states.a), st('b', states.b), st('c', states.c)],
+  });
+}
+
+describe('not due or not plannable: no actions, a note saying why', () => {
+  test('main still running', () => {
+    const p = plan(observed(podWith({ statuses: [running('main'), running('log-shipper')] })), NOW);
+    assert.deepEqual(p.actions, []);
+    assert.match(p.notes?.join('\n') ?? '', /not due: main container main has not terminated/);
+  });
+  test('unreadable pod', () => {
+    const p = plan({ ...observed(basePod()), pod: null, unreadable: 'pod batch/x unreadable (spec.containers: expected array)' }, NOW);
+    assert.deepEqual(p.actions, []);
+    assert.match(p.notes?.join('\n') ?? '', /unreadable \(spec\.containers/);
+  });
+  test('node no longer exists: skipped (the pod is orphaned)', () => {
+    const p = plan(observed(basePod(), { node: { name: 'node-a', kind: 'missing' } }), NOW);
+    assert.deepEqual(p.actions, []);
+    assert.match(p.notes?.join('\n') ?? '', /node node-a no longer exists/);
+  });
+  test('pod without uid: cannot name or own a CRR', () => {
+    const p = plan(observed(podWith({ metadata: { uid: undefined } })), NOW);
+    assert.deepEqual(p.actions, []);
+  });
+  test('native sidecars only: nothing to do', () => {
+    const pod = podWith({ containers: [{ name: 'main' }], spec: { initContainers: [{ name: 'proxy', restartPolicy: 'Always', env: [SIDECAR_ENV] }] }, statuses: [exited('main', 0)] });
+    assert.deepEqual(plan(observed(pod), NOW).actions, []);
+  });
+});
+
+describe('crr strategy (OpenKruise-compatible)', () => {
+  test('creates sidecar-termination-<uid> for the unterminated sidecars, owned by the pod, plus an Event', () => {
+    const p = plan(observed(fourContainers({ main: 0, a: 0 })), NOW);
+    assert.deepEqual(kinds(p.actions), ['create ContainerRecreateRequest', 'create Event']);
+    const crr = p.actions[0]!;
+    assert.equal(crr.name, `sidecar-termination-${UID}`);
+    assert.equal(crr.apiVersion, 'apps.kruise.io/v1alpha1');
+    assert.equal(crr.alreadyExists, 'done');
+    const body = crr.body as CrrBody;
+    assert.deepEqual(body.spec.containers, [{ name: 'b' }], 'a has terminated; c waits for the second stage; main is never listed');
+    assert.deepEqual(body.spec.strategy, { forceRecreate: true, failurePolicy: 'Ignore' });
+    assert.equal(body.spec.podName, 'job-abc12');
+    assert.deepEqual(body.metadata.ownerReferences.map((o) => [o.kind, o.uid, o.controller]), [['Pod', UID, true]]);
+    assert.equal(body.metadata.labels['crr.apps.kruise.io/node-name'], 'node-a');
+    assert.equal(events(p.actions)[0]?.reason, 'SidecarTerminator');
+    assert.match(events(p.actions)[0]?.message ?? '', /\[b\] using crr/);
+  });
+
+  test('an existing CRR means nothing more to do', () => {
+    const name = crrName(UID, 'sidecars');
+    const p = plan(observed(basePod(), { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
+    assert.deepEqual(p.actions, []);
+  });
+
+  test('the Event and CRR names are deterministic (a retried plan meets AlreadyExists)', () => {
+    const a = plan(observed(basePod()), NOW).actions.map((x) => x.name);
+    const b = plan(observed(basePod()), new Date(NOW.getTime() + 60_000)).actions.map((x) => x.name);
+    assert.deepEqual(a, b);
+  });
+
+  test('Never with a failed main container: sidecars are still stopped', () => {
+    const p = plan(observed(podWith({ statuses: [exited('main', 1), running('log-shipper')] })), NOW);
+    assert.deepEqual(kinds(p.actions), ['create ContainerRecreateRequest', 'create Event']);
+  });
+
+  test('a CRR still not done after stuckAfterSeconds: one Warning naming kruise-daemon; before that, a requeue', () => {
+    const name = crrName(UID, 'sidecars');
+    const crrs = { [name]: existingCrr(name, ['log-shipper'], '2026-01-01T00:01:30Z') };
+    const early = plan(observed(basePod(), { crrs }), NOW); // 30 s after creation
+    assert.deepEqual(early.actions, []);
+    assert.equal(early.requeueAfterSeconds, 90);
+    const late = plan(observed(basePod(), { crrs }), new Date('2026-01-01T00:03:30Z'));
+    assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    assert.match(events(late.actions)[0]?.message ?? '', /kruise-daemon/);
+    assert.equal(late.requeueAfterSeconds, undefined);
+  });
+});
+
+describe('ignore-exit-code sidecars: phase first, then a CRR of their own', () => {
+  test('waits for the other sidecars', () => {
+    const p = plan(observed(fourContainers({ main: 0 })), NOW);
+    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+    assert.deepEqual((p.actions[0]?.body as CrrBody).spec.containers, [{ name: 'a' }, { name: 'b' }]);
+  });
+
+  test('main succeeded: phase Succeeded with SidecarTerminated, then a distinct CRR for c', () => {
+    const p = plan(observed(fourContainers({ main: 0, a: 143, b: 0 })), NOW);
+    assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event', 'create ContainerRecreateRequest', 'create Event']);
+    const status = p.actions[0]!;
+    assert.equal(status.patchType, 'strategic');
+    const body = status.body as StatusBody;
+    assert.equal(body.status.phase, 'Succeeded');
+    assert.deepEqual(body.status.conditions.map((c) => [c.type, c.status]), [['SidecarTerminated', 'True']]);
+    assert.equal(body.metadata.resourceVersion, '4711', 'fenced: the verdict was read from this version');
+    const crr = p.actions[2]!;
+    assert.equal(crr.name, `sidecar-termination-${UID}-ignore-exit-code`);
+    assert.notEqual(crr.name, crrName(UID, 'sidecars'));
+    assert.deepEqual((crr.body as CrrBody).spec.containers, [{ name: 'c' }]);
+  });
+
+  test('main failed: phase Failed', () => {
+    const p = plan(observed(fourContainers({ main: 1, a: 0, b: 0 })), NOW);
+    assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody).status.phase, 'Failed');
+  });
+
+  test('an earlier first-stage CRR does not block the second stage', () => {
+    const first = crrName(UID, 'sidecars');
+    const second = crrName(UID, 'ignore-exit-code');
+    const p = plan(observed(fourContainers({ main: 0, a: 137, b: 137 }), { crrs: { [first]: existingCrr(first, ['a', 'b']), [second]: null } }), NOW);
+    assert.ok(p.actions.some((a) => a.kind === 'ContainerRecreateRequest' && a.name === second));
+  });
+
+  test('phase already terminal: no status patch, the second-stage CRR still goes out until it exists', () => {
+    const pod = { ...fourContainers({ main: 0, a: 0, b: 0 }), status: { ...fourContainers({ main: 0, a: 0, b: 0 }).status, phase: 'Succeeded' } };
+    const p = plan(observed(pod), NOW);
+    assert.deepEqual(kinds(p.actions), ['create ContainerRecreateRequest', 'create Event']);
+    const second = crrName(UID, 'ignore-exit-code');
+    assert.deepEqual(plan(observed(pod, { crrs: { [second]: existingCrr(second, ['c']) } }), NOW).actions, []);
+  });
+});
+
+describe('virtual-kubelet nodes: swap images', () => {
+  test('swaps each unterminated WITH_IMAGE sidecar by name, fenced by resourceVersion', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'envoy:1', env: [WITH_IMAGE('exit:1')] }, { name: 'b', image: 'agent:1', env: [SIDECAR_ENV, WITH_IMAGE('exit:2')] }, { name: 'done', image: 'x', env: [WITH_IMAGE('exit:1')] }],
+      statuses: [exited('main', 0), running('a'), running('b'), exited('done', 0)],
+    });
+    const p = plan(observed(pod, { node: VK }), NOW);
+    assert.deepEqual(kinds(p.actions), ['patch Pod', 'create Event']);
+    const swap = p.actions[0]!;
+    assert.equal(swap.patchType, 'strategic');
+    assert.equal(swap.subresource, undefined);
+    assert.deepEqual(swap.body, { metadata: { resourceVersion: '4711' }, spec: { containers: [{ name: 'a', image: 'exit:1' }, { name: 'b', image: 'exit:2' }] } });
+    assert.match(events(p.actions)[0]?.message ?? '', /in-place update/);
+  });
+
+  test('already swapped: nothing more', () => {
+    const pod = podWith({ containers: [{ name: 'main' }, { name: 'a', image: 'exit:1', env: [WITH_IMAGE('exit:1')] }], statuses: [exited('main', 0), running('a')] });
+    assert.deepEqual(plan(observed(pod, { node: VK }), NOW).actions, []);
+  });
+
+  test('a sidecar without WITH_IMAGE cannot be stopped there: a Warning, no action on it', () => {
+    const p = plan(observed(basePod(), { node: VK }), NOW);
+    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationUnsupported']]);
+    assert.equal(p.actions.length, 1);
+  });
+
+  test('an unreadable node is assumed normal (noted)', () => {
+    const p = plan(observed(basePod(), { node: { name: 'node-a', kind: 'unknown', detail: 'unreadable (403)' } }), NOW);
+    assert.deepEqual(kinds(p.actions), ['create ContainerRecreateRequest', 'create Event']);
+    assert.match(p.notes?.join('\n') ?? '', /assuming a normal node/);
+  });
+});
+
+describe('ephemeral-signal strategy (no daemon)', () => {
+  const signalOptions = { ...DEFAULT_SIDECAR_OPTIONS, defaultStrategy: 'ephemeral-signal' as const };
+
+  test('chosen by config: one ephemeral container per sidecar, targeting it, with its securityContext', () => {
+    const p = plan(observed(basePod(), { options: signalOptions }), NOW);
+    assert.deepEqual(kinds(p.actions), ['patch Pod/ephemeralcontainers', 'create Event']);
+    const inject = p.actions[0]!;
+    assert.equal(inject.patchType, 'strategic');
+    assert.equal(inject.alreadyExists, 'done');
+    const ec = (inject.body as { spec: { ephemeralContainers: Record<string, unknown>[] } }).spec.ephemeralContainers;
+    assert.equal(ec.length, 1);
+    assert.deepEqual(
+      { name: ec[0]?.name, target: ec[0]?.targetContainerName, image: ec[0]?.image, command: ec[0]?.command, sc: ec[0]?.securityContext },
+      { name: 'ephemera-stop-log-shipper', target: 'log-shipper', image: 'busybox:1.36', command: ['kill', '-TERM', '1'], sc: { runAsUser: 1000 } },
+    );
+  });
+
+  test('chosen per pod by annotation, over a crr default', () => {
+    const pod = podWith({ metadata: { annotations: { 'ephemera.io/sidecar-termination': 'ephemeral-signal' } } });
+    assert.deepEqual(kinds(plan(observed(pod), NOW).actions), ['patch Pod/ephemeralcontainers', 'create Event']);
+  });
+
+  test('annotation crr over an ephemeral-signal default', () => {
+    const pod = podWith({ metadata: { annotations: { 'ephemera.io/sidecar-termination': 'crr' } } });
+    assert.deepEqual(kinds(plan(observed(pod, { options: signalOptions }), NOW).actions), ['create ContainerRecreateRequest', 'create Event']);
+  });
+
+  test('an unknown annotation value is refused with a Warning, not guessed', () => {
+    const pod = podWith({ metadata: { annotations: { 'ephemera.io/sidecar-termination': 'sigterm' } } });
+    const p = plan(observed(pod), NOW);
+    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationRefused']]);
+    assert.equal(p.actions.length, 1);
+  });
+
+  test('already injected and started: nothing more; after stuckAfterSeconds a Warning about SIGTERM', () => {
+    const name = signalContainerName('log-shipper');
+    const pod = podWith({
+      spec: { ephemeralContainers: [{ name, targetContainerName: 'log-shipper' }] },
+      status: { ephemeralContainerStatuses: [{ name, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:01:10Z' } } }] },
+    });
+    const p = plan(observed(pod, { options: signalOptions }), NOW);
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.requeueAfterSeconds, 70);
+    const late = plan(observed(pod, { options: signalOptions }), new Date('2026-01-01T00:05:00Z'));
+    assert.match(events(late.actions)[0]?.message ?? '', /SIGTERM/);
+  });
+
+  test('shareProcessNamespace: PID 1 is not the sidecar, so no signal; a Warning', () => {
+    const p = plan(observed(podWith({ spec: { shareProcessNamespace: true } }), { options: signalOptions }), NOW);
+    assert.equal(only(p.actions, 'Pod', 'ephemeralcontainers').length, 0);
+    assert.deepEqual(events(p.actions).map((e) => e.reason), ['SidecarTerminationUnsupported']);
+  });
+
+  test('never signals the wrong container: a same-named ephemeral container with another target blocks it', () => {
+    const pod = podWith({ spec: { ephemeralContainers: [{ name: signalContainerName('log-shipper'), targetContainerName: 'main' }] } });
+    const p = plan(observed(pod, { options: signalOptions }), NOW);
+    assert.deepEqual(p.actions, []);
+    assert.match(p.notes?.join('\n') ?? '', /targets main/);
+  });
+
+  test('long sidecar names get a hashed, valid container name', () => {
+    const long = 'x'.repeat(60);
+    const n = signalContainerName(long);
+    assert.ok(n.length <= 63);
+    assert.match(n, /^ephemera-stop-[0-9a-f]{8}$/);
+    assert.equal(n, signalContainerName(long));
+  });
+});
+
+describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
+  const name = crrName(UID, 'sidecars');
+  const restarted = (finishedAt: string) => ({ name: 'log-shipper', restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 137, finishedAt } } });
+  const onFailure = (sidecar: ReturnType<typeof restarted> | ReturnType<typeof running>) => podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), sidecar] });
+
+  test('first: stop the sidecar like under Never', () => {
+    const p = plan(observed(onFailure(running('log-shipper'))), NOW);
+    assert.deepEqual(kinds(p.actions), ['create ContainerRecreateRequest', 'create Event']);
+  });
+
+  test('the kubelet restarted the stopped sidecar: phase Succeeded with SidecarTerminated', () => {
+    const p = plan(observed(onFailure(restarted('2026-01-01T00:01:20Z')), { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
+    assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event']);
+    const body = p.actions[0]!.body as StatusBody;
+    assert.equal(body.status.phase, 'Succeeded');
+    assert.equal(body.status.conditions[0]?.reason, 'SidecarRestartedOnFailure');
+  });
+
+  test('a restart from before the CRR was created is not ours to judge: keep waiting', () => {
+    const p = plan(observed(onFailure(restarted('2026-01-01T00:00:30Z')), { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
+    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+  });
+
+  test('also with the signal strategy (the signal container started before the restart)', () => {
+    const ec = signalContainerName('log-shipper');
+    const pod = podWith({
+      spec: { restartPolicy: 'OnFailure', ephemeralContainers: [{ name: ec, targetContainerName: 'log-shipper' }] },
+      statuses: [exited('main', 0), restarted('2026-01-01T00:01:20Z')],
+      status: { ephemeralContainerStatuses: [{ name: ec, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:01:15Z' } } }] },
+    });
+    const p = plan(observed(pod, { options: { ...DEFAULT_SIDECAR_OPTIONS, defaultStrategy: 'ephemeral-signal' } }), NOW);
+    assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
+  });
+
+  test('under Never a restart cannot happen, and no phase is forced', () => {
+    const pod = podWith({ statuses: [exited('main', 0), restarted('2026-01-01T00:01:20Z')] });
+    const p = plan(observed(pod, { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
+    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+  });
+});

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Pod } from '../../functions/api/pod.ts';
+import { containerRoles, sidecarInfo } from '../../functions/sidecar/env.ts';
+import { dueFromSnapshot, podDue, trimPodForSidecar } from '../../functions/sidecar/predicate.ts';
+import { basePod, env, exited, podWith, running, SIDECAR_ENV } from './support.ts';
+
+describe('sidecar classification by env', () => {
+  const cases: { name: string; env: { name: string; value?: string }[]; sidecar: boolean; withImage?: string; ignore?: boolean }[] = [
+    { name: 'no env: main', env: [], sidecar: false },
+    { name: 'true', env: [SIDECAR_ENV], sidecar: true },
+    { name: 'uppercase TRUE', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', 'TRUE')], sidecar: true },
+    { name: 'mixed case True', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', 'True')], sidecar: true },
+    { name: 'false', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', 'false')], sidecar: false },
+    { name: 'yes is not true', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', 'yes')], sidecar: false },
+    { name: 'valueFrom (no value) does not mark', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT')], sidecar: false },
+    { name: 'non-empty WITH_IMAGE alone', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', 'exit:1')], sidecar: true, withImage: 'exit:1' },
+    { name: 'empty WITH_IMAGE', env: [env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', '')], sidecar: false },
+    { name: 'duplicate name: the last entry wins, like the kubelet', env: [SIDECAR_ENV, env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', 'false')], sidecar: false },
+    { name: 'ignore exit code, any case', env: [SIDECAR_ENV, env('KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', 'tRuE')], sidecar: true, ignore: true },
+    { name: 'ignore exit code alone does not mark a sidecar', env: [env('KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', 'true')], sidecar: false },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const info = sidecarInfo({ name: 'c', env: c.env });
+      assert.equal(info !== null, c.sidecar);
+      if (info) {
+        assert.equal(info.withImage, c.withImage);
+        assert.equal(info.ignoreExitCode, c.ignore ?? false);
+      }
+    });
+  }
+
+  test('native sidecars (init containers with restartPolicy Always) are reported, never classified as sidecars', () => {
+    const p = podWith({ spec: { initContainers: [{ name: 'proxy', restartPolicy: 'Always', env: [SIDECAR_ENV] }, { name: 'setup', env: [SIDECAR_ENV] }] } });
+    const roles = containerRoles(p);
+    assert.deepEqual(roles.nativeSidecars, ['proxy']);
+    assert.deepEqual(roles.sidecars.map((s) => s.name), ['log-shipper']);
+    assert.deepEqual(roles.mains, ['main']);
+  });
+});
+
+describe('due-pod predicate', () => {
+  const notDue: { name: string; pod: Pod; reason: RegExp }[] = [
+    { name: 'deleting', pod: podWith({ metadata: { deletionTimestamp: '2026-01-01T00:01:30Z' } }), reason: /being deleted/ },
+    { name: 'pending', pod: podWith({ status: { phase: 'Pending' } }), reason: /Pending/ },
+    { name: 'no status', pod: { ...basePod(), status: undefined }, reason: /no status phase/ },
+    { name: 'restartPolicy Always', pod: podWith({ spec: { restartPolicy: 'Always' } }), reason: /restartPolicy is Always/ },
+    { name: 'restartPolicy unset (defaults to Always)', pod: podWith({ spec: { restartPolicy: undefined } }), reason: /restartPolicy is Always/ },
+    { name: 'main still running', pod: podWith({ statuses: [running('main'), running('log-shipper')] }), reason: /main container main has not terminated/ },
+    { name: 'main failed under OnFailure', pod: podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 2), running('log-shipper')] }), reason: /main exited 2 under restartPolicy OnFailure/ },
+    { name: 'sidecars already done', pod: podWith({ statuses: [exited('main', 0), exited('log-shipper', 0)] }), reason: /all sidecars have terminated/ },
+    { name: 'no sidecars', pod: podWith({ containers: [{ name: 'main' }, { name: 'other' }], statuses: [exited('main', 0), running('other')] }), reason: /^no sidecar containers$/ },
+    {
+      name: 'only native sidecars',
+      pod: podWith({ containers: [{ name: 'main' }], spec: { initContainers: [{ name: 'proxy', restartPolicy: 'Always', env: [SIDECAR_ENV] }] }, statuses: [exited('main', 0)] }),
+      reason: /only native sidecars/,
+    },
+    { name: 'missing statuses', pod: podWith({ statuses: [exited('main', 0)] }), reason: /no state reported yet for container log-shipper/ },
+    { name: 'status without state', pod: podWith({ statuses: [{ name: 'main' }, running('log-shipper')] }), reason: /no state reported yet for container main/ },
+  ];
+  for (const c of notDue) {
+    test(`not due: ${c.name}`, () => {
+      const r = podDue(c.pod);
+      assert.equal(r.due, false);
+      if (!r.due) assert.match(r.reason, c.reason);
+    });
+  }
+
+  test('due: Never, main exited 0, sidecar running', () => {
+    const r = podDue(basePod());
+    assert.ok(r.due);
+    assert.equal(r.restartPolicy, 'Never');
+    assert.equal(r.mainsSucceeded, true);
+    assert.deepEqual(r.unterminated.map((s) => s.name), ['log-shipper']);
+  });
+
+  test('due: Never, main failed (the pod still has to end)', () => {
+    const r = podDue(podWith({ statuses: [exited('main', 1), running('log-shipper')] }));
+    assert.ok(r.due);
+    assert.equal(r.mainsSucceeded, false);
+  });
+
+  test('due: OnFailure, main exited 0; only the unterminated sidecars are listed', () => {
+    const containers = [{ name: 'main' }, { name: 'a', env: [SIDECAR_ENV] }, { name: 'b', env: [SIDECAR_ENV] }];
+    const r = podDue(podWith({ containers, spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), exited('a', 0), running('b')] }));
+    assert.ok(r.due);
+    assert.deepEqual(r.unterminated.map((s) => s.name), ['b']);
+  });
+
+  test('due: a sidecar restarted by the kubelet is not terminated', () => {
+    const r = podDue(podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), { name: 'log-shipper', restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 137 } } }] }));
+    assert.ok(r.due);
+  });
+
+  test('a pod with only sidecars (no main) is due once it runs', () => {
+    const r = podDue(podWith({ containers: [{ name: 'log-shipper', env: [SIDECAR_ENV] }], statuses: [running('log-shipper')] }));
+    assert.ok(r.due);
+  });
+});
+
+describe('the predicate on snapshots', () => {
+  test('an absent or unreadable snapshot cannot be judged (null), never "not due"', () => {
+    assert.equal(dueFromSnapshot(undefined), null);
+    assert.equal(dueFromSnapshot({ metadata: { name: 'x' } }), null);
+    const badEnv = { ...basePod(), spec: { ...basePod().spec, containers: [{ name: 'main', env: [{ value: 'no name' }] }] } };
+    assert.equal(dueFromSnapshot(badEnv), null);
+  });
+
+  test('a trimmed pod gets the same verdict as the full pod, and drops what the predicate does not read', () => {
+    const pods = [
+      basePod(),
+      podWith({ statuses: [running('main'), running('log-shipper')] }),
+      podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 3), running('log-shipper')] }),
+      podWith({ containers: [{ name: 'main' }], spec: { initContainers: [{ name: 'proxy', restartPolicy: 'Always' }] }, statuses: [exited('main', 0)] }),
+      podWith({ metadata: { deletionTimestamp: '2026-01-01T00:01:30Z' } }),
+    ];
+    for (const p of pods) {
+      const trimmed = JSON.parse(JSON.stringify(trimPodForSidecar(p))) as unknown;
+      assert.deepEqual(dueFromSnapshot(trimmed), podDue(p));
+    }
+    const t = trimPodForSidecar(basePod());
+    assert.equal(t.spec.containers[0]?.image, undefined);
+    assert.equal((t.spec.containers[1] as Record<string, unknown>).securityContext, undefined);
+  });
+});
