@@ -9,7 +9,8 @@ import type { Logger } from '../engine/logger.ts';
 import { ejobController } from '../ejob/controller.ts';
 import { createKube } from '../kube/client.ts';
 import type { Kube } from '../kube/kube.ts';
-import { sidecarControllerFromConfig } from './sidecar.ts';
+import { sidecarController } from '../sidecar/controller.ts';
+import { sidecarOptionsFromConfig } from '../sidecar/config.ts';
 
 /** JSON logs to stdout (or stderr when stdout carries a command's output). */
 export function createLogger(level: FunctionsConfig['LOG_LEVEL'], destination: 1 | 2 = 1): Logger {
@@ -21,7 +22,7 @@ export function controllersFor(config: FunctionsConfig): Controller<unknown>[] {
   const wanted = new Set(config.EPHEMERA_CONTROLLERS.split(','));
   const out: Controller<unknown>[] = [];
   if (wanted.has('ejob')) out.push(ejobController as Controller<unknown>);
-  if (wanted.has('sidecar')) out.push(sidecarControllerFromConfig(config));
+  if (wanted.has('sidecar')) out.push(sidecarController(sidecarOptionsFromConfig(config)) as Controller<unknown>);
   return out;
 }
 
