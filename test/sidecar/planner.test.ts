@@ -286,3 +286,27 @@ describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
     assert.equal(only(p.actions, 'Pod', 'status').length, 0);
   });
 });
+
+describe('story: an OnFailure pod whose sidecar exits 137 when stopped still ends', () => {
+  test('CRR, kubelet restart, phase Succeeded, then nothing more', () => {
+    let pod = podWith({ spec: { restartPolicy: 'OnFailure' } });
+    const crrs: Record<string, CrrView | null> = {};
+    // 1. due: the CRR goes out.
+    const first = plan(observed(pod, { crrs }), NOW);
+    const crr = first.actions.find((a) => a.kind === 'ContainerRecreateRequest');
+    assert.ok(crr);
+    crrs[crr.name] = existingCrr(crr.name, ['log-shipper'], '2026-01-01T00:02:00Z');
+    // 2. kruise-daemon kills the sidecar (137); the kubelet restarts it (OnFailure).
+    pod = { ...pod, status: { ...pod.status, containerStatuses: [exited('main', 0), { name: 'log-shipper', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:02:12Z' } }, lastState: { terminated: { exitCode: 137, finishedAt: '2026-01-01T00:02:01Z' } } }] } };
+    const second = plan(observed(pod, { crrs }), new Date('2026-01-01T00:02:15Z'));
+    const end = only(second.actions, 'Pod', 'status')[0];
+    assert.ok(end, 'the pod is ended by status');
+    assert.equal(only(second.actions, 'ContainerRecreateRequest').length, 0, 'no second CRR');
+    // 3. the status patch lands; the kubelet stops the sidecar of the terminal pod and restarts nothing.
+    pod = { ...pod, status: { ...pod.status, phase: (end.body as StatusBody).status.phase, containerStatuses: [exited('main', 0), exited('log-shipper', 137)] } };
+    const third = plan(observed(pod, { crrs }), new Date('2026-01-01T00:02:30Z'));
+    assert.deepEqual(third.actions, []);
+    assert.equal(pod.status?.phase, 'Succeeded');
+    assert.match(third.notes?.join('\n') ?? '', /all sidecars have terminated/);
+  });
+});
