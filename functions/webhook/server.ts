@@ -52,9 +52,25 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<Ru
     url: `${opts.tls ? 'https' : 'http'}://${host}:${info.address.port}`,
     close: () => {
       stopWatching();
-      return new Promise((resolve) => info.server.close(() => resolve()));
+      return closeServer(info.server as HttpsServer);
     },
   };
+}
+
+/**
+ * Stop accepting, end idle keep-alive connections at once (the API server keeps them open,
+ * and close() would otherwise wait for them), and cut the rest after a grace period.
+ */
+function closeServer(server: HttpsServer, graceMs = 5_000): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 async function readTls(files: TlsFiles): Promise<{ cert: Buffer; key: Buffer }> {
