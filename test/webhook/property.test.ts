@@ -1,0 +1,115 @@
+// Property tests: whatever a client sends, the answer is a well-formed AdmissionReview for
+// the same uid, or a 400 Status that says why; never a crash, never a 500. And whatever the
+// webhook admits, the planner's own schema accepts, so an admitted job is never stuck in Error.
+import fc from 'fast-check';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseEjobSpec } from '../../functions/api/ephemeraljob.ts';
+import { AdmissionReviewResponse } from '../../functions/webhook/admission.ts';
+import { createWebhookApp } from '../../functions/webhook/app.ts';
+import { validateEphemeralJob } from '../../functions/webhook/validate.ts';
+import { admissionReview, container, job, PATH, spec } from './support.ts';
+
+const app = createWebhookApp();
+
+/** Check one answer; returns the parsed review response when it was a 200. */
+async function checkAnswer(body: string, uid?: unknown): Promise<void> {
+  const res = await app.request(PATH, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (res.status === 400) {
+    assert.equal(json.kind, 'Status');
+    assert.equal(typeof json.message, 'string');
+    assert.ok((json.message as string).length > 0);
+    return;
+  }
+  assert.equal(res.status, 200, JSON.stringify(json));
+  const parsed = AdmissionReviewResponse.parse(json);
+  if (uid !== undefined) assert.equal(parsed.response.uid, uid);
+  const st = parsed.response.status;
+  if (!parsed.response.allowed) {
+    assert.equal(st?.code, 422);
+    for (const cause of st?.details?.causes ?? []) assert.ok(st?.message.includes(`${cause.field}: ${cause.message}`));
+  }
+}
+
+const operation = fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT', 'PATCH');
+const kind = fc.oneof(
+  fc.constant({ group: 'apps.kruise.io', version: 'v1alpha1', kind: 'EphemeralJob' }),
+  fc.record({ group: fc.string(), version: fc.string(), kind: fc.string() }),
+);
+
+test('any string body gets a well-formed answer or a 400', async () => {
+  await fc.assert(fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 300 }), (body) => checkAnswer(body)), { numRuns: 300 });
+});
+
+test('any JSON body gets a well-formed answer or a 400', async () => {
+  await fc.assert(fc.asyncProperty(fc.jsonValue({ maxDepth: 6 }), (v) => checkAnswer(JSON.stringify(v))), { numRuns: 300 });
+});
+
+test('reviews with arbitrary objects get a well-formed answer for the same uid, or a 400', async () => {
+  const anyObject = fc.oneof(fc.jsonValue({ maxDepth: 5 }), fc.jsonValue({ maxDepth: 5 }).map((s) => job(s)), fc.constant(job()));
+  const review = fc.record({
+    uid: fc.string({ minLength: 1 }),
+    operation,
+    kind,
+    object: anyObject,
+    oldObject: anyObject,
+    subResource: fc.option(fc.constantFrom('', 'status'), { nil: undefined }),
+  });
+  await fc.assert(
+    fc.asyncProperty(review, (r) => checkAnswer(JSON.stringify(admissionReview(r)), r.uid)),
+    { numRuns: 400 },
+  );
+});
+
+/** A value that is usually right for its field and sometimes wrong in a realistic way. */
+const maybe = <T>(good: fc.Arbitrary<T>, ...bad: unknown[]): fc.Arbitrary<unknown> =>
+  fc.oneof({ weight: 20, arbitrary: good }, { weight: 1, arbitrary: fc.constantFrom(...bad) });
+
+const containerArb = fc.record({
+  name: maybe(fc.constantFrom('debug', 'probe', 'a-1'), '', 'Bad_Name', 3, undefined),
+  image: maybe(fc.constantFrom('busybox', 'alpine:3'), '', ' x', undefined, 1),
+  imagePullPolicy: maybe(fc.constantFrom('Always', 'IfNotPresent', 'Never'), 'always', undefined),
+  terminationMessagePolicy: maybe(fc.constantFrom('File', 'FallbackToLogsOnError'), 'Logs', undefined),
+  targetContainerName: maybe(fc.constantFrom('app', 'main'), '', undefined),
+  env: maybe(fc.array(fc.record({ name: maybe(fc.constantFrom('A', 'B_1', 'x.y'), '1A', '', 2), value: maybe(fc.string(), 3) }), { maxLength: 3 }), 'x', undefined),
+  ports: maybe(fc.constant(undefined), [{ containerPort: 80 }]),
+}, { requiredKeys: [] });
+
+const specArb = fc.record({
+  selector: maybe(
+    fc.record({ matchLabels: fc.dictionary(fc.constantFrom('app', 'tier', 'x/y'), fc.constantFrom('a', 'b', '')) }, { requiredKeys: [] }),
+    {}, { matchExpressions: [{ key: 'a', operator: 'In' }] }, undefined,
+  ),
+  replicas: maybe(fc.nat(100), -1, 1.5, '3'),
+  parallelism: maybe(fc.nat(10), 11, -1),
+  paused: maybe(fc.boolean(), 'yes'),
+  activeDeadlineSeconds: maybe(fc.integer({ min: 1, max: 1e6 }), 0),
+  ttlSecondsAfterFinished: maybe(fc.nat(), -5),
+  ttlSecondsAfterCreated: maybe(fc.nat(), -5),
+  template: maybe(fc.record({ ephemeralContainers: fc.array(containerArb, { minLength: 1, maxLength: 3 }) }), {}, { ephemeralContainers: [] }),
+}, { requiredKeys: ['selector', 'template'] });
+
+test('every spec the webhook admits, the planner can parse', () => {
+  let admitted = 0;
+  fc.assert(fc.property(specArb, (s) => {
+    const plain = JSON.parse(JSON.stringify(s)) as unknown;
+    if (validateEphemeralJob(job(plain), undefined, 'CREATE').length > 0) return;
+    admitted++;
+    const parsed = parseEjobSpec(plain);
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.message);
+  }), { numRuns: 500 });
+  assert.ok(admitted > 10, `only ${admitted} generated specs were valid; the generator needs tuning`);
+});
+
+test('a valid job stays valid through any sequence of mutable-field updates', () => {
+  const mutable = fc.record({ parallelism: fc.nat(10), replicas: fc.nat(50), paused: fc.boolean(), ttlSecondsAfterFinished: fc.nat(), ttlSecondsAfterCreated: fc.nat() }, { requiredKeys: [] });
+  fc.assert(fc.property(fc.array(mutable, { maxLength: 5 }), (steps) => {
+    let old = job(spec({ template: { ephemeralContainers: [container()] } }));
+    for (const change of steps) {
+      const next = job({ ...(old.spec as object), ...change });
+      assert.deepEqual(validateEphemeralJob(next, old, 'UPDATE'), []);
+      old = next;
+    }
+  }), { numRuns: 200 });
+});
