@@ -49,11 +49,12 @@ function makeCert(dir: string, cn: string): { cert: string; key: string } {
 function postTls(url: string, ca: string): Promise<{ status: number; body: string; cn: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url + PATH, { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      // Read the peer certificate now: once the response ends the socket may be detached.
+      const cn = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
       res.on('end', () => {
-        const peer = (res.socket as TLSSocket).getPeerCertificate();
-        resolve({ status: res.statusCode ?? 0, body, cn: String(peer.subject?.CN ?? '') });
+        resolve({ status: res.statusCode ?? 0, body, cn });
       });
     });
     req.on('error', reject);
