@@ -1,23 +1,9 @@
 import { z } from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
-/** Group, version and names of OpenKruise's EphemeralJob, kept identical so clusters can switch. */
-export const EJOB = {
-  group: 'apps.kruise.io',
-  version: 'v1alpha1',
-  apiVersion: 'apps.kruise.io/v1alpha1',
-  kind: 'EphemeralJob',
-  plural: 'ephemeraljobs',
-  shortName: 'ejob',
-} as const;
+import { MAX_PARALLELISM } from './names.ts';
 
-/** Env var that marks an ephemeral container as owned by a job (value: the job's uid). */
-export const EJOB_ID_ENV = 'KRUISE_EJOB_ID';
-/** OpenKruise's finalizer; ephemeral containers cannot be removed, so we only drop it. */
-export const EJOB_CLEANUP_FINALIZER = 'apps.kruise.io/ephemeralcontainers-cleanup';
-/** OpenKruise's default for an unset ttlSecondsAfterFinished. */
-export const DEFAULT_TTL_AFTER_FINISHED_SECONDS = 1800;
-export const MAX_PARALLELISM = 10;
+export { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB, EJOB_CLEANUP_FINALIZER, EJOB_ID_ENV, MAX_PARALLELISM } from './names.ts';
 
 /**
  * One template entry: a core/v1 EphemeralContainer. OpenKruise stores it schemaless, so

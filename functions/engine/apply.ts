@@ -87,8 +87,14 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
       log.info({ action: describe(action), err: err.message }, 'conflict: re-planning');
       return 'replan';
     case 'not-found':
-      // Deleting something already gone is success; patching it means our view is stale.
-      return action.verb === 'delete' ? 'skipped' : 'replan';
+      // Deleting something already gone is success; patching it means our view is stale;
+      // creating into a missing namespace or an uninstalled CRD will not heal by re-planning.
+      if (action.verb === 'delete') return 'skipped';
+      if (action.verb === 'create') {
+        log.warn({ action: describe(action), err: err.message }, 'refused: the resource type or namespace does not exist');
+        return err;
+      }
+      return 'replan';
     case 'transient':
       throw err; // retries exhausted: the message goes back to the queue
     default:
