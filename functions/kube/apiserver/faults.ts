@@ -1,0 +1,114 @@
+// Failure injection for the fake API server: error answers, dropped connections, and
+// watch streams that end or break on demand.
+import type { ActiveWatch } from './watch.ts';
+
+/** Which requests a fault hits and how. Give `status` (an error answer) or `reset`. */
+export interface FaultSpec {
+  /** HTTP method (GET, POST, PUT, PATCH, DELETE); any when unset. */
+  method?: string;
+  /** A substring of the request path (e.g. `/pods/web-1`, `/ephemeralcontainers`). */
+  pathIncludes?: string;
+  /** Only watch requests (true) or only non-watch requests (false); both when unset. */
+  watch?: boolean;
+  /** HTTP status to answer with, as a metav1.Status body. */
+  status?: number;
+  /** Drop the connection without an answer instead. */
+  reset?: boolean;
+  /** How many matching requests fail (default 1; Infinity for all). */
+  times?: number;
+  /** Status reason (defaults to the usual one for the code). */
+  reason?: string;
+  message?: string;
+  /** Sets a Retry-After header and details.retryAfterSeconds (429, 503). */
+  retryAfterSeconds?: number;
+}
+
+/** An added fault: how many times it fired, and a way to remove it. */
+export interface Fault {
+  readonly spec: FaultSpec;
+  readonly hits: number;
+  remove(): void;
+}
+
+interface Entry {
+  spec: FaultSpec;
+  left: number;
+  hits: number;
+}
+
+/** The request facts a fault matches on. */
+export interface FaultTarget {
+  method: string;
+  path: string;
+  watch: boolean;
+}
+
+/** The failure switchboard exposed as `server.faults`. */
+export class Faults {
+  private readonly entries: Entry[] = [];
+  private readonly watches = new Set<ActiveWatch>();
+
+  /** Adds a fault; the first matching fault with hits left fires, in the order added. */
+  add(spec: FaultSpec): Fault {
+    if (spec.status === undefined && !spec.reset) throw new Error('faults.add needs a status or reset: true');
+    if (spec.status !== undefined && (spec.status < 400 || spec.status > 599)) throw new Error(`faults.add: status must be 400..599, got ${spec.status}`);
+    const entry: Entry = { spec, left: spec.times ?? 1, hits: 0 };
+    this.entries.push(entry);
+    return {
+      spec,
+      get hits() {
+        return entry.hits;
+      },
+      remove: () => {
+        const i = this.entries.indexOf(entry);
+        if (i >= 0) this.entries.splice(i, 1);
+      },
+    };
+  }
+
+  /** Removes every fault. */
+  clear(): void {
+    this.entries.length = 0;
+  }
+
+  /** Ends every open watch stream cleanly; returns how many. Informers resume from their version. */
+  closeWatches(): number {
+    const all = [...this.watches];
+    all.forEach((w) => w.end());
+    return all.length;
+  }
+
+  /** Cuts every open watch connection abruptly; returns how many. */
+  resetWatches(): number {
+    const all = [...this.watches];
+    all.forEach((w) => w.reset());
+    return all.length;
+  }
+
+  /** How many watch streams are open now. */
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  /** @internal The fault this request triggers (counting it), if any. */
+  take(t: FaultTarget): FaultSpec | undefined {
+    const e = this.entries.find((x) => x.left > 0 && matches(x.spec, t));
+    if (!e) return undefined;
+    e.left--;
+    e.hits++;
+    return e.spec;
+  }
+
+  /** @internal Tracks an open watch until it closes. */
+  track(w: ActiveWatch): () => void {
+    this.watches.add(w);
+    return () => this.watches.delete(w);
+  }
+}
+
+function matches(s: FaultSpec, t: FaultTarget): boolean {
+  if (s.method && s.method.toUpperCase() !== t.method) return false;
+  if (s.pathIncludes && !t.path.includes(s.pathIncludes)) return false;
+  if (s.watch !== undefined && s.watch !== t.watch) return false;
+  return true;
+}

@@ -1,0 +1,353 @@
+// The fake Kubernetes API server over real HTTP: routing, bodies, the Date header, faults,
+// the request log and watch streams around the REST layer.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { discovery, VERSION_INFO } from './discovery.ts';
+import { Faults, type FaultSpec } from './faults.ts';
+import { defaultPod } from './pod-rules.ts';
+import { RequestLog, type RequestRecord } from './request-log.ts';
+import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resources.ts';
+import { Rest, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
+import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
+import { ObjectStore } from './store.ts';
+import { serveWatch } from './watch.ts';
+
+/** Options of startApiServer. */
+export interface ApiServerOptions {
+  /** TCP port (default 0: any free port). */
+  port?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Objects to start with (a `kind: List` is flattened); pods get the API server's defaults. */
+  objects?: unknown[];
+  /** The server clock: timestamps and the Date header (default: real time). */
+  clock?: () => Date;
+  /** Watch events kept for resuming watches; older versions get 410 Gone (default 10000). */
+  watchHistory?: number;
+  /** How often a watch that allows bookmarks gets one (default 10 s). */
+  bookmarkIntervalMs?: number;
+  /** Resources to serve besides the built-in ones. */
+  resources?: ResourceDef[];
+}
+
+/** A running fake API server. */
+export interface ApiServer {
+  /** `http://host:port`. */
+  readonly url: string;
+  /** Direct object access (no validation, still versioned and watched). */
+  readonly store: ObjectStore;
+  /** The REST layer, for in-process writes with full API semantics (the simulated kubelet). */
+  readonly rest: Rest;
+  readonly resources: ResourceRegistry;
+  /** Every request answered: method, path, query, status, bytes. */
+  readonly requests: RequestLog;
+  /** Failure injection and watch-stream control. */
+  readonly faults: Faults;
+  /** The server clock. */
+  now(): Date;
+  /** A client-node KubeConfig for this server, ready for makeApiClient. */
+  kubeConfig(): KubeConfig;
+  /** The same as a kubeconfig file (for kubectl or KUBECONFIG). */
+  kubeconfigYaml(): string;
+  /** Drops watch history: watches from any older resourceVersion get 410 Gone. */
+  compact(): void;
+  /** Ends watches, drops connections, stops listening. */
+  close(): Promise<void>;
+}
+
+interface Ctx {
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  rest: Rest;
+  faults: Faults;
+  requests: RequestLog;
+  clock: () => Date;
+  bookmarkIntervalMs: number;
+  address: string;
+}
+
+/** Starts the fake API server; resolves once it listens. */
+export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
+  const clock = opts.clock ?? ((): Date => new Date());
+  const registry = new ResourceRegistry([...BUILTIN_RESOURCES, ...(opts.resources ?? [])]);
+  const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000 });
+  seed(store, opts.objects ?? []);
+  const ctx: Ctx = {
+    registry, store, rest: new Rest(store, clock), faults: new Faults(), requests: new RequestLog(), clock,
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '',
+  };
+  const server = createServer((req, res) => {
+    handle(ctx, req, res).catch((err: unknown) => sendError(ctx, res, err, undefined));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${host}:${addr.port}`;
+  ctx.address = `${host}:${addr.port}`;
+  return {
+    url, store, rest: ctx.rest, resources: registry, requests: ctx.requests, faults: ctx.faults,
+    now: clock,
+    kubeConfig: () => kubeConfigFor(url),
+    kubeconfigYaml: () => kubeconfigYaml(url),
+    compact: () => store.compact(),
+    close: () => closeServer(server, ctx.faults),
+  };
+}
+
+function seed(store: ObjectStore, objects: unknown[]): void {
+  const flat = objects.flatMap((o) => (isList(o) ? o.items : [o]));
+  for (const o of flat) {
+    const obj = structuredClone(o) as Record<string, unknown>;
+    if (obj && obj.apiVersion === 'v1' && obj.kind === 'Pod') defaultPod(obj);
+    store.put(obj);
+  }
+}
+
+function isList(o: unknown): o is { items: unknown[] } {
+  return typeof o === 'object' && o !== null && typeof (o as { kind?: unknown }).kind === 'string'
+    && (o as { kind: string }).kind.endsWith('List') && Array.isArray((o as { items?: unknown }).items);
+}
+
+async function closeServer(server: Server, faults: Faults): Promise<void> {
+  faults.closeWatches();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  await closed;
+}
+
+const CLUSTER = 'ephemera-fake';
+
+function kubeConfigFor(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: CLUSTER, server: url, skipTLSVerify: true }],
+    users: [{ name: CLUSTER }],
+    contexts: [{ name: CLUSTER, cluster: CLUSTER, user: CLUSTER, namespace: 'default' }],
+    currentContext: CLUSTER,
+  });
+  return kc;
+}
+
+function kubeconfigYaml(url: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    `- name: ${CLUSTER}`,
+    '  cluster:',
+    `    server: ${url}`,
+    '    insecure-skip-tls-verify: true',
+    'users:',
+    `- name: ${CLUSTER}`,
+    '  user: {}',
+    'contexts:',
+    `- name: ${CLUSTER}`,
+    '  context:',
+    `    cluster: ${CLUSTER}`,
+    `    user: ${CLUSTER}`,
+    '    namespace: default',
+    `current-context: ${CLUSTER}`,
+    '',
+  ].join('\n');
+}
+
+// ---- request handling ----
+
+interface Route {
+  def: ResourceDef;
+  /** undefined: no namespace in the path (cluster-scoped, or across all namespaces). */
+  namespace: string | undefined;
+  name?: string;
+  sub: string;
+}
+
+function parseRoute(registry: ResourceRegistry, path: string): Route | undefined {
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  let group: string;
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 3) [group, rest] = ['', parts.slice(1)];
+  else if (parts[0] === 'apis' && parts.length >= 4) [group, rest] = [parts[1]!, parts.slice(2)];
+  else return undefined;
+  const [version, ...tail] = rest;
+  if (tail[0] === 'namespaces' && tail.length >= 3) {
+    const def = registry.byPath(group, version!, tail[2]!);
+    if (def?.namespaced && tail.length <= 5) return { def, namespace: tail[1], name: tail[3], sub: tail[4] ?? '' };
+  }
+  const def = registry.byPath(group, version!, tail[0] ?? '');
+  if (!def || tail.length > 3) return undefined;
+  if (def.namespaced && tail.length > 1) return undefined;
+  return { def, namespace: undefined, name: tail[1], sub: tail[2] ?? '' };
+}
+
+function verbOf(method: string, route: Route | undefined, watch: boolean): string {
+  const named = route?.name !== undefined;
+  switch (method) {
+    case 'GET': return named ? 'get' : watch ? 'watch' : 'list';
+    case 'POST': return 'create';
+    case 'PUT': return 'update';
+    case 'PATCH': return 'patch';
+    case 'DELETE': return named ? 'delete' : 'deletecollection';
+    default: return method.toLowerCase();
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://fake');
+  const query = Object.fromEntries(url.searchParams);
+  const method = (req.method ?? 'GET').toUpperCase();
+  const watch = query.watch === 'true' || query.watch === '1';
+  const route = parseRoute(ctx.registry, url.pathname);
+  const body = await readBody(req);
+  const record = ctx.requests.add({
+    method, path: url.pathname, query, status: 0, bytes: 0, requestBytes: Buffer.byteLength(body), watch, verb: verbOf(method, route, watch),
+  });
+  res.setHeader('Date', ctx.clock().toUTCString());
+  const fault = ctx.faults.take({ method, path: url.pathname, watch });
+  if (fault) return injectFault(ctx, res, record, fault);
+  try {
+    const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
+    if (doc !== undefined) return send(res, record, 200, doc);
+    if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
+    if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record }, route, query);
+    const [status, out] = dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' });
+    send(res, record, status, out);
+  } catch (err) {
+    sendError(ctx, res, err, record);
+  }
+}
+
+function staticDocument(ctx: Ctx, path: string): unknown {
+  if (path === '/version' || path === '/version/') return VERSION_INFO;
+  if (['/healthz', '/readyz', '/livez'].includes(path)) return 'ok';
+  return discovery(ctx.registry, path, ctx.address);
+}
+
+interface Input {
+  query: Record<string, string>;
+  body: string;
+  contentType: string;
+}
+
+function parseJson(body: string): unknown {
+  if (!body.trim()) throw badRequest('the request body is empty');
+  try {
+    return JSON.parse(body);
+  } catch (e) {
+    throw badRequest(`the object provided is unrecognized: ${(e as Error).message}`);
+  }
+}
+
+function listQuery(q: Record<string, string>): ListQuery {
+  const limit = q.limit ? Number(q.limit) : undefined;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw badRequest(`limit: Invalid value: ${q.limit}`);
+  return { labelSelector: q.labelSelector, fieldSelector: q.fieldSelector, limit, continue: q.continue };
+}
+
+function deleteOptions(input: Input): DeleteOptions {
+  const fromBody = input.body.trim() ? (parseJson(input.body) as DeleteOptions) : {};
+  const grace = input.query.gracePeriodSeconds;
+  return {
+    ...fromBody,
+    ...(grace !== undefined ? { gracePeriodSeconds: Number(grace) } : {}),
+    ...(input.query.propagationPolicy ? { propagationPolicy: input.query.propagationPolicy } : {}),
+  };
+}
+
+function checkSub(route: Route): Subresource {
+  const sub = route.sub;
+  if (sub === '' || route.def.subresources?.includes(sub)) return sub as Subresource;
+  throw statusError(404, 'the server could not find the requested resource', 'NotFound');
+}
+
+function dispatch(ctx: Ctx, method: string, route: Route, input: Input): [number, unknown] {
+  const { def, name } = route;
+  const sub = checkSub(route);
+  const ns = def.namespaced ? route.namespace : '';
+  if (name === undefined) {
+    if (sub !== '') throw statusError(404, 'the server could not find the requested resource', 'NotFound');
+    if (method === 'GET') return [200, ctx.rest.list(def, route.namespace, listQuery(input.query))];
+    if (method === 'POST' && ns !== undefined) return [201, ctx.rest.create(def, ns, parseJson(input.body))];
+    if (method === 'DELETE') return [200, ctx.rest.deleteCollection(def, route.namespace, listQuery(input.query), deleteOptions(input))];
+    throw statusError(405, `the server does not allow this method on the requested resource`, 'MethodNotAllowed');
+  }
+  if (ns === undefined) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
+  const t = { def, namespace: ns, name, sub };
+  switch (method) {
+    case 'GET': return [200, ctx.rest.get(t)];
+    case 'PUT': return [200, ctx.rest.update(t, parseJson(input.body))];
+    case 'PATCH': return [200, ctx.rest.patch(t, { contentType: input.contentType, body: input.body })];
+    case 'DELETE':
+      if (sub !== '') break;
+      return [200, ctx.rest.delete(t, deleteOptions(input))];
+  }
+  throw statusError(405, `the server does not allow this method on the requested resource`, 'MethodNotAllowed');
+}
+
+function startWatch(ctx: Ctx, out: { res: ServerResponse; record: RequestRecord }, route: Route, q: Record<string, string>): void {
+  const { res, record } = out;
+  if (route.sub !== '') throw statusError(404, 'the server could not find the requested resource', 'NotFound');
+  const timeout = q.timeoutSeconds ? Number(q.timeoutSeconds) : undefined;
+  record.status = 200;
+  let untrack = (): void => {};
+  const handle = serveWatch(ctx.store, {
+    def: route.def, namespace: route.namespace, ...listQuery(q),
+    resourceVersion: q.resourceVersion, timeoutSeconds: timeout, allowWatchBookmarks: q.allowWatchBookmarks === 'true' || q.allowWatchBookmarks === '1',
+  }, res, {
+    write: (chunk) => {
+      record.bytes += Buffer.byteLength(chunk);
+      res.write(chunk);
+    },
+    bookmarkIntervalMs: ctx.bookmarkIntervalMs,
+    onClose: () => untrack(),
+  });
+  if (handle) untrack = ctx.faults.track(handle);
+}
+
+function send(res: ServerResponse, record: RequestRecord | undefined, status: number, body: unknown): void {
+  const headers = body instanceof ApiError ? body.headers : {};
+  if (body instanceof ApiError) body = body.status;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const buf = Buffer.from(text, 'utf8');
+  if (record) {
+    record.status = status;
+    record.bytes = buf.length;
+  }
+  res.writeHead(status, { 'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'Content-Length': String(buf.length), ...headers });
+  res.end(buf);
+}
+
+function sendError(ctx: Ctx, res: ServerResponse, err: unknown, record: RequestRecord | undefined): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const api = err instanceof ApiError ? err : statusError(500, `Internal error occurred: ${(err as Error)?.message ?? String(err)}`);
+  if (!res.hasHeader('Date')) res.setHeader('Date', ctx.clock().toUTCString());
+  send(res, record, api.code, api);
+}
+
+function injectFault(ctx: Ctx, res: ServerResponse, record: RequestRecord, fault: FaultSpec): void {
+  if (fault.reset || fault.status === undefined) {
+    record.status = 0;
+    res.socket?.destroy();
+    return;
+  }
+  const retry = fault.retryAfterSeconds;
+  const err = new ApiError({
+    message: fault.message ?? `injected fault: ${reasonForCode(fault.status)}`,
+    reason: fault.reason ?? reasonForCode(fault.status),
+    code: fault.status,
+    ...(retry !== undefined ? { details: { retryAfterSeconds: retry } } : {}),
+  }, retry !== undefined ? { 'Retry-After': String(retry) } : {});
+  sendError(ctx, res, err, record);
+}
