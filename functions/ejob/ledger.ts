@@ -11,12 +11,27 @@ export const LEDGER_QUEUE_MAX = 256;
  * it cannot vouch for sends the handler back to a full reconcile. OpenKruise's own CRD
  * prunes unknown status fields; then the ledger is simply absent and every event is full.
  */
+const InflightState = z.enum(['waiting', 'running']);
+
+/**
+ * As stored: in-flight pods are a list, not a map, because the status is written with a
+ * JSON merge patch, which merges maps key by key (a finished pod would never leave) but
+ * replaces lists whole.
+ */
+const StoredLedger = z.object({
+  v: z.literal(1),
+  generation: z.number().int(),
+  inflight: z.array(z.object({ pod: z.string(), state: InflightState })),
+  queue: z.array(z.string()),
+  complete: z.boolean(),
+});
+
 export const Ledger = z.object({
   v: z.literal(1),
   /** metadata.generation the ledger was built for; a spec change invalidates it. */
   generation: z.number().int(),
   /** Target pods with an injected, non-terminal container, by state. */
-  inflight: z.record(z.string(), z.enum(['waiting', 'running'])),
+  inflight: z.record(z.string(), InflightState),
   /** Not yet injected target pods, oldest first (at most LEDGER_QUEUE_MAX). */
   queue: z.array(z.string()),
   /** True when `queue` holds every not yet injected target. */
@@ -38,6 +53,12 @@ export function buildLedger(generation: number, targets: readonly Target[]): Led
 /** The ledger in a job's status, if present and readable. */
 export function readLedger(status: unknown): Ledger | undefined {
   const raw = (status as { ephemera?: unknown } | undefined)?.ephemera;
-  const r = Ledger.safeParse(raw);
-  return r.success ? r.data : undefined;
+  const r = StoredLedger.safeParse(raw);
+  if (!r.success) return undefined;
+  return { ...r.data, inflight: Object.fromEntries(r.data.inflight.map((e) => [e.pod, e.state])) };
+}
+
+/** The ledger as written into status (see StoredLedger). */
+export function storedLedger(ledger: Ledger): z.infer<typeof StoredLedger> {
+  return { ...ledger, inflight: Object.entries(ledger.inflight).map(([pod, state]) => ({ pod, state })) };
 }

@@ -12,7 +12,7 @@ import { rfc3339, toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
-import { buildLedger, type Ledger } from './ledger.ts';
+import { buildLedger, storedLedger, type Ledger } from './ledger.ts';
 import { failureReason } from './pod-state.ts';
 import { jsonEqual, mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type Target } from './targets.ts';
@@ -132,7 +132,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { actio
     conditions: mergeConditions(prev.conditions ?? [], wanted, now),
   };
   if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);
-  else if (input.ledger) next.ephemera = input.ledger;
+  else if (input.ledger) next.ephemera = storedLedger(input.ledger);
   // A finished job needs no bookkeeping; null removes it in a merge patch.
   if (finished && (prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
 

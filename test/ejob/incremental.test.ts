@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { EphemeralJobObject, EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import { planPodEvent, slotsAfter, type PodEventObserved } from '../../functions/ejob/incremental.ts';
-import { buildLedger, type Ledger } from '../../functions/ejob/ledger.ts';
+import { buildLedger, readLedger, storedLedger, type Ledger } from '../../functions/ejob/ledger.ts';
 import { plan } from '../../functions/ejob/planner.ts';
 
 const UID = 'job-uid';
@@ -31,7 +31,7 @@ function job(ledger: Ledger, counts: Partial<Record<'match' | 'succeeded' | 'fai
   return {
     metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '10', creationTimestamp: '2026-01-01T00:00:00Z' },
     spec: s,
-    status: { phase: 'Running', match: 0, succeeded: 0, failed: 0, running: 0, waiting: 0, ...counts, startTime: '2026-01-01T00:00:00Z', ephemera: ledger } as EphemeralJobObject['status'],
+    status: { phase: 'Running', match: 0, succeeded: 0, failed: 0, running: 0, waiting: 0, ...counts, startTime: '2026-01-01T00:00:00Z', ephemera: storedLedger(ledger) } as EphemeralJobObject['status'],
   };
 }
 
@@ -43,8 +43,10 @@ function observed(o: Partial<PodEventObserved> & { ledger: Ledger; counts?: Para
 }
 
 type StatusBody = { status: { match: number; succeeded: number; failed: number; running: number; waiting: number; phase: string; ephemera: Ledger } };
-const statusOf = (p: ReturnType<typeof planPodEvent>): StatusBody['status'] | undefined =>
-  (p.actions.find((a) => a.subresource === 'status')?.body as StatusBody | undefined)?.status;
+const statusOf = (p: ReturnType<typeof planPodEvent>): StatusBody['status'] | undefined => {
+  const s = (p.actions.find((a) => a.subresource === 'status')?.body as StatusBody | undefined)?.status;
+  return s && { ...s, ephemera: readLedger(s) as Ledger };
+};
 
 describe('pod events from the ledger (no LIST)', () => {
   test('a tracked pod whose state did not change: nothing to do', () => {

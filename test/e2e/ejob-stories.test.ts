@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { handle } from '../../functions/engine/engine.ts';
+import { envelopeFor, finish, fixture, inFlight, injected, jobStatus, world } from '../support/ejob-world.ts';
+
+const JOB = 'hello-world-ephemeral-job';
+const exitCodeOf = (pod: string): number => (pod.includes('no-work') ? 1 : 0); // `pidof helloworld` fails where it does not run
+
+describe('EphemeralJob end to end (engine → client-node → API server over HTTP)', () => {
+  test('Story 1: 4 matched pods, parallelism 1 → MATCH 4, SUCCEED 2, FAILED 2, phase Failed, completionTime', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      for (let step = 0; step < 10 && !jobStatus(server, JOB).completionTime; step++) {
+        const flying = inFlight(server);
+        assert.ok(flying.length <= 1, `step ${step}: ${flying.length} pods in flight`);
+        for (const pod of flying) {
+          finish(server, pod, exitCodeOf(pod));
+          await handle(envelopeFor('Pod', 'default', pod), deps());
+        }
+      }
+      const s = jobStatus(server, JOB);
+      assert.deepEqual({ phase: s.phase, match: s.match, succeeded: s.succeeded, failed: s.failed, running: s.running, waiting: s.waiting },
+        { phase: 'Failed', match: 4, succeeded: 2, failed: 2, running: 0, waiting: 0 });
+      assert.ok(s.completionTime);
+      assert.deepEqual(Object.values(injected(server)), [['helloworld-ec'], ['helloworld-ec'], ['helloworld-ec'], ['helloworld-ec']]);
+      const conditions = s.conditions as { type: string; status: string; message?: string }[];
+      assert.match(conditions.find((c) => c.type === 'JobFailed')?.message ?? '', /2 of 4 pods failed/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('Story 2: a running sleep container → phase Running, RUNNING 1', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story2-state.yaml'));
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', 'nginx-ephemeral-job'), deps());
+      const s = jobStatus(server, 'nginx-ephemeral-job');
+      assert.equal(s.phase, 'Running');
+      assert.equal(s.running, 1);
+      assert.equal(s.match, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('two engine instances on the same job at once never inject twice nor exceed parallelism', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const job = objects.find((o) => o.kind === 'EphemeralJob') as { spec: { parallelism: number } };
+    job.spec.parallelism = 2;
+    const { server, deps } = await world(objects);
+    try {
+      for (let round = 0; round < 6; round++) {
+        const events = [envelopeFor('EphemeralJob', 'default', JOB), ...inFlight(server).map((p) => envelopeFor('Pod', 'default', p))];
+        // Both instances get every event at the same moment (duplicate delivery).
+        await Promise.all(events.flatMap((e) => [handle(e, deps(`a-${round}`)), handle(e, deps(`b-${round}`))]));
+        for (const [pod, names] of Object.entries(injected(server))) assert.ok(names.length <= 1, `${pod} injected ${names.length} times`);
+        assert.ok(inFlight(server).length <= 2, `round ${round}: ${inFlight(server).length} in flight`);
+        for (const pod of inFlight(server)) finish(server, pod, 0);
+      }
+      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('final'));
+      assert.equal(jobStatus(server, JOB).succeeded, 4);
+      assert.equal(jobStatus(server, JOB).phase, 'Succeeded');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a crash between injection and status write converges on the next run, without a second injection', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    try {
+      const fault = server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/hello-world-ephemeral-job/status', status: 503, times: Number.POSITIVE_INFINITY });
+      await assert.rejects(handle(envelopeFor('EphemeralJob', 'default', JOB), deps()), /503|unavailable/i);
+      fault.remove();
+      assert.deepEqual(injected(server)['helloworld-865cd8865b-nl8lq'], ['helloworld-ec'], 'the injection happened');
+      assert.equal(jobStatus(server, JOB).phase, undefined, 'the status write did not');
+      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('after-crash'));
+      assert.deepEqual(injected(server)['helloworld-865cd8865b-nl8lq'], ['helloworld-ec']);
+      assert.deepEqual(inFlight(server), ['helloworld-865cd8865b-nl8lq'], 'parallelism 1 still holds');
+      assert.equal(jobStatus(server, JOB).waiting, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a busy lock is "retry later", not an error', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    try {
+      const holder = deps('holder');
+      const { acquire } = await import('../../functions/engine/lock.ts');
+      const got = await acquire(holder.kube, holder.lock, 'ejob', `EphemeralJob/default/${JOB}`);
+      assert.ok('held' in got);
+      const r = await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('other'));
+      assert.equal(r.keys[0]?.outcome, 'busy');
+      assert.ok((r.requeueAfterSeconds ?? 0) > 0);
+      assert.deepEqual(Object.values(injected(server)).flat(), [], 'nothing written while busy');
+      await got.held.release();
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { ENVELOPE_TYPE, type Envelope } from '../../functions/api/envelope.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import type { EngineDeps } from '../../functions/engine/engine.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { ejobController } from '../../functions/ejob/controller.ts';
+import { createKube } from '../../functions/kube/client.ts';
+import { startApiServer, type ApiServer } from '../../functions/kube/apiserver/index.ts';
+
+/** Objects from a YAML fixture (multi-document). */
+export function fixture(path: string): Record<string, unknown>[] {
+  return parseAllDocuments(readFileSync(path, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+}
+
+/** The stories' fixtures are dated 2026-01-01; their handlers run a minute after the job was created. */
+export const STORY_NOW = new Date('2026-01-01T00:21:00Z');
+
+/** A fake API server seeded with objects, and engine deps for it (one lock holder per call). */
+export async function world(objects: unknown[], now: () => Date = () => STORY_NOW): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
+  const server = await startApiServer({ objects });
+  const deps = (holder = 'engine-a'): EngineDeps => ({
+    kube: createKube(server.kubeConfig(), { timeoutMs: 5000 }),
+    controllers: [ejobController],
+    lock: { namespace: 'ephemera-system', holder, leaseSeconds: 15, skewSeconds: 5 },
+    clock: now,
+    logger: silentLogger,
+  });
+  return { server, deps };
+}
+
+let seq = 0;
+/** The envelope the relay would send for an object. */
+export function envelopeFor(kind: 'Pod' | 'EphemeralJob', namespace: string, name: string, event: Envelope['data']['event'] = 'MODIFIED'): Envelope {
+  seq++;
+  return {
+    specversion: '1.0', id: `test-${seq}`, source: 'test', type: ENVELOPE_TYPE, time: new Date().toISOString(),
+    subject: `${kind}/${namespace}/${name}`, data: { kind, event, namespace, name },
+  };
+}
+
+/** Pods as the server has them now. */
+export function pods(server: ApiServer, namespace = 'default'): Pod[] {
+  return server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace }) as unknown as Pod[];
+}
+
+/** Our injected containers' names per pod. */
+export function injected(server: ApiServer): Record<string, string[]> {
+  return Object.fromEntries(pods(server).map((p) => [p.metadata.name, (p.spec.ephemeralContainers ?? []).map((c) => c.name)]));
+}
+
+/** Pods whose injected container has not terminated yet (what parallelism bounds). */
+export function inFlight(server: ApiServer): string[] {
+  return pods(server)
+    .filter((p) => (p.spec.ephemeralContainers ?? []).length > 0)
+    .filter((p) => !(p.status?.ephemeralContainerStatuses ?? []).some((s) => s.state?.terminated))
+    .map((p) => p.metadata.name);
+}
+
+/** Play the kubelet for one pod: its ephemeral containers exit with this code. */
+export function finish(server: ApiServer, name: string, exitCode: number, namespace = 'default'): void {
+  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace, name }) as unknown as Pod;
+  const statuses = (pod.spec.ephemeralContainers ?? []).map((c) => ({ name: c.name, state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error' } } }));
+  server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: statuses } });
+}
+
+/** The job's status as stored. */
+export function jobStatus(server: ApiServer, name: string, namespace = 'default'): Record<string, unknown> {
+  const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace, name }) as { status?: Record<string, unknown> } | undefined;
+  return job?.status ?? {};
+}
