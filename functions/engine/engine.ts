@@ -83,6 +83,18 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
 /** Reconcile one key under its Lease. A busy lock is "look again soon", not an error. */
 export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps, trigger?: Envelope): Promise<KeyResult> {
   const base = { controller: controller.name, key };
+  if (trigger?.data.kind === 'Pod') {
+    // Most pod events change nothing: find that out from the cheap, partial read before
+    // taking the Lease, so they cost reads only. Anything to write is planned again under
+    // the lock (a plan from an unlocked read must never be applied: parallelism would race).
+    const peek = await controller.observe(key, deps.kube, trigger);
+    if (peek === null) return { ...base, outcome: 'gone', actions: [] };
+    const preview = controller.plan(peek, deps.clock());
+    if (preview.actions.length === 0 && preview.reobserve === undefined) {
+      for (const note of preview.notes ?? []) deps.logger.debug({ note }, 'plan note');
+      return { ...base, outcome: 'done', actions: [], notes: preview.notes, requeueAfterSeconds: preview.requeueAfterSeconds };
+    }
+  }
   const got = await acquire(deps.kube, deps.lock, controller.name, key);
   if ('busy' in got) {
     deps.logger.info({ holder: got.holder, retryAfterSeconds: got.retryAfterSeconds }, 'lock busy: retry later');

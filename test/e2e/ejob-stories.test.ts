@@ -83,6 +83,21 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     }
   });
 
+  test('a pod event that changes nothing costs a few reads: no LIST of pods, no write, not even a Lease', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      server.requests.clear();
+      // The last pod waits its turn (parallelism 1, the first pod is in flight).
+      const r = await handle(envelopeFor('Pod', 'default', 'helloworld-no-work-6cc445bc7-t286v'), deps());
+      assert.deepEqual(r.keys.map((k) => k.outcome), ['done']);
+      assert.deepEqual(server.requests.filter((x) => x.method !== 'GET').map((x) => `${x.method} ${x.path}`), []);
+      assert.deepEqual(server.requests.filter((x) => /\/pods$/.test(x.path)).length, 0, 'no LIST of pods');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a busy lock is "retry later", not an error', async () => {
     const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
     try {
