@@ -23,7 +23,8 @@ function imageTag(image: string): string {
 
 /** SetDefaults_Container: pull policy from the tag, termination message path and policy. */
 export function defaultContainer(c: Obj): void {
-  if (!c.imagePullPolicy && typeof c.image === 'string') c.imagePullPolicy = imageTag(c.image) === 'latest' ? 'Always' : 'IfNotPresent';
+  // An image that does not parse (e.g. missing) has no tag, so it defaults to IfNotPresent.
+  if (!c.imagePullPolicy) c.imagePullPolicy = typeof c.image === 'string' && c.image.trim() && imageTag(c.image) === 'latest' ? 'Always' : 'IfNotPresent';
   c.terminationMessagePath ??= '/dev/termination-log';
   c.terminationMessagePolicy ??= 'File';
   for (const p of arr(c.ports)) p.protocol ??= 'TCP';

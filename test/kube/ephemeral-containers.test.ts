@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { V1EphemeralContainer, V1Pod } from '@kubernetes/client-node';
+import { harness, pod, rejects, strategicPatch, type Harness } from './support.ts';
+
+const target = pod('web', {
+  spec: { containers: [{ name: 'app', image: 'app:1' }, { name: 'proxy', image: 'envoy:1' }], initContainers: [{ name: 'init', image: 'busybox:1' }] },
+  status: { phase: 'Running' },
+});
+
+async function addEphemeral(h: Harness, ...containers: Record<string, unknown>[]): Promise<V1Pod> {
+  const cur = await h.core.readNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web' });
+  cur.spec!.ephemeralContainers = [...(cur.spec!.ephemeralContainers ?? []), ...(containers as V1EphemeralContainer[])];
+  return h.core.replaceNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: cur });
+}
+
+function causes(s: { details?: { causes?: { reason: string; message: string; field: string }[] } }): string[] {
+  return (s.details?.causes ?? []).map((c) => `${c.field}: ${c.reason}: ${c.message}`);
+}
+
+describe('pods/ephemeralcontainers', () => {
+  test('PUT adds a container, with defaults, and leaves everything else alone', async () => {
+    const h = await harness({ objects: [target] });
+    const out = await addEphemeral(h, { name: 'dbg', image: 'busybox', command: ['pidof', 'app'], targetContainerName: 'app', env: [{ name: 'KRUISE_EJOB_ID', value: 'u1' }] });
+    const ec = out.spec!.ephemeralContainers![0]!;
+    assert.equal(ec.imagePullPolicy, 'Always', 'no tag means :latest, pulled Always');
+    assert.equal(ec.terminationMessagePolicy, 'File');
+    assert.equal(ec.terminationMessagePath, '/dev/termination-log');
+    assert.equal(out.status!.phase, 'Running');
+    const again = await addEphemeral(h, { name: 'dbg2', image: 'busybox:1.36' });
+    assert.equal(again.spec!.ephemeralContainers![1]!.imagePullPolicy, 'IfNotPresent');
+    assert.equal(again.metadata!.generation, 3, 'each addition bumps generation');
+  });
+
+  test('a strategic merge patch of spec.ephemeralContainers appends by name', async () => {
+    const h = await harness({ objects: [target] });
+    await addEphemeral(h, { name: 'one', image: 'busybox:1' });
+    const out = await h.core.patchNamespacedPodEphemeralcontainers({
+      namespace: 'default', name: 'web', body: { spec: { ephemeralContainers: [{ name: 'two', image: 'busybox:1', targetContainerName: 'proxy' }] } },
+    }, strategicPatch);
+    assert.deepEqual(out.spec!.ephemeralContainers!.map((c) => c.name), ['one', 'two']);
+  });
+
+  test('a JSON patch add to /spec/ephemeralContainers/- works (the default client-node patch)', async () => {
+    const h = await harness({ objects: [target] });
+    const out = await h.core.patchNamespacedPodEphemeralcontainers({
+      namespace: 'default', name: 'web', body: [{ op: 'add', path: '/spec/ephemeralContainers', value: [{ name: 'dbg', image: 'busybox:1' }] }],
+    });
+    assert.equal(out.spec!.ephemeralContainers![0]!.name, 'dbg');
+  });
+
+  test('changes to anything but ephemeral containers are dropped, not applied', async () => {
+    const h = await harness({ objects: [target] });
+    const cur = await h.core.readNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web' });
+    cur.spec!.containers[0]!.image = 'app:2';
+    cur.metadata!.labels = { sneaky: 'yes' };
+    cur.spec!.ephemeralContainers = [{ name: 'dbg', image: 'busybox:1' }];
+    const out = await h.core.replaceNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: cur });
+    assert.equal(out.spec!.containers[0]!.image, 'app:1');
+    assert.equal(out.metadata!.labels, undefined);
+    assert.equal(out.spec!.ephemeralContainers!.length, 1);
+  });
+
+  test('removing an existing ephemeral container is 422 Forbidden', async () => {
+    const h = await harness({ objects: [target] });
+    const withOne = await addEphemeral(h, { name: 'dbg', image: 'busybox:1' });
+    withOne.spec!.ephemeralContainers = [];
+    const s = await rejects(h.core.replaceNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: withOne }), 422);
+    assert.deepEqual(causes(s), ['spec.ephemeralContainers: FieldValueForbidden: Forbidden: existing ephemeral containers "dbg" may not be removed\n']);
+  });
+
+  test('changing an existing ephemeral container is 422 Forbidden', async () => {
+    const h = await harness({ objects: [target] });
+    const withOne = await addEphemeral(h, { name: 'dbg', image: 'busybox:1' });
+    withOne.spec!.ephemeralContainers![0]!.image = 'busybox:2';
+    const s = await rejects(h.core.replaceNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: withOne }), 422);
+    assert.match(causes(s)[0]!, /^spec.ephemeralContainers: FieldValueForbidden: Forbidden: existing ephemeral containers "dbg" may not be changed/);
+  });
+
+  test('a name used by a container, init container or ephemeral container is 422 FieldValueDuplicate', async () => {
+    const h = await harness({ objects: [target] });
+    for (const name of ['app', 'init']) {
+      const s = await rejects(addEphemeral(h, { name, image: 'busybox:1' }), 422);
+      assert.deepEqual(causes(s), [`spec.ephemeralContainers[0].name: FieldValueDuplicate: Duplicate value: "${name}"`]);
+      assert.equal(s.message, `Pod "web" is invalid: spec.ephemeralContainers[0].name: Duplicate value: "${name}"`);
+    }
+    const s = await rejects(addEphemeral(h, { name: 'x', image: 'busybox:1' }, { name: 'x', image: 'busybox:1' }), 422);
+    assert.deepEqual(causes(s), ['spec.ephemeralContainers[1].name: FieldValueDuplicate: Duplicate value: "x"']);
+  });
+
+  test('the name must be a DNS-1123 label and the image is required', async () => {
+    const h = await harness({ objects: [target] });
+    const bad = await rejects(addEphemeral(h, { name: 'Bad_Name', image: 'busybox:1' }), 422);
+    assert.equal(bad.details!.causes![0]!.field, 'spec.ephemeralContainers[0].name');
+    assert.equal(bad.details!.causes![0]!.reason, 'FieldValueInvalid');
+    const noImage = await rejects(addEphemeral(h, { name: 'ok' }), 422);
+    assert.deepEqual(causes(noImage), ['spec.ephemeralContainers[0].image: FieldValueRequired: Required value']);
+    const spaced = await rejects(addEphemeral(h, { name: 'ok', image: ' busybox ' }), 422);
+    assert.equal(spaced.details!.causes![0]!.field, 'spec.ephemeralContainers[0].image');
+  });
+
+  for (const [field, value] of Object.entries({
+    ports: [{ containerPort: 80 }],
+    resources: { limits: { cpu: '1' } },
+    lifecycle: { preStop: { exec: { command: ['x'] } } },
+    livenessProbe: { exec: { command: ['x'] } },
+    readinessProbe: { exec: { command: ['x'] } },
+    startupProbe: { exec: { command: ['x'] } },
+    resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
+    restartPolicy: 'Always',
+  })) {
+    test(`${field} is forbidden on an ephemeral container`, async () => {
+      const h = await harness({ objects: [target] });
+      const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', [field]: value }), 422);
+      assert.ok(causes(s).includes(`spec.ephemeralContainers[0].${field}: FieldValueForbidden: Forbidden: cannot be set for an Ephemeral Container`), causes(s).join('\n'));
+    });
+  }
+
+  test('empty resources are allowed (the zero value), subPath is forbidden', async () => {
+    const h = await harness({ objects: [target] });
+    await addEphemeral(h, { name: 'dbg', image: 'busybox:1', resources: {} });
+    const s = await rejects(addEphemeral(h, { name: 'dbg2', image: 'busybox:1', volumeMounts: [{ name: 'v', mountPath: '/v', subPath: 'x' }] }), 422);
+    assert.ok(causes(s).includes('spec.ephemeralContainers[1].volumeMounts[0].subPath: FieldValueForbidden: Forbidden: cannot be set for an Ephemeral Container'));
+  });
+
+  test('targetContainerName must name an existing container (422 Not found); ephemeral targets do not count', async () => {
+    const h = await harness({ objects: [target] });
+    const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', targetContainerName: 'ghost' }), 422);
+    assert.deepEqual(causes(s), ['spec.ephemeralContainers[0].targetContainerName: FieldValueNotFound: Not found: "ghost"']);
+    await addEphemeral(h, { name: 'first', image: 'busybox:1' });
+    await rejects(addEphemeral(h, { name: 'second', image: 'busybox:1', targetContainerName: 'first' }), 422);
+    await addEphemeral(h, { name: 'to-init', image: 'busybox:1', targetContainerName: 'init' });
+  });
+
+  test('an invalid terminationMessagePolicy or imagePullPolicy is 422 NotSupported', async () => {
+    const h = await harness({ objects: [target] });
+    const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', imagePullPolicy: 'Sometimes', terminationMessagePolicy: 'Nope' }), 422);
+    assert.deepEqual(s.details!.causes!.map((c) => `${c.field}:${c.reason}`).sort(), [
+      'spec.ephemeralContainers[0].imagePullPolicy:FieldValueNotSupported',
+      'spec.ephemeralContainers[0].terminationMessagePolicy:FieldValueNotSupported',
+    ]);
+  });
+
+  test('every error is reported at once, and nothing is stored', async () => {
+    const h = await harness({ objects: [target] });
+    const s = await rejects(addEphemeral(h, { name: 'app', ports: [{ containerPort: 1 }] }), 422);
+    assert.equal(s.details!.causes!.length, 3);
+    assert.match(s.message!, /^Pod "web" is invalid: \[/);
+    const cur = await h.core.readNamespacedPod({ namespace: 'default', name: 'web' });
+    assert.equal(cur.spec!.ephemeralContainers, undefined);
+  });
+
+  test('a stale resourceVersion on the subresource is 409', async () => {
+    const h = await harness({ objects: [target] });
+    const cur = await h.core.readNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web' });
+    await addEphemeral(h, { name: 'one', image: 'busybox:1' });
+    cur.spec!.ephemeralContainers = [{ name: 'two', image: 'busybox:1' }];
+    await rejects(h.core.replaceNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: cur }), 409);
+  });
+
+  test('ephemeral containers of a seeded pod without defaults still count as unchanged', async () => {
+    const seeded = pod('web', { spec: { ephemeralContainers: [{ name: 'old', image: 'busybox:1' }] } });
+    const h = await harness({ objects: [seeded] });
+    const out = await h.core.patchNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: { spec: { ephemeralContainers: [{ name: 'new', image: 'busybox:1' }] } } }, strategicPatch);
+    assert.deepEqual(out.spec!.ephemeralContainers!.map((c) => c.name), ['old', 'new']);
+  });
+});
