@@ -10,7 +10,7 @@ const target = pod('web', {
 
 async function addEphemeral(h: Harness, ...containers: Record<string, unknown>[]): Promise<V1Pod> {
   const cur = await h.core.readNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web' });
-  cur.spec!.ephemeralContainers = [...(cur.spec!.ephemeralContainers ?? []), ...(containers as V1EphemeralContainer[])];
+  cur.spec!.ephemeralContainers = [...(cur.spec!.ephemeralContainers ?? []), ...(containers as unknown as V1EphemeralContainer[])];
   return h.core.replaceNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: cur });
 }
 

@@ -1,5 +1,6 @@
 // Shared helpers for the fake API server tests: a server per test, typed clients, and
 // assertions on metav1.Status errors.
+/* eslint-disable @typescript-eslint/no-explicit-any -- watch events are raw JSON */
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import {
