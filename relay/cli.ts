@@ -1,0 +1,87 @@
+// `ephemera relay [--sink sqs|memory|record:PATH]`: the relay against the cluster of
+// KUBECONFIG (or the in-cluster config), with its ops server and leader election.
+import { parseArgs } from 'node:util';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
+import { handle } from '../functions/engine/engine.ts';
+import { createKube } from '../functions/kube/client.ts';
+import { createEngineDeps, createLogger, withFreshHolder } from '../functions/runtime/deps.ts';
+import { RelayConfig } from './config.ts';
+import { createMetrics } from './metrics.ts';
+import { startRelay, type Relay } from './relay.ts';
+import { startOpsServer } from './server.ts';
+import { memorySink } from './sinks/memory.ts';
+import { recordSink } from './sinks/record.ts';
+import type { Sink } from './sinks/sink.ts';
+import { sqsSink } from './sinks/sqs.ts';
+
+const USAGE = 'usage: ephemera relay [--sink sqs|memory|record:PATH]';
+
+/** Run the relay until SIGTERM/SIGINT. */
+export async function main(argv: string[]): Promise<number> {
+  let sinkArg: string | undefined;
+  let config: RelayConfig;
+  try {
+    sinkArg = parseArgs({ args: argv, strict: true, options: { sink: { type: 'string' } } }).values.sink;
+    config = parseEnv(RelayConfig, process.env);
+  } catch (err) {
+    process.stderr.write(`ephemera relay: ${(err as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  // The sink's requeue needs the relay, which needs the sink: tie the knot through a box.
+  const box: { relay?: Relay } = {};
+  const sink = await makeSink(sinkArg ?? (config.EPHEMERA_SQS_QUEUE_URL ? 'sqs' : 'memory'), config, kc, (e, ms) => box.relay?.requeue(e, ms)).catch((err: unknown) => err as Error);
+  if (sink instanceof Error) {
+    process.stderr.write(`ephemera relay: ${sink.message}\n${USAGE}\n`);
+    return 2;
+  }
+  const [host, port] = config.EPHEMERA_RELAY_LISTEN.split(':') as [string, string];
+  const metrics = createMetrics();
+  const ops = await startOpsServer({ host, port: Number(port), ready: () => box.relay?.ready() ?? false, registry: metrics.registry });
+  const relay = await startRelay({
+    metrics,
+    kubeConfig: kc,
+    sink,
+    namespaces: config.EPHEMERA_RELAY_NAMESPACES ? config.EPHEMERA_RELAY_NAMESPACES.split(',') : [],
+    relayId: config.EPHEMERA_RELAY_ID,
+    coalesceMs: config.EPHEMERA_RELAY_COALESCE_MS,
+    resyncSeconds: config.EPHEMERA_RELAY_RESYNC_SECONDS,
+    bufferMax: config.EPHEMERA_RELAY_BUFFER_MAX,
+    logger,
+    ...(config.EPHEMERA_RELAY_LEADER_ELECTION
+      ? { election: { kube: createKube(kc), lock: { namespace: config.EPHEMERA_RELAY_LEASE_NAMESPACE, holder: config.EPHEMERA_RELAY_ID, leaseSeconds: 15, skewSeconds: 5 } } }
+      : {}),
+  });
+  box.relay = relay;
+  logger.info({ sink: sink.name, port: ops.port }, 'relay running');
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await relay.stop();
+  await ops.close();
+  return 0;
+}
+
+async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, requeue: (e: Parameters<Relay['requeue']>[0], ms: number) => void): Promise<Sink> {
+  if (spec.startsWith('record:')) {
+    const path = spec.slice('record:'.length);
+    if (!path) throw new Error('--sink record:PATH needs a path');
+    return recordSink(path);
+  }
+  if (spec === 'sqs') {
+    if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
+    const client = new SQSClient({ region: config.AWS_REGION, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
+    return sqsSink(client, config.EPHEMERA_SQS_QUEUE_URL);
+  }
+  if (spec === 'memory') {
+    const fc = parseEnv(FunctionsConfig, process.env);
+    const deps = createEngineDeps(fc, kc, createLogger(fc.LOG_LEVEL));
+    return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue);
+  }
+  throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`);
+}

@@ -1,0 +1,33 @@
+// Which pod events can matter to a function. Shares the sidecar predicate and the label
+// selector code with the functions, without their heavy dependencies (no Kubernetes client).
+import { EJOB_ID_ENV } from '../functions/api/names.ts';
+import { LabelSelector } from '../functions/api/meta.ts';
+import type { Pod } from '../functions/api/pod.ts';
+import { selectorMatches } from '../functions/api/selector.ts';
+import { containerRoles } from '../functions/sidecar/env.ts';
+import { podDue } from '../functions/sidecar/predicate.ts';
+import type { JobView } from './trim.ts';
+
+/** Forward, or skip with a reason (pepr-style). */
+export type Verdict = { forward: true; why: string } | { forward: false; reason: string };
+
+/**
+ * A pod event is forwarded when the pod is selected by an unfinished job in its namespace,
+ * carries an ephemeral container owned by a job, or has sidecars and the sidecar predicate
+ * says it is due. `jobsInNamespace` are the jobs of the pod's namespace.
+ */
+export function filterPod(pod: Pod, jobsInNamespace: Iterable<JobView>, deleted = false): Verdict {
+  if ((pod.spec.ephemeralContainers ?? []).some((c) => (c.env ?? []).some((e) => e.name === EJOB_ID_ENV))) {
+    return { forward: true, why: 'carries an ephemeral container owned by an EphemeralJob' };
+  }
+  for (const job of jobsInNamespace) {
+    if (job.finished) continue;
+    const selector = LabelSelector.safeParse(job.selector);
+    // A job whose selector we cannot read is told about every pod: its reconcile reports the error.
+    if (!selector.success || selectorMatches(selector.data, pod.metadata.labels)) return { forward: true, why: `selected by EphemeralJob ${job.name}` };
+  }
+  if (deleted) return { forward: false, reason: 'deleted pod no job selects' };
+  if (containerRoles(pod).sidecars.length === 0) return { forward: false, reason: 'no job selects it and it has no sidecars' };
+  const due = podDue(pod);
+  return due.due ? { forward: true, why: 'sidecars are due for termination' } : { forward: false, reason: `sidecars not due: ${due.reason}` };
+}

@@ -1,0 +1,63 @@
+import type { Envelope } from '../../functions/api/envelope.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { startApiServer, type ApiServer } from '../../functions/kube/apiserver/index.ts';
+import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
+import type { Sink } from '../../relay/sinks/sink.ts';
+
+/** A sink that records what it gets (and can be made to fail). */
+export class CollectingSink implements Sink {
+  readonly name = 'collect';
+  readonly got: Envelope[] = [];
+  failing = false;
+  async send(envelopes: Envelope[]): Promise<Envelope[]> {
+    if (this.failing) throw new Error('queue unreachable');
+    this.got.push(...envelopes);
+    return [];
+  }
+  subjects(): string[] {
+    return this.got.map((e) => `${e.data.event} ${e.subject}`);
+  }
+  clear(): void {
+    this.got.length = 0;
+  }
+}
+
+export async function relayWorld(objects: unknown[], overrides: Partial<RelayOptions> = {}): Promise<{ server: ApiServer; relay: Relay; sink: CollectingSink; close(): Promise<void> }> {
+  const server = await startApiServer({ objects, bookmarkIntervalMs: 200 });
+  const sink = new CollectingSink();
+  const relay = await startRelay({
+    kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger, ...overrides,
+  });
+  return { server, relay, sink, close: async () => { await relay.stop(); await server.close(); } };
+}
+
+/** Poll until `check` passes or the deadline (not a timing assertion: a bound on waiting). */
+export async function eventually(check: () => void | Promise<void>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+export function pod(name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, namespace: 'default', labels },
+    spec: { containers: [{ name: 'main', image: 'nginx' }], ...extra },
+    status: { phase: 'Running', containerStatuses: [{ name: 'main', state: { running: {} } }] },
+  };
+}
+
+export function job(name: string, selector: Record<string, string>): Record<string, unknown> {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
+    metadata: { name, namespace: 'default' },
+    spec: { selector: { matchLabels: selector }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] } },
+  };
+}
