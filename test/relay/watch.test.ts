@@ -25,11 +25,11 @@ describe('relay watching through the fake API server', () => {
     try {
       await w.relay.flush();
       w.sink.clear();
-      const p = w.server.store.get({ ...POD, name: 'web-1' }) as PodLike;
+      const p = w.server.store.get({ ...POD, name: 'web-1' }) as unknown as PodLike;
       // An irrelevant change (annotation) is dropped; three relevant ones become one event.
       w.server.store.put({ ...p, metadata: { ...p.metadata, annotations: { a: 'b' } } });
       for (const phase of ['Running', 'Running', 'Running']) {
-        const cur = w.server.store.get({ ...POD, name: 'web-1' }) as PodLike;
+        const cur = w.server.store.get({ ...POD, name: 'web-1' }) as unknown as PodLike;
         w.server.store.put({ ...cur, status: { ...cur.status, phase, containerStatuses: [{ name: 'main', restartCount: Math.random(), state: { running: {} } }] }, metadata: { ...cur.metadata, labels: { app: 'web', v: String(Math.random()) } } });
       }
       await eventually(async () => {
@@ -71,7 +71,7 @@ describe('relay watching through the fake API server', () => {
       await w.relay.flush();
       w.sink.clear();
       w.sink.failing = true;
-      const cur = w.server.store.get({ ...POD, name: 'web-1' }) as PodLike;
+      const cur = w.server.store.get({ ...POD, name: 'web-1' }) as unknown as PodLike;
       w.server.store.put({ ...cur, metadata: { ...cur.metadata, labels: { app: 'web', x: '1' } } });
       await eventually(async () => {
         await w.relay.flush();
