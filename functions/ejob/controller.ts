@@ -5,8 +5,8 @@ import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube } from '../kube/kube.ts';
-import { planPodEvent, slotsAfter, type PodEventObserved } from './incremental.ts';
-import { readLedger } from './ledger.ts';
+import { planJobEvent, planPodEvent, slotsAfter, type PodEventObserved } from './incremental.ts';
+import { readLedger, type Ledger } from './ledger.ts';
 import { ownedBy } from './pod-state.ts';
 import { plan, type EjobObserved } from './planner.ts';
 
@@ -14,7 +14,10 @@ import { plan, type EjobObserved } from './planner.ts';
  * Observed state plus what observation had to skip (logged with the plan). 'full' read
  * every pod the selector matches; 'pod' read the job, the event's pod and the queue heads.
  */
-export type EjobObservation = ({ mode: 'full' } & EjobObserved & { notes: string[] }) | ({ mode: 'pod' } & PodEventObserved & { notes: string[] });
+export type EjobObservation =
+  | ({ mode: 'full' } & EjobObserved & { notes: string[] })
+  | ({ mode: 'pod' } & PodEventObserved & { notes: string[] })
+  | { mode: 'job'; job: EphemeralJobObject; spec: EphemeralJobSpec; ledger: Ledger; notes: string[] };
 
 /** Queued pods read beyond the free slots, in case some turn out gone. */
 const CANDIDATE_SLACK = 2;
@@ -27,7 +30,7 @@ export const ejobController: Controller<EjobObservation> = {
   route,
   observe,
   plan(observed: EjobObservation, now: Date): Plan {
-    const p = observed.mode === 'pod' ? planPodEvent(observed, now) : plan(observed, now);
+    const p = observed.mode === 'pod' ? planPodEvent(observed, now) : observed.mode === 'job' ? planJobEvent(observed, now) : plan(observed, now);
     return { ...p, notes: [...observed.notes, ...(p.notes ?? [])] };
   },
 };
@@ -99,6 +102,10 @@ async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<Ejo
   if (trigger?.data.kind === 'Pod') {
     const partial = await observePodEvent(kube, { job: job.data, spec: spec.spec }, trigger);
     if (partial) return partial;
+  }
+  const ledger = readLedger(job.data.status);
+  if (trigger?.data.kind === 'EphemeralJob' && trigger.data.event === 'MODIFIED' && ledger) {
+    return { mode: 'job', job: job.data, spec: spec.spec, ledger, notes: [] };
   }
   const list = await kube.list('v1', 'Pod', ref.namespace, { labelSelector: selectorToQuery(spec.spec.selector) });
   const pods: Pod[] = [];

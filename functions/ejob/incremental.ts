@@ -62,6 +62,21 @@ export function planPodEvent(o: PodEventObserved, now: Date): Plan {
   return advance(o, name, state, now);
 }
 
+/**
+ * A job MODIFIED event whose spec generation the ledger was built for: its status or
+ * metadata changed (most often our own status write), which needs no look at the pods.
+ * Spec changes, deadlines and anything else go to a full reconcile.
+ */
+export function planJobEvent(o: { job: EphemeralJobObject; spec: EphemeralJobSpec; ledger: Ledger }, now: Date): Plan {
+  const { job, spec, ledger } = o;
+  if (ledger.generation !== (job.metadata.generation ?? 0)) return { actions: [], reobserve: 'spec changed since the ledger was built' };
+  if (spec.activeDeadlineSeconds !== undefined) {
+    const start = toDate(job.status?.startTime) ?? now;
+    if (now.getTime() >= start.getTime() + spec.activeDeadlineSeconds * 1000) return { actions: [], reobserve: 'activeDeadlineSeconds passed' };
+  }
+  return noop('job changed outside its spec; the ledger is current');
+}
+
 function noop(why: string): Plan {
   return { actions: [], notes: [why] };
 }

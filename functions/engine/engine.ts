@@ -83,8 +83,8 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
 /** Reconcile one key under its Lease. A busy lock is "look again soon", not an error. */
 export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps, trigger?: Envelope): Promise<KeyResult> {
   const base = { controller: controller.name, key };
-  if (trigger?.data.kind === 'Pod') {
-    // Most pod events change nothing: find that out from the cheap, partial read before
+  if (trigger?.data.kind === 'Pod' || trigger?.data.event === 'MODIFIED') {
+    // Most pod events (and job updates, often our own status writes) change nothing: find that out from the cheap, partial read before
     // taking the Lease, so they cost reads only. Anything to write is planned again under
     // the lock (a plan from an unlocked read must never be applied: parallelism would race).
     const peek = await controller.observe(key, deps.kube, trigger);

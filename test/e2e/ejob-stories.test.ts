@@ -50,15 +50,18 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     job.spec.parallelism = 2;
     const { server, deps } = await world(objects);
     try {
+      let changed: string[] = [];
       for (let round = 0; round < 6; round++) {
-        const events = [envelopeFor('EphemeralJob', 'default', JOB), ...inFlight(server).map((p) => envelopeFor('Pod', 'default', p))];
+        // As the relay would: the job, and every pod the kubelet changed since last round.
+        const events = [envelopeFor('EphemeralJob', 'default', JOB, round === 0 ? 'ADDED' : 'MODIFIED'), ...changed.map((p) => envelopeFor('Pod', 'default', p))];
         // Both instances get every event at the same moment (duplicate delivery).
         await Promise.all(events.flatMap((e) => [handle(e, deps(`a-${round}`)), handle(e, deps(`b-${round}`))]));
         for (const [pod, names] of Object.entries(injected(server))) assert.ok(names.length <= 1, `${pod} injected ${names.length} times`);
         assert.ok(inFlight(server).length <= 2, `round ${round}: ${inFlight(server).length} in flight`);
-        for (const pod of inFlight(server)) finish(server, pod, 0);
+        changed = inFlight(server);
+        for (const pod of changed) finish(server, pod, 0);
       }
-      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('final'));
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'RESYNC'), deps('final'));
       assert.equal(jobStatus(server, JOB).succeeded, 4);
       assert.equal(jobStatus(server, JOB).phase, 'Succeeded');
     } finally {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EphemeralJobObject, EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
-import { planPodEvent, slotsAfter, type PodEventObserved } from '../../functions/ejob/incremental.ts';
+import { planJobEvent, planPodEvent, slotsAfter, type PodEventObserved } from '../../functions/ejob/incremental.ts';
 import { buildLedger, readLedger, storedLedger, type Ledger } from '../../functions/ejob/ledger.ts';
 import { plan } from '../../functions/ejob/planner.ts';
 
@@ -131,5 +131,20 @@ describe('pod events from the ledger (no LIST)', () => {
     const s = statusOf(full as ReturnType<typeof planPodEvent>);
     assert.deepEqual(s?.ephemera, buildLedger(1, [{ pod: pods[0] as Pod, state: 'waiting' }, { pod: pods[1] as Pod, state: 'pending' }, { pod: pods[2] as Pod, state: 'pending' }]));
     assert.deepEqual(s?.ephemera.queue, ['b', 'c']);
+  });
+
+  test('a job update outside its spec (our own status write) needs no look at the pods', () => {
+    const l = ledger({ a: 'running' }, ['b']);
+    const p = planJobEvent({ job: job(l, { match: 2, running: 1 }), spec, ledger: l }, NOW);
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.reobserve, undefined);
+  });
+
+  test('a job update that changed the spec, or passed the deadline, gets a full reconcile', () => {
+    const stale = { ...ledger({}, []), generation: 0 };
+    assert.match(planJobEvent({ job: job(stale, {}), spec, ledger: stale }, NOW).reobserve ?? '', /spec changed/);
+    const l = ledger({ a: 'running' }, []);
+    const withDeadline = { ...spec, activeDeadlineSeconds: 60 };
+    assert.match(planJobEvent({ job: job(l, {}, withDeadline), spec: withDeadline, ledger: l }, NOW).reobserve ?? '', /activeDeadlineSeconds/);
   });
 });
