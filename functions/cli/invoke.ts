@@ -133,8 +133,12 @@ async function runHandlers(deps: EngineDeps, events: InputEvent[], once: boolean
   };
   const seen = new Set<string>();
   for (const ev of events) {
-    const envelope = await relayRoute(ev, deps.kube, deps.clock());
-    if (!envelope) continue;
+    const routed = await relayRoute(ev, deps.kube, deps.clock());
+    if ('skipped' in routed) {
+      deps.logger.info({ reason: routed.skipped }, 'the relay would not forward this event');
+      continue;
+    }
+    const { envelope } = routed;
     if (!once) {
       const r = await handle(envelope, deps);
       for (const k of r.keys) record(k);

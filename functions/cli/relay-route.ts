@@ -1,37 +1,34 @@
-import { randomUUID } from 'node:crypto';
-import { ENVELOPE_TYPE, WATCHED_KINDS, type Envelope, type WatchedKind } from '../api/envelope.ts';
+import type { Envelope } from '../api/envelope.ts';
+import { EJOB } from '../api/names.ts';
+import { Pod } from '../api/pod.ts';
 import type { Kube } from '../kube/kube.ts';
+import { makeEnvelope } from '../../relay/envelope.ts';
+import { filterPod } from '../../relay/filter.ts';
+import { trimJob, trimPod, type JobView } from '../../relay/trim.ts';
 import type { InputEvent } from './input.ts';
 
 /**
- * An input event as production would deliver it: recorded envelopes pass as they are; a
- * watch event becomes the envelope the relay would send. Returns null for what the relay
- * would not forward (kinds it does not watch, bookmarks).
+ * An input event as production delivers it: recorded envelopes pass as they are; a raw
+ * watch event goes through the relay's trimming, filter and envelope, with the jobs the
+ * cluster has now. Returns null for what the relay would not forward, with the reason.
  */
-export async function relayRoute(ev: InputEvent, _kube: Kube, now: Date): Promise<Envelope | null> {
-  if ('envelope' in ev) return ev.envelope;
+export async function relayRoute(ev: InputEvent, kube: Kube, now: Date): Promise<{ envelope: Envelope } | { skipped: string }> {
+  if ('envelope' in ev) return { envelope: ev.envelope };
   const { type, object } = ev.watch;
-  if (type === 'BOOKMARK' || !isWatched(object.kind)) return null;
-  const meta = object.metadata as { name: string; namespace?: string; uid?: string; resourceVersion?: string };
-  return {
-    specversion: '1.0',
-    id: randomUUID(),
-    source: 'ephemera-invoke',
-    type: ENVELOPE_TYPE,
-    time: now.toISOString(),
-    subject: `${object.kind}/${meta.namespace ?? 'default'}/${meta.name}`,
-    data: {
-      kind: object.kind,
-      event: type,
-      namespace: meta.namespace ?? 'default',
-      name: meta.name,
-      uid: meta.uid,
-      resourceVersion: meta.resourceVersion,
-      snapshot: object,
-    },
-  };
-}
-
-function isWatched(kind: string | undefined): kind is WatchedKind {
-  return (WATCHED_KINDS as readonly string[]).includes(kind ?? '');
+  if (type === 'BOOKMARK') return { skipped: 'bookmark' };
+  const event = type;
+  if (object.kind === EJOB.kind) {
+    const job = trimJob(object as Record<string, unknown>);
+    if (!job) return { skipped: 'EphemeralJob without name or namespace' };
+    return { envelope: makeEnvelope({ kind: 'EphemeralJob', event, object: { metadata: { name: job.name, namespace: job.namespace, uid: job.uid, resourceVersion: job.resourceVersion } }, relayId: 'invoke', now }) };
+  }
+  if (object.kind !== 'Pod') return { skipped: `the relay does not watch ${object.kind ?? 'objects without a kind'}` };
+  const parsed = Pod.safeParse(object);
+  if (!parsed.success) return { skipped: `unreadable pod: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}` };
+  const pod = trimPod(parsed.data);
+  const namespace = pod.metadata.namespace ?? 'default';
+  const jobs = (await kube.list(EJOB.apiVersion, EJOB.kind, namespace)).items.map((j) => trimJob(j as Record<string, unknown>)).filter((j): j is JobView => j !== null);
+  const verdict = filterPod(pod, jobs, event === 'DELETED');
+  if (!verdict.forward) return { skipped: verdict.reason };
+  return { envelope: makeEnvelope({ kind: 'Pod', event, object: { ...pod, metadata: { ...pod.metadata, namespace } }, relayId: 'invoke', now }) };
 }
