@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { Envelope } from '../../functions/api/envelope.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { createKube } from '../../functions/kube/client.ts';
+import { startApiServer } from '../../functions/kube/apiserver/index.ts';
+import { startRelay } from '../../relay/relay.ts';
+import { recordSink } from '../../relay/sinks/record.ts';
+import { runCli } from '../support/cli.ts';
+import { fixture } from '../support/ejob-world.ts';
+import { CollectingSink, eventually, job, pod } from '../support/relay-world.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'ephemera-record-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('record sink → ephemera invoke', () => {
+  test('what the relay records, invoke replays through the same routing', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const server = await startApiServer({ objects });
+    const recording = join(dir, 'events.jsonl');
+    writeFileSync(recording, '');
+    const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: recordSink(recording), namespaces: [], relayId: 'rec', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger });
+    await relay.flush();
+    await relay.stop();
+    await server.close();
+    const lines = readFileSync(recording, 'utf8').trim().split('\n');
+    assert.equal(lines.length, 5, 'the job and its 4 pods');
+    for (const l of lines) Envelope.parse(JSON.parse(l));
+
+    const state = join(dir, 'state.json');
+    writeFileSync(state, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+    const r = await runCli(['invoke', '--state', state, '--event', recording, '--now', '2026-01-01T00:21:00Z', '--output', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { actions: { subresource?: string; name: string }[] };
+    assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq'], 'replaying every event still injects once, oldest first');
+  });
+});
+
+describe('relay replicas: Lease leader election', () => {
+  test('only the leader forwards; when it stops, the other takes over and resyncs', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-1', { app: 'web' })] });
+    const lock = (holder: string) => ({ namespace: 'ephemera-system', holder, leaseSeconds: 3, skewSeconds: 1 });
+    const base = { kubeConfig: server.kubeConfig(), namespaces: [], coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger };
+    const sinkA = new CollectingSink();
+    const sinkB = new CollectingSink();
+    const a = await startRelay({ ...base, sink: sinkA, relayId: 'a', election: { kube: createKube(server.kubeConfig()), lock: lock('a') } });
+    await eventually(() => assert.ok(a.isLeader()));
+    const b = await startRelay({ ...base, sink: sinkB, relayId: 'b', election: { kube: createKube(server.kubeConfig()), lock: lock('b') } });
+    try {
+      await eventually(async () => {
+        await a.flush();
+        assert.ok(sinkA.subjects().includes('RESYNC Pod/default/web-1'));
+      });
+      server.store.put(pod('web-2', { app: 'web' }));
+      await eventually(async () => {
+        await a.flush();
+        assert.ok(sinkA.subjects().includes('ADDED Pod/default/web-2'));
+      });
+      await b.flush();
+      assert.equal(b.isLeader(), false);
+      assert.deepEqual(sinkB.got, [], 'a follower forwards nothing');
+      await a.stop(); // releases the Lease
+      await eventually(async () => {
+        await b.flush();
+        assert.ok(b.isLeader());
+        assert.ok(sinkB.subjects().includes('RESYNC Pod/default/web-2'), 'the new leader looks at everything once');
+      }, 10_000);
+    } finally {
+      await b.stop();
+      await server.close();
+    }
+  });
+});
