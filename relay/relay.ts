@@ -80,9 +80,9 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     coalescer.add(e);
   };
 
-  const onPod = (type: ReflectorEvent, pod: Pod, previous: Pod | undefined): void => {
+  const onPod = (type: ReflectorEvent, pod: Pod, previous: string | undefined): void => {
     metrics.seen.inc({ kind: 'Pod', type });
-    if ((type === 'MODIFIED' || type === 'ADDED') && previous && podFingerprint(previous) === podFingerprint(pod)) {
+    if ((type === 'MODIFIED' || type === 'ADDED') && previous === podFingerprint(pod)) {
       return void metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
     }
     const verdict = filterPod(pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], type === 'DELETED');
@@ -154,7 +154,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
 }
 
 interface Hooks {
-  onPod(type: ReflectorEvent, pod: Pod, previous: Pod | undefined): void;
+  onPod(type: ReflectorEvent, pod: Pod, previous: string | undefined): void;
   onJob(type: ReflectorEvent, job: JobView): void;
   onListed(): void;
   metrics: RelayMetrics;
@@ -179,6 +179,8 @@ function buildReflectors(opts: RelayOptions, hooks: Hooks): { pods: Reflector<Po
       return p.success ? trimPod(p.data) : null;
     },
     keyOf: (p) => `${p.metadata.namespace}/${p.metadata.name}`,
+    fingerprint: podFingerprint,
+    fromFingerprint: (fp) => JSON.parse(fp) as Pod,
     onEvent: (type, p, prev) => hooks.onPod(type, p, prev),
     onListed: hooks.onListed,
     onRestart: (reason) => {
@@ -197,6 +199,8 @@ function buildReflectors(opts: RelayOptions, hooks: Hooks): { pods: Reflector<Po
     },
     trim: (raw) => trimJob(raw as Record<string, unknown>),
     keyOf: (j) => `${j.namespace}/${j.name}`,
+    fingerprint: (j) => JSON.stringify(j),
+    fromFingerprint: (fp) => JSON.parse(fp) as JobView,
     onEvent: (type, j) => hooks.onJob(type, j),
     onListed: hooks.onListed,
     onRestart: (reason) => {

@@ -16,10 +16,17 @@ export interface ReflectorOptions<T> {
   path: string;
   /** One page of the LIST (raw JSON items and the continue token / resourceVersion). */
   listPage(cont: string | undefined): Promise<{ items: unknown[]; resourceVersion: string; continue?: string }>;
-  /** Trim an object for the cache; null to ignore it (unreadable). */
+  /** Trim an object; null to ignore it (unreadable). */
   trim(raw: unknown): T | null;
   keyOf(obj: T): string;
-  onEvent(type: ReflectorEvent, obj: T, previous: T | undefined): void;
+  /**
+   * What the cache keeps per object: a compact JSON string of the fields that matter
+   * (not the object: strings cost a third of the memory). Equal strings = nothing changed.
+   */
+  fingerprint(obj: T): string;
+  /** The (trimmed) object back from its fingerprint, for deletions seen only by a re-list. */
+  fromFingerprint(fp: string): T;
+  onEvent(type: ReflectorEvent, obj: T, previous: string | undefined): void;
   /** Called after each completed list (ready after the first). */
   onListed?(): void;
   onRestart?(reason: string): void;
@@ -32,7 +39,8 @@ interface WatchHandle {
 
 /** One kind's list+watch loop with a trimmed cache. */
 export class Reflector<T> {
-  readonly cache = new Map<string, T>();
+  /** key → fingerprint of the object as last seen. */
+  readonly cache = new Map<string, string>();
   private resourceVersion = '';
   private stopped = false;
   private handle: WatchHandle | undefined;
@@ -58,28 +66,29 @@ export class Reflector<T> {
 
   /** Re-list now (periodic resync, or after becoming leader): RESYNC all, DELETED the gone. */
   async relist(reason: string): Promise<void> {
-    const seen = new Map<string, T>();
+    // Emit page by page, keeping only the keys seen (not every object) for the deletion
+    // diff: the peak stays one page of objects, not the whole cluster.
+    const seen = new Set<string>();
     let cont: string | undefined;
     let rv: string;
     do {
       const page = await this.opts.listPage(cont);
       for (const item of page.items) {
         const obj = this.opts.trim(item);
-        if (obj) seen.set(this.opts.keyOf(obj), obj);
+        if (!obj) continue;
+        const key = this.opts.keyOf(obj);
+        seen.add(key);
+        const previous = this.cache.get(key);
+        this.cache.set(key, this.opts.fingerprint(obj));
+        this.opts.onEvent('RESYNC', obj, previous);
       }
       cont = page.continue || undefined;
       rv = page.resourceVersion;
     } while (cont);
     for (const [key, old] of this.cache) {
-      if (!seen.has(key)) {
-        this.cache.delete(key);
-        this.opts.onEvent('DELETED', old, old);
-      }
-    }
-    for (const [key, obj] of seen) {
-      const previous = this.cache.get(key);
-      this.cache.set(key, obj);
-      this.opts.onEvent('RESYNC', obj, previous);
+      if (seen.has(key)) continue;
+      this.cache.delete(key);
+      this.opts.onEvent('DELETED', this.opts.fromFingerprint(old), old);
     }
     this.resourceVersion = rv;
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
@@ -137,7 +146,7 @@ export class Reflector<T> {
     const key = this.opts.keyOf(obj);
     const previous = this.cache.get(key);
     if (type === 'DELETED') this.cache.delete(key);
-    else this.cache.set(key, obj);
+    else this.cache.set(key, this.opts.fingerprint(obj));
     this.opts.onEvent(type === 'ADDED' ? 'ADDED' : type === 'DELETED' ? 'DELETED' : 'MODIFIED', obj, previous);
   }
 }
