@@ -1,0 +1,178 @@
+// Golden tables for the EphemeralJob planner (pure: no server, no mocks). Default objects
+// overridden with spread; each row names the DESIGN.md rule it pins down.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import type { Action } from '../../functions/engine/plan.ts';
+import { plan } from '../../functions/ejob/planner.ts';
+
+const UID = 'job-uid';
+const NOW = new Date('2026-01-01T01:00:00Z');
+const template = { ephemeralContainers: [{ name: 'ec', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' }] };
+
+function job(spec: Record<string, unknown> = {}, extra: Partial<EphemeralJobObject> = {}): EphemeralJobObject {
+  return {
+    metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '5', creationTimestamp: '2026-01-01T00:30:00Z' },
+    spec: { selector: { matchLabels: { app: 'x' } }, template, ...spec },
+    ...extra,
+  };
+}
+
+type EcState = 'none' | 'waiting' | 'running' | number | { waiting: string };
+function pod(name: string, created: number, ec: EcState = 'none', extra: Partial<Pod> & { owner?: string } = {}): Pod {
+  const { owner = UID, ...rest } = extra;
+  const p: Pod = {
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, labels: { app: 'x' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, created)).toISOString() },
+    spec: { containers: [{ name: 'main' }] },
+    status: { phase: 'Running' },
+    ...rest,
+  };
+  if (ec !== 'none') {
+    p.spec = { ...p.spec, ephemeralContainers: [{ name: 'ec', env: [{ name: 'KRUISE_EJOB_ID', value: owner }] }] };
+    const state = ec === 'waiting' ? { waiting: { reason: 'ContainerCreating' } } : ec === 'running' ? { running: {} } : typeof ec === 'number' ? { terminated: { exitCode: ec } } : { waiting: { reason: ec.waiting } };
+    p.status = { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state }] };
+  }
+  return p;
+}
+
+const injections = (actions: Action[]): string[] => actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name);
+type Cond = { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string };
+type Status = { phase?: string; match?: number; succeeded?: number; failed?: number; running?: number; waiting?: number; completionTime?: string; conditions: Cond[] };
+const statusOf = (actions: Action[]): Status | undefined => (actions.find((a) => a.subresource === 'status')?.body as { status?: Status } | undefined)?.status;
+const cond = (s: Status | undefined, type: string): Cond | undefined => s?.conditions.find((x) => x.type === type);
+
+describe('EphemeralJob planner: targets and injection', () => {
+  const cases: { name: string; spec?: Record<string, unknown>; pods: Pod[]; inject: string[]; match?: number }[] = [
+    { name: 'oldest first by creationTimestamp, parallelism defaults to 1', pods: [pod('b', 2), pod('a', 3), pod('c', 1)], inject: ['c'], match: 3 },
+    { name: 'same creation time: by name', spec: { parallelism: 2 }, pods: [pod('b', 1), pod('a', 1), pod('c', 1)], inject: ['a', 'b'] },
+    { name: 'replicas picks the first N targets; match never above replicas', spec: { replicas: 2, parallelism: 10 }, pods: [pod('a', 1), pod('b', 2), pod('c', 3)], inject: ['a', 'b'], match: 2 },
+    { name: 'inactive pods (Succeeded, Failed, deleting) are not targets', spec: { parallelism: 10 }, pods: [pod('a', 1, 'none', { status: { phase: 'Succeeded' } }), pod('b', 2, 'none', { status: { phase: 'Failed' } }), pod('c', 3, 'none', { metadata: { name: 'c', namespace: 'ns', labels: { app: 'x' }, deletionTimestamp: '2026-01-01T00:59:00Z' } }), pod('d', 4)], inject: ['d'], match: 1 },
+    { name: 'a pod holding a same-name container of another job is skipped', spec: { parallelism: 10 }, pods: [pod('a', 1, 'running', { owner: 'other-uid' }), pod('b', 2)], inject: ['b'], match: 1 },
+    { name: 'a pod not matching the selector is ignored', spec: { parallelism: 10 }, pods: [pod('a', 1, 'none', { metadata: { name: 'a', namespace: 'ns', labels: { app: 'y' } } }), pod('b', 2)], inject: ['b'], match: 1 },
+    { name: 'waiting counts against parallelism, not only running', spec: { parallelism: 2 }, pods: [pod('a', 1, 'waiting'), pod('b', 2, 'running'), pod('c', 3)], inject: [] },
+    { name: 'injected with no status yet counts as waiting', spec: { parallelism: 1 }, pods: [{ ...pod('a', 1, 'running'), status: { phase: 'Running' } }, pod('b', 2)], inject: [] },
+    { name: 'a finished pod frees its slot; never injected twice', spec: { parallelism: 1 }, pods: [pod('a', 1, 0), pod('b', 2)], inject: ['b'] },
+    { name: 'parallelism 0 pauses creation', spec: { parallelism: 0 }, pods: [pod('a', 1)], inject: [] },
+    { name: 'paused: nothing injected', spec: { paused: true }, pods: [pod('a', 1)], inject: [] },
+    { name: 'matchExpressions select too', spec: { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['x'] }] } }, pods: [pod('a', 1)], inject: ['a'] },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const p = plan({ job: job(c.spec), pods: c.pods }, NOW);
+      assert.deepEqual(injections(p.actions), c.inject);
+      if (c.match !== undefined) assert.equal(statusOf(p.actions)?.match, c.match);
+    });
+  }
+
+  test('all template containers in one strategic patch, each with KRUISE_EJOB_ID=uid, other env kept', () => {
+    const t = { ephemeralContainers: [{ name: 'one', image: 'busybox', env: [{ name: 'A', value: '1' }, { name: 'KRUISE_EJOB_ID', value: 'forged' }] }, { name: 'two', image: 'busybox' }] };
+    const p = plan({ job: job({ template: t }), pods: [pod('a', 1)] }, NOW);
+    const inj = p.actions.filter((a) => a.subresource === 'ephemeralcontainers');
+    assert.equal(inj.length, 1);
+    assert.equal(inj[0]?.patchType, 'strategic');
+    const containers = (inj[0]?.body as { spec: { ephemeralContainers: { name: string; env: { name: string; value: string }[] }[] } }).spec.ephemeralContainers;
+    assert.deepEqual(containers.map((c) => c.name), ['one', 'two']);
+    assert.deepEqual(containers[0]?.env, [{ name: 'A', value: '1' }, { name: 'KRUISE_EJOB_ID', value: UID }]);
+    assert.deepEqual(containers[1]?.env, [{ name: 'KRUISE_EJOB_ID', value: UID }]);
+  });
+});
+
+describe('EphemeralJob planner: per-pod state, counts and phase', () => {
+  const cases: { name: string; spec?: Record<string, unknown>; pods: Pod[]; phase: string; counts: [number, number, number, number, number] }[] = [
+    { name: 'nothing matched: Waiting', pods: [], phase: 'Waiting', counts: [0, 0, 0, 0, 0] },
+    { name: 'injected, nothing started: Waiting', pods: [pod('a', 1, 'waiting')], phase: 'Waiting', counts: [1, 0, 0, 0, 1] },
+    { name: 'something running: Running', pods: [pod('a', 1, 'running'), pod('b', 2)], phase: 'Running', counts: [2, 0, 0, 1, 0] },
+    { name: 'some done, others still to inject: Running', pods: [pod('a', 1, 0), pod('b', 2)], phase: 'Running', counts: [2, 1, 0, 0, 1] },
+    { name: 'every target succeeded: Succeeded', pods: [pod('a', 1, 0), pod('b', 2, 0)], phase: 'Succeeded', counts: [2, 2, 0, 0, 0] },
+    { name: 'mixed results: Failed (not stuck in Unknown, kruise#2514)', pods: [pod('a', 1, 0), pod('b', 2, 1)], phase: 'Failed', counts: [2, 1, 1, 0, 0] },
+    { name: 'a terminal waiting reason is failed', pods: [pod('a', 1, { waiting: 'RunContainerError' })], phase: 'Failed', counts: [1, 0, 1, 0, 0] },
+    { name: 'ImagePullBackOff is still waiting (the kubelet retries)', pods: [pod('a', 1, { waiting: 'ImagePullBackOff' })], phase: 'Waiting', counts: [1, 0, 0, 0, 1] },
+    { name: 'paused: Paused, counts still reported', spec: { paused: true }, pods: [pod('a', 1, 'running')], phase: 'Paused', counts: [1, 0, 0, 1, 0] },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const s = statusOf(plan({ job: job(c.spec), pods: c.pods }, NOW).actions);
+      assert.equal(s?.phase, c.phase);
+      assert.deepEqual([s?.match, s?.succeeded, s?.failed, s?.running, s?.waiting], c.counts);
+    });
+  }
+
+  test('Failed says how many failed, and sets completionTime once', () => {
+    const s = statusOf(plan({ job: job(), pods: [pod('a', 1, 0), pod('b', 2, 1), pod('c', 3, 2)] }, NOW).actions);
+    assert.equal(s?.completionTime, '2026-01-01T01:00:00Z');
+    assert.match(cond(s, 'JobFailed')?.message ?? '', /2 of 3 pods failed/);
+  });
+
+  test('past activeDeadlineSeconds: Failed/DeadlineExceeded, nothing more injected', () => {
+    const p = plan({ job: job({ activeDeadlineSeconds: 60, parallelism: 5 }), pods: [pod('a', 1)] }, NOW);
+    assert.deepEqual(injections(p.actions), []);
+    const s = statusOf(p.actions);
+    assert.equal(s?.phase, 'Failed');
+    assert.equal(cond(s, 'JobFailed')?.reason, 'DeadlineExceeded');
+  });
+
+  test('status is written only when it changed; lastTransitionTime moves only when a condition flips', () => {
+    const pods = [pod('a', 1, 'running'), pod('b', 2)];
+    const first = plan({ job: job(), pods }, NOW);
+    const written = statusOf(first.actions);
+    const later = new Date(NOW.getTime() + 60_000);
+    const again = plan({ job: job({}, { status: written as EphemeralJobObject['status'] }), pods }, later);
+    assert.equal(statusOf(again.actions), undefined, 'same world, no status write');
+    const done = plan({ job: job({}, { status: written as EphemeralJobObject['status'] }), pods: [pod('a', 1, 0), pod('b', 2, 'running')] }, later);
+    const next = statusOf(done.actions);
+    assert.ok(next, 'the status changed');
+    assert.equal(cond(next, 'Initialized')?.lastTransitionTime, cond(written, 'Initialized')?.lastTransitionTime);
+  });
+});
+
+describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
+  const finished = { phase: 'Succeeded', completionTime: '2026-01-01T00:50:00Z', match: 1, succeeded: 1 };
+  test('finished: deleted ttlSecondsAfterFinished after completion (default 1800), with a uid precondition', () => {
+    const early = plan({ job: job({}, { status: finished }), pods: [] }, NOW);
+    assert.deepEqual(early.actions, []);
+    assert.equal(early.requeueAfterSeconds, 1800 - 600);
+    const due = plan({ job: job({ ttlSecondsAfterFinished: 60 }, { status: finished }), pods: [] }, NOW);
+    assert.equal(due.actions[0]?.verb, 'delete');
+    assert.deepEqual((due.actions[0]?.body as { preconditions: unknown }).preconditions, { uid: UID });
+  });
+
+  test('ttlSecondsAfterCreated deletes whatever the state; requeues until then', () => {
+    assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 600 }), pods: [pod('a', 1, 'running')] }, NOW).actions[0]?.verb, 'delete');
+    assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 3600 }), pods: [pod('a', 1, 'running')] }, NOW).requeueAfterSeconds, 1800);
+  });
+
+  test("a deleting job with OpenKruise's finalizer: only that finalizer is removed, fenced by a test op", () => {
+    const meta = { ...job().metadata, deletionTimestamp: '2026-01-01T00:59:00Z', finalizers: ['keep.me/too', 'apps.kruise.io/ephemeralcontainers-cleanup'] };
+    const p = plan({ job: { ...job(), metadata: meta }, pods: [pod('a', 1)] }, NOW);
+    assert.equal(p.actions.length, 1);
+    assert.deepEqual(p.actions[0]?.body, [
+      { op: 'test', path: '/metadata/finalizers', value: ['keep.me/too', 'apps.kruise.io/ephemeralcontainers-cleanup'] },
+      { op: 'replace', path: '/metadata/finalizers', value: ['keep.me/too'] },
+    ]);
+    assert.deepEqual(plan({ job: { ...job(), metadata: { ...meta, finalizers: ['keep.me/too'] } }, pods: [] }, NOW).actions, []);
+  });
+
+  const bad: [string, Record<string, unknown>, RegExp][] = [
+    ['empty selector', { selector: {} }, /spec\.selector/],
+    ['no containers', { template: { ephemeralContainers: [] } }, /spec\.template\.ephemeralContainers/],
+    ['parallelism 11', { parallelism: 11 }, /spec\.parallelism/],
+    ['missing image', { template: { ephemeralContainers: [{ name: 'x' }] } }, /spec\.template\.ephemeralContainers\[0\]\.image/],
+  ];
+  for (const [name, spec, field] of bad) {
+    test(`invalid spec (${name}): phase Error, JobError names the field, nothing injected`, () => {
+      const p = plan({ job: job(spec), pods: [pod('a', 1)] }, NOW);
+      assert.deepEqual(injections(p.actions), []);
+      const s = statusOf(p.actions);
+      assert.equal(s?.phase, 'Error');
+      assert.match(cond(s, 'JobError')?.message ?? '', field);
+    });
+  }
+
+  test('events: Injected on the job and on the pod, with names stable across re-plans', () => {
+    const a = plan({ job: job(), pods: [pod('a', 1)] }, NOW).actions.filter((x) => x.kind === 'Event');
+    const b = plan({ job: job(), pods: [pod('a', 1)] }, new Date(NOW.getTime() + 5000)).actions.filter((x) => x.kind === 'Event');
+    assert.deepEqual(a.map((e) => (e.body as { involvedObject: { kind: string } }).involvedObject.kind), ['EphemeralJob', 'Pod']);
+    assert.deepEqual(a.map((e) => e.name), b.map((e) => e.name));
+  });
+});
