@@ -60,7 +60,7 @@ async function measure(n: number): Promise<Record<string, Tally>> {
 }
 
 function setRunning(server: Awaited<ReturnType<typeof world>>['server'], name: string): void {
-  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as { status: Record<string, unknown> };
+  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { status: Record<string, unknown> };
   pod.status.ephemeralContainerStatuses = [{ name: 'probe', state: { running: { startedAt: '2026-01-01T01:00:30Z' } } }];
   server.store.put(pod);
 }

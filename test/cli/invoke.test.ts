@@ -30,7 +30,7 @@ describe('ephemera invoke', () => {
     }
     const inject = out.actions.filter((a) => a.subresource === 'ephemeralcontainers');
     assert.deepEqual(inject.map((a) => a.name), ['helloworld-865cd8865b-nl8lq'], 'parallelism 1: only the oldest pod');
-    const pod = out.objects.find((o) => o.metadata.name === 'helloworld-865cd8865b-nl8lq') as { spec: { ephemeralContainers: { name: string; env: { name: string; value: string }[] }[] } };
+    const pod = out.objects.find((o) => o.metadata.name === 'helloworld-865cd8865b-nl8lq') as unknown as { spec: { ephemeralContainers: { name: string; env: { name: string; value: string }[] }[] } };
     assert.deepEqual(pod.spec.ephemeralContainers.map((c) => c.name), ['helloworld-ec']);
     assert.ok(pod.spec.ephemeralContainers[0]?.env.some((e) => e.name === 'KRUISE_EJOB_ID' && e.value === '0e1a5e00-0000-4000-8000-00000000e10b'));
     assert.equal(job(out)?.status?.match, 4);
