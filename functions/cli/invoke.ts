@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { WatchEvent } from '../api/envelope.ts';
-import { FunctionsConfig, parseEnv } from '../config.ts';
+import { ConfigError, FunctionsConfig, parseEnv } from '../config.ts';
 import type { Controller } from '../engine/controller.ts';
 import { handle, reconcileKey, type EngineDeps, type KeyResult } from '../engine/engine.ts';
 import { silentLogger } from '../engine/logger.ts';
@@ -46,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(opts.json ? `${JSON.stringify(out, null, 2)}\n` : summary(out));
     return 0;
   } catch (err) {
-    if (err instanceof InputError) {
+    if (err instanceof InputError || err instanceof ConfigError) {
       process.stderr.write(`ephemera invoke: ${err.message}\n`);
       return 2;
     }

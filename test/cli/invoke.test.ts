@@ -95,4 +95,11 @@ describe('ephemera invoke', () => {
     assert.equal(r.code, 2);
     assert.match(r.stderr, /event 2: neither a watch event/);
   });
+
+  test('a bad configuration variable stops it with the variable named, not a stack trace', async () => {
+    const r = await runCli(['invoke', '--state', STORY1], { EPHEMERA_SIDECAR_STRATEGY: 'magic' });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /EPHEMERA_SIDECAR_STRATEGY: .*"crr"\|"ephemeral-signal"/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+  });
 });
