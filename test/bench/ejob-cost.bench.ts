@@ -25,8 +25,9 @@ function podsAndJob(n: number): unknown[] {
   return objects;
 }
 
-type Tally = { events: number; requests: number; bytes: number; lists: number };
-const tally = (): Tally => ({ events: 0, requests: 0, bytes: 0, lists: 0 });
+type Tally = { events: number; requests: number; bytes: number; lists: number; ms: number[] };
+const tally = (): Tally => ({ events: 0, requests: 0, bytes: 0, lists: 0, ms: [] });
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? 0;
 
 async function measure(n: number): Promise<Record<string, Tally>> {
   const { server, deps } = await world(podsAndJob(n), () => new Date('2026-01-01T01:01:00Z'));
@@ -34,7 +35,9 @@ async function measure(n: number): Promise<Record<string, Tally>> {
   const reads = (r: { method: string }) => r.method === 'GET';
   const run = async (t: Tally, fn: () => Promise<unknown>): Promise<void> => {
     server.requests.clear();
+    const started = performance.now();
     await fn();
+    t.ms.push(performance.now() - started);
     const all = server.requests.totals(reads);
     t.events++;
     t.requests += server.requests.totals().requests;
@@ -69,7 +72,7 @@ const rows: string[] = [];
 for (const n of [100, 1000]) {
   const r = await measure(n);
   for (const [kind, t] of Object.entries(r)) {
-    rows.push(`N=${String(n).padEnd(5)} ${kind.padEnd(9)} events=${String(t.events).padEnd(3)} requests/event=${(t.requests / t.events).toFixed(1).padEnd(5)} bytes read/event=${Math.round(t.bytes / t.events).toString().padEnd(8)} pod LISTs/event=${(t.lists / t.events).toFixed(2)}`);
+    rows.push(`N=${String(n).padEnd(5)} ${kind.padEnd(9)} events=${String(t.events).padEnd(3)} requests/event=${(t.requests / t.events).toFixed(1).padEnd(5)} bytes read/event=${Math.round(t.bytes / t.events).toString().padEnd(8)} pod LISTs/event=${(t.lists / t.events).toFixed(2)}  event→actions applied p50=${pct(t.ms, 50).toFixed(1)}ms p99=${pct(t.ms, 99).toFixed(1)}ms`);
   }
 }
-process.stdout.write(`EphemeralJob API cost per event (parallelism 2; requests include the Lease lock and writes)\n${rows.join('\n')}\n`);
+process.stdout.write(`EphemeralJob API cost per event (parallelism 2; requests include the Lease lock and writes; latency is handle() over loopback HTTP to the in-process API server)\n${rows.join('\n')}\n`);
