@@ -111,6 +111,7 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   if (swaps.length > 0) {
     const list = swaps.map((s) => s.name);
     ctx.actions.push(imageSwapAction(ctx.ref, swaps));
+    lookAgainWhenStuck(ctx);
     ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using in-place update`, discriminator: `swap/${list.join(',')}` }, ctx.now));
   }
   if (unsupported.length > 0) {
@@ -150,6 +151,7 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   }
   const list = stage.sidecars.map((s) => s.name);
   ctx.actions.push(crrAction(ctx.ref, stage));
+  lookAgainWhenStuck(ctx);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using crr`, discriminator: `crr/${stage.stage}` }, ctx.now));
 }
 
@@ -170,6 +172,7 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
     injected.push(s.name);
   }
   if (injected.length > 0) {
+    lookAgainWhenStuck(ctx);
     ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${injected.join(' ')}] using ephemeral-signal`, discriminator: `signal/${stage.stage}/${injected.join(',')}` }, ctx.now));
   }
 }
@@ -239,6 +242,14 @@ function warnIfStuck(ctx: Ctx): void {
   const message = `sidecar [${stuck.join(' ')}] still running ${limit}s after ephemera asked it to stop (${ctx.path}): ${stuckHint(ctx)}`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `stuck/${ctx.path}/${stuck.join(',')}` }, ctx.now));
+}
+
+/**
+ * Termination issued now: if it does nothing (no kruise-daemon, SIGTERM ignored) the pod
+ * may never change again, so no event would bring us back. Ask to look again then.
+ */
+function lookAgainWhenStuck(ctx: Ctx): void {
+  ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, ctx.observed.options.stuckAfterSeconds);
 }
 
 function stuckHint(ctx: Ctx): string {

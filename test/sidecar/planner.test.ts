@@ -69,6 +69,7 @@ describe('crr strategy (OpenKruise-compatible)', () => {
     assert.equal(body.metadata.labels['crr.apps.kruise.io/node-name'], 'node-a');
     assert.equal(events(p.actions)[0]?.reason, 'SidecarTerminator');
     assert.match(events(p.actions)[0]?.message ?? '', /\[b\] using crr/);
+    assert.equal(p.requeueAfterSeconds, 120, 'if nobody executes it the pod never changes again: look again after stuckAfterSeconds');
   });
 
   test('an existing CRR means nothing more to do', () => {
@@ -157,6 +158,7 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.equal(swap.subresource, undefined);
     assert.deepEqual(swap.body, { metadata: { resourceVersion: '4711' }, spec: { containers: [{ name: 'a', image: 'exit:1' }, { name: 'b', image: 'exit:2' }] } });
     assert.match(events(p.actions)[0]?.message ?? '', /in-place update/);
+    assert.equal(p.requeueAfterSeconds, 120);
   });
 
   test('already swapped: nothing more', () => {
@@ -192,6 +194,7 @@ describe('ephemeral-signal strategy (no daemon)', () => {
       { name: ec[0]?.name, target: ec[0]?.targetContainerName, image: ec[0]?.image, command: ec[0]?.command, sc: ec[0]?.securityContext },
       { name: 'ephemera-stop-log-shipper', target: 'log-shipper', image: 'busybox:1.36', command: ['kill', '-TERM', '1'], sc: { runAsUser: 1000 } },
     );
+    assert.equal(p.requeueAfterSeconds, 120, 'a sidecar deaf to SIGTERM changes nothing: look again after stuckAfterSeconds');
   });
 
   test('chosen per pod by annotation, over a crr default', () => {
