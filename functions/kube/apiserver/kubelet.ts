@@ -168,7 +168,10 @@ export class SimKubelet {
       case 'none': return upsertStatus(pod, 'ephemeralContainerStatuses', this.waiting(c, 'ContainerCreating'));
       case 'waiting':
         this.startOrHold(s!, c, fate);
-        if (stateOf(s) === 'running') this.onEphemeralStarted(pod, c);
+        if (stateOf(s) === 'running' && this.onEphemeralStarted(pod, c)) {
+          // `kill` returns at once: the signal container has exited by the next status report.
+          this.terminate(s!, typeof fate === 'object' && 'exitCode' in fate ? fate.exitCode : 0);
+        }
         return;
       case 'running':
         if (typeof fate === 'object' && 'exitCode' in fate) this.terminate(s!, fate.exitCode);
@@ -178,12 +181,14 @@ export class SimKubelet {
   /**
    * An ephemeral container just started. Default: one that targets a container and runs
    * `kill` signals it (ephemera's daemon-less sidecar stop), so the target gets SIGTERM.
+   * Returns true for such a one-shot signal container (it exits right after).
    */
-  protected onEphemeralStarted(pod: KubeObject, c: ContainerSpec): void {
+  protected onEphemeralStarted(pod: KubeObject, c: ContainerSpec): boolean {
     const target = c.targetContainerName;
-    if (!target || !(c.command ?? []).some((w) => /(^|\/)kill$/.test(w))) return;
+    if (!target || !(c.command ?? []).some((w) => /(^|\/)kill$/.test(w))) return false;
     const s = findStatus(pod, target);
     if (s && stateOf(s) !== 'terminated') this.stopContainer(pod, s);
+    return true;
   }
 
   /** SIGTERM: the container terminates with the policy's exit code. */

@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import type { Pod } from '../../functions/api/pod.ts';
+import { handle, type EngineDeps, type HandleResult } from '../../functions/engine/engine.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { createKube } from '../../functions/kube/client.ts';
+import { SimKubelet, startApiServer, type ApiServer, type ContainerSpec, type KubeletPolicy } from '../../functions/kube/apiserver/index.ts';
+import type { KubeObject } from '../../functions/kube/apiserver/store.ts';
+import { CRR } from '../../functions/sidecar/actions.ts';
+import type { SidecarOptions } from '../../functions/sidecar/config.ts';
+import { sidecarController } from '../../functions/sidecar/controller.ts';
+import { envelopeFor } from './ejob-world.ts';
+
+export const NS = 'batch';
+const NODES = parse(readFileSync(new URL('../fixtures/sidecar/nodes.yaml', import.meta.url), 'utf8')) as unknown[];
+
+export const SIDECAR = { name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' };
+export const IGNORE = { name: 'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', value: 'true' };
+export const withImage = (image: string): { name: string; value: string } => ({ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', value: image });
+
+/** A Job pod as a user would create it (no status: the simulated kubelet runs it). */
+export function jobPod(name: string, o: { containers: Record<string, unknown>[]; restartPolicy?: string; nodeName?: string; annotations?: Record<string, string>; spec?: Record<string, unknown> }): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS, ...(o.annotations ? { annotations: o.annotations } : {}) },
+    spec: { restartPolicy: o.restartPolicy ?? 'Never', nodeName: o.nodeName ?? 'node-a', containers: o.containers, ...o.spec },
+  };
+}
+
+/** The usual shape: a main container and one log-shipping sidecar with these env vars. */
+export function mainAndSidecar(name: string, sidecarEnv: { name: string; value: string }[] = [SIDECAR], o: Omit<Parameters<typeof jobPod>[1], 'containers'> = {}): Record<string, unknown> {
+  return jobPod(name, {
+    ...o,
+    containers: [
+      { name: 'main', image: 'example/job:1' },
+      { name: 'log-shipper', image: 'example/fluent-bit:3', env: sidecarEnv, securityContext: { runAsUser: 1000, runAsNonRoot: true } },
+    ],
+  });
+}
+
+const isSidecar = (c: ContainerSpec): boolean => Array.isArray(c.env) && (c.env as { name?: string }[]).some((e) => e.name?.startsWith('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT'));
+
+/**
+ * Containers marked as sidecars run until stopped; every other container exits with
+ * mainExit (per pod name; default 0; 'run': never) a tick after it starts.
+ */
+export function jobPolicy(o: { mainExit?: (pod: string) => number | 'run'; sigterm?: (pod: string, container: string) => number } & Omit<KubeletPolicy, 'container' | 'sigtermExitCode'> = {}): KubeletPolicy {
+  const { mainExit, sigterm, ...rest } = o;
+  return {
+    ...rest,
+    container: (pod, c) => {
+      if (isSidecar(c)) return 'run';
+      const exit = mainExit?.(pod.metadata.name) ?? 0;
+      return exit === 'run' ? 'run' : { exitCode: exit };
+    },
+    sigtermExitCode: (pod, container) => sigterm?.(pod.metadata.name, container) ?? 0,
+  };
+}
+
+/** A settable clock shared by the API server (timestamps, Date header) and the engine. */
+export class TestClock {
+  private t: number;
+  constructor(iso = '2026-01-01T00:00:00Z') {
+    this.t = Date.parse(iso);
+  }
+  now = (): Date => new Date(this.t);
+  advance(seconds: number): void {
+    this.t += seconds * 1000;
+  }
+}
+
+export interface SidecarWorld {
+  server: ApiServer;
+  kubelet: SimKubelet;
+  clock: TestClock;
+  deps: (holder?: string) => EngineDeps;
+  /** The pod as the server has it. */
+  pod(name: string): Pod;
+  /** Events recorded on the pod: "Type Reason", sorted. */
+  events(name: string): string[];
+  /** ContainerRecreateRequests in the namespace. */
+  crrs(): KubeObject[];
+  /** Handle a pod event as the relay would deliver it. */
+  event(name: string): Promise<HandleResult>;
+  /**
+   * Kubelet tick, then the pod event it causes, each step a second apart; stops after
+   * `steps` or once `until` holds. Returns every result.
+   */
+  run(name: string, o?: { steps?: number; until?: (p: Pod) => boolean }): Promise<HandleResult[]>;
+  /** Kubelet ticks only (events lost, as in a relay gap) until the pod satisfies `until`. */
+  tickUntil(name: string, until: (p: Pod) => boolean): void;
+  close(): Promise<void>;
+}
+
+/** A fake API server with the fixture nodes and these pods, a simulated kubelet, and engine deps running the sidecar controller. */
+export async function sidecarWorld(pods: unknown[], o: { policy?: KubeletPolicy; options?: Partial<SidecarOptions>; kubelet?: (server: ApiServer) => SimKubelet; objects?: unknown[] } = {}): Promise<SidecarWorld> {
+  const clock = new TestClock();
+  const server = await startApiServer({ objects: [...NODES, ...pods, ...(o.objects ?? [])], clock: clock.now });
+  const kubelet = o.kubelet?.(server) ?? new SimKubelet(server, o.policy ?? jobPolicy());
+  const controller = sidecarController(o.options ?? {});
+  const deps = (holder = 'engine-a'): EngineDeps => ({
+    kube: createKube(server.kubeConfig(), { timeoutMs: 5000 }),
+    controllers: [controller],
+    lock: { namespace: 'ephemera-system', holder, leaseSeconds: 15, skewSeconds: 5 },
+    clock: clock.now,
+    logger: silentLogger,
+  });
+  const pod = (name: string): Pod => server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name }) as unknown as Pod;
+  const event = (name: string): Promise<HandleResult> => handle(envelopeFor('Pod', NS, name), deps());
+  return {
+    server, kubelet, clock, deps, pod, event,
+    events: (name) => server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS })
+      .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name)
+      .map((e) => `${String(e.type)} ${String(e.reason)}`).sort(),
+    crrs: () => server.store.list({ ...CRR, namespace: NS }),
+    async run(name, r = {}) {
+      const results: HandleResult[] = [];
+      for (let i = 0; i < (r.steps ?? 12); i++) {
+        clock.advance(1);
+        kubelet.tick();
+        results.push(await event(name));
+        if (r.until?.(pod(name))) break;
+      }
+      return results;
+    },
+    tickUntil(name, until) {
+      for (let i = 0; i < 20 && !until(pod(name)); i++) {
+        clock.advance(1);
+        kubelet.tick();
+      }
+      if (!until(pod(name))) throw new Error(`pod ${name} never got there: ${JSON.stringify(pod(name).status)}`);
+    },
+    close: () => server.close(),
+  };
+}
+
+/** The state of a container of the pod: running, terminated (exit code), waiting or none. */
+export function stateOf(pod: Pod, container: string): string {
+  const s = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.ephemeralContainerStatuses ?? [])].find((x) => x.name === container);
+  if (s?.state?.terminated) return `terminated ${s.state.terminated.exitCode}`;
+  if (s?.state?.running) return 'running';
+  return s?.state?.waiting ? 'waiting' : 'none';
+}
+
+/** Every action the engine applied across results, as "verb kind[/subresource] name". */
+export function applied(results: HandleResult[]): string[] {
+  return results.flatMap((r) => r.keys.flatMap((k) => k.actions.map((a) => `${a.verb} ${a.kind}${a.subresource ? `/${a.subresource}` : ''} ${a.kind === 'Event' ? String((a.body as { reason?: string }).reason) : a.name}`)));
+}
+
+export const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
