@@ -152,7 +152,8 @@ export class SimKubelet {
       case 'none': return upsertStatus(pod, list, this.waiting(c, 'ContainerCreating'));
       case 'waiting': return this.startOrHold(s!, c, fate);
       case 'running':
-        if (s!.image !== c.image) return this.onImageChange(pod, c, s!);
+        // A status without an image (seeded by hand) has not seen a change.
+        if (s!.image !== undefined && s!.image !== c.image) return this.onImageChange(pod, c, s!);
         if (typeof fate === 'object' && 'exitCode' in fate) return this.terminate(s!, fate.exitCode);
         return;
       case 'terminated':
