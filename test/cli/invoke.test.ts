@@ -20,6 +20,7 @@ async function invokeJson(...args: string[]): Promise<Out> {
 }
 
 const job = (o: Out) => o.objects.find((x) => x.kind === 'EphemeralJob');
+const pick = (o: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o?.[k]]));
 
 describe('ephemera invoke', () => {
   test('prints exactly the contract: actions with verb/apiVersion/kind/subresource?/namespace/name/body?, requeue, objects', async () => {
@@ -58,6 +59,18 @@ describe('ephemera invoke', () => {
     assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-xmtrv']);
     assert.equal(job(out)?.status?.succeeded, 1);
     assert.equal(job(out)?.status?.phase, 'Running');
+  });
+
+  test('Story 1 recorded (record.ts): the first check exited 0, so the next pod gets its turn', async () => {
+    const out = await invokeJson('--state', 'test/fixtures/stories/story1-recording-state.yaml', '--event', 'test/fixtures/stories/story1-recording.jsonl', '--now', '2026-01-01T00:20:03Z');
+    assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-xmtrv']);
+    assert.deepEqual(pick(job(out)?.status, ['phase', 'match', 'succeeded', 'failed', 'running', 'waiting']), { phase: 'Running', match: 4, succeeded: 1, failed: 0, running: 0, waiting: 1 });
+  });
+
+  test('Story 2 recorded (record.ts): the injected sleep started, so the job is Running', async () => {
+    const out = await invokeJson('--state', 'test/fixtures/stories/story2-recording-state.yaml', '--event', 'test/fixtures/stories/story2-recording.jsonl', '--now', '2026-01-01T00:02:02Z');
+    assert.equal(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').length, 0, 'never injected again');
+    assert.deepEqual(pick(job(out)?.status, ['phase', 'match', 'running', 'waiting']), { phase: 'Running', match: 1, running: 1, waiting: 0 });
   });
 
   test('JSON lines of events are replayed in order', async () => {

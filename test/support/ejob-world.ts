@@ -16,9 +16,12 @@ export function fixture(path: string): Record<string, unknown>[] {
 /** The stories' fixtures are dated 2026-01-01; their handlers run a minute after the job was created. */
 export const STORY_NOW = new Date('2026-01-01T00:21:00Z');
 
-/** A fake API server seeded with objects, and engine deps for it (one lock holder per call). */
-export async function world(objects: unknown[], now: () => Date = () => STORY_NOW): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
-  const server = await startApiServer({ objects });
+/**
+ * A fake API server seeded with objects, and engine deps for it (one lock holder per call).
+ * `now` is the engine's clock; the server keeps real time unless given serverClock.
+ */
+export async function world(objects: unknown[], now: () => Date = () => STORY_NOW, serverClock?: () => Date): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
+  const server = await startApiServer({ objects, ...(serverClock ? { clock: serverClock } : {}) });
   const deps = (holder = 'engine-a'): EngineDeps => ({
     kube: createKube(server.kubeConfig(), { timeoutMs: 5000 }),
     controllers: [ejobController],

@@ -1,0 +1,40 @@
+// Records watch streams from an API server over HTTP, as
+// `kubectl get --raw '<path>?watch=1'` shows them: one JSON watch event per line.
+
+/** A running recording; stop() ends the streams and returns the lines in resourceVersion order. */
+export interface Recording {
+  stop(): Promise<string[]>;
+}
+
+/** Starts a watch on each collection path (e.g. `/api/v1/namespaces/default/pods`). */
+export async function recordWatch(baseUrl: string, paths: string[]): Promise<Recording> {
+  const lines: string[] = [];
+  const streams = await Promise.all(paths.map(async (path) => {
+    const res = await fetch(`${baseUrl}${path}?watch=1`);
+    if (!res.ok || !res.body) throw new Error(`watch ${path}: HTTP ${res.status}`);
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    const pump = (async (): Promise<void> => {
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += value;
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (line) lines.push(line);
+        }
+      }
+    })();
+    return { reader, pump };
+  }));
+  return {
+    async stop() {
+      await new Promise((r) => setTimeout(r, 200)); // let the last events arrive
+      for (const s of streams) await s.reader.cancel();
+      await Promise.all(streams.map((s) => s.pump.catch(() => undefined)));
+      const rv = (line: string): number => Number((JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
+      return lines.sort((a, b) => rv(a) - rv(b));
+    },
+  };
+}
