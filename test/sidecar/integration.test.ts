@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Pod } from '../../functions/api/pod.ts';
 import { handle } from '../../functions/engine/engine.ts';
-import { SimKubelet, type KubeObject } from '../../functions/kube/apiserver/index.ts';
+import type { KubeObject } from '../../functions/kube/apiserver/index.ts';
 import { crrName } from '../../functions/sidecar/actions.ts';
-import { applied, IGNORE, jobPod, jobPolicy, mainAndSidecar, NS, SIDECAR, sidecarWorld, stateOf, terminal, withImage } from '../support/sidecar-world.ts';
+import { applied, DeafSidecars, IGNORE, jobPod, jobPolicy, mainAndSidecar, NoDaemon, NS, SIDECAR, sidecarWorld, stateOf, terminal, withImage } from '../support/sidecar-world.ts';
 import { envelopeFor } from '../support/ejob-world.ts';
 
 const SIGNAL = { 'ephemera.io/sidecar-termination': 'ephemeral-signal' };
@@ -426,17 +426,3 @@ describe('bad input', () => {
     }
   });
 });
-
-/** A cluster without OpenKruise: nobody executes ContainerRecreateRequests. */
-class NoDaemon extends SimKubelet {
-  protected override executeCrr(): boolean {
-    return false;
-  }
-}
-
-/** A sidecar whose PID 1 has no SIGTERM handler: the signal does nothing. */
-class DeafSidecars extends SimKubelet {
-  protected override stopContainer(): void {
-    // ignored
-  }
-}

@@ -149,3 +149,17 @@ export function applied(results: HandleResult[]): string[] {
 }
 
 export const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
+/** A cluster without OpenKruise: nobody executes ContainerRecreateRequests. */
+export class NoDaemon extends SimKubelet {
+  protected override executeCrr(): boolean {
+    return false;
+  }
+}
+
+/** A sidecar whose PID 1 has no SIGTERM handler: the signal does nothing. */
+export class DeafSidecars extends SimKubelet {
+  protected override stopContainer(): void {
+    // ignored
+  }
+}
