@@ -197,9 +197,11 @@ describe('virtual-kubelet node', () => {
         }
         return orig(...args);
       }) as typeof orig;
+      w.server.requests.clear();
       const r = await w.event('job-1');
       assert.ok(bumped);
       assert.equal(r.keys[0]?.outcome, 'done');
+      assert.deepEqual(w.server.requests.filter((x) => x.method === 'PATCH' && x.path.endsWith('/pods/job-1')).map((x) => x.status), [409, 200], 'the stale patch conflicts, the re-read one lands');
       const pod = w.pod('job-1');
       assert.equal(pod.metadata.labels?.touched, 'yes');
       assert.equal(pod.spec.containers[1]?.image, 'example/exit0:1');
