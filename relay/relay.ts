@@ -57,48 +57,11 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
   let listed = 0;
   const timers = new Set<NodeJS.Timeout>();
 
-  const delivery = new Delivery({
-    sink: opts.sink,
-    maxBuffered: opts.bufferMax,
-    logger: log,
-    onSent: (n, s) => {
-      if (n > 0) metrics.sendSeconds.observe(s);
-    },
-    onBufferDepth: (d) => metrics.bufferDepth.set(d),
-    onResyncNeeded: () => void relay.resync('sink recovered after overflow').catch(() => undefined),
+  const { delivery, coalescer, forward } = buildPipeline(opts, metrics, {
+    isLeader: () => leader,
+    resync: (reason) => void relay.resync(reason).catch(() => undefined),
   });
-  const coalescer = new Coalescer({
-    windowMs: opts.coalesceMs,
-    maxPending: opts.bufferMax,
-    flush: (batch) => void delivery.deliver(batch),
-    onCoalesced: () => metrics.coalesced.inc(),
-  });
-
-  const forward = (e: Envelope): void => {
-    if (!leader) return void metrics.filtered.inc({ kind: e.data.kind, reason: 'not leader' });
-    metrics.forwarded.inc({ kind: e.data.kind });
-    coalescer.add(e);
-  };
-
-  const onPod = (type: ReflectorEvent, pod: Pod, previous: string | undefined): void => {
-    metrics.seen.inc({ kind: 'Pod', type });
-    if ((type === 'MODIFIED' || type === 'ADDED') && previous === podFingerprint(pod)) {
-      return void metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
-    }
-    const verdict = filterPod(pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], type === 'DELETED');
-    if (!verdict.forward) return void metrics.filtered.inc({ kind: 'Pod', reason: verdict.reason.split(':')[0] ?? 'filtered' });
-    forward(makeEnvelope({ kind: 'Pod', event: type, object: pod, relayId: opts.relayId, now: clock() }));
-  };
-
-  const onJob = (type: ReflectorEvent, job: JobView): void => {
-    metrics.seen.inc({ kind: 'EphemeralJob', type });
-    const inNs = jobs.get(job.namespace) ?? new Map<string, JobView>();
-    if (type === 'DELETED') inNs.delete(job.name);
-    else inNs.set(job.name, job);
-    jobs.set(job.namespace, inNs);
-    const object = { metadata: { name: job.name, namespace: job.namespace, uid: job.uid, resourceVersion: job.resourceVersion } };
-    forward(makeEnvelope({ kind: 'EphemeralJob', event: type, object, relayId: opts.relayId, now: clock() }));
-  };
+  const { onPod, onJob } = eventHandlers(opts, { metrics, jobs, forward, clock });
 
   const reflectors = buildReflectors(opts, { onPod, onJob, onListed: () => listed++, metrics });
   // Jobs first: the pod filter needs to know them.
@@ -151,6 +114,57 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     });
   } else metrics.leader.set(1);
   return relay;
+}
+
+/** Delivery behind a per-key coalescer; forward() only counts what arrives while not leader. */
+function buildPipeline(opts: RelayOptions, metrics: RelayMetrics, hooks: { isLeader: () => boolean; resync: (reason: string) => void }): { delivery: Delivery; coalescer: Coalescer; forward: (e: Envelope) => void } {
+  const delivery = new Delivery({
+    sink: opts.sink,
+    maxBuffered: opts.bufferMax,
+    logger: opts.logger,
+    onSent: (n, s) => {
+      if (n > 0) metrics.sendSeconds.observe(s);
+    },
+    onBufferDepth: (d) => metrics.bufferDepth.set(d),
+    onResyncNeeded: () => hooks.resync('sink recovered after overflow'),
+  });
+  const coalescer = new Coalescer({
+    windowMs: opts.coalesceMs,
+    maxPending: opts.bufferMax,
+    flush: (batch) => void delivery.deliver(batch),
+    onCoalesced: () => metrics.coalesced.inc(),
+  });
+  const forward = (e: Envelope): void => {
+    if (!hooks.isLeader()) return void metrics.filtered.inc({ kind: e.data.kind, reason: 'not leader' });
+    metrics.forwarded.inc({ kind: e.data.kind });
+    coalescer.add(e);
+  };
+  return { delivery, coalescer, forward };
+}
+
+/** What the reflectors call: pods are filtered against the jobs known so far; jobs always go on. */
+function eventHandlers(opts: RelayOptions, ctx: { metrics: RelayMetrics; jobs: Map<string, Map<string, JobView>>; forward: (e: Envelope) => void; clock: () => Date }): Pick<Hooks, 'onPod' | 'onJob'> {
+  const { metrics, jobs, forward, clock } = ctx;
+  return {
+    onPod(type, pod, previous) {
+      metrics.seen.inc({ kind: 'Pod', type });
+      if ((type === 'MODIFIED' || type === 'ADDED') && previous === podFingerprint(pod)) {
+        return void metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
+      }
+      const verdict = filterPod(pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], type === 'DELETED');
+      if (!verdict.forward) return void metrics.filtered.inc({ kind: 'Pod', reason: verdict.reason.split(':')[0] ?? 'filtered' });
+      forward(makeEnvelope({ kind: 'Pod', event: type, object: pod, relayId: opts.relayId, now: clock() }));
+    },
+    onJob(type, job) {
+      metrics.seen.inc({ kind: 'EphemeralJob', type });
+      const inNs = jobs.get(job.namespace) ?? new Map<string, JobView>();
+      if (type === 'DELETED') inNs.delete(job.name);
+      else inNs.set(job.name, job);
+      jobs.set(job.namespace, inNs);
+      const object = { metadata: { name: job.name, namespace: job.namespace, uid: job.uid, resourceVersion: job.resourceVersion } };
+      forward(makeEnvelope({ kind: 'EphemeralJob', event: type, object, relayId: opts.relayId, now: clock() }));
+    },
+  };
 }
 
 interface Hooks {
