@@ -52,7 +52,7 @@ describe('crr strategy (kruise-daemon played by the simulated kubelet)', () => {
     }
   });
 
-  test('duplicate deliveries to two instances at once create one CRR and one Event', async () => {
+  test('duplicate deliveries to several instances at once create one CRR and one Event', async () => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
     try {
       w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
