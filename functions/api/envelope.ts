@@ -51,5 +51,18 @@ export type Envelope = z.infer<typeof Envelope>;
 
 /** The key a handler serialises on: Kind/namespace/name. */
 export function envelopeKey(e: Envelope): string {
-  return `${e.data.kind}/${e.data.namespace}/${e.data.name}`;
+  return objectKey(e.data.kind, e.data.namespace, e.data.name);
+}
+
+/** "<Kind>/<namespace>/<name>": the key controllers reconcile and lock on. */
+export function objectKey(kind: string, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}
+
+/** The namespace and name of a key of this kind, or null for any other string. */
+export function parseObjectKey(kind: string, key: string): { namespace: string; name: string } | null {
+  const prefix = `${kind}/`;
+  if (!key.startsWith(prefix)) return null;
+  const [namespace, name, ...rest] = key.slice(prefix.length).split('/');
+  return namespace && name && rest.length === 0 ? { namespace, name } : null;
 }

@@ -1,4 +1,4 @@
-import type { Envelope } from '../api/envelope.ts';
+import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
 import { EJOB, EphemeralJobObject, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
@@ -22,8 +22,6 @@ export type EjobObservation =
 /** Queued pods read beyond the free slots, in case some turn out gone. */
 const CANDIDATE_SLACK = 2;
 
-const KEY_PREFIX = `${EJOB.kind}/`;
-
 /** The EphemeralJob controller: routing and observation around the pure planner. */
 export const ejobController: Controller<EjobObservation> = {
   name: 'ejob',
@@ -37,13 +35,7 @@ export const ejobController: Controller<EjobObservation> = {
 
 /** "EphemeralJob/<ns>/<name>" */
 export function jobKey(namespace: string, name: string): string {
-  return `${KEY_PREFIX}${namespace}/${name}`;
-}
-
-function parseKey(key: string): { namespace: string; name: string } | null {
-  if (!key.startsWith(KEY_PREFIX)) return null;
-  const [namespace, name, ...rest] = key.slice(KEY_PREFIX.length).split('/');
-  return namespace && name && rest.length === 0 ? { namespace, name } : null;
+  return objectKey(EJOB.kind, namespace, name);
 }
 
 /**
@@ -91,7 +83,7 @@ function isFinished(job: EphemeralJobObject): boolean {
  * pod its selector matches (one LIST, filtered by the API server).
  */
 async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<EjobObservation | null> {
-  const ref = parseKey(key);
+  const ref = parseObjectKey(EJOB.kind, key);
   if (!ref) throw new Error(`not an EphemeralJob key: ${key}`);
   const raw = await kube.get({ apiVersion: EJOB.apiVersion, kind: EJOB.kind, ...ref });
   if (raw === null) return null;

@@ -1,4 +1,4 @@
-import type { Envelope } from '../api/envelope.ts';
+import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
 import { Node, Pod } from '../api/pod.ts';
 import { toDate } from '../api/meta.ts';
 import type { Controller, Route } from '../engine/controller.ts';
@@ -11,20 +11,12 @@ import { dueFromSnapshot, podDue, type Due } from './predicate.ts';
 import { plan, type CrrView, type NodeView, type SidecarObserved } from './planner.ts';
 import { currentStage, podStrategy } from './strategy.ts';
 
-const KEY_PREFIX = 'Pod/';
-
 /** The node label virtual-kubelet nodes carry (OpenKruise's test). */
 export const VIRTUAL_KUBELET_LABEL = { key: 'type', value: 'virtual-kubelet' } as const;
 
 /** "Pod/<ns>/<name>" */
 export function podKey(namespace: string, name: string): string {
-  return `${KEY_PREFIX}${namespace}/${name}`;
-}
-
-function parseKey(key: string): { namespace: string; name: string } | null {
-  if (!key.startsWith(KEY_PREFIX)) return null;
-  const [namespace, name, ...rest] = key.slice(KEY_PREFIX.length).split('/');
-  return namespace && name && rest.length === 0 ? { namespace, name } : null;
+  return objectKey('Pod', namespace, name);
 }
 
 /**
@@ -53,7 +45,7 @@ export function route(event: Envelope): Route {
 }
 
 async function observe(key: string, kube: Kube, options: SidecarOptions): Promise<SidecarObserved | null> {
-  const ref = parseKey(key);
+  const ref = parseObjectKey('Pod', key);
   if (!ref) throw new Error(`not a pod key: ${key}`);
   const raw = await kube.get({ apiVersion: 'v1', kind: 'Pod', ...ref });
   if (raw === null) return null;
