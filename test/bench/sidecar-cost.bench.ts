@@ -6,7 +6,7 @@
 //   act            due: the CRR is created (reads, Lease, writes, Event)
 //   waiting        due, CRR already there: pod, node and CRR reads, nothing written
 // plus event-to-actions-applied latency p50/p99 for "act".
-import { ENVELOPE_TYPE, type Envelope } from '../../functions/api/envelope.ts';
+import type { Envelope } from '../../functions/api/envelope.ts';
 import { Pod } from '../../functions/api/pod.ts';
 import { handle } from '../../functions/engine/engine.ts';
 import { trimPodForSidecar } from '../../functions/sidecar/predicate.ts';
@@ -56,7 +56,7 @@ async function measure(n: number): Promise<Record<string, Tally>> {
 }
 
 function withSnapshot(e: Envelope, snapshot: unknown): Envelope {
-  return { ...e, type: ENVELOPE_TYPE, data: { ...e.data, snapshot: snapshot as Record<string, unknown> } };
+  return { ...e, data: { ...e.data, snapshot: snapshot as Record<string, unknown> } };
 }
 
 const rows: string[] = [];

@@ -9,6 +9,7 @@ import type { KubeObject } from '../../functions/kube/apiserver/store.ts';
 import { CRR } from '../../functions/sidecar/actions.ts';
 import type { SidecarOptions } from '../../functions/sidecar/config.ts';
 import { sidecarController } from '../../functions/sidecar/controller.ts';
+import { TestClock } from './clock.ts';
 import { envelopeFor } from './ejob-world.ts';
 
 export const NS = 'batch';
@@ -56,18 +57,6 @@ export function jobPolicy(o: { mainExit?: (pod: string) => number | 'run'; sigte
     },
     sigtermExitCode: (pod, container) => sigterm?.(pod.metadata.name, container) ?? 0,
   };
-}
-
-/** A settable clock shared by the API server (timestamps, Date header) and the engine. */
-export class TestClock {
-  private t: number;
-  constructor(iso = '2026-01-01T00:00:00Z') {
-    this.t = Date.parse(iso);
-  }
-  now = (): Date => new Date(this.t);
-  advance(seconds: number): void {
-    this.t += seconds * 1000;
-  }
 }
 
 export interface SidecarWorld {
