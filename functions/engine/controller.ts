@@ -18,6 +18,14 @@ export interface Route {
 export interface Controller<O> {
   /** Short name, used in logs, metrics and lock names ("ejob", "sidecar"). */
   readonly name: string;
+  /**
+   * Every write this controller plans is idempotent (fixed names, AlreadyExists = done) or
+   * fenced by resourceVersion, so two instances acting on the same key at once cannot do
+   * anything twice: the engine applies a plan from an unlocked read as it is, with no Lease
+   * and no second read. Leave unset when a plan counts things others may be changing
+   * (the EphemeralJob's parallelism).
+   */
+  readonly fencedWrites?: boolean;
   route(event: Envelope, kube: Kube): Promise<Route>;
   /**
    * Read current state for one key. `trigger` is the event that routed here, for a

@@ -94,7 +94,9 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
       for (const note of preview.notes ?? []) deps.logger.debug({ note }, 'plan note');
       return { ...base, outcome: 'done', actions: [], notes: preview.notes, requeueAfterSeconds: preview.requeueAfterSeconds };
     }
+    if (controller.fencedWrites && preview.reobserve === undefined) return observePlanApply(controller, { key, trigger, first: peek }, deps, undefined);
   }
+  if (controller.fencedWrites) return observePlanApply(controller, { key, trigger }, deps, undefined);
   const got = await acquire(deps.kube, deps.lock, controller.name, key);
   if ('busy' in got) {
     deps.logger.info({ holder: got.holder, retryAfterSeconds: got.retryAfterSeconds }, 'lock busy: retry later');
@@ -113,14 +115,17 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   }
 }
 
-async function observePlanApply(controller: Controller<unknown>, at: { key: string; trigger: Envelope | undefined }, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
+/** `first`: an observation already made for this trigger (planned from as it is). */
+async function observePlanApply(controller: Controller<unknown>, at: { key: string; trigger: Envelope | undefined; first?: unknown }, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
   const { key } = at;
   let trigger = at.trigger;
+  let first = at.first;
   const base = { controller: controller.name, key };
   const applied: Action[] = [];
   const maxReplans = deps.maxReplans ?? 3;
   for (let attempt = 0; attempt <= maxReplans; attempt++) {
-    const observed = await controller.observe(key, deps.kube, trigger);
+    const observed = first ?? (await controller.observe(key, deps.kube, trigger));
+    first = undefined;
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');

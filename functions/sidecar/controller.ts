@@ -28,6 +28,9 @@ export function sidecarController(input: Partial<SidecarOptions> = {}): Controll
   const options = SidecarOptions.parse(input);
   return {
     name: 'sidecar',
+    // CRR and Event creates have fixed names, injections a fixed container name, and the
+    // status and image patches carry the resourceVersion they were planned from.
+    fencedWrites: true,
     route: async (event) => route(event),
     observe: (key, kube) => observe(key, kube, options),
     plan: (observed, now): Plan => plan(observed, now),

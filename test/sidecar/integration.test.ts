@@ -326,24 +326,29 @@ describe('native sidecars are Kubernetes\' job', () => {
 });
 
 describe('API cost per pod event', () => {
-  test('a pod that is not due costs one GET and no Lease; a due one adds its node and its CRR, nothing else is read', async () => {
+  test('not due: one GET; due: the pod, its node and its CRR are read once, then the writes, with no Lease', async () => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
+    const calls = (): string[] => w.server.requests.entries.map((r) => `${r.verb} ${r.path.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, '<uid>').replace(/\/events\/.*/, '/events/<name>')}`);
+    const reads = [
+      `get /api/v1/namespaces/${NS}/pods/job-1`,
+      'get /api/v1/nodes/node-a',
+      `get /apis/apps.kruise.io/v1alpha1/namespaces/${NS}/containerrecreaterequests/sidecar-termination-<uid>`,
+    ];
     try {
       w.clock.advance(1);
       w.kubelet.tick(); // main waiting: not due
       w.server.requests.clear();
       await w.event('job-1');
-      assert.deepEqual(w.server.requests.entries.map((r) => `${r.verb} ${r.path}`), [`get /api/v1/namespaces/${NS}/pods/job-1`]);
+      assert.deepEqual(calls(), [`get /api/v1/namespaces/${NS}/pods/job-1`]);
 
-      await w.run('job-1', { until: () => w.crrs().length > 0 });
+      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+      w.server.requests.clear();
+      await w.event('job-1'); // due, no CRR yet: create it
+      assert.deepEqual(calls(), [...reads, `create /apis/apps.kruise.io/v1alpha1/namespaces/${NS}/containerrecreaterequests`, `create /api/v1/namespaces/${NS}/events`]);
+
       w.server.requests.clear();
       await w.event('job-1'); // due, CRR exists: nothing to write
-      const reads = w.server.requests.entries.map((r) => `${r.verb} ${r.path.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, '<uid>')}`);
-      assert.deepEqual(reads, [
-        `get /api/v1/namespaces/${NS}/pods/job-1`,
-        'get /api/v1/nodes/node-a',
-        `get /apis/apps.kruise.io/v1alpha1/namespaces/${NS}/containerrecreaterequests/sidecar-termination-<uid>`,
-      ]);
+      assert.deepEqual(calls(), reads);
     } finally {
       await w.close();
     }
