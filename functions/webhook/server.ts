@@ -80,14 +80,14 @@ async function readTls(files: TlsFiles): Promise<{ cert: Buffer; key: Buffer }> 
 
 function watchCertificates(server: HttpsServer, files: TlsFiles, opts: WebhookServerOptions): () => void {
   const reload = (): void => {
-    readTls(files).then(
-      (tls) => {
+    readTls(files)
+      .then((tls) => {
+        // Throws for a key that does not match the certificate (one file rotated, not yet the other).
         server.setSecureContext(tls);
         opts.logger.info({ cert: files.cert }, 'reloaded TLS certificate');
-      },
+      })
       // Keep serving with the old certificate: better than no webhook at all.
-      (err: unknown) => opts.logger.error({ err }, 'could not reload TLS certificate; keeping the previous one'),
-    );
+      .catch((err: unknown) => opts.logger.error({ err }, 'could not reload TLS certificate; keeping the previous one'));
   };
   const options = { interval: opts.certPollMs ?? 30_000, persistent: false };
   watchFile(files.cert, options, reload);

@@ -108,6 +108,36 @@ describe('ephemera webhook over TLS', () => {
   });
 });
 
+describe('ephemera webhook certificate reload, half done', () => {
+  test('a new key without its certificate is refused and logged; the old certificate keeps serving', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ephemera-tls-half-'));
+    const first = makeCert(dir, 'half-a');
+    const paths = { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key') };
+    writeFileSync(paths.cert, readFileSync(first.cert));
+    writeFileSync(paths.key, readFileSync(first.key));
+    const logged: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void logged.push(line) });
+    const running = await startWebhookServer({ host: '127.0.0.1', port: 0, tls: paths, logger, certPollMs: 50 });
+    try {
+      const second = makeCert(dir, 'half-b');
+      writeFileSync(paths.key, readFileSync(second.key)); // the certificate has not followed yet
+      for (let i = 0; i < 100 && logged.length === 0; i++) await sleep(50);
+      assert.match(logged.join(''), /could not reload TLS certificate; keeping the previous one/);
+      assert.equal((await postTls(running.url, readFileSync(first.cert, 'utf8'))).cn, 'half-a', 'still serving');
+      writeFileSync(paths.cert, readFileSync(second.cert));
+      let cn = '';
+      for (let i = 0; i < 200 && cn !== 'half-b'; i++) {
+        cn = await postTls(running.url, readFileSync(second.cert, 'utf8')).then((r) => r.cn, () => '');
+        if (cn !== 'half-b') await sleep(50);
+      }
+      assert.equal(cn, 'half-b', 'the completed rotation is picked up');
+    } finally {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('ephemera webhook arguments', () => {
   test('--listen forms', () => {
     assert.deepEqual(parseListen('0.0.0.0:8443'), { host: '0.0.0.0', port: 8443 });
