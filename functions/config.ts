@@ -1,5 +1,5 @@
 import { z } from 'zod';
-
+import { SIDECAR_STRATEGIES } from './sidecar/config.ts';
 
 /**
  * The functions' configuration, from the environment. Every variable is optional with a
@@ -11,8 +11,9 @@ export const FunctionsConfig = z.object({
   EPHEMERA_LEASE_SKEW_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   EPHEMERA_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** How sidecars are ended: OpenKruise CRRs (needs kruise-daemon) or an ephemeral container that signals them. */
-  EPHEMERA_SIDECAR_STRATEGY: z.enum(['crr', 'ephemeral-signal']).default('crr'),
-  EPHEMERA_SIGNAL_IMAGE: z.string().min(1).default('busybox:1.36'),
+  // The sidecar's defaults live in SidecarOptions; unset passes through to them.
+  EPHEMERA_SIDECAR_STRATEGY: z.enum(SIDECAR_STRATEGIES).optional(),
+  EPHEMERA_SIGNAL_IMAGE: z.string().trim().min(1, 'an image reference').optional(),
   EPHEMERA_CONTROLLERS: z.string().regex(/^(ejob|sidecar)(,(ejob|sidecar))*$/, 'a comma-separated list of: ejob, sidecar').default('ejob,sidecar'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });

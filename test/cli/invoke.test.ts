@@ -114,5 +114,9 @@ describe('ephemera invoke', () => {
     assert.equal(r.code, 2);
     assert.match(r.stderr, /EPHEMERA_SIDECAR_STRATEGY: .*"crr"\|"ephemeral-signal"/);
     assert.doesNotMatch(r.stderr, /\n\s+at /);
+    const blank = await runCli(['invoke', '--state', STORY1], { EPHEMERA_SIGNAL_IMAGE: '  ' });
+    assert.equal(blank.code, 2, blank.stderr);
+    assert.match(blank.stderr, /EPHEMERA_SIGNAL_IMAGE: an image reference/);
+    assert.doesNotMatch(blank.stderr, /\n\s+at /);
   });
 });
