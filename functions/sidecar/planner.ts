@@ -3,7 +3,7 @@ import type { Container, Pod } from '../api/pod.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, type PodRef } from './actions.ts';
 import type { SidecarOptions } from './config.ts';
-import { IGNORE_EXIT_CODE_ENV, type SidecarInfo } from './env.ts';
+import { IGNORE_EXIT_CODE_ENV, TERMINATE_WITH_IMAGE_ENV, type SidecarInfo } from './env.ts';
 import { podDue, statusByName, type Due } from './predicate.ts';
 import { currentStage, podStrategy, STRATEGY_ANNOTATION, type Stage } from './strategy.ts';
 
@@ -105,7 +105,7 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   const unsupported: string[] = [];
   for (const s of ctx.due.unterminated) {
     if (!s.withImage) unsupported.push(s.name);
-    else if (specContainer(ctx.ref.pod, s.name)?.image === s.withImage) ctx.issued.set(s.name, null);
+    else if (specContainer(ctx.ref.pod, s.name)?.image === s.withImage) ctx.issued.set(s.name, swappedSince(ctx.ref.pod, s.name, s.withImage));
     else swaps.push({ name: s.name, image: s.withImage });
   }
   if (swaps.length > 0) {
@@ -119,6 +119,13 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
     ctx.notes.push(message);
     ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: `vk/${unsupported.join(',')}` }, ctx.now));
   }
+}
+
+/** When the swapped image started running (the kubelet has acted), else null. */
+function swappedSince(pod: Pod, name: string, image: string): Date | null {
+  const status = statusByName(pod.status?.containerStatuses ?? []).get(name);
+  if (status?.image !== image) return null;
+  return toDate(status.state?.running?.startedAt) ?? null;
 }
 
 // ---- normal node: CRR or signal, in stages ----
@@ -253,6 +260,7 @@ function lookAgainWhenStuck(ctx: Ctx): void {
 }
 
 function stuckHint(ctx: Ctx): string {
+  if (ctx.path === 'image-swap') return `the image in ${TERMINATE_WITH_IMAGE_ENV} must exit at once, and this one keeps running`;
   if (ctx.path === 'crr') return `ContainerRecreateRequests are executed by OpenKruise's kruise-daemon; is it running on node ${ctx.ref.pod.spec.nodeName ?? '?'}? Without OpenKruise, annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
   return 'the sidecar\'s main process must handle SIGTERM (PID 1 ignores signals it has no handler for); see the signal container\'s status and logs';
 }

@@ -166,6 +166,19 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.deepEqual(plan(observed(pod, { node: VK }), NOW).actions, []);
   });
 
+  test('the swapped image keeps running: a requeue, then after stuckAfterSeconds one Warning naming the image', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'exit:1', env: [WITH_IMAGE('exit:1')] }],
+      statuses: [exited('main', 0), running('a', { image: 'exit:1', state: { running: { startedAt: '2026-01-01T00:01:30Z' } } })],
+    });
+    const early = plan(observed(pod, { node: VK }), NOW);
+    assert.deepEqual(early.actions, []);
+    assert.equal(early.requeueAfterSeconds, 90, 'started 30 s before NOW');
+    const late = plan(observed(pod, { node: VK }), new Date(NOW.getTime() + 91_000));
+    assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    assert.match(events(late.actions)[0]?.message ?? '', /KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE must exit at once/);
+  });
+
   test('a sidecar without WITH_IMAGE cannot be stopped there: a Warning, no action on it', () => {
     const p = plan(observed(basePod(), { node: VK }), NOW);
     assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationUnsupported']]);
