@@ -2,6 +2,7 @@
 // envelopes, coalesced per key, through a sink that survives outages. No reconcile logic.
 import { CustomObjectsApi, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Envelope } from '../functions/api/envelope.ts';
+import { formatZodIssues } from '../functions/api/field-path.ts';
 import { EJOB } from '../functions/api/names.ts';
 import { Pod } from '../functions/api/pod.ts';
 import type { LockConfig } from '../functions/engine/lock.ts';
@@ -189,7 +190,7 @@ function buildReflectors(opts: RelayOptions, hooks: Hooks): { pods: Reflector<Po
     },
     trim: (raw) => {
       const p = Pod.safeParse(raw);
-      if (!p.success) log.warn({ err: p.error.issues[0]?.message }, 'unreadable pod skipped');
+      if (!p.success) log.warn({ err: formatZodIssues(p.error.issues, '') }, 'unreadable pod skipped');
       return p.success ? trimPod(p.data) : null;
     },
     keyOf: (p) => `${p.metadata.namespace}/${p.metadata.name}`,

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
+import { formatZodIssues } from './field-path.ts';
 import { MAX_PARALLELISM } from './names.ts';
 
+export { fieldPath, formatZodIssues } from './field-path.ts';
 export { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB, EJOB_CLEANUP_FINALIZER, EJOB_ID_ENV, MAX_PARALLELISM } from './names.ts';
 
 /**
@@ -80,14 +82,3 @@ export function parseEjobSpec(spec: unknown): { ok: true; spec: EphemeralJobSpec
   return { ok: false, message: formatZodIssues(r.error.issues, 'spec') };
 }
 
-/** "spec.template.ephemeralContainers[0].image: Too small…; spec.selector: Required" */
-export function formatZodIssues(issues: readonly z.core.$ZodIssue[], root: string): string {
-  return issues.map((i) => `${fieldPath(root, i.path)}: ${i.message}`).join('; ');
-}
-
-/** Kubernetes-style field path: a.b[0].c */
-export function fieldPath(root: string, path: readonly PropertyKey[]): string {
-  let out = root;
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
-  return out;
-}

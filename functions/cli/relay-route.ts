@@ -1,4 +1,5 @@
 import type { Envelope } from '../api/envelope.ts';
+import { formatZodIssues } from '../api/field-path.ts';
 import { EJOB } from '../api/names.ts';
 import { Pod } from '../api/pod.ts';
 import type { Kube } from '../kube/kube.ts';
@@ -24,7 +25,7 @@ export async function relayRoute(ev: InputEvent, kube: Kube, now: Date): Promise
   }
   if (object.kind !== 'Pod') return { skipped: `the relay does not watch ${object.kind ?? 'objects without a kind'}` };
   const parsed = Pod.safeParse(object);
-  if (!parsed.success) return { skipped: `unreadable pod: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}` };
+  if (!parsed.success) return { skipped: `unreadable pod: ${formatZodIssues(parsed.error.issues, '')}` };
   const pod = trimPod(parsed.data);
   const namespace = pod.metadata.namespace ?? 'default';
   const jobs = (await kube.list(EJOB.apiVersion, EJOB.kind, namespace)).items.map((j) => trimJob(j as Record<string, unknown>)).filter((j): j is JobView => j !== null);

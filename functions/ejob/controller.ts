@@ -1,5 +1,5 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
-import { EJOB, EphemeralJobObject, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
+import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
@@ -105,7 +105,7 @@ async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<Ejo
   for (const item of list.items) {
     const p = Pod.safeParse(item);
     if (p.success) pods.push(p.data);
-    else notes.push(`pod ${nameOf(item)} skipped: unreadable (${p.error.issues.map((i) => i.path.join('.')).join(', ')})`);
+    else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }
   return { mode: 'full', job: job.data, pods, notes };
 }

@@ -1,5 +1,6 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
 import { Node, Pod } from '../api/pod.ts';
+import { formatZodIssues } from '../api/field-path.ts';
 import { toDate } from '../api/meta.ts';
 import type { Controller, Route } from '../engine/controller.ts';
 import type { Plan } from '../engine/plan.ts';
@@ -55,7 +56,7 @@ async function observe(key: string, kube: Kube, options: SidecarOptions): Promis
   const base = { ...ref, crrs: {}, options };
   const parsed = Pod.safeParse(raw);
   if (!parsed.success) {
-    const where = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const where = formatZodIssues(parsed.error.issues, '');
     return { ...base, pod: null, unreadable: `pod ${ref.namespace}/${ref.name} unreadable (${where})` };
   }
   const pod = parsed.data;

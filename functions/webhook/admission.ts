@@ -5,6 +5,7 @@
 // bundle at a few dozen KiB instead of half a megabyte.
 import * as z from 'zod/mini';
 import { en } from 'zod/locales';
+import { formatZodIssues } from '../api/field-path.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_KIND = 'AdmissionReview';
@@ -86,6 +87,5 @@ const english = en().localeError;
 export function parseAdmissionReview(json: unknown): { ok: true; review: AdmissionReviewRequest } | { ok: false; message: string } {
   const r = z.safeParse(AdmissionReviewRequest, json, { error: english });
   if (r.success) return { ok: true, review: r.data };
-  const issues = r.error.issues.map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '<root>'}: ${i.message}`);
-  return { ok: false, message: issues.join('; ') };
+  return { ok: false, message: formatZodIssues(r.error.issues, '') };
 }

@@ -1,6 +1,7 @@
 // Kubernetes-style field errors (k8s.io/apimachinery/pkg/util/validation/field), so a
 // denial reads exactly like one from the API server:
 // `spec.template.ephemeralContainers[0].image: Required value`.
+import { fieldPath } from '../api/field-path.ts';
 
 /** The error types the validator uses, with apimachinery's cause names and display strings. */
 export const FIELD_ERROR_TYPES = {
@@ -25,9 +26,7 @@ export interface FieldError {
 
 /** `spec.template.ephemeralContainers[0].image`; the empty path renders as `<root>`. */
 export function renderPath(path: FieldPath): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${p}`;
-  return out || '<root>';
+  return fieldPath('', path);
 }
 
 /** A missing or empty value that must be set. */

@@ -94,6 +94,6 @@ describe('ephemera invoke on recorded sidecar pod events', () => {
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as Out;
     assert.deepEqual(writes(out), EXPECTED.filter((w) => !w.includes(uid(1))));
-    assert.match(r.stderr, /unreadable pod: spec\.containers\.1\.env\.0\.name/);
+    assert.match(r.stderr, /unreadable pod: spec\.containers\[1\]\.env\[0\]\.name/);
   });
 });

@@ -152,7 +152,7 @@ describe('observe: bounded reads', () => {
     assert.ok(o);
     const p = controller.plan(o, NOW);
     assert.deepEqual(p.actions, []);
-    assert.match(p.notes?.join('\n') ?? '', /spec\.containers\.1\.env\.0\.name/);
+    assert.match(p.notes?.join('\n') ?? '', /spec\.containers\[1\]\.env\[0\]\.name/);
     assert.deepEqual(kube.gets, ['Pod/job-abc12']);
   });
 

@@ -366,7 +366,7 @@ describe('bad input', () => {
       w.server.requests.clear();
       const r = await w.event('job-1');
       assert.deepEqual(applied([r]), []);
-      assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: pod batch\/job-1 unreadable \(spec\.containers\.1\.env\.0\.name/);
+      assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: pod batch\/job-1 unreadable \(spec\.containers\[1\]\.env\[0\]\.name/);
       assert.ok(w.server.requests.entries.every((r) => r.method === 'GET'));
       assert.equal(w.crrs().length, 0);
     } finally {
