@@ -21,7 +21,7 @@ export interface SidecarInfo {
  * entry wins, as in the kubelet (later entries override earlier ones); valueFrom entries
  * have no value here, so they never mark a sidecar.
  */
-export function envValue(c: Container, name: string): string | undefined {
+function envValue(c: Container, name: string): string | undefined {
   let value: string | undefined;
   for (const e of c.env ?? []) if (e.name === name) value = e.value;
   return value;

@@ -1,5 +1,5 @@
 // AdmissionReview in → AdmissionReview out, pure. The HTTP layer only parses and encodes.
-import { EJOB_GROUP, EJOB_KIND } from './ejob-names.ts';
+import { EJOB } from '../api/names.ts';
 import { ADMISSION_API_VERSION, ADMISSION_KIND } from './admission.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, Status } from './admission.ts';
 import { errorBody, formatFieldErrors, renderPath } from './field-errors.ts';
@@ -34,7 +34,7 @@ function respond(request: AdmissionRequest): AdmissionResponse {
 }
 
 function isEphemeralJob(request: AdmissionRequest): boolean {
-  return request.kind.group === EJOB_GROUP && request.kind.kind === EJOB_KIND;
+  return request.kind.group === EJOB.group && request.kind.kind === EJOB.kind;
 }
 
 function objectName(request: AdmissionRequest): string {
@@ -50,11 +50,11 @@ export function invalidStatus(name: string, errors: readonly FieldError[]): Stat
     status: 'Failure',
     code: 422,
     reason: 'Invalid',
-    message: `${EJOB_KIND}.${EJOB_GROUP} ${JSON.stringify(name)} is invalid: ${formatFieldErrors(errors)}`,
+    message: `${EJOB.kind}.${EJOB.group} ${JSON.stringify(name)} is invalid: ${formatFieldErrors(errors)}`,
     details: {
       name,
-      group: EJOB_GROUP,
-      kind: EJOB_KIND,
+      group: EJOB.group,
+      kind: EJOB.kind,
       causes: errors.map((e) => ({ reason: e.type, message: errorBody(e), field: renderPath(e.path) })),
     },
   };

@@ -1,5 +1,5 @@
 // spec of an EphemeralJob: counts, deadlines, TTLs, selector and template.
-import { MAX_PARALLELISM } from './ejob-names.ts';
+import { MAX_PARALLELISM } from '../api/names.ts';
 import { invalid, required } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';

@@ -2,7 +2,7 @@
 // Kubernetes asks for short ones (https://kubernetes.io/blog/2020/09/03/warnings/), so each
 // is cut to 120 characters and stripped of control characters.
 import { MAX_WARNING_LENGTH } from './admission.ts';
-import { EJOB_ID_ENV } from './ejob-names.ts';
+import { EJOB_ID_ENV } from '../api/names.ts';
 import { renderPath } from './field-errors.ts';
 import type { FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
@@ -23,9 +23,8 @@ export function warningsFor(object: unknown): string[] {
   if (Array.isArray(containers)) {
     containers.forEach((c, i) => out.push(...containerWarnings(c, ['spec', 'template', 'ephemeralContainers', i])));
   }
-  const unique = [...new Set(out)];
-  if (unique.length <= MAX_WARNINGS) return unique;
-  return [...unique.slice(0, MAX_WARNINGS - 1), `and ${unique.length - MAX_WARNINGS + 1} more warnings`];
+  if (out.length <= MAX_WARNINGS) return out;
+  return [...out.slice(0, MAX_WARNINGS - 1), `and ${out.length - MAX_WARNINGS + 1} more warnings`];
 }
 
 function containerWarnings(c: unknown, path: FieldPath): string[] {
