@@ -134,6 +134,27 @@ describe('observe: bounded reads', () => {
     assert.equal(controller.plan(o, NOW).actions[0]?.kind, 'ContainerRecreateRequest');
   });
 
+  test('CRRs not readable (403): planned as unknown, so the CRR is created (AlreadyExists counts as done)', async () => {
+    const kube = new MemoryKube(basePod(), ...NODES);
+    kube.failures.set('ContainerRecreateRequest', new KubeError({ status: 403, reason: 'Forbidden', message: 'containerrecreaterequests is forbidden' }));
+    const o = await controller.observe(KEY, kube);
+    assert.ok(o);
+    const p = controller.plan(o, NOW);
+    assert.deepEqual(p.actions.map((a) => a.kind), ['ContainerRecreateRequest', 'Event']);
+    assert.match(p.notes?.join('\n') ?? '', /unreadable \(403\): planning without it/);
+  });
+
+  test('a pod without nodeName or on a node that does not parse: assumed normal, noted', async () => {
+    const noNode = podWith({ spec: { nodeName: undefined } });
+    const a = await controller.observe(KEY, new MemoryKube(noNode, ...NODES));
+    assert.deepEqual(a?.node, { name: '', kind: 'unknown', detail: 'not set on the pod' });
+    const odd = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a', labels: 'type=virtual-kubelet' } };
+    const b = await controller.observe(KEY, new MemoryKube(basePod(), odd));
+    assert.equal(b?.node?.kind, 'unknown');
+    assert.ok(b);
+    assert.equal(controller.plan(b, NOW).actions[0]?.kind, 'ContainerRecreateRequest');
+  });
+
   test('a transient failure is thrown (the queue retries)', async () => {
     const kube = new MemoryKube(basePod());
     kube.failures.set('Node', new KubeError({ status: 503, message: 'unavailable' }));

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import type { Pod } from '../../functions/api/pod.ts';
+import type { Container, Pod } from '../../functions/api/pod.ts';
+import { IGNORE_EXIT_CODE_ENV, sidecarInfo, TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV } from '../../functions/sidecar/env.ts';
 import { handle, type EngineDeps, type HandleResult } from '../../functions/engine/engine.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { createKube } from '../../functions/kube/client.ts';
@@ -15,9 +16,9 @@ import { envelopeFor } from './ejob-world.ts';
 export const NS = 'batch';
 const NODES = parse(readFileSync(new URL('../fixtures/sidecar/nodes.yaml', import.meta.url), 'utf8')) as unknown[];
 
-export const SIDECAR = { name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' };
-export const IGNORE = { name: 'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', value: 'true' };
-export const withImage = (image: string): { name: string; value: string } => ({ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', value: image });
+export const SIDECAR = { name: TERMINATE_SIDECAR_ENV, value: 'true' };
+export const IGNORE = { name: IGNORE_EXIT_CODE_ENV, value: 'true' };
+export const withImage = (image: string): { name: string; value: string } => ({ name: TERMINATE_WITH_IMAGE_ENV, value: image });
 
 /** A Job pod as a user would create it (no status: the simulated kubelet runs it). */
 export function jobPod(name: string, o: { containers: Record<string, unknown>[]; restartPolicy?: string; nodeName?: string; annotations?: Record<string, string>; spec?: Record<string, unknown> }): Record<string, unknown> {
@@ -40,7 +41,8 @@ export function mainAndSidecar(name: string, sidecarEnv: { name: string; value: 
   });
 }
 
-const isSidecar = (c: ContainerSpec): boolean => Array.isArray(c.env) && (c.env as { name?: string }[]).some((e) => e.name?.startsWith('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT'));
+/** The product's own test: a container marked by its env vars. */
+const isSidecar = (c: ContainerSpec): boolean => sidecarInfo(c as unknown as Container) !== null;
 
 /**
  * Containers marked as sidecars run until stopped; every other container exits with
