@@ -83,6 +83,9 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
 /** Reconcile one key under its Lease. A busy lock is "look again soon", not an error. */
 export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps, trigger?: Envelope): Promise<KeyResult> {
   const base = { controller: controller.name, key };
+  // Writes that cannot double up need no Lease: observe, plan, apply.
+  if (controller.fencedWrites) return observePlanApply(controller, { key, trigger }, deps, undefined);
+  let partial = trigger;
   if (trigger?.data.kind === 'Pod' || trigger?.data.event === 'MODIFIED') {
     // Most pod events (and job updates, often our own status writes) change nothing: find that out from the cheap, partial read before
     // taking the Lease, so they cost reads only. Anything to write is planned again under
@@ -94,16 +97,16 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
       for (const note of preview.notes ?? []) deps.logger.debug({ note }, 'plan note');
       return { ...base, outcome: 'done', actions: [], notes: preview.notes, requeueAfterSeconds: preview.requeueAfterSeconds };
     }
-    if (controller.fencedWrites && preview.reobserve === undefined) return observePlanApply(controller, { key, trigger, first: peek }, deps, undefined);
+    // The partial view was not enough: under the lock, read everything straight away.
+    if (preview.reobserve !== undefined) partial = undefined;
   }
-  if (controller.fencedWrites) return observePlanApply(controller, { key, trigger }, deps, undefined);
   const got = await acquire(deps.kube, deps.lock, controller.name, key);
   if ('busy' in got) {
     deps.logger.info({ holder: got.holder, retryAfterSeconds: got.retryAfterSeconds }, 'lock busy: retry later');
     return { ...base, outcome: 'busy', actions: [], requeueAfterSeconds: got.retryAfterSeconds };
   }
   try {
-    return await observePlanApply(controller, { key, trigger }, deps, got.held);
+    return await observePlanApply(controller, { key, trigger: partial }, deps, got.held);
   } catch (err) {
     if (err instanceof LockLostError) {
       deps.logger.warn({ err: err.message }, 'lost the lock mid-reconcile: stopping, will retry');
@@ -115,17 +118,14 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   }
 }
 
-/** `first`: an observation already made for this trigger (planned from as it is). */
-async function observePlanApply(controller: Controller<unknown>, at: { key: string; trigger: Envelope | undefined; first?: unknown }, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
+async function observePlanApply(controller: Controller<unknown>, at: { key: string; trigger: Envelope | undefined }, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
   const { key } = at;
   let trigger = at.trigger;
-  let first = at.first;
   const base = { controller: controller.name, key };
   const applied: Action[] = [];
   const maxReplans = deps.maxReplans ?? 3;
   for (let attempt = 0; attempt <= maxReplans; attempt++) {
-    const observed = first ?? (await controller.observe(key, deps.kube, trigger));
-    first = undefined;
+    const observed = await controller.observe(key, deps.kube, trigger);
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');

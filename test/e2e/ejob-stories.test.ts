@@ -101,6 +101,36 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     }
   });
 
+  test('a job update that changes nothing (our own status write) lists no pods and takes no Lease', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      server.requests.clear();
+      const r = await handle(envelopeFor('EphemeralJob', 'default', JOB, 'MODIFIED'), deps());
+      assert.deepEqual(r.keys.map((k) => k.outcome), ['done']);
+      assert.deepEqual(server.requests.entries.map((x) => `${x.verb} ${x.path}`), [`get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/${JOB}`]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a spec change seen by the cheap read goes straight to one full read under the Lease', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: JOB }) as { metadata: { generation: number }; spec: { parallelism: number } };
+      server.store.put({ ...job, metadata: { ...job.metadata, generation: job.metadata.generation + 1 }, spec: { ...job.spec, parallelism: 2 } } as never);
+      server.requests.clear();
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'MODIFIED'), deps());
+      const jobGets = server.requests.filter((x) => x.method === 'GET' && x.path.endsWith(`/ephemeraljobs/${JOB}`)).length;
+      assert.equal(jobGets, 2, 'the cheap read, then the full one: not the cheap one again');
+      assert.equal(server.requests.filter((x) => x.method === 'GET' && /\/pods$/.test(x.path)).length, 1, 'one LIST of pods');
+      assert.equal(inFlight(server).length, 2, 'parallelism 2 applied');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a busy lock is "retry later", not an error', async () => {
     const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
     try {
