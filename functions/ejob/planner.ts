@@ -59,7 +59,7 @@ function planActive(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; po
   const actions: Action[] = [];
   for (const t of toInject) actions.push(...injectionActions(job, spec, t.pod, now));
   const ledger = buildLedger(job.metadata.generation ?? 0, targets);
-  const statusPlan = planStatus(job, { counts, phase, targets, now, ledger });
+  const statusPlan = planStatus(job, { counts, phase, targets, now, ledger, deadlineExceeded });
   actions.push(...statusPlan.actions);
 
   const notes = skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`);
@@ -107,6 +107,8 @@ export interface StatusInput {
   now: Date;
   /** Bookkeeping for pod events (status.ephemera); omitted when finished. */
   ledger?: Ledger;
+  /** Past activeDeadlineSeconds: why a Failed phase failed. */
+  deadlineExceeded?: boolean;
 }
 
 /** Status (written only when it changed) and the events of its transitions. */
@@ -120,7 +122,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { actio
       ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: 'no active pod matches the selector' }
       : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
   ];
-  const failedWhy = phase === 'Failed' ? failedCondition(job, counts) : undefined;
+  const failedWhy = phase === 'Failed' ? failedCondition(job, counts, input.deadlineExceeded === true) : undefined;
   if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
   if (failedWhy) wanted.push(failedWhy);
   if ((prev.conditions ?? []).some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
@@ -142,11 +144,10 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { actio
   return { actions };
 }
 
-function failedCondition(job: EphemeralJobObject, c: Counts): WantedCondition {
-  const done = c.succeeded + c.failed;
-  if (c.match === 0 || done < c.match) {
-    const spec = job.spec as EphemeralJobSpec;
-    return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${spec.activeDeadlineSeconds}s)` };
+function failedCondition(job: EphemeralJobObject, c: Counts, deadlineExceeded: boolean): WantedCondition {
+  if (deadlineExceeded) {
+    const seconds = (job.spec as Partial<EphemeralJobSpec> | undefined)?.activeDeadlineSeconds;
+    return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${seconds}s)` };
   }
   return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed` };
 }

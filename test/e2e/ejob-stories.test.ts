@@ -118,7 +118,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
-      const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: JOB }) as { metadata: { generation: number }; spec: { parallelism: number } };
+      const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: JOB }) as unknown as { metadata: { generation: number }; spec: { parallelism: number } };
       server.store.put({ ...job, metadata: { ...job.metadata, generation: job.metadata.generation + 1 }, spec: { ...job.spec, parallelism: 2 } } as never);
       server.requests.clear();
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'MODIFIED'), deps());

@@ -112,6 +112,13 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     assert.equal(cond(s, 'JobFailed')?.reason, 'DeadlineExceeded');
   });
 
+  test('past the deadline with every pod succeeded: the reason is still DeadlineExceeded, never "0 of 2 pods failed"', () => {
+    const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [pod('a', 1, 0), pod('b', 2, 0)] }, NOW).actions);
+    assert.equal(s?.phase, 'Failed');
+    assert.equal(cond(s, 'JobFailed')?.reason, 'DeadlineExceeded');
+    assert.match(cond(s, 'JobFailed')?.message ?? '', /activeDeadlineSeconds \(60s\)/);
+  });
+
   test('status is written only when it changed; lastTransitionTime moves only when a condition flips', () => {
     const pods = [pod('a', 1, 'running'), pod('b', 2)];
     const first = plan({ job: job(), pods }, NOW);
