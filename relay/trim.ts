@@ -1,6 +1,7 @@
 // What the relay keeps of each object: enough to route and to exit early, nothing else.
 // Trimming at the door keeps the relay's memory small (10,000 pods) and envelopes short.
 import { EJOB_ID_ENV } from '../functions/api/names.ts';
+import { jobFinished } from '../functions/ejob/finished.ts';
 import type { Pod } from '../functions/api/pod.ts';
 import { trimPodForSidecar } from '../functions/sidecar/predicate.ts';
 
@@ -50,6 +51,6 @@ export function trimJob(raw: Record<string, unknown>): JobView | null {
   if (!meta?.name || !meta.namespace) return null;
   const spec = raw.spec as { selector?: unknown } | undefined;
   const status = raw.status as { phase?: string; completionTime?: unknown } | undefined;
-  const finished = (status?.phase === 'Succeeded' || status?.phase === 'Failed') && status.completionTime !== undefined && meta.deletionTimestamp === undefined;
+  const finished = jobFinished(status) && meta.deletionTimestamp === undefined;
   return { namespace: meta.namespace, name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion, selector: spec?.selector, finished };
 }

@@ -1,6 +1,7 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
 import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
+import { jobFinished } from './finished.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
 import type { Plan } from '../engine/plan.ts';
@@ -50,7 +51,8 @@ async function route(event: Envelope, kube: Kube): Promise<Route> {
   const keys: string[] = [];
   for (const raw of jobs) {
     const job = EphemeralJobObject.safeParse(raw);
-    if (!job.success || isFinished(job.data)) continue;
+    // A finished job ignores pod events, unless it is being deleted (finalizer).
+    if (!job.success || (jobFinished(job.data.status) && job.data.metadata.deletionTimestamp === undefined)) continue;
     if (pod === null || concerns(job.data, pod)) keys.push(jobKey(namespace, job.data.metadata.name));
   }
   return keys.length > 0 ? { keys } : { keys, skipped: `no unfinished EphemeralJob in ${namespace} selects pod ${name}` };
@@ -72,11 +74,6 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
   return spec.ok ? selectorMatches(spec.spec.selector, pod.metadata.labels) : true;
 }
 
-function isFinished(job: EphemeralJobObject): boolean {
-  const phase = job.status?.phase;
-  return (phase === 'Succeeded' || phase === 'Failed') && job.status?.completionTime !== undefined && job.metadata.deletionTimestamp === undefined;
-}
-
 /**
  * Read the job, then either (pod event, ledger present) the event's pod and the queued
  * pods it may inject into — a cost independent of how many pods the job has — or every
@@ -90,7 +87,7 @@ async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<Ejo
   const job = EphemeralJobObject.safeParse(raw);
   if (!job.success) return { mode: 'full', job: brokenJob(raw, ref), pods: [], notes: [`job metadata unreadable: ${job.error.message}`] };
   const spec = parseEjobSpec(job.data.spec);
-  if (!spec.ok || isFinished(job.data) || job.data.metadata.deletionTimestamp !== undefined) return { mode: 'full', job: job.data, pods: [], notes: [] };
+  if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { mode: 'full', job: job.data, pods: [], notes: [] };
   if (trigger?.data.kind === 'Pod') {
     const partial = await observePodEvent(kube, { job: job.data, spec: spec.spec }, trigger);
     if (partial) return partial;

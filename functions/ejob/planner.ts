@@ -12,6 +12,7 @@ import { rfc3339, toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
+import { jobFinished } from './finished.ts';
 import { buildLedger, storedLedger, type Ledger } from './ledger.ts';
 import { failureReason } from './pod-state.ts';
 import { jsonEqual, mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
@@ -39,7 +40,7 @@ export function plan(observed: EjobObserved, now: Date): Plan {
   const createdTtl = afterSeconds(created, spec.ttlSecondsAfterCreated, now);
   if (createdTtl === 0) return { actions: [deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`)] };
 
-  if (isFinished(job)) return planFinished(job, spec, now, createdTtl);
+  if (jobFinished(job.status)) return planFinished(job, spec, now, createdTtl);
   return planActive({ job, spec, pods: observed.pods, createdTtl }, now);
 }
 
@@ -273,11 +274,6 @@ function deleteJob(job: EphemeralJobObject, why: string): Action {
     body: { preconditions: { uid: job.metadata.uid }, propagationPolicy: 'Background' },
     reason: `delete job: ${why}`,
   };
-}
-
-function isFinished(job: EphemeralJobObject): boolean {
-  const phase = job.status?.phase;
-  return (phase === 'Succeeded' || phase === 'Failed') && job.status?.completionTime !== undefined;
 }
 
 function ttlAfterFinished(spec: EphemeralJobSpec): number {
