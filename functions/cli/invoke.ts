@@ -5,10 +5,9 @@ import { ConfigError, FunctionsConfig, parseEnv } from '../config.ts';
 import type { Controller } from '../engine/controller.ts';
 import { handle, reconcileKey, type EngineDeps, type KeyResult } from '../engine/engine.ts';
 import { silentLogger } from '../engine/logger.ts';
-import type { Action } from '../engine/plan.ts';
-import { createKube } from '../kube/client.ts';
+import { minRequeue, type Action } from '../engine/plan.ts';
 import type { Kube } from '../kube/kube.ts';
-import { controllersFor, createLogger } from '../runtime/deps.ts';
+import { createEngineDeps, createLogger } from '../runtime/deps.ts';
 import { InputError, loadEvents, loadState, type InputEvent } from './input.ts';
 import { startApiServer, type ApiServer } from '../kube/apiserver/index.ts';
 import { dryRunKube } from './dry-run-kube.ts';
@@ -81,8 +80,7 @@ export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'no
   const events = opts.event ? await loadEvents(opts.event) : undefined;
   const cluster = await startCluster(objects, opts.now);
   try {
-    const kube = createKube(cluster.kubeConfig());
-    const run = await runHandlers(engineDeps(kube, opts.now), events ?? objects.map((o) => ({ watch: { type: 'RESYNC', object: o } as WatchEvent })), events === undefined);
+    const run = await runHandlers(engineDeps(cluster.kubeConfig(), opts.now), events ?? asResync(objects), events === undefined);
     return { actions: run.actions.map(contractAction), requeueAfterSeconds: run.requeueAfterSeconds, objects: cluster.store.all() };
   } finally {
     await cluster.close();
@@ -101,23 +99,26 @@ async function startCluster(objects: unknown[], now: Date): Promise<ApiServer> {
 /** Against a live cluster: plan only (writes are recorded, not sent) unless --apply. */
 async function invokeLive(opts: Options): Promise<InvokeOutput> {
   const kc = new KubeConfig();
-  kc.loadFromFile(opts.kubeconfig as string);
-  const real = createKube(kc);
-  const kube = opts.apply ? real : dryRunKube(real);
-  const events = opts.event ? await loadEvents(opts.event) : (opts.state ? await loadState(opts.state) : []).map((o) => ({ watch: { type: 'RESYNC', object: o } as WatchEvent }));
-  const run = await runHandlers(engineDeps(kube, opts.now), events, !opts.event);
+  try {
+    kc.loadFromFile(opts.kubeconfig as string);
+  } catch (err) {
+    throw new InputError(`--kubeconfig: cannot read ${opts.kubeconfig}: ${(err as Error).message}`);
+  }
+  const events = opts.event ? await loadEvents(opts.event) : asResync(opts.state ? await loadState(opts.state) : []);
+  const run = await runHandlers(engineDeps(kc, opts.now, opts.apply ? undefined : dryRunKube), events, !opts.event);
   return { actions: run.actions.map(contractAction), requeueAfterSeconds: run.requeueAfterSeconds, objects: [] };
 }
 
-function engineDeps(kube: Kube, now: Date): EngineDeps {
+/** Production's engine deps (unique lock holder, API timeout) with the --now clock; `wrap` may stand in front of the client. */
+function engineDeps(kc: KubeConfig, now: Date, wrap?: (kube: Kube) => Kube): EngineDeps {
   const config = parseEnv(FunctionsConfig, process.env);
-  return {
-    kube,
-    controllers: controllersFor(config),
-    lock: { namespace: config.EPHEMERA_LOCK_NAMESPACE, holder: 'ephemera-invoke', leaseSeconds: config.EPHEMERA_LEASE_SECONDS, skewSeconds: config.EPHEMERA_LEASE_SKEW_SECONDS },
-    clock: () => now,
-    logger: process.env.LOG_LEVEL ? createLogger(config.LOG_LEVEL, 2) : silentLogger,
-  };
+  const deps = createEngineDeps(config, kc, process.env.LOG_LEVEL ? createLogger(config.LOG_LEVEL, 2) : silentLogger);
+  return { ...deps, kube: wrap ? wrap(deps.kube) : deps.kube, clock: () => now };
+}
+
+/** Without --event, every object is looked at once. */
+function asResync(objects: unknown[]): InputEvent[] {
+  return objects.map((o) => ({ watch: { type: 'RESYNC', object: o } as WatchEvent }));
 }
 
 /**
@@ -129,7 +130,7 @@ async function runHandlers(deps: EngineDeps, events: InputEvent[], once: boolean
   let requeue: number | null = null;
   const record = (r: { actions: Action[]; requeueAfterSeconds?: number | undefined }): void => {
     actions.push(...r.actions);
-    if (r.requeueAfterSeconds !== undefined) requeue = requeue === null ? r.requeueAfterSeconds : Math.min(requeue, r.requeueAfterSeconds);
+    requeue = minRequeue(requeue ?? undefined, r.requeueAfterSeconds) ?? null;
   };
   const seen = new Set<string>();
   for (const ev of events) {

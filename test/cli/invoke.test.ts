@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { startApiServer } from '../../functions/kube/apiserver/index.ts';
 import { runCli } from '../support/cli.ts';
 
 const STORY1 = 'test/fixtures/stories/story1-state.yaml';
@@ -83,6 +84,25 @@ describe('ephemera invoke', () => {
     assert.equal(job(out)?.status?.phase, 'Running');
   });
 
+  test('--kubeconfig plans against a live API server and writes nothing; --apply writes', async () => {
+    const objects = parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+    const server = await startApiServer({ objects });
+    try {
+      const kubeconfig = join(dir, 'kubeconfig.yaml');
+      writeFileSync(kubeconfig, server.kubeconfigYaml());
+      const injected = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'default' }) as unknown as { metadata: { name: string }; spec: { ephemeralContainers?: unknown[] } }[])
+        .filter((p) => (p.spec.ephemeralContainers ?? []).length > 0).map((p) => p.metadata.name);
+      const planned = await invokeJson('--kubeconfig', kubeconfig, '--state', STORY1, '--now', '2026-01-01T00:20:30Z');
+      assert.deepEqual(planned.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq']);
+      assert.deepEqual(injected(), [], 'plan only');
+      assert.deepEqual(server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`), [], 'no write at all, not even a Lease');
+      await invokeJson('--kubeconfig', kubeconfig, '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--apply');
+      assert.deepEqual(injected(), ['helloworld-865cd8865b-nl8lq']);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('bad input: a clear error naming the problem, exit code 2, no stack trace', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'apiVersion: v1\nkind: Pod\nmetadata: {}\n');
@@ -92,6 +112,7 @@ describe('ephemera invoke', () => {
       [['--state', STORY1, '--now', 'yesterday'], /--now must be an RFC 3339 time/],
       [['--state', STORY1, '--output', 'yaml'], /--output must be "json"/],
       [[], /--state FILE is required/],
+      [['--kubeconfig', join(dir, 'no-such-kubeconfig')], /--kubeconfig: cannot read .*no-such-kubeconfig/],
     ];
     for (const [args, message] of cases) {
       const r = await runCli(['invoke', ...args]);
