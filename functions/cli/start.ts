@@ -19,9 +19,19 @@ import { startOpsServer } from '../../relay/server.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { startDemoCluster } from './demo.ts';
 
+/** HOST:PORT as `--listen` takes it ([::1]:8443 too), checked where the variable is named. */
+const Listen = z.string().transform((value, ctx) => {
+  try {
+    return parseListen(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected HOST:PORT (e.g. 127.0.0.1:8443)' });
+    return z.NEVER;
+  }
+});
+
 const StartConfig = FunctionsConfig.extend({
-  EPHEMERA_WEBHOOK_LISTEN: z.string().default('127.0.0.1:8443'),
-  EPHEMERA_RELAY_LISTEN: z.string().regex(/^[^:]+:\d{1,5}$/, 'HOST:PORT').default('127.0.0.1:8080'),
+  EPHEMERA_WEBHOOK_LISTEN: Listen.prefault('127.0.0.1:8443'),
+  EPHEMERA_RELAY_LISTEN: Listen.prefault('127.0.0.1:8080'),
   EPHEMERA_DEMO_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
 });
 
@@ -34,7 +44,6 @@ export async function main(_argv: string[]): Promise<number> {
   let config: z.infer<typeof StartConfig>;
   try {
     config = parseEnv(StartConfig, process.env);
-    parseListen(config.EPHEMERA_WEBHOOK_LISTEN);
   } catch (err) {
     process.stderr.write(`ephemera start: ${(err as Error).message}\n`);
     return 2;
@@ -46,14 +55,14 @@ export async function main(_argv: string[]): Promise<number> {
   const deps = createEngineDeps(config, kc, logger);
   const box: { relay?: Relay } = {};
   const metrics = createMetrics();
-  const relayAddr = parseListen(config.EPHEMERA_RELAY_LISTEN);
+  const relayAddr = config.EPHEMERA_RELAY_LISTEN;
   const ops = await startOpsServer({ ...relayAddr, ready: () => box.relay?.ready() ?? false, registry: metrics.registry });
   const relay = await startRelay({
     kubeConfig: kc, metrics, namespaces: [], relayId: 'ephemera-start', coalesceMs: 200, resyncSeconds: 600, bufferMax: 50_000, logger,
     sink: memorySink(async (e) => handle(e, withFreshHolder(deps)), (e, ms) => box.relay?.requeue(e, ms)),
   });
   box.relay = relay;
-  const webhook = await startWebhookServer({ ...parseListen(config.EPHEMERA_WEBHOOK_LISTEN), logger: pino({ level: config.LOG_LEVEL }) });
+  const webhook = await startWebhookServer({ ...config.EPHEMERA_WEBHOOK_LISTEN, logger: pino({ level: config.LOG_LEVEL, base: { app: 'ephemera', component: 'webhook' } }) });
   logger.info({ cluster: live ? kc.getCurrentCluster()?.server : 'embedded demo', webhook: webhook.url, ops: `http://${relayAddr.host}:${ops.port}` }, 'ephemera running');
   const stopDemo = demo ? narrate(demo.server.kubeconfigYaml(), () => demo.server.store.all()) : undefined;
   await new Promise<void>((resolve) => {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CLI } from '../support/cli.ts';
+import { CLI, runCli } from '../support/cli.ts';
 
 test('`ephemera start` without a kubeconfig runs the embedded demo visibly to its end, then stops cleanly on SIGTERM', async () => {
   const home = mkdtempSync(join(tmpdir(), 'ephemera-home-'));
@@ -29,5 +29,14 @@ test('`ephemera start` without a kubeconfig runs the embedded demo visibly to it
   } finally {
     child.kill('SIGKILL');
     rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('`ephemera start` with a bad listen variable names it and exits 2', async () => {
+  for (const [name, value] of [['EPHEMERA_WEBHOOK_LISTEN', 'nope'], ['EPHEMERA_RELAY_LISTEN', 'host:99999']] as const) {
+    const r = await runCli(['start'], { KUBECONFIG: '', [name]: value });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`${name}: expected HOST:PORT`));
+    assert.doesNotMatch(r.stderr, /--listen|\n\s+at /);
   }
 });
