@@ -4,7 +4,7 @@ import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 import { formatZodIssues } from './field-path.ts';
 import { MAX_PARALLELISM } from './names.ts';
 
-export { fieldPath, formatZodIssues } from './field-path.ts';
+export { formatZodIssues } from './field-path.ts';
 export { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB, EJOB_CLEANUP_FINALIZER, EJOB_ID_ENV, MAX_PARALLELISM } from './names.ts';
 
 /**
@@ -71,9 +71,6 @@ export const EphemeralJobObject = z.looseObject({
   status: EphemeralJobStatus.optional(),
 });
 export type EphemeralJobObject = z.infer<typeof EphemeralJobObject>;
-
-/** A fully valid job, as the planner uses it after parsing the spec. */
-export type EphemeralJob = Omit<EphemeralJobObject, 'spec'> & { spec: EphemeralJobSpec };
 
 /** Parse a job's spec; on failure, a one-line message naming every bad field path. */
 export function parseEjobSpec(spec: unknown): { ok: true; spec: EphemeralJobSpec } | { ok: false; message: string } {

@@ -1,8 +1,9 @@
+import { rfc3339 } from '../api/meta.ts';
 import { SimKubelet, startApiServer, type ApiServer } from '../kube/apiserver/index.ts';
 
 /** What the embedded demo runs: the proposal's Story 1 (4 helloworld pods, 2 of them broken). */
 export function demoObjects(now: Date): unknown[] {
-  const at = (s: number): string => new Date(now.getTime() - 60_000 + s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const at = (s: number): string => rfc3339(new Date(now.getTime() - 60_000 + s * 1000));
   const pod = (name: string, s: number, healthy: boolean): unknown => ({
     apiVersion: 'v1', kind: 'Pod',
     metadata: { name, namespace: 'default', creationTimestamp: at(s), labels: { app: 'helloworld', healthy: String(healthy) } },

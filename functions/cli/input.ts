@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { Envelope, WatchEvent } from '../api/envelope.ts';
-import { formatZodIssues } from '../api/ephemeraljob.ts';
+import { formatZodIssues } from '../api/field-path.ts';
 
 /** Any Kubernetes object, as far as loading state goes. */
 export const KubeObject = z.looseObject({

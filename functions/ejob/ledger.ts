@@ -26,18 +26,18 @@ const StoredLedger = z.object({
   complete: z.boolean(),
 });
 
-export const Ledger = z.object({
-  v: z.literal(1),
+/** The ledger as the planner uses it: in-flight pods by name. */
+export interface Ledger {
+  v: 1;
   /** metadata.generation the ledger was built for; a spec change invalidates it. */
-  generation: z.number().int(),
+  generation: number;
   /** Target pods with an injected, non-terminal container, by state. */
-  inflight: z.record(z.string(), InflightState),
+  inflight: Record<string, z.infer<typeof InflightState>>;
   /** Not yet injected target pods, oldest first (at most LEDGER_QUEUE_MAX). */
-  queue: z.array(z.string()),
+  queue: string[];
   /** True when `queue` holds every not yet injected target. */
-  complete: z.boolean(),
-});
-export type Ledger = z.infer<typeof Ledger>;
+  complete: boolean;
+}
 
 /** The ledger a full reconcile leaves behind, from its targets after injection. */
 export function buildLedger(generation: number, targets: readonly Target[]): Ledger {

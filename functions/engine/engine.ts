@@ -1,5 +1,5 @@
 import { Envelope, envelopeKey } from '../api/envelope.ts';
-import { formatZodIssues } from '../api/ephemeraljob.ts';
+import { formatZodIssues } from '../api/field-path.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe } from './apply.ts';
 import type { Controller } from './controller.ts';
