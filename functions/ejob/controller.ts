@@ -18,7 +18,9 @@ import { plan, type EjobObserved } from './planner.ts';
 export type EjobObservation =
   | ({ mode: 'full' } & EjobObserved & { notes: string[] })
   | ({ mode: 'pod' } & PodEventObserved & { notes: string[] })
-  | { mode: 'job'; job: EphemeralJobObject; spec: EphemeralJobSpec; ledger: Ledger; notes: string[] };
+  | { mode: 'job'; job: EphemeralJobObject; spec: EphemeralJobSpec; ledger: Ledger; notes: string[] }
+  /** Not readable as an EphemeralJob at all (metadata): nothing can be written safely. */
+  | { mode: 'unreadable'; notes: string[] };
 
 /** Queued pods read beyond the free slots, in case some turn out gone. */
 const CANDIDATE_SLACK = 2;
@@ -29,6 +31,7 @@ export const ejobController: Controller<EjobObservation> = {
   route,
   observe,
   plan(observed: EjobObservation, now: Date): Plan {
+    if (observed.mode === 'unreadable') return { actions: [], notes: observed.notes };
     const p = observed.mode === 'pod' ? planPodEvent(observed, now) : observed.mode === 'job' ? planJobEvent(observed, now) : plan(observed, now);
     return { ...p, notes: [...observed.notes, ...(p.notes ?? [])] };
   },
@@ -85,7 +88,8 @@ async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<Ejo
   const raw = await kube.get({ apiVersion: EJOB.apiVersion, kind: EJOB.kind, ...ref });
   if (raw === null) return null;
   const job = EphemeralJobObject.safeParse(raw);
-  if (!job.success) return { mode: 'full', job: brokenJob(raw, ref), pods: [], notes: [`job metadata unreadable: ${job.error.message}`] };
+  // The API server validates metadata, so this is a schema of ours out of step with it: skip, say why.
+  if (!job.success) return { mode: 'unreadable', notes: [`skipped: job ${ref.namespace}/${ref.name} unreadable (${formatZodIssues(job.error.issues, '')})`] };
   const spec = parseEjobSpec(job.data.spec);
   if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { mode: 'full', job: job.data, pods: [], notes: [] };
   if (trigger?.data.kind === 'Pod') {
@@ -131,8 +135,3 @@ function nameOf(item: unknown): string {
   return typeof m?.name === 'string' ? m.name : '?';
 }
 
-/** A job whose metadata does not parse cannot be planned; present it as an invalid spec. */
-function brokenJob(raw: unknown, ref: { namespace: string; name: string }): EphemeralJobObject {
-  const meta = (raw as { metadata?: Record<string, unknown> }).metadata ?? {};
-  return { metadata: { ...meta, name: ref.name, namespace: ref.namespace }, spec: undefined } as EphemeralJobObject;
-}

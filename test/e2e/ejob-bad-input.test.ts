@@ -38,3 +38,20 @@ test('a job whose spec fails the schema gets phase Error naming the field; a goo
     await server.close();
   }
 });
+
+test('a job whose metadata does not parse is skipped with the field named, and nothing is written to it', async () => {
+  const objects = fixture('test/fixtures/stories/story1-state.yaml');
+  const job = objects.find((o) => o.kind === 'EphemeralJob') as { metadata: Record<string, unknown> };
+  const { server, deps } = await world(objects);
+  try {
+    // Stored past validation: labels that are not strings.
+    server.store.put({ ...job, metadata: { ...job.metadata, labels: { team: 7 } } } as never);
+    server.requests.clear();
+    const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
+    assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: job default\/hello-world-ephemeral-job unreadable \(metadata\.labels\.team/);
+    assert.deepEqual(server.requests.filter((x) => x.method !== 'GET' && !x.path.includes('/leases')).map((x) => `${x.method} ${x.path}`), []);
+    assert.deepEqual(Object.values(injected(server)).flat(), []);
+  } finally {
+    await server.close();
+  }
+});
