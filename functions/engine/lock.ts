@@ -59,10 +59,11 @@ export async function acquire(kube: Kube, cfg: LockConfig, controller: string, k
   if (holder !== '' && holder !== cfg.holder && expiresAt > now.getTime()) {
     return { busy: true, holder, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - now.getTime()) / 1000)) };
   }
-  const body = leaseBody(cfg, name, now, { resourceVersion: lease.metadata.resourceVersion, transitions: (spec.leaseTransitions ?? 0) + (holder === cfg.holder ? 0 : 1) });
+  const held = { acquireTime: rfc3339(now), transitions: (spec.leaseTransitions ?? 0) + (holder === cfg.holder ? 0 : 1) };
+  const body = leaseBody(cfg, name, now, { resourceVersion: lease.metadata.resourceVersion, ...held });
   try {
     const res = await kube.perform(leaseAction('update', cfg, name, body));
-    return { held: heldLock(kube, cfg, name, Lease.parse(res).metadata.resourceVersion) };
+    return { held: heldLock(kube, cfg, name, { ...held, resourceVersion: Lease.parse(res).metadata.resourceVersion }) };
   } catch (err) {
     if (isKubeError(err, 'conflict', 'not-found')) return { busy: true, holder: '?', retryAfterSeconds: 1 };
     throw err;
@@ -71,16 +72,24 @@ export async function acquire(kube: Kube, cfg: LockConfig, controller: string, k
 
 async function create(kube: Kube, cfg: LockConfig, name: string, now: Date): Promise<Acquired> {
   try {
-    const res = await kube.perform(leaseAction('create', cfg, name, leaseBody(cfg, name, now, { transitions: 0 })));
-    return { held: heldLock(kube, cfg, name, Lease.parse(res).metadata.resourceVersion) };
+    const held = { acquireTime: rfc3339(now), transitions: 0 };
+    const res = await kube.perform(leaseAction('create', cfg, name, leaseBody(cfg, name, now, held)));
+    return { held: heldLock(kube, cfg, name, { ...held, resourceVersion: Lease.parse(res).metadata.resourceVersion }) };
   } catch (err) {
     if (isKubeError(err, 'already-exists', 'conflict')) return { busy: true, holder: '?', retryAfterSeconds: 1 };
     throw err;
   }
 }
 
-function heldLock(kube: Kube, cfg: LockConfig, name: string, rv: string | undefined): HeldLock {
-  let resourceVersion = rv;
+/** What a renewal keeps: when we took the lease, how often it changed hands. */
+interface Holding {
+  acquireTime: string;
+  transitions: number;
+  resourceVersion: string | undefined;
+}
+
+function heldLock(kube: Kube, cfg: LockConfig, name: string, holding: Holding): HeldLock {
+  let { resourceVersion } = holding;
   let renewedAt = performance.now();
   return {
     name,
@@ -88,7 +97,7 @@ function heldLock(kube: Kube, cfg: LockConfig, name: string, rv: string | undefi
       if (performance.now() - renewedAt < (cfg.leaseSeconds * 1000) / 2) return;
       const now = kube.serverNow() ?? new Date();
       try {
-        const res = await kube.perform(leaseAction('update', cfg, name, leaseBody(cfg, name, now, { resourceVersion })));
+        const res = await kube.perform(leaseAction('update', cfg, name, leaseBody(cfg, name, now, { ...holding, resourceVersion })));
         resourceVersion = Lease.parse(res).metadata.resourceVersion;
         renewedAt = performance.now();
       } catch (err) {
@@ -107,8 +116,8 @@ function heldLock(kube: Kube, cfg: LockConfig, name: string, rv: string | undefi
   };
 }
 
-function leaseBody(cfg: LockConfig, name: string, now: Date, prev: { resourceVersion?: string | undefined; transitions?: number | undefined }): object {
-  const { resourceVersion, transitions } = prev;
+function leaseBody(cfg: LockConfig, name: string, now: Date, prev: { resourceVersion?: string | undefined; transitions: number; acquireTime: string }): object {
+  const { resourceVersion, transitions, acquireTime } = prev;
   const ts = rfc3339(now);
   return {
     apiVersion: 'coordination.k8s.io/v1',
@@ -117,9 +126,9 @@ function leaseBody(cfg: LockConfig, name: string, now: Date, prev: { resourceVer
     spec: {
       holderIdentity: cfg.holder,
       leaseDurationSeconds: cfg.leaseSeconds,
-      acquireTime: ts,
+      acquireTime,
       renewTime: ts,
-      ...(transitions !== undefined ? { leaseTransitions: transitions } : {}),
+      leaseTransitions: transitions,
     },
   };
 }
