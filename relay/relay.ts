@@ -10,8 +10,7 @@ import type { Logger } from '../functions/engine/logger.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { Coalescer } from './coalesce.ts';
 import { Delivery } from './delivery.ts';
-import { makeEnvelope } from './envelope.ts';
-import { filterPod } from './filter.ts';
+import { jobEnvelope, podEnvelope } from './envelope.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import type { Sink } from './sinks/sink.ts';
@@ -152,9 +151,9 @@ function eventHandlers(opts: RelayOptions, ctx: { metrics: RelayMetrics; jobs: M
       if ((type === 'MODIFIED' || type === 'ADDED') && previous === podFingerprint(pod)) {
         return void metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
       }
-      const verdict = filterPod(pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], type === 'DELETED');
-      if (!verdict.forward) return void metrics.filtered.inc({ kind: 'Pod', reason: verdict.reason.split(':')[0] ?? 'filtered' });
-      forward(makeEnvelope({ kind: 'Pod', event: type, object: pod, relayId: opts.relayId, now: clock() }));
+      const routed = podEnvelope(type, pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], { relayId: opts.relayId, now: clock() });
+      if ('skipped' in routed) return void metrics.filtered.inc({ kind: 'Pod', reason: routed.skipped.split(':')[0] ?? 'filtered' });
+      forward(routed.envelope);
     },
     onJob(type, job) {
       metrics.seen.inc({ kind: 'EphemeralJob', type });
@@ -162,8 +161,7 @@ function eventHandlers(opts: RelayOptions, ctx: { metrics: RelayMetrics; jobs: M
       if (type === 'DELETED') inNs.delete(job.name);
       else inNs.set(job.name, job);
       jobs.set(job.namespace, inNs);
-      const object = { metadata: { name: job.name, namespace: job.namespace, uid: job.uid, resourceVersion: job.resourceVersion } };
-      forward(makeEnvelope({ kind: 'EphemeralJob', event: type, object, relayId: opts.relayId, now: clock() }));
+      forward(jobEnvelope(type, job, { relayId: opts.relayId, now: clock() }));
     },
   };
 }

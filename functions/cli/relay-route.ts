@@ -3,25 +3,23 @@ import { formatZodIssues } from '../api/field-path.ts';
 import { EJOB } from '../api/names.ts';
 import { Pod } from '../api/pod.ts';
 import type { Kube } from '../kube/kube.ts';
-import { makeEnvelope } from '../../relay/envelope.ts';
-import { filterPod } from '../../relay/filter.ts';
+import { jobEnvelope, podEnvelope } from '../../relay/envelope.ts';
 import { trimJob, trimPod, type JobView } from '../../relay/trim.ts';
 import type { InputEvent } from './input.ts';
 
 /**
  * An input event as production delivers it: recorded envelopes pass as they are; a raw
  * watch event goes through the relay's trimming, filter and envelope, with the jobs the
- * cluster has now. Returns null for what the relay would not forward, with the reason.
+ * cluster has now. What the relay would not forward comes back as `skipped`, with the reason.
  */
 export async function relayRoute(ev: InputEvent, kube: Kube, now: Date): Promise<{ envelope: Envelope } | { skipped: string }> {
   if ('envelope' in ev) return { envelope: ev.envelope };
   const { type, object } = ev.watch;
   if (type === 'BOOKMARK') return { skipped: 'bookmark' };
-  const event = type;
   if (object.kind === EJOB.kind) {
     const job = trimJob(object as Record<string, unknown>);
     if (!job) return { skipped: 'EphemeralJob without name or namespace' };
-    return { envelope: makeEnvelope({ kind: 'EphemeralJob', event, object: { metadata: { name: job.name, namespace: job.namespace, uid: job.uid, resourceVersion: job.resourceVersion } }, relayId: 'invoke', now }) };
+    return { envelope: jobEnvelope(type, job, { relayId: 'invoke', now }) };
   }
   if (object.kind !== 'Pod') return { skipped: `the relay does not watch ${object.kind ?? 'objects without a kind'}` };
   const parsed = Pod.safeParse(object);
@@ -29,7 +27,5 @@ export async function relayRoute(ev: InputEvent, kube: Kube, now: Date): Promise
   const pod = trimPod(parsed.data);
   const namespace = pod.metadata.namespace ?? 'default';
   const jobs = (await kube.list(EJOB.apiVersion, EJOB.kind, namespace)).items.map((j) => trimJob(j as Record<string, unknown>)).filter((j): j is JobView => j !== null);
-  const verdict = filterPod(pod, jobs, event === 'DELETED');
-  if (!verdict.forward) return { skipped: verdict.reason };
-  return { envelope: makeEnvelope({ kind: 'Pod', event, object: { ...pod, metadata: { ...pod.metadata, namespace } }, relayId: 'invoke', now }) };
+  return podEnvelope(type, { ...pod, metadata: { ...pod.metadata, namespace } }, jobs, { relayId: 'invoke', now });
 }
