@@ -4,7 +4,7 @@
 import { duplicate, forbidden, invalid, notSupported, required } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
-import { dns1123LabelProblems, envVarNameProblems } from './name-formats.ts';
+import { dns1123LabelProblems, envVarNameProblems } from '../api/name-formats.ts';
 
 export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'] as const;

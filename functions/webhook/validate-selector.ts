@@ -3,7 +3,7 @@
 import { forbidden, invalid, notSupported, required } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
-import { labelKeyProblems, labelValueProblems } from './name-formats.ts';
+import { labelKeyProblems, labelValueProblems } from '../api/name-formats.ts';
 
 /** The operators a LabelSelectorRequirement may use. */
 export const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;

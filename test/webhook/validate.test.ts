@@ -8,9 +8,12 @@ import type { Json } from './support.ts';
 
 const C0 = 'spec.template.ephemeralContainers[0]';
 const C1 = 'spec.template.ephemeralContainers[1]';
-const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name')";
-const VALUE_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const ENV_MSG = "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit";
+// apimachinery's messages, word for word (k8s.io/apimachinery/pkg/util/validation).
+const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const VALUE_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const ENV_MSG = "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
+const NAME_PART_MSG = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const PREFIX_MSG = "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const FORBIDDEN = 'Forbidden: cannot be set for an ephemeral container';
 
 /** A spec whose only container has these overrides. */
@@ -30,8 +33,8 @@ const cases: Case[] = [
   { name: 'selector empty', spec: spec({ selector: {} }), errors: ['spec.selector: Required value: matchLabels or matchExpressions must select something (an empty selector matches every pod)'] },
   { name: 'selector with empty lists', spec: spec({ selector: { matchLabels: {}, matchExpressions: [] } }), errors: ['spec.selector: Required value: matchLabels or matchExpressions must select something (an empty selector matches every pod)'] },
   { name: 'selector not an object', spec: spec({ selector: [] }), errors: ['spec.selector: Invalid value: [array of 0]: must be an object'] },
-  { name: 'matchLabels bad key', spec: spec({ selector: { matchLabels: { '-bad': 'x' } } }), errors: ["spec.selector.matchLabels: Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"] },
-  { name: 'matchLabels bad prefix', spec: spec({ selector: { matchLabels: { 'Example.com/app': 'x' } } }), errors: ['spec.selector.matchLabels: Invalid value: "Example.com/app": prefix part must be a lowercase RFC 1123 subdomain (e.g. example.com)'] },
+  { name: 'matchLabels bad key', spec: spec({ selector: { matchLabels: { '-bad': 'x' } } }), errors: [`spec.selector.matchLabels: Invalid value: "-bad": ${NAME_PART_MSG}`] },
+  { name: 'matchLabels bad prefix', spec: spec({ selector: { matchLabels: { 'Example.com/app': 'x' } } }), errors: [`spec.selector.matchLabels: Invalid value: "Example.com/app": ${PREFIX_MSG}`] },
   { name: 'matchLabels prefixed key ok', spec: spec({ selector: { matchLabels: { 'app.kubernetes.io/name': 'web' } } }), errors: [] },
   { name: 'matchLabels empty name part', spec: spec({ selector: { matchLabels: { 'example.com/': 'x' } } }), errors: ['spec.selector.matchLabels: Invalid value: "example.com/": name part must be non-empty'] },
   { name: 'matchLabels bad value', spec: spec({ selector: { matchLabels: { app: 'a b' } } }), errors: [`spec.selector.matchLabels.app: Invalid value: "a b": ${VALUE_MSG}`] },
@@ -47,7 +50,7 @@ const cases: Case[] = [
   { name: 'matchExpressions DoesNotExist with values', spec: spec({ selector: { matchLabels: { a: 'b' }, matchExpressions: [{ key: 'x', operator: 'DoesNotExist', values: ['y'] }] } }), errors: ["spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"] },
   { name: 'matchExpressions bad operator', spec: spec({ selector: { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['x'] }] } }), errors: ['spec.selector.matchExpressions[0].operator: Unsupported value: "Equals": supported values: "In", "NotIn", "Exists", "DoesNotExist"'] },
   { name: 'matchExpressions missing operator and key', spec: spec({ selector: { matchExpressions: [{}] } }), errors: ['spec.selector.matchExpressions[0].key: Required value', 'spec.selector.matchExpressions[0].operator: Required value'] },
-  { name: 'matchExpressions bad key and value', spec: spec({ selector: { matchExpressions: [{ key: 'a b', operator: 'In', values: ['ok', '-no'] }] } }), errors: ["spec.selector.matchExpressions[0].key: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", `spec.selector.matchExpressions[0].values[1]: Invalid value: "-no": ${VALUE_MSG}`] },
+  { name: 'matchExpressions bad key and value', spec: spec({ selector: { matchExpressions: [{ key: 'a b', operator: 'In', values: ['ok', '-no'] }] } }), errors: [`spec.selector.matchExpressions[0].key: Invalid value: "a b": ${NAME_PART_MSG}`, `spec.selector.matchExpressions[0].values[1]: Invalid value: "-no": ${VALUE_MSG}`] },
   { name: 'matchExpressions second entry wrong', spec: spec({ selector: { matchExpressions: [{ key: 'a', operator: 'Exists' }, 'x'] } }), errors: ['spec.selector.matchExpressions[1]: Invalid value: "x": must be an object'] },
   { name: 'matchExpressions not a list', spec: spec({ selector: { matchExpressions: {} } }), errors: ['spec.selector.matchExpressions: Invalid value: {object}: must be a list'] },
 

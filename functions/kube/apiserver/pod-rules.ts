@@ -1,7 +1,7 @@
 // Pod defaulting and validation, after k8s.io/kubernetes pkg/apis/core/v1/defaults.go,
 // pkg/apis/core/validation/validation.go and pkg/registry/core/pod/strategy.go — only the
 // rules a controller that injects ephemeral containers or swaps images can run into.
-import { dns1123LabelErrors } from './names.ts';
+import { dns1123LabelProblems } from '../../api/name-formats.ts';
 import { clone, jsonEqual } from './patch.ts';
 import { duplicate, fieldNotFound, forbidden, invalid, notSupported, required, type FieldError } from './status.ts';
 
@@ -46,7 +46,7 @@ export function defaultPod(pod: Obj): void {
 function validateContainerCommon(c: Container, path: string): FieldError[] {
   const errs: FieldError[] = [];
   if (!c.name) errs.push(required(`${path}.name`));
-  else for (const m of dns1123LabelErrors(String(c.name))) errs.push(invalid(`${path}.name`, c.name, m));
+  else for (const m of dns1123LabelProblems(String(c.name))) errs.push(invalid(`${path}.name`, c.name, m));
   if (!c.image) errs.push(required(`${path}.image`));
   else if (String(c.image).trim() !== c.image) errs.push(invalid(`${path}.image`, c.image, 'must not have leading or trailing whitespace'));
   const tmp = c.terminationMessagePolicy;

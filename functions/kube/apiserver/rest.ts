@@ -2,7 +2,8 @@
 // and subresources), patch, delete with preconditions and finalizers, list with selectors.
 // The HTTP layer and the simulated kubelet both go through here.
 import { randomUUID } from 'node:crypto';
-import { dns1123LabelErrors, dns1123SubdomainErrors, randomSuffix } from './names.ts';
+import { dns1123LabelProblems, dns1123SubdomainProblems } from '../../api/name-formats.ts';
+import { randomSuffix } from './names.ts';
 import { clone, jsonEqual, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
 import { defaultPod, prepareEphemeralUpdate, validatePodCreate, validatePodStatusUpdate, validatePodUpdate } from './pod-rules.ts';
 import { apiVersionOf, type ResourceDef } from './resources.ts';
@@ -211,7 +212,7 @@ export class Rest {
   private validateName(def: ResourceDef, meta: Meta): void {
     const name = typeof meta.name === 'string' ? meta.name : '';
     if (!name) throw invalidError(def.kind, def.group, '', [required('metadata.name', 'name or generateName is required')]);
-    const problems = def.labelName ? dns1123LabelErrors(name) : dns1123SubdomainErrors(name);
+    const problems = def.labelName ? dns1123LabelProblems(name) : dns1123SubdomainProblems(name);
     if (problems.length > 0) throw invalidError(def.kind, def.group, name, problems.map((p) => invalid('metadata.name', name, p)));
   }
 

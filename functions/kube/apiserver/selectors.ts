@@ -1,5 +1,6 @@
 // Label and field selectors with the query-string syntax of k8s.io/apimachinery
 // (pkg/labels/selector.go, pkg/fields/selector.go). A parse error is a 400.
+import { labelKeyProblems, labelValueProblems } from '../../api/name-formats.ts';
 import { badRequest } from './status.ts';
 
 type LabelOp = 'exists' | '!exists' | '=' | '!=' | 'in' | 'notin' | 'gt' | 'lt';
@@ -14,19 +15,12 @@ export interface LabelRequirement {
 /** A parsed selector: all requirements must hold. */
 export type LabelSelector = LabelRequirement[];
 
-const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 function validKey(key: string): boolean {
-  const parts = key.split('/');
-  if (parts.length > 2) return false;
-  const name = parts.at(-1) ?? '';
-  if (name.length > 63 || !NAME.test(name)) return false;
-  return parts.length === 1 || (parts[0]!.length <= 253 && PREFIX.test(parts[0]!));
+  return labelKeyProblems(key).length === 0;
 }
 
 function validValue(v: string): boolean {
-  return v === '' || (v.length <= 63 && NAME.test(v));
+  return labelValueProblems(v).length === 0;
 }
 
 /** Splits on commas that are not inside parentheses. */
