@@ -8,6 +8,7 @@ import {
   type EphemeralJobObject,
   type EphemeralJobSpec,
 } from '../api/ephemeraljob.ts';
+import { jsonEqual } from '../api/json-equal.ts';
 import { rfc3339, toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
@@ -15,7 +16,7 @@ import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
 import { buildLedger, storedLedger, type Ledger } from './ledger.ts';
 import { failureReason } from './pod-state.ts';
-import { jsonEqual, mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
+import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type Target } from './targets.ts';
 
 /** What the EphemeralJob planner needs: the job and the pods its selector matches. */

@@ -1,7 +1,8 @@
 // A deterministic stand-in for the kubelet (and for OpenKruise's kruise-daemon, which executes
 // ContainerRecreateRequests). Each tick() moves every container one step and writes pod
 // status through the pods/status subresource, so watchers see MODIFIED events.
-import { clone, jsonEqual } from './patch.ts';
+import { jsonEqual } from '../../api/json-equal.ts';
+import { clone } from './patch.ts';
 import type { ResourceDef } from './resources.ts';
 import type { ApiServer } from './server.ts';
 import { timestamp, type KubeObject } from './store.ts';

@@ -1,6 +1,7 @@
 // The three patch formats the API server accepts besides server-side apply:
 // JSON merge patch (RFC 7386), strategic merge patch (the subset of
 // k8s.io/apimachinery/pkg/util/strategicpatch our resources need) and JSON Patch (RFC 6902).
+import { jsonEqual } from '../../api/json-equal.ts';
 import { ApiError, badRequest } from './status.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -13,17 +14,6 @@ export function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
-/** Deep equality of JSON data (key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  if (!isObj(a) || !isObj(b)) return false;
-  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
-}
 
 /** RFC 7386: objects merge recursively, null deletes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {

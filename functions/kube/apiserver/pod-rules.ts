@@ -2,7 +2,8 @@
 // pkg/apis/core/validation/validation.go and pkg/registry/core/pod/strategy.go — only the
 // rules a controller that injects ephemeral containers or swaps images can run into.
 import { dns1123LabelProblems } from '../../api/name-formats.ts';
-import { clone, jsonEqual } from './patch.ts';
+import { jsonEqual } from '../../api/json-equal.ts';
+import { clone } from './patch.ts';
 import { duplicate, fieldNotFound, forbidden, invalid, notSupported, required, type FieldError } from './status.ts';
 
 type Obj = Record<string, unknown>;

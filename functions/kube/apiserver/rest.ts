@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { dns1123LabelProblems, dns1123SubdomainProblems } from '../../api/name-formats.ts';
 import { randomSuffix } from './names.ts';
-import { clone, jsonEqual, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
+import { jsonEqual } from '../../api/json-equal.ts';
+import { clone, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
 import { defaultPod, prepareEphemeralUpdate, validatePodCreate, validatePodStatusUpdate, validatePodUpdate } from './pod-rules.ts';
 import { apiVersionOf, type ResourceDef } from './resources.ts';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
