@@ -215,6 +215,11 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.deepEqual(kinds(plan(observed(pod), NOW).actions), ['patch Pod/ephemeralcontainers', 'create Event']);
   });
 
+  test('surrounding whitespace in the annotation is forgiven (a YAML block scalar leaves a newline)', () => {
+    const pod = podWith({ metadata: { annotations: { 'ephemera.io/sidecar-termination': 'ephemeral-signal\n' } } });
+    assert.deepEqual(kinds(plan(observed(pod), NOW).actions), ['patch Pod/ephemeralcontainers', 'create Event']);
+  });
+
   test('annotation crr over an ephemeral-signal default', () => {
     const pod = podWith({ metadata: { annotations: { 'ephemera.io/sidecar-termination': 'crr' } } });
     assert.deepEqual(kinds(plan(observed(pod, { options: signalOptions }), NOW).actions), ['create ContainerRecreateRequest', 'create Event']);

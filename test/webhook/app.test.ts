@@ -59,3 +59,21 @@ test('the app reports each decision and each rejected request to its log', async
   await logged.request(PATH, { method: 'POST', body: 'nope' });
   assert.deepEqual(seen, ['decision u9 true 0', 'rejected 400']);
 });
+
+test('a bug of ours (not the request) is a 500 Status that says so, and is logged as a failure', async () => {
+  const seen: string[] = [];
+  const broken = createWebhookApp({
+    log: {
+      decision: () => {
+        throw new Error('log sink exploded');
+      },
+      rejected: () => seen.push('rejected'),
+      failed: (err) => seen.push(`failed ${(err as Error).message}`),
+    },
+  });
+  const res = await broken.request(PATH, { method: 'POST', body: JSON.stringify(admissionReview({ uid: 'u1' })) });
+  assert.equal(res.status, 500);
+  const body = (await res.json()) as { kind: string; code: number; message: string };
+  assert.deepEqual({ kind: body.kind, code: body.code, message: body.message }, { kind: 'Status', code: 500, message: 'internal error' });
+  assert.deepEqual(seen, ['failed log sink exploded']);
+});
