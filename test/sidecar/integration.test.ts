@@ -15,211 +15,175 @@ const condition = (p: Pod, type: string): { status?: string; reason?: string } |
   (p.status?.conditions as { type: string; status?: string; reason?: string }[] | undefined)?.find((c) => c.type === type);
 
 describe('crr strategy (kruise-daemon played by the simulated kubelet)', () => {
-  test('a Never pod whose main exited 0 gets the CRR, the sidecar stops, the pod Succeeds', async () => {
+  test('a Never pod whose main exited 0 gets the CRR, the sidecar stops, the pod Succeeds', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')]);
-    try {
-      const results = await w.run('job-1', { until: terminal });
-      const pod = w.pod('job-1');
-      assert.equal(pod.status?.phase, 'Succeeded');
-      assert.equal(stateOf(pod, 'log-shipper'), 'terminated 0');
-      const [crr, ...more] = w.crrs();
-      assert.equal(more.length, 0);
-      assert.ok(crr);
-      assert.equal(crr.metadata.name, crrName(pod.metadata.uid!, 'sidecars'));
-      assert.deepEqual(crr.spec, { podName: 'job-1', containers: [{ name: 'log-shipper' }], strategy: { forceRecreate: true, failurePolicy: 'Ignore' } });
-      assert.deepEqual(crr.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'job-1', uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true }]);
-      assert.equal((crr.metadata.labels as Record<string, string> | undefined)?.['crr.apps.kruise.io/node-name'], 'node-a');
-      assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator']);
-      assert.deepEqual(applied(results), ['create ContainerRecreateRequest ' + crr.metadata.name, 'create Event SidecarTerminator']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { until: terminal });
+    const pod = w.pod('job-1');
+    assert.equal(pod.status?.phase, 'Succeeded');
+    assert.equal(stateOf(pod, 'log-shipper'), 'terminated 0');
+    const [crr, ...more] = w.crrs();
+    assert.equal(more.length, 0);
+    assert.ok(crr);
+    assert.equal(crr.metadata.name, crrName(pod.metadata.uid!, 'sidecars'));
+    assert.deepEqual(crr.spec, { podName: 'job-1', containers: [{ name: 'log-shipper' }], strategy: { forceRecreate: true, failurePolicy: 'Ignore' } });
+    assert.deepEqual(crr.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'job-1', uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    assert.equal((crr.metadata.labels as Record<string, string> | undefined)?.['crr.apps.kruise.io/node-name'], 'node-a');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator']);
+    assert.deepEqual(applied(results), ['create ContainerRecreateRequest ' + crr.metadata.name, 'create Event SidecarTerminator']);
   });
 
-  test('an existing CRR (OpenKruise made it) means nothing more to do', async () => {
+  test('an existing CRR (OpenKruise made it) means nothing more to do', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      const uid = w.pod('job-1').metadata.uid!;
-      w.server.store.put({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: crrName(uid, 'sidecars'), namespace: NS }, spec: { podName: 'job-1', containers: [{ name: 'log-shipper' }] } });
-      const before = w.crrs().map((c) => c.metadata.resourceVersion);
-      const r = await w.event('job-1');
-      assert.deepEqual(applied([r]), []);
-      assert.deepEqual(w.crrs().map((c) => c.metadata.resourceVersion), before);
-      assert.deepEqual(w.events('job-1'), []);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    const uid = w.pod('job-1').metadata.uid!;
+    w.server.store.put({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: crrName(uid, 'sidecars'), namespace: NS }, spec: { podName: 'job-1', containers: [{ name: 'log-shipper' }] } });
+    const before = w.crrs().map((c) => c.metadata.resourceVersion);
+    const r = await w.event('job-1');
+    assert.deepEqual(applied([r]), []);
+    assert.deepEqual(w.crrs().map((c) => c.metadata.resourceVersion), before);
+    assert.deepEqual(w.events('job-1'), []);
   });
 
-  test('duplicate deliveries to several instances at once create one CRR and one Event', async () => {
+  test('duplicate deliveries to several instances at once create one CRR and one Event', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      const e = envelopeFor('Pod', NS, 'job-1');
-      await Promise.all([handle(e, w.deps('a')), handle(e, w.deps('b')), handle(e, w.deps('c'))]);
-      w.clock.advance(20); // past the Lease, so a busy instance gets its turn
-      await Promise.all([handle(e, w.deps('a')), handle(e, w.deps('b'))]);
-      assert.equal(w.crrs().length, 1);
-      assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    const e = envelopeFor('Pod', NS, 'job-1');
+    await Promise.all([handle(e, w.deps('a')), handle(e, w.deps('b')), handle(e, w.deps('c'))]);
+    w.clock.advance(20); // past the Lease, so a busy instance gets its turn
+    await Promise.all([handle(e, w.deps('a')), handle(e, w.deps('b'))]);
+    assert.equal(w.crrs().length, 1);
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator']);
   });
 
-  test('without kruise-daemon nobody executes the CRR: a Warning after stuckAfterSeconds names the way out', async () => {
+  test('without kruise-daemon nobody executes the CRR: a Warning after stuckAfterSeconds names the way out', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()), options: { stuckAfterSeconds: 60 } });
-    try {
-      const results = await w.run('job-1', { steps: 6 });
-      assert.equal(w.crrs().length, 1);
-      assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
-      const last = results.at(-1)!;
-      assert.ok(last.requeueAfterSeconds !== null && last.requeueAfterSeconds <= 60, `requeue ${String(last.requeueAfterSeconds)}`);
-      w.clock.advance(61);
-      await w.event('job-1');
-      assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
-      const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
-      assert.match(String(stuck?.message), /kruise-daemon.*ephemera\.io\/sidecar-termination=ephemeral-signal/);
-      await w.event('job-1');
-      assert.equal(w.events('job-1').length, 2, 'the warning is recorded once');
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 6 });
+    assert.equal(w.crrs().length, 1);
+    assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
+    const last = results.at(-1)!;
+    assert.ok(last.requeueAfterSeconds !== null && last.requeueAfterSeconds <= 60, `requeue ${String(last.requeueAfterSeconds)}`);
+    w.clock.advance(61);
+    await w.event('job-1');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /kruise-daemon.*ephemera\.io\/sidecar-termination=ephemeral-signal/);
+    await w.event('job-1');
+    assert.equal(w.events('job-1').length, 2, 'the warning is recorded once');
   });
 });
 
 describe('ephemeral-signal strategy (no daemon)', () => {
-  test('chosen per pod: a signal container targeting the sidecar is injected, the sidecar gets SIGTERM, the pod Succeeds', async () => {
+  test('chosen per pod: a signal container targeting the sidecar is injected, the sidecar gets SIGTERM, the pod Succeeds', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })]);
-    try {
-      const results = await w.run('job-1', { until: terminal });
-      const pod = w.pod('job-1');
-      assert.equal(pod.status?.phase, 'Succeeded');
-      assert.equal(stateOf(pod, 'log-shipper'), 'terminated 0');
-      assert.equal(w.crrs().length, 0);
-      const [ec, ...more] = pod.spec.ephemeralContainers ?? [];
-      assert.equal(more.length, 0);
-      assert.ok(ec);
-      assert.deepEqual(
-        { name: ec.name, image: ec.image, command: ec.command, target: ec.targetContainerName, securityContext: (ec as Record<string, unknown>).securityContext },
-        { name: 'ephemera-stop-log-shipper', image: 'busybox:1.36', command: ['kill', '-TERM', '1'], target: 'log-shipper', securityContext: { runAsUser: 1000, runAsNonRoot: true } },
-      );
-      assert.equal(stateOf(pod, 'ephemera-stop-log-shipper'), 'terminated 0');
-      assert.deepEqual(applied(results), ['patch Pod/ephemeralcontainers job-1', 'create Event SidecarTerminator']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { until: terminal });
+    const pod = w.pod('job-1');
+    assert.equal(pod.status?.phase, 'Succeeded');
+    assert.equal(stateOf(pod, 'log-shipper'), 'terminated 0');
+    assert.equal(w.crrs().length, 0);
+    const [ec, ...more] = pod.spec.ephemeralContainers ?? [];
+    assert.equal(more.length, 0);
+    assert.ok(ec);
+    assert.deepEqual(
+      { name: ec.name, image: ec.image, command: ec.command, target: ec.targetContainerName, securityContext: (ec as Record<string, unknown>).securityContext },
+      { name: 'ephemera-stop-log-shipper', image: 'busybox:1.36', command: ['kill', '-TERM', '1'], target: 'log-shipper', securityContext: { runAsUser: 1000, runAsNonRoot: true } },
+    );
+    assert.equal(stateOf(pod, 'ephemera-stop-log-shipper'), 'terminated 0');
+    assert.deepEqual(applied(results), ['patch Pod/ephemeralcontainers job-1', 'create Event SidecarTerminator']);
   });
 
-  test('chosen per installation, with its own image', async () => {
+  test('chosen per installation, with its own image', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { options: { defaultStrategy: 'ephemeral-signal', signalImage: 'registry.local/tools:1' } });
-    try {
-      await w.run('job-1', { until: terminal });
-      assert.equal(w.pod('job-1').status?.phase, 'Succeeded');
-      assert.deepEqual(w.pod('job-1').spec.ephemeralContainers?.map((c) => c.image), ['registry.local/tools:1']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    await w.run('job-1', { until: terminal });
+    assert.equal(w.pod('job-1').status?.phase, 'Succeeded');
+    assert.deepEqual(w.pod('job-1').spec.ephemeralContainers?.map((c) => c.image), ['registry.local/tools:1']);
   });
 
-  test('a sidecar that ignores SIGTERM: the signal is sent once, then a Warning says why it is stuck', async () => {
+  test('a sidecar that ignores SIGTERM: the signal is sent once, then a Warning says why it is stuck', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy()), options: { stuckAfterSeconds: 30 } });
-    try {
-      await w.run('job-1', { steps: 8 });
-      w.clock.advance(31);
-      await w.event('job-1');
-      const pod = w.pod('job-1');
-      assert.equal(stateOf(pod, 'log-shipper'), 'running');
-      assert.equal(pod.spec.ephemeralContainers?.length, 1);
-      assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    await w.run('job-1', { steps: 8 });
+    w.clock.advance(31);
+    await w.event('job-1');
+    const pod = w.pod('job-1');
+    assert.equal(stateOf(pod, 'log-shipper'), 'running');
+    assert.equal(pod.spec.ephemeralContainers?.length, 1);
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
   });
 
-  test('the API server refuses the injection: a Warning ActionRefused on the pod, nothing else is touched', async () => {
+  test('the API server refuses the injection: a Warning ActionRefused on the pod, nothing else is touched', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })]);
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      w.server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, message: 'pods "job-1" is forbidden: violates PodSecurity "restricted:latest"', times: Infinity });
-      const r = await w.event('job-1');
-      assert.equal(r.keys[0]?.outcome, 'refused');
-      assert.match(r.keys[0]?.errors?.join() ?? '', /PodSecurity/);
-      assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning ActionRefused'], 'it tried, and says why it failed');
-      assert.equal(w.pod('job-1').spec.ephemeralContainers, undefined);
-      assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    w.server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, message: 'pods "job-1" is forbidden: violates PodSecurity "restricted:latest"', times: Infinity });
+    const r = await w.event('job-1');
+    assert.equal(r.keys[0]?.outcome, 'refused');
+    assert.match(r.keys[0]?.errors?.join() ?? '', /PodSecurity/);
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning ActionRefused'], 'it tried, and says why it failed');
+    assert.equal(w.pod('job-1').spec.ephemeralContainers, undefined);
+    assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
   });
 
-  test('a pod with shareProcessNamespace gets no signal container, and a Warning', async () => {
+  test('a pod with shareProcessNamespace gets no signal container, and a Warning', async (t) => {
     const pod = mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL, spec: { shareProcessNamespace: true } });
     const w = await sidecarWorld([pod]);
-    try {
-      await w.run('job-1', { steps: 6 });
-      assert.equal(w.pod('job-1').spec.ephemeralContainers, undefined);
-      assert.deepEqual(w.events('job-1'), ['Warning SidecarTerminationUnsupported']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    await w.run('job-1', { steps: 6 });
+    assert.equal(w.pod('job-1').spec.ephemeralContainers, undefined);
+    assert.deepEqual(w.events('job-1'), ['Warning SidecarTerminationUnsupported']);
   });
 });
 
 describe('virtual-kubelet node', () => {
-  test('the sidecar image is swapped for its _WITH_IMAGE value, the pod Succeeds', async () => {
+  test('the sidecar image is swapped for its _WITH_IMAGE value, the pod Succeeds', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [withImage('example/exit0:1')], { nodeName: 'vk-1' })]);
-    try {
-      const results = await w.run('job-1', { until: terminal });
-      const pod = w.pod('job-1');
-      assert.equal(pod.status?.phase, 'Succeeded');
-      assert.deepEqual(pod.spec.containers.map((c) => c.image), ['example/job:1', 'example/exit0:1']);
-      assert.equal(stateOf(pod, 'log-shipper'), 'terminated 0');
-      assert.equal(w.crrs().length, 0);
-      assert.deepEqual(applied(results), ['patch Pod job-1', 'create Event SidecarTerminator']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { until: terminal });
+    const pod = w.pod('job-1');
+    assert.equal(pod.status?.phase, 'Succeeded');
+    assert.deepEqual(pod.spec.containers.map((c) => c.image), ['example/job:1', 'example/exit0:1']);
+    assert.equal(stateOf(pod, 'log-shipper'), 'terminated 0');
+    assert.equal(w.crrs().length, 0);
+    assert.deepEqual(applied(results), ['patch Pod job-1', 'create Event SidecarTerminator']);
   });
 
-  test('a stale view is re-read, not written: the swap lands on the current pod', async () => {
+  test('a stale view is re-read, not written: the swap lands on the current pod', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [withImage('example/exit0:1')], { nodeName: 'vk-1' })]);
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      // Someone else writes the pod between our read and our patch, once.
-      let bumped = false;
-      const orig = w.server.rest.patch.bind(w.server.rest);
-      w.server.rest.patch = ((...args: Parameters<typeof orig>) => {
-        if (!bumped) {
-          bumped = true;
-          const cur = w.pod('job-1') as unknown as KubeObject;
-          w.server.store.put({ ...cur, metadata: { ...cur.metadata, labels: { touched: 'yes' } } });
-        }
-        return orig(...args);
-      }) as typeof orig;
-      w.server.requests.clear();
-      const r = await w.event('job-1');
-      assert.ok(bumped);
-      assert.equal(r.keys[0]?.outcome, 'done');
-      assert.deepEqual(w.server.requests.filter((x) => x.method === 'PATCH' && x.path.endsWith('/pods/job-1')).map((x) => x.status), [409, 200], 'the stale patch conflicts, the re-read one lands');
-      const pod = w.pod('job-1');
-      assert.equal(pod.metadata.labels?.touched, 'yes');
-      assert.equal(pod.spec.containers[1]?.image, 'example/exit0:1');
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    // Someone else writes the pod between our read and our patch, once.
+    let bumped = false;
+    const orig = w.server.rest.patch.bind(w.server.rest);
+    w.server.rest.patch = ((...args: Parameters<typeof orig>) => {
+      if (!bumped) {
+        bumped = true;
+        const cur = w.pod('job-1') as unknown as KubeObject;
+        w.server.store.put({ ...cur, metadata: { ...cur.metadata, labels: { touched: 'yes' } } });
+      }
+      return orig(...args);
+    }) as typeof orig;
+    w.server.requests.clear();
+    const r = await w.event('job-1');
+    assert.ok(bumped);
+    assert.equal(r.keys[0]?.outcome, 'done');
+    assert.deepEqual(w.server.requests.filter((x) => x.method === 'PATCH' && x.path.endsWith('/pods/job-1')).map((x) => x.status), [409, 200], 'the stale patch conflicts, the re-read one lands');
+    const pod = w.pod('job-1');
+    assert.equal(pod.metadata.labels?.touched, 'yes');
+    assert.equal(pod.spec.containers[1]?.image, 'example/exit0:1');
   });
 
-  test('a sidecar without _WITH_IMAGE cannot be stopped there: a Warning names it, no write to the pod', async () => {
+  test('a sidecar without _WITH_IMAGE cannot be stopped there: a Warning names it, no write to the pod', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { nodeName: 'vk-1' })]);
-    try {
-      await w.run('job-1', { steps: 6 });
-      assert.deepEqual(w.pod('job-1').spec.containers.map((c) => c.image), ['example/job:1', 'example/fluent-bit:3']);
-      assert.deepEqual(w.events('job-1'), ['Warning SidecarTerminationUnsupported']);
-      assert.equal(w.crrs().length, 0);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    await w.run('job-1', { steps: 6 });
+    assert.deepEqual(w.pod('job-1').spec.containers.map((c) => c.image), ['example/job:1', 'example/fluent-bit:3']);
+    assert.deepEqual(w.events('job-1'), ['Warning SidecarTerminationUnsupported']);
+    assert.equal(w.crrs().length, 0);
   });
 });
 
@@ -235,201 +199,168 @@ describe('KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', () => {
   const sigterm = (_pod: string, container: string): number => (container === 'agent' ? 143 : 0);
 
   for (const [mainExit, phase] of [[0, 'Succeeded'], [1, 'Failed']] as const) {
-    test(`main exited ${mainExit}: other sidecars first, then phase ${phase} with SidecarTerminated, then the marked one; its 143 does not matter`, async () => {
+    test(`main exited ${mainExit}: other sidecars first, then phase ${phase} with SidecarTerminated, then the marked one; its 143 does not matter`, async (t) => {
       const w = await sidecarWorld([pod('job-1')], { policy: jobPolicy({ mainExit: () => mainExit, sigterm }) });
-      try {
-        await w.run('job-1', { until: (p) => stateOf(p, 'agent') !== 'running' && terminal(p) });
-        const p = w.pod('job-1');
-        assert.equal(p.status?.phase, phase);
-        assert.deepEqual(condition(p, 'SidecarTerminated'), { ...condition(p, 'SidecarTerminated'), status: 'True', reason: 'IgnoreExitCode' });
-        assert.equal(stateOf(p, 'proxy'), 'terminated 0');
-        assert.equal(stateOf(p, 'agent'), 'terminated 143');
-        const uid = p.metadata.uid!;
-        const crrs = Object.fromEntries(w.crrs().map((c) => [c.metadata.name, (c.spec as { containers: { name: string }[] }).containers.map((x) => x.name)]));
-        assert.deepEqual(crrs, { [crrName(uid, 'sidecars')]: ['proxy'], [crrName(uid, 'ignore-exit-code')]: ['agent'] });
-        // More events change nothing.
-        const after = await w.run('job-1', { steps: 3 });
-        assert.deepEqual(applied(after), []);
-        assert.equal(w.pod('job-1').status?.phase, phase);
-      } finally {
-        await w.close();
-      }
+      t.after(() => w.close());
+      await w.run('job-1', { until: (p) => stateOf(p, 'agent') !== 'running' && terminal(p) });
+      const p = w.pod('job-1');
+      assert.equal(p.status?.phase, phase);
+      assert.deepEqual(condition(p, 'SidecarTerminated'), { ...condition(p, 'SidecarTerminated'), status: 'True', reason: 'IgnoreExitCode' });
+      assert.equal(stateOf(p, 'proxy'), 'terminated 0');
+      assert.equal(stateOf(p, 'agent'), 'terminated 143');
+      const uid = p.metadata.uid!;
+      const crrs = Object.fromEntries(w.crrs().map((c) => [c.metadata.name, (c.spec as { containers: { name: string }[] }).containers.map((x) => x.name)]));
+      assert.deepEqual(crrs, { [crrName(uid, 'sidecars')]: ['proxy'], [crrName(uid, 'ignore-exit-code')]: ['agent'] });
+      // More events change nothing.
+      const after = await w.run('job-1', { steps: 3 });
+      assert.deepEqual(applied(after), []);
+      assert.equal(w.pod('job-1').status?.phase, phase);
     });
   }
 });
 
 describe('restartPolicy OnFailure (openkruise/kruise#1366)', () => {
-  test('the stopped sidecar exits 143 and the kubelet restarts it: ephemera ends the pod Succeeded, once', async () => {
+  test('the stopped sidecar exits 143 and the kubelet restarts it: ephemera ends the pod Succeeded, once', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { restartPolicy: 'OnFailure' })], { policy: jobPolicy({ sigterm: () => 143 }) });
-    try {
-      const results = await w.run('job-1', { until: terminal });
-      const p = w.pod('job-1');
-      assert.equal(p.status?.phase, 'Succeeded');
-      assert.equal(condition(p, 'SidecarTerminated')?.reason, 'SidecarRestartedOnFailure');
-      const sidecar = p.status?.containerStatuses?.find((s) => s.name === 'log-shipper');
-      assert.equal(sidecar?.restartCount, 1, 'restarted once by the kubelet before ephemera ended the pod');
-      assert.deepEqual(applied(results), [
-        `create ContainerRecreateRequest ${crrName(p.metadata.uid!, 'sidecars')}`, 'create Event SidecarTerminator',
-        'patch Pod/status job-1', 'create Event SidecarTerminator',
-      ]);
-      // A terminal pod restarts nothing, and ephemera writes nothing more.
-      const after = await w.run('job-1', { steps: 3 });
-      assert.deepEqual(applied(after), []);
-      assert.equal(w.pod('job-1').status?.containerStatuses?.find((s) => s.name === 'log-shipper')?.restartCount, 1);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { until: terminal });
+    const p = w.pod('job-1');
+    assert.equal(p.status?.phase, 'Succeeded');
+    assert.equal(condition(p, 'SidecarTerminated')?.reason, 'SidecarRestartedOnFailure');
+    const sidecar = p.status?.containerStatuses?.find((s) => s.name === 'log-shipper');
+    assert.equal(sidecar?.restartCount, 1, 'restarted once by the kubelet before ephemera ended the pod');
+    assert.deepEqual(applied(results), [
+      `create ContainerRecreateRequest ${crrName(p.metadata.uid!, 'sidecars')}`, 'create Event SidecarTerminator',
+      'patch Pod/status job-1', 'create Event SidecarTerminator',
+    ]);
+    // A terminal pod restarts nothing, and ephemera writes nothing more.
+    const after = await w.run('job-1', { steps: 3 });
+    assert.deepEqual(applied(after), []);
+    assert.equal(w.pod('job-1').status?.containerStatuses?.find((s) => s.name === 'log-shipper')?.restartCount, 1);
   });
 
-  test('a sidecar that exits 0 when stopped ends the pod by itself; ephemera does not touch the phase', async () => {
+  test('a sidecar that exits 0 when stopped ends the pod by itself; ephemera does not touch the phase', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { restartPolicy: 'OnFailure' })]);
-    try {
-      const results = await w.run('job-1', { until: terminal });
-      assert.equal(w.pod('job-1').status?.phase, 'Succeeded');
-      assert.equal(condition(w.pod('job-1'), 'SidecarTerminated'), undefined);
-      assert.ok(!applied(results).some((a) => a.startsWith('patch Pod/status')));
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { until: terminal });
+    assert.equal(w.pod('job-1').status?.phase, 'Succeeded');
+    assert.equal(condition(w.pod('job-1'), 'SidecarTerminated'), undefined);
+    assert.ok(!applied(results).some((a) => a.startsWith('patch Pod/status')));
   });
 
-  test('a main container that fails under OnFailure is restarted by the kubelet: not due, nothing is done', async () => {
+  test('a main container that fails under OnFailure is restarted by the kubelet: not due, nothing is done', async (t) => {
     let runs = 0;
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { restartPolicy: 'OnFailure' })], { policy: jobPolicy({ mainExit: () => (runs++ < 100 ? 1 : 0) }) });
-    try {
-      const results = await w.run('job-1', { steps: 8 });
-      assert.deepEqual(applied(results), []);
-      assert.ok((w.pod('job-1').status?.containerStatuses?.find((s) => s.name === 'main')?.restartCount ?? 0) >= 1);
-      assert.ok(results.some((r) => r.keys.some((k) => k.notes?.some((n) => /exited 1 under restartPolicy OnFailure/.test(n)))));
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 8 });
+    assert.deepEqual(applied(results), []);
+    assert.ok((w.pod('job-1').status?.containerStatuses?.find((s) => s.name === 'main')?.restartCount ?? 0) >= 1);
+    assert.ok(results.some((r) => r.keys.some((k) => k.notes?.some((n) => /exited 1 under restartPolicy OnFailure/.test(n)))));
   });
 });
 
 describe('native sidecars are Kubernetes\' job', () => {
-  test('a pod whose only sidecar is an init container with restartPolicy Always is never acted on', async () => {
+  test('a pod whose only sidecar is an init container with restartPolicy Always is never acted on', async (t) => {
     const pod = jobPod('job-1', {
       containers: [{ name: 'main', image: 'example/job:1' }],
       spec: { initContainers: [{ name: 'log-shipper', image: 'example/fluent-bit:3', restartPolicy: 'Always', env: [SIDECAR] }] },
     });
     const w = await sidecarWorld([pod]);
-    try {
-      const results = await w.run('job-1', { steps: 6 });
-      assert.equal(stateOf(w.pod('job-1'), 'main'), 'terminated 0');
-      assert.deepEqual(applied(results), []);
-      assert.equal(w.crrs().length, 0);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 6 });
+    assert.equal(stateOf(w.pod('job-1'), 'main'), 'terminated 0');
+    assert.deepEqual(applied(results), []);
+    assert.equal(w.crrs().length, 0);
   });
 });
 
 describe('API cost per pod event', () => {
-  test('not due: one GET; due: the pod, its node and its CRR are read once, then the writes, with no Lease', async () => {
+  test('not due: one GET; due: the pod, its node and its CRR are read once, then the writes, with no Lease', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
+    t.after(() => w.close());
     const calls = (): string[] => w.server.requests.entries.map((r) => `${r.verb} ${r.path.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, '<uid>').replace(/\/events\/.*/, '/events/<name>')}`);
     const reads = [
       `get /api/v1/namespaces/${NS}/pods/job-1`,
       'get /api/v1/nodes/node-a',
       `get /apis/apps.kruise.io/v1alpha1/namespaces/${NS}/containerrecreaterequests/sidecar-termination-<uid>`,
     ];
-    try {
-      w.clock.advance(1);
-      w.kubelet.tick(); // main waiting: not due
-      w.server.requests.clear();
-      await w.event('job-1');
-      assert.deepEqual(calls(), [`get /api/v1/namespaces/${NS}/pods/job-1`]);
+    w.clock.advance(1);
+    w.kubelet.tick(); // main waiting: not due
+    w.server.requests.clear();
+    await w.event('job-1');
+    assert.deepEqual(calls(), [`get /api/v1/namespaces/${NS}/pods/job-1`]);
 
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      w.server.requests.clear();
-      await w.event('job-1'); // due, no CRR yet: create it
-      assert.deepEqual(calls(), [...reads, `create /apis/apps.kruise.io/v1alpha1/namespaces/${NS}/containerrecreaterequests`, `create /api/v1/namespaces/${NS}/events`]);
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    w.server.requests.clear();
+    await w.event('job-1'); // due, no CRR yet: create it
+    assert.deepEqual(calls(), [...reads, `create /apis/apps.kruise.io/v1alpha1/namespaces/${NS}/containerrecreaterequests`, `create /api/v1/namespaces/${NS}/events`]);
 
-      w.server.requests.clear();
-      await w.event('job-1'); // due, CRR exists: nothing to write
-      assert.deepEqual(calls(), reads);
-    } finally {
-      await w.close();
-    }
+    w.server.requests.clear();
+    await w.event('job-1'); // due, CRR exists: nothing to write
+    assert.deepEqual(calls(), reads);
   });
 });
 
 describe('bad input', () => {
-  test('malformed env entries: skipped with the field path, no write, no crash', async () => {
+  test('malformed env entries: skipped with the field path, no write, no crash', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      const cur = w.pod('job-1') as unknown as KubeObject & { spec: { containers: Record<string, unknown>[] } };
-      // Stored directly (no validation): as a newer or buggy API server might hand it out.
-      w.server.store.put({ ...cur, spec: { ...cur.spec, containers: cur.spec.containers.map((c) => (c.name === 'log-shipper' ? { ...c, env: [{ value: 'true' }, 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT'] } : c)) } });
-      w.server.requests.clear();
-      const r = await w.event('job-1');
-      assert.deepEqual(applied([r]), []);
-      assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: pod batch\/job-1 unreadable \(spec\.containers\[1\]\.env\[0\]\.name/);
-      assert.ok(w.server.requests.entries.every((r) => r.method === 'GET'));
-      assert.equal(w.crrs().length, 0);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    const cur = w.pod('job-1') as unknown as KubeObject & { spec: { containers: Record<string, unknown>[] } };
+    // Stored directly (no validation): as a newer or buggy API server might hand it out.
+    w.server.store.put({ ...cur, spec: { ...cur.spec, containers: cur.spec.containers.map((c) => (c.name === 'log-shipper' ? { ...c, env: [{ value: 'true' }, 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT'] } : c)) } });
+    w.server.requests.clear();
+    const r = await w.event('job-1');
+    assert.deepEqual(applied([r]), []);
+    assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: pod batch\/job-1 unreadable \(spec\.containers\[1\]\.env\[0\]\.name/);
+    assert.ok(w.server.requests.entries.every((r) => r.method === 'GET'));
+    assert.equal(w.crrs().length, 0);
   });
 
-  test('missing container statuses: not due until the kubelet reports them', async () => {
+  test('missing container statuses: not due until the kubelet reports them', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')]);
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      const cur = w.pod('job-1') as unknown as KubeObject & { status: Record<string, unknown> };
-      w.server.store.put({ ...cur, status: { ...cur.status, containerStatuses: undefined } });
-      const r = await w.event('job-1');
-      assert.deepEqual(applied([r]), []);
-      assert.match(r.keys[0]?.notes?.join() ?? '', /no state reported yet for container main, log-shipper/);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    const cur = w.pod('job-1') as unknown as KubeObject & { status: Record<string, unknown> };
+    w.server.store.put({ ...cur, status: { ...cur.status, containerStatuses: undefined } });
+    const r = await w.event('job-1');
+    assert.deepEqual(applied([r]), []);
+    assert.match(r.keys[0]?.notes?.join() ?? '', /no state reported yet for container main, log-shipper/);
   });
 
-  test('a node that no longer exists: skipped (orphaned pod), nothing written', async () => {
+  test('a node that no longer exists: skipped (orphaned pod), nothing written', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { nodeName: 'node-gone' })]);
-    try {
-      const results = await w.run('job-1', { steps: 6 });
-      assert.deepEqual(applied(results), []);
-      assert.ok(results.some((r) => r.keys.some((k) => k.notes?.some((n) => /node node-gone no longer exists/.test(n)))));
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 6 });
+    assert.deepEqual(applied(results), []);
+    assert.ok(results.some((r) => r.keys.some((k) => k.notes?.some((n) => /node node-gone no longer exists/.test(n)))));
   });
 
-  test('the node GET failing transiently is thrown for the queue to redeliver; the redelivery acts', async () => {
+  test('the node GET failing transiently is thrown for the queue to redeliver; the redelivery acts', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'running');
-      w.server.faults.add({ method: 'GET', pathIncludes: '/nodes/node-a', status: 503, times: Infinity });
-      w.clock.advance(1);
-      w.kubelet.tick(); // main exits: due, and the node cannot be read
-      await assert.rejects(w.event('job-1'), /503|unavailable/i);
-      assert.equal(w.crrs().length, 0);
-      w.server.faults.clear();
-      await w.event('job-1');
-      assert.equal(w.crrs().length, 1);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'running');
+    w.server.faults.add({ method: 'GET', pathIncludes: '/nodes/node-a', status: 503, times: Infinity });
+    w.clock.advance(1);
+    w.kubelet.tick(); // main exits: due, and the node cannot be read
+    await assert.rejects(w.event('job-1'), /503|unavailable/i);
+    assert.equal(w.crrs().length, 0);
+    w.server.faults.clear();
+    await w.event('job-1');
+    assert.equal(w.crrs().length, 1);
   });
 
-  test('never on the wrong container: a signal container name taken by one targeting another container blocks that sidecar', async () => {
+  test('never on the wrong container: a signal container name taken by one targeting another container blocks that sidecar', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
-    try {
-      w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
-      // Someone injected a debug container under the name ephemera would use, aimed at main.
-      const cur = w.pod('job-1') as unknown as KubeObject;
-      const body = { ...cur, spec: { ...(cur.spec as object), ephemeralContainers: [{ name: 'ephemera-stop-log-shipper', image: 'busybox:1.36', command: ['sleep', '1d'], targetContainerName: 'main' }] } };
-      w.server.rest.update({ def: w.server.store.defFor('v1', 'Pod'), namespace: NS, name: 'job-1', sub: 'ephemeralcontainers' }, body);
-      const r = await w.event('job-1');
-      assert.deepEqual(applied([r]), []);
-      assert.match(r.keys[0]?.notes?.join() ?? '', /exists but targets main/);
-      assert.deepEqual(w.pod('job-1').spec.ephemeralContainers?.map((c) => c.targetContainerName), ['main']);
-    } finally {
-      await w.close();
-    }
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    // Someone injected a debug container under the name ephemera would use, aimed at main.
+    const cur = w.pod('job-1') as unknown as KubeObject;
+    const body = { ...cur, spec: { ...(cur.spec as object), ephemeralContainers: [{ name: 'ephemera-stop-log-shipper', image: 'busybox:1.36', command: ['sleep', '1d'], targetContainerName: 'main' }] } };
+    w.server.rest.update({ def: w.server.store.defFor('v1', 'Pod'), namespace: NS, name: 'job-1', sub: 'ephemeralcontainers' }, body);
+    const r = await w.event('job-1');
+    assert.deepEqual(applied([r]), []);
+    assert.match(r.keys[0]?.notes?.join() ?? '', /exists but targets main/);
+    assert.deepEqual(w.pod('job-1').spec.ephemeralContainers?.map((c) => c.targetContainerName), ['main']);
   });
 });
