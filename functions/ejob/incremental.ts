@@ -1,10 +1,9 @@
 import { type EphemeralJobObject, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
-import { toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action, Plan } from '../engine/plan.ts';
 import type { Ledger } from './ledger.ts';
 import { hasForeignNamesake, isActive, podState, type PodState } from './pod-state.ts';
-import { decidePhase, injectionActions, planStatus } from './planner.ts';
+import { activeSince, decidePhase, injectionActions, planStatus } from './planner.ts';
 import type { Counts } from './status.ts';
 
 /** What a pod event needs observed: the job, its ledger, the pod, and the queue heads it may inject. */
@@ -42,11 +41,8 @@ export function planPodEvent(o: PodEventObserved, now: Date): Plan {
   const full = (why: string): Plan => ({ actions: [], reobserve: why });
   const { job, spec, ledger, pod } = o;
   const uid = job.metadata.uid ?? '';
-  if (ledger.generation !== (job.metadata.generation ?? 0)) return full('spec changed since the ledger was built');
-  if (spec.activeDeadlineSeconds !== undefined) {
-    const start = toDate(job.status?.startTime) ?? now;
-    if (now.getTime() >= start.getTime() + spec.activeDeadlineSeconds * 1000) return full('activeDeadlineSeconds passed');
-  }
+  const stale = ledgerStale(o, now);
+  if (stale) return full(stale);
   if (!pod) return full('pod is gone');
   if (!isActive(pod)) return full('pod is no longer active');
   const name = pod.metadata.name;
@@ -68,13 +64,18 @@ export function planPodEvent(o: PodEventObserved, now: Date): Plan {
  * Spec changes, deadlines and anything else go to a full reconcile.
  */
 export function planJobEvent(o: { job: EphemeralJobObject; spec: EphemeralJobSpec; ledger: Ledger }, now: Date): Plan {
-  const { job, spec, ledger } = o;
-  if (ledger.generation !== (job.metadata.generation ?? 0)) return { actions: [], reobserve: 'spec changed since the ledger was built' };
-  if (spec.activeDeadlineSeconds !== undefined) {
-    const start = toDate(job.status?.startTime) ?? now;
-    if (now.getTime() >= start.getTime() + spec.activeDeadlineSeconds * 1000) return { actions: [], reobserve: 'activeDeadlineSeconds passed' };
-  }
+  const stale = ledgerStale(o, now);
+  if (stale) return { actions: [], reobserve: stale };
   return noop('job changed outside its spec; the ledger is current');
+}
+
+/** Why the ledger cannot be planned from any more (a spec change, a passed deadline), or undefined. */
+function ledgerStale(o: { job: EphemeralJobObject; spec: EphemeralJobSpec; ledger: Ledger }, now: Date): string | undefined {
+  const { job, spec, ledger } = o;
+  if (ledger.generation !== (job.metadata.generation ?? 0)) return 'spec changed since the ledger was built';
+  if (spec.activeDeadlineSeconds === undefined) return undefined;
+  const deadline = activeSince(job, now).getTime() + spec.activeDeadlineSeconds * 1000;
+  return now.getTime() >= deadline ? 'activeDeadlineSeconds passed' : undefined;
 }
 
 function noop(why: string): Plan {

@@ -49,8 +49,7 @@ function planActive(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; po
   const { job, spec, pods, createdTtl } = input;
   const uid = job.metadata.uid ?? '';
   const { targets, skipped } = selectTargets(spec, uid, pods);
-  const start = toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
-  const deadlineIn = afterSeconds(start, spec.activeDeadlineSeconds, now);
+  const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
   const deadlineExceeded = deadlineIn === 0;
 
   const toInject = spec.paused || deadlineExceeded ? [] : pickInjections(spec, targets);
@@ -68,6 +67,11 @@ function planActive(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; po
   let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
   if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
   return { actions, requeueAfterSeconds: requeue, notes };
+}
+
+/** When the job became active, for activeDeadlineSeconds: its startTime, else its creation. */
+export function activeSince(job: EphemeralJobObject, now: Date): Date {
+  return toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
 }
 
 /** Never more than `parallelism` pods with a non-terminal injected container (waiting counts). */

@@ -147,4 +147,12 @@ describe('pod events from the ledger (no LIST)', () => {
     const withDeadline = { ...spec, activeDeadlineSeconds: 60 };
     assert.match(planJobEvent({ job: job(l, {}, withDeadline), spec: withDeadline, ledger: l }, NOW).reobserve ?? '', /activeDeadlineSeconds/);
   });
+
+  test('the deadline counts from creation when the status has no startTime yet, as in a full reconcile', () => {
+    const l = ledger({ a: 'running' }, []);
+    const withDeadline = { ...spec, activeDeadlineSeconds: 60 };
+    const j = job(l, {}, withDeadline);
+    const noStart = { ...j, status: { ...j.status, startTime: undefined } } as EphemeralJobObject;
+    assert.match(planJobEvent({ job: noStart, spec: withDeadline, ledger: l }, NOW).reobserve ?? '', /activeDeadlineSeconds/);
+  });
 });
