@@ -59,6 +59,20 @@ export function duplicate(path: FieldPath, value: unknown): FieldError {
   return { type: 'FieldValueDuplicate', path, value };
 }
 
+/** A required string: Required when unset or empty, Invalid when not a string, then its format problems. */
+export function requiredString(value: unknown, path: FieldPath, problems: (s: string) => string[] = () => []): FieldError[] {
+  if (value === undefined || value === '') return [required(path)];
+  if (typeof value !== 'string') return [invalid(path, value, 'must be a string')];
+  return problems(value).map((p) => invalid(path, value, p));
+}
+
+/** An optional list whose entries are each checked at their index. */
+export function eachItem(list: unknown, path: FieldPath, check: (item: unknown, path: FieldPath) => FieldError[]): FieldError[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) return [invalid(path, list, 'must be a list')];
+  return list.flatMap((item, i) => check(item, [...path, i]));
+}
+
 const MAX_SHOWN_VALUE = 128;
 
 /**

@@ -1,7 +1,7 @@
 // One entry of spec.template.ephemeralContainers: the rules of OpenKruise's webhook and
 // the EphemeralJob proposal, plus what the API server's `pods/ephemeralcontainers`
 // subresource would refuse anyway (better to fail at `kubectl apply` than at injection).
-import { duplicate, forbidden, invalid, notSupported, required } from './field-errors.ts';
+import { duplicate, eachItem, forbidden, invalid, notSupported, required, requiredString } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
 import { dns1123LabelProblems, envVarNameProblems } from '../api/name-formats.ts';
@@ -32,16 +32,14 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
     ...validateForbiddenFields(c, path),
     ...validateStringList(own(c, 'command'), [...path, 'command']),
     ...validateStringList(own(c, 'args'), [...path, 'args']),
-    ...validateVolumeMounts(own(c, 'volumeMounts'), [...path, 'volumeMounts']),
-    ...validateEnv(own(c, 'env'), [...path, 'env']),
+    ...eachItem(own(c, 'volumeMounts'), [...path, 'volumeMounts'], validateVolumeMount),
+    ...eachItem(own(c, 'env'), [...path, 'env'], validateEnvVar),
   ];
 }
 
 function validateName(name: unknown, path: FieldPath, seen: SeenNames): FieldError[] {
-  if (name === undefined || name === '') return [required(path)];
-  if (typeof name !== 'string') return [invalid(path, name, 'must be a string')];
-  const problems = dns1123LabelProblems(name);
-  if (problems.length > 0) return problems.map((p) => invalid(path, name, p));
+  const errors = requiredString(name, path, dns1123LabelProblems);
+  if (errors.length > 0 || typeof name !== 'string') return errors;
   if (seen.has(name)) return [duplicate(path, name)];
   seen.add(name);
   return [];
@@ -63,8 +61,7 @@ function validateChoice(value: unknown, path: FieldPath, supported: readonly str
 function validateTarget(target: unknown, path: FieldPath): FieldError[] {
   // The proposal requires a target: the container whose process namespace is shared.
   if (target === undefined || target === '') return [required(path, 'the container of the target pods to attach to')];
-  if (typeof target !== 'string') return [invalid(path, target, 'must be a string')];
-  return dns1123LabelProblems(target).map((p) => invalid(path, target, p));
+  return requiredString(target, path, dns1123LabelProblems);
 }
 
 /** Empty values (`resources: {}`, `ports: []`) change nothing, so only set ones are refused. */
@@ -86,40 +83,19 @@ function validateStringList(list: unknown, path: FieldPath): FieldError[] {
   return list.flatMap((v, i) => (typeof v === 'string' ? [] : [invalid([...path, i], v, 'must be a string')]));
 }
 
-function validateVolumeMounts(mounts: unknown, path: FieldPath): FieldError[] {
-  if (mounts === undefined) return [];
-  if (!Array.isArray(mounts)) return [invalid(path, mounts, 'must be a list')];
-  return mounts.flatMap((m, i) => validateVolumeMount(m, [...path, i]));
-}
-
 function validateVolumeMount(m: unknown, path: FieldPath): FieldError[] {
   if (!isObject(m)) return [invalid(path, m, 'must be an object')];
   const errors: FieldError[] = [];
-  for (const key of ['name', 'mountPath'] as const) {
-    const v = own(m, key);
-    if (v === undefined || v === '') errors.push(required([...path, key]));
-    else if (typeof v !== 'string') errors.push(invalid([...path, key], v, 'must be a string'));
-  }
+  for (const key of ['name', 'mountPath'] as const) errors.push(...requiredString(own(m, key), [...path, key]));
   for (const key of ['subPath', 'subPathExpr'] as const) {
     if (!isEmpty(own(m, key))) errors.push(forbidden([...path, key], 'cannot be set for an ephemeral container'));
   }
   return errors;
 }
 
-function validateEnv(env: unknown, path: FieldPath): FieldError[] {
-  if (env === undefined) return [];
-  if (!Array.isArray(env)) return [invalid(path, env, 'must be a list')];
-  return env.flatMap((e, i) => validateEnvVar(e, [...path, i]));
-}
-
 function validateEnvVar(e: unknown, path: FieldPath): FieldError[] {
   if (!isObject(e)) return [invalid(path, e, 'must be an object')];
-  const name = own(e, 'name');
-  const namePath = [...path, 'name'];
-  const errors: FieldError[] = [];
-  if (name === undefined || name === '') errors.push(required(namePath));
-  else if (typeof name !== 'string') errors.push(invalid(namePath, name, 'must be a string'));
-  else for (const p of envVarNameProblems(name)) errors.push(invalid(namePath, name, p));
+  const errors = requiredString(own(e, 'name'), [...path, 'name'], envVarNameProblems);
   const value = own(e, 'value');
   if (value !== undefined && typeof value !== 'string') errors.push(invalid([...path, 'value'], value, 'must be a string'));
   return errors;

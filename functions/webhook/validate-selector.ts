@@ -1,6 +1,6 @@
 // spec.selector: a metav1.LabelSelector that must select something, validated the way
 // apimachinery's ValidateLabelSelector does.
-import { forbidden, invalid, notSupported, required } from './field-errors.ts';
+import { eachItem, forbidden, invalid, notSupported, required, requiredString } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
 import { labelKeyProblems, labelValueProblems } from '../api/name-formats.ts';
@@ -16,7 +16,7 @@ export function validateSelector(selector: unknown, path: FieldPath): FieldError
   const expressions = own(selector, 'matchExpressions');
   const errors = [
     ...validateMatchLabels(labels, [...path, 'matchLabels']),
-    ...validateMatchExpressions(expressions, [...path, 'matchExpressions']),
+    ...eachItem(expressions, [...path, 'matchExpressions'], validateRequirement),
   ];
   const labelCount = isObject(labels) ? Object.keys(labels).length : 0;
   const expressionCount = Array.isArray(expressions) ? expressions.length : 0;
@@ -39,19 +39,9 @@ function validateMatchLabels(labels: unknown, path: FieldPath): FieldError[] {
   return errors;
 }
 
-function validateMatchExpressions(expressions: unknown, path: FieldPath): FieldError[] {
-  if (expressions === undefined) return [];
-  if (!Array.isArray(expressions)) return [invalid(path, expressions, 'must be a list')];
-  return expressions.flatMap((req, i) => validateRequirement(req, [...path, i]));
-}
-
 function validateRequirement(req: unknown, path: FieldPath): FieldError[] {
   if (!isObject(req)) return [invalid(path, req, 'must be an object')];
-  const errors: FieldError[] = [];
-  const key = own(req, 'key');
-  if (key === undefined || key === '') errors.push(required([...path, 'key']));
-  else if (typeof key !== 'string') errors.push(invalid([...path, 'key'], key, 'must be a string'));
-  else for (const p of labelKeyProblems(key)) errors.push(invalid([...path, 'key'], key, p));
+  const errors = requiredString(own(req, 'key'), [...path, 'key'], labelKeyProblems);
   errors.push(...validateOperatorAndValues(own(req, 'operator'), own(req, 'values'), path));
   return errors;
 }
