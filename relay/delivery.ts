@@ -5,6 +5,7 @@
 import { envelopeKey, type Envelope } from '../functions/api/envelope.ts';
 import type { Logger } from '../functions/engine/logger.ts';
 import type { Sink } from './sinks/sink.ts';
+import { backoffMs } from './backoff.ts';
 
 export interface DeliveryOptions {
   sink: Sink;
@@ -92,7 +93,7 @@ export class Delivery {
     }
     this.opts.onBufferDepth?.(this.buffer.size);
     this.failures++;
-    const wait = Math.min(this.opts.maxBackoffMs ?? 30_000, (this.opts.minBackoffMs ?? 200) * 2 ** Math.min(this.failures - 1, 10));
+    const wait = backoffMs(this.failures - 1, this.opts.minBackoffMs ?? 200, this.opts.maxBackoffMs ?? 30_000);
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.deliver([]), wait);
     this.retryTimer.unref();

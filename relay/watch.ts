@@ -7,6 +7,7 @@
 // what vanished during the gap.
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../functions/engine/logger.ts';
+import { backoffMs } from './backoff.ts';
 
 export type ReflectorEvent = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
 
@@ -101,7 +102,7 @@ export class Reflector<T> {
       if (this.stopped) return;
       if (outcome === 'closed') continue; // clean close: resume from the last resourceVersion
       this.opts.onRestart?.(outcome);
-      await sleep(Math.min(30_000, 250 * 2 ** Math.min(this.failures, 7)));
+      await sleep(backoffMs(this.failures, 250, 30_000));
       try {
         await this.relist(outcome);
         this.failures = 0;
