@@ -30,6 +30,9 @@ export const ejobController: Controller<EjobObservation> = {
   name: 'ejob',
   route,
   observe,
+  // Pod events and job updates (often our own status write) mostly change nothing; a
+  // deleted job is usually gone already. Creations and resyncs read everything under the Lease.
+  cheapFirst: (e) => e.data.kind === 'Pod' || e.data.event === 'MODIFIED' || e.data.event === 'DELETED',
   plan(observed: EjobObservation, now: Date): Plan {
     if (observed.mode === 'unreadable') return { actions: [], notes: observed.notes };
     const p = observed.mode === 'pod' ? planPodEvent(observed, now) : observed.mode === 'job' ? planJobEvent(observed, now) : plan(observed, now);

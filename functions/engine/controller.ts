@@ -26,6 +26,12 @@ export interface Controller<O> {
    * (the EphemeralJob's parallelism).
    */
   readonly fencedWrites?: boolean;
+  /**
+   * Events that usually change nothing for this controller (a pod's unrelated update, our
+   * own status write): the engine plans once from an unlocked, cheap read and takes the
+   * Lease only when there is something to write. Unset: always lock first.
+   */
+  cheapFirst?(trigger: Envelope): boolean;
   route(event: Envelope, kube: Kube): Promise<Route>;
   /**
    * Read current state for one key. `trigger` is the event that routed here, for a

@@ -86,10 +86,10 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   // Writes that cannot double up need no Lease: observe, plan, apply.
   if (controller.fencedWrites) return observePlanApply(controller, { key, trigger }, deps, undefined);
   let partial = trigger;
-  if (trigger?.data.kind === 'Pod' || trigger?.data.event === 'MODIFIED') {
-    // Most pod events (and job updates, often our own status writes) change nothing: find that out from the cheap, partial read before
-    // taking the Lease, so they cost reads only. Anything to write is planned again under
-    // the lock (a plan from an unlocked read must never be applied: parallelism would race).
+  if (trigger && controller.cheapFirst?.(trigger)) {
+    // Find out from the cheap, partial read before taking the Lease that nothing changes, so
+    // such events cost reads only. Anything to write is planned again under the lock (a
+    // plan from an unlocked read must never be applied: parallelism would race).
     const peek = await controller.observe(key, deps.kube, trigger);
     if (peek === null) return { ...base, outcome: 'gone', actions: [] };
     const preview = controller.plan(peek, deps.clock());

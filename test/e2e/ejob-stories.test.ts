@@ -114,6 +114,18 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     }
   });
 
+  test('the event for a job already gone costs one GET: no Lease', async () => {
+    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    try {
+      server.requests.clear();
+      const r = await handle(envelopeFor('EphemeralJob', 'default', 'deleted-job', 'DELETED'), deps());
+      assert.deepEqual(r.keys.map((k) => k.outcome), ['gone']);
+      assert.deepEqual(server.requests.entries.map((x) => `${x.verb} ${x.path}`), ['get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/deleted-job']);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a spec change seen by the cheap read goes straight to one full read under the Lease', async () => {
     const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
     try {
