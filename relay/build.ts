@@ -10,7 +10,7 @@ export const RELAY_NODE_FLAGS = ['--optimize-for-size', '--max-semi-space-size=1
 
 /** The CLI as one file (what relay/Dockerfile ships). */
 export async function buildBundle(outfile: string): Promise<void> {
-  await bundleNode('functions/cli/ephemera.ts', outfile);
+  await bundleNode('functions/runtime/node/ephemera.ts', outfile);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

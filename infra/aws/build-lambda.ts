@@ -1,4 +1,4 @@
-// The reconciler Lambda (functions/adapters/lambda.ts): `npm run build:lambda` → dist/lambda/function.zip.
+// The reconciler Lambda (functions/runtime/lambda/lambda.ts): `npm run build:lambda` → dist/lambda/function.zip.
 import { bundleLambda } from '../bundle.ts';
 
-await bundleLambda('functions/adapters/lambda.ts', 'lambda');
+await bundleLambda('functions/runtime/lambda/lambda.ts', 'lambda');

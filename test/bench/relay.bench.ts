@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../functions/api/pod.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
-import { startApiServer } from '../../functions/kube/apiserver/index.ts';
+import { startApiServer } from '../../functions/cluster/index.ts';
 import { buildBundle, RELAY_NODE_FLAGS } from '../../relay/build.ts';
 import { Coalescer } from '../../relay/coalesce.ts';
 import { makeEnvelope } from '../../relay/envelope.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { createWebhookApp, WEBHOOK_PATH } from '../../functions/webhook/app.ts';
-import { startWebhookServer } from '../../functions/webhook/server.ts';
+import { startWebhookServer } from '../../functions/runtime/node/webhook-server.ts';
 import { validateEphemeralJob } from '../../functions/webhook/validate.ts';
 import { admissionReview, container, job, spec } from '../webhook/support.ts';
 

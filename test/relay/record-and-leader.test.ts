@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { createKube } from '../../functions/kube/client.ts';
-import { startApiServer } from '../../functions/kube/apiserver/index.ts';
+import { startApiServer } from '../../functions/cluster/index.ts';
 import { startRelay } from '../../relay/relay.ts';
 import { recordSink } from '../../relay/sinks/record.ts';
 import { runCli } from '../support/cli.ts';

@@ -4,7 +4,7 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
-import { startApiServer } from '../../functions/kube/apiserver/index.ts';
+import { startApiServer } from '../../functions/cluster/index.ts';
 import { makeEnvelope } from '../../relay/envelope.ts';
 import { startRelay } from '../../relay/relay.ts';
 import { fitBody, SQS_MAX_BYTES, sqsSink } from '../../relay/sinks/sqs.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Pod } from '../../functions/api/pod.ts';
 import { handle } from '../../functions/engine/engine.ts';
-import type { KubeObject } from '../../functions/kube/apiserver/index.ts';
+import type { KubeObject } from '../../functions/cluster/index.ts';
 import { crrName } from '../../functions/sidecar/actions.ts';
 import { applied, DeafSidecars, IGNORE, jobPod, jobPolicy, mainAndSidecar, NoDaemon, NS, SIDECAR, sidecarWorld, stateOf, terminal, withImage } from '../support/sidecar-world.ts';
 import { envelopeFor } from '../support/ejob-world.ts';

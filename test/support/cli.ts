@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = fileURLToPath(new URL('../../functions/cli/ephemera.ts', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../functions/runtime/node/ephemera.ts', import.meta.url));
 
 /** Run `ephemera …` as a user would (a child process on our Node), collect its output. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {

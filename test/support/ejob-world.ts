@@ -6,7 +6,7 @@ import type { EngineDeps } from '../../functions/engine/engine.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { ejobController } from '../../functions/ejob/controller.ts';
 import { createKube } from '../../functions/kube/client.ts';
-import { startApiServer, type ApiServer } from '../../functions/kube/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
 
 /** Objects from a YAML fixture (multi-document). */
 export function fixture(path: string): Record<string, unknown>[] {

@@ -1,6 +1,6 @@
 import type { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
-import { startApiServer, type ApiServer } from '../../functions/kube/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
 import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
 import type { Sink } from '../../relay/sinks/sink.ts';
 

@@ -5,8 +5,8 @@ import { IGNORE_EXIT_CODE_ENV, sidecarInfo, TERMINATE_SIDECAR_ENV, TERMINATE_WIT
 import { handle, type EngineDeps, type HandleResult } from '../../functions/engine/engine.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { createKube } from '../../functions/kube/client.ts';
-import { SimKubelet, startApiServer, type ApiServer, type ContainerSpec, type KubeletPolicy } from '../../functions/kube/apiserver/index.ts';
-import type { KubeObject } from '../../functions/kube/apiserver/store.ts';
+import { SimKubelet, startApiServer, type ApiServer, type ContainerSpec, type KubeletPolicy } from '../../functions/cluster/index.ts';
+import type { KubeObject } from '../../functions/cluster/store.ts';
 import { CRR } from '../../functions/sidecar/actions.ts';
 import type { SidecarOptions } from '../../functions/sidecar/config.ts';
 import { sidecarController } from '../../functions/sidecar/controller.ts';

@@ -3,7 +3,7 @@
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLambdaUrlHandler } from '../../functions/adapters/lambda-url.ts';
+import { createLambdaUrlHandler } from '../../functions/runtime/lambda/lambda-url.ts';
 import { createWebhookApp, MAX_BODY_BYTES } from '../../functions/webhook/app.ts';
 import { runContract } from './contract.case.ts';
 import type { Send } from './contract.case.ts';

@@ -48,5 +48,5 @@ test('in-cluster variant: a Service on the webhook route, with caBundle, in fron
   const svc = docs.find((d) => d.kind === 'Service' && (d.metadata as { name: string }).name === cc.service.name);
   assert.ok(svc, 'the Service the webhook names is defined');
   const deploy = docs.find((d) => d.kind === 'Deployment') as { spec: { template: { spec: { containers: { command: string[] }[] } } } };
-  assert.deepEqual(deploy.spec.template.spec.containers[0]?.command.slice(1, 3), ['functions/cli/ephemera.ts', 'webhook']);
+  assert.deepEqual(deploy.spec.template.spec.containers[0]?.command.slice(1, 3), ['functions/runtime/node/ephemera.ts', 'webhook']);
 });

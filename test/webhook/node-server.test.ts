@@ -10,14 +10,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { parseListen } from '../../functions/webhook/cli.ts';
-import { startWebhookServer } from '../../functions/webhook/server.ts';
+import { parseListen } from '../../functions/runtime/node/webhook.ts';
+import { startWebhookServer } from '../../functions/runtime/node/webhook-server.ts';
 import { runContract } from './contract.case.ts';
 import type { Send } from './contract.case.ts';
 import { freePort, start, stop, waitReady } from './processes.ts';
 import { admissionReview, PATH } from './support.ts';
 
-const CLI = new URL('../../functions/cli/ephemera.ts', import.meta.url).pathname;
+const CLI = new URL('../../functions/runtime/node/ephemera.ts', import.meta.url).pathname;
 
 describe('ephemera webhook (plain HTTP)', () => {
   let base = '';

@@ -1,0 +1,356 @@
+// REST semantics of the fake API server, independent of HTTP: create, update (main resource
+// and subresources), patch, delete with preconditions and finalizers, list with selectors.
+// The HTTP layer and the simulated kubelet both go through here.
+import { randomUUID } from 'node:crypto';
+import { dns1123LabelProblems, dns1123SubdomainProblems } from '../api/name-formats.ts';
+import { randomSuffix } from './names.ts';
+import { jsonEqual } from '../api/json-equal.ts';
+import { clone, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
+import { defaultPod, prepareEphemeralUpdate, validatePodCreate, validatePodStatusUpdate, validatePodUpdate } from './pod-rules.ts';
+import { apiVersionOf, type ResourceDef } from './resources.ts';
+import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
+import {
+  alreadyExists, ApiError, badRequest, conflict, expired, forbidden, invalid, invalidError, notFound, required, staleConflict,
+  type FieldError, type StatusBody, type Subject,
+} from './status.ts';
+import { timestamp, type KubeObject, type ObjectStore } from './store.ts';
+
+type Obj = Record<string, unknown>;
+type Meta = KubeObject['metadata'];
+
+/** Which part of an object a write addresses. */
+export type Subresource = '' | 'status' | 'ephemeralcontainers';
+
+/** The patch content types the server accepts. */
+export const PATCH_TYPES = {
+  json: 'application/json-patch+json',
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+} as const;
+
+/** Query parameters of a LIST (and of a WATCH). */
+export interface ListQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+/** One object, or one of its subresources. */
+export interface Target {
+  def: ResourceDef;
+  /** '' for cluster-scoped resources. */
+  namespace: string;
+  name: string;
+  sub?: Subresource;
+}
+
+/** DeleteOptions, from the body or the query string. */
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  propagationPolicy?: string;
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const subject = (def: ResourceDef, name: string): Subject => ({ resource: def.resource, group: def.group, name });
+const hasStatus = (def: ResourceDef): boolean => def.subresources?.includes('status') ?? false;
+
+/** Matches objects against a parsed label and field selector. */
+export function selectorFor(def: ResourceDef, q: ListQuery): (o: KubeObject) => boolean {
+  const labels = parseLabelSelector(q.labelSelector);
+  const fields = parseFieldSelector(q.fieldSelector, ['metadata.name', 'metadata.namespace', ...(def.fieldLabels ?? [])]);
+  return (o) => matchLabels(labels, o.metadata.labels as Record<string, string> | undefined) && matchFields(fields, o);
+}
+
+/** The REST layer over one store. */
+export class Rest {
+  readonly store: ObjectStore;
+  private readonly clock: () => Date;
+
+  constructor(store: ObjectStore, clock: () => Date) {
+    this.store = store;
+    this.clock = clock;
+  }
+
+  get({ def, namespace, name }: Target): KubeObject {
+    const obj = this.store.read(def, namespace, name);
+    if (!obj) throw notFound(subject(def, name));
+    return obj;
+  }
+
+  /** A List object; `limit`/`continue` page through the objects in key order. */
+  list(def: ResourceDef, namespace: string | undefined, q: ListQuery): Obj {
+    const match = selectorFor(def, q);
+    let items = this.store.readAll(def, namespace).filter(match);
+    const rv = this.store.resourceVersion;
+    let cont: string | undefined;
+    let remaining: number | undefined;
+    if (q.continue) {
+      const after = decodeContinue(q.continue, this.store.oldestWatchable);
+      items = items.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > after);
+    }
+    if (q.limit && q.limit > 0 && items.length > q.limit) {
+      remaining = items.length - q.limit;
+      items = items.slice(0, q.limit);
+      const last = items.at(-1)!;
+      cont = Buffer.from(JSON.stringify({ rv: Number(rv), start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` })).toString('base64url');
+    }
+    // Built-in kinds list items without kind/apiVersion; custom resources keep them.
+    if (!def.custom) items = items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest as KubeObject);
+    return {
+      kind: `${def.kind}List`,
+      apiVersion: apiVersionOf(def),
+      metadata: { resourceVersion: rv, ...(cont ? { continue: cont, remainingItemCount: remaining } : {}) },
+      items,
+    };
+  }
+
+  create(def: ResourceDef, namespace: string, body: unknown): KubeObject {
+    if (!isObj(body)) throw badRequest('the body of the request was not a JSON object');
+    const obj = clone(body) as KubeObject;
+    if (!isObj(obj.metadata)) obj.metadata = { name: '' };
+    const meta = obj.metadata;
+    this.checkKind(def, obj);
+    if (def.namespaced) {
+      if (meta.namespace && meta.namespace !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      meta.namespace = namespace;
+    } else delete meta.namespace;
+    if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = this.generateName(def, namespace, meta.generateName);
+    this.validateName(def, meta);
+    if (this.store.read(def, namespace, meta.name)) throw alreadyExists(subject(def, meta.name));
+    this.prepareCreate(def, obj);
+    return this.store.write(def, obj, 'ADDED');
+  }
+
+  /** PUT on the main resource or a subresource. */
+  update(t: Target, body: unknown): KubeObject {
+    const { def, namespace: ns, name, sub = '' } = t;
+    if (!isObj(body)) throw badRequest('the body of the request was not a JSON object');
+    const req = clone(body) as KubeObject;
+    if (!isObj(req.metadata)) req.metadata = { name: '' };
+    const meta = req.metadata;
+    this.checkKind(def, req);
+    if (meta.name && meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    if (def.namespaced && meta.namespace && meta.namespace !== ns) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    const old = this.get(t);
+    if (!meta.resourceVersion && def.custom) {
+      throw invalidError(def.kind, def.group, name, [invalid('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
+    }
+    return this.commit(def, old, req, sub);
+  }
+
+  /** PATCH of the given content type, applied to the current object then committed as an update. */
+  patch(t: Target, patch: { contentType: string; body: string }): KubeObject {
+    const { def, name, sub = '' } = t;
+    const type = patch.contentType.split(';')[0]!.trim().toLowerCase();
+    const accepted = def.custom ? [PATCH_TYPES.json, PATCH_TYPES.merge] : [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic];
+    if (!(accepted as string[]).includes(type)) {
+      throw new ApiError({ message: `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`, reason: 'UnsupportedMediaType', code: 415 });
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(patch.body);
+    } catch (e) {
+      throw badRequest(`error decoding patch: ${(e as Error).message}`);
+    }
+    const old = this.get(t);
+    const applied = type === PATCH_TYPES.json ? jsonPatch(old, parsed) : type === PATCH_TYPES.merge ? mergePatch(old, parsed) : strategicMergePatch(old, parsed);
+    if (!isObj(applied)) throw badRequest('the patch did not produce an object');
+    const req = applied as KubeObject;
+    if (!isObj(req.metadata)) req.metadata = { name };
+    if (req.metadata.name !== name) throw badRequest(`the name of the object (${String(req.metadata.name)}) does not match the name on the URL (${name})`);
+    return this.commit(def, old, req, sub);
+  }
+
+  /** DELETE: preconditions, then either a deletionTimestamp (finalizers pending) or removal. */
+  delete(t: Target, options: DeleteOptions = {}): KubeObject | StatusBody {
+    const { def, name } = t;
+    const old = this.get(t);
+    const pre = options.preconditions ?? {};
+    if (pre.uid && pre.uid !== old.metadata.uid) {
+      throw conflict(subject(def, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+    }
+    if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(subject(def, name), `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+    }
+    if (finalizersOf(old).length > 0) {
+      if (old.metadata.deletionTimestamp) return old;
+      old.metadata.deletionTimestamp = timestamp(this.clock());
+      old.metadata.deletionGracePeriodSeconds = def.kind === 'Pod' && def.group === '' ? graceOf(old, options) : 0;
+      return this.store.write(def, old, 'MODIFIED');
+    }
+    const gone = this.store.remove(def, old);
+    this.collectGarbage();
+    if (def.returnDeletedObject) return gone;
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: def.group || undefined, kind: def.resource, uid: gone.metadata.uid }, code: 200 };
+  }
+
+  /** DELETE on a collection: deletes every matching object; answers with the list of them. */
+  deleteCollection(def: ResourceDef, ns: string | undefined, q: ListQuery, options: DeleteOptions = {}): Obj {
+    const match = selectorFor(def, q);
+    const items = this.store.readAll(def, ns).filter(match).map((o) => this.delete({ def, namespace: o.metadata.namespace ?? '', name: o.metadata.name }, options));
+    return { kind: `${def.kind}List`, apiVersion: apiVersionOf(def), metadata: { resourceVersion: this.store.resourceVersion }, items };
+  }
+
+  // ---- internals ----
+
+  private checkKind(def: ResourceDef, obj: KubeObject): void {
+    if (obj.kind !== undefined && obj.kind !== def.kind) throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${def.kind})`);
+    if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersionOf(def)) {
+      throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersionOf(def)})`);
+    }
+  }
+
+  private generateName(def: ResourceDef, namespace: string, prefix: string): string {
+    for (let i = 0; i < 8; i++) {
+      const name = `${prefix}${randomSuffix()}`;
+      if (!this.store.read(def, namespace, name)) return name;
+    }
+    return `${prefix}${randomSuffix()}`;
+  }
+
+  private validateName(def: ResourceDef, meta: Meta): void {
+    const name = typeof meta.name === 'string' ? meta.name : '';
+    if (!name) throw invalidError(def.kind, def.group, '', [required('metadata.name', 'name or generateName is required')]);
+    const problems = def.labelName ? dns1123LabelProblems(name) : dns1123SubdomainProblems(name);
+    if (problems.length > 0) throw invalidError(def.kind, def.group, name, problems.map((p) => invalid('metadata.name', name, p)));
+  }
+
+  private prepareCreate(def: ResourceDef, obj: KubeObject): void {
+    const meta = obj.metadata;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = timestamp(this.clock());
+    for (const k of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[k];
+    if (def.generation) meta.generation = 1;
+    else delete meta.generation;
+    if (hasStatus(def)) delete obj.status;
+    if (isPod(def)) {
+      defaultPod(obj);
+      const errs = validatePodCreate(obj);
+      if (errs.length) throw invalidError(def.kind, def.group, meta.name, errs);
+      obj.status = { phase: 'Pending', qosClass: qosClass(obj) };
+    }
+  }
+
+  /** Builds the object an update would store, validates it, and stores (or deletes) it. */
+  private commit(def: ResourceDef, old: KubeObject, req: KubeObject, sub: Subresource): KubeObject {
+    const s = subject(def, old.metadata.name);
+    const rv = req.metadata.resourceVersion;
+    if (rv && rv !== old.metadata.resourceVersion) throw staleConflict(s);
+    const uid = req.metadata.uid;
+    if (uid && uid !== old.metadata.uid) throw conflict(s, `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${old.metadata.uid}`);
+    const next = this.nextObject(def, old, req, sub);
+    const errs = this.updateErrors(def, old, next, sub);
+    if (errs.length) throw invalidError(def.kind, def.group, old.metadata.name, errs);
+    if (def.generation && specChanged(old, next)) next.metadata.generation = Number(old.metadata.generation ?? 1) + 1;
+    next.metadata.resourceVersion = old.metadata.resourceVersion;
+    // An update that changes nothing is not written: no new resourceVersion, no event.
+    if (jsonEqual(old, next)) return old;
+    if (next.metadata.deletionTimestamp && finalizersOf(next).length === 0) {
+      const gone = this.store.remove(def, next);
+      this.collectGarbage();
+      return gone;
+    }
+    return this.store.write(def, next, 'MODIFIED');
+  }
+
+  private nextObject(def: ResourceDef, old: KubeObject, req: KubeObject, sub: Subresource): KubeObject {
+    if (sub === 'status') {
+      // Only status changes through /status (ResetObjectMetaForStatus and the spec kept).
+      const next = clone(old);
+      if (req.status === undefined) delete next.status;
+      else next.status = clone(req.status);
+      return next;
+    }
+    if (sub === 'ephemeralcontainers') return prepareEphemeralUpdate(req, old).pod as KubeObject;
+    const next = clone(req);
+    next.apiVersion = old.apiVersion;
+    next.kind = old.kind;
+    const keep = ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'];
+    for (const k of keep) {
+      if (old.metadata[k] === undefined) delete next.metadata[k];
+      else next.metadata[k] = old.metadata[k];
+    }
+    if (hasStatus(def)) {
+      if (old.status === undefined) delete next.status;
+      else next.status = clone(old.status);
+    }
+    if (isPod(def)) defaultPod(next);
+    return next;
+  }
+
+  private updateErrors(def: ResourceDef, old: KubeObject, next: KubeObject, sub: Subresource): FieldError[] {
+    const errs: FieldError[] = [];
+    if (old.metadata.deletionTimestamp) {
+      const added = finalizersOf(next).filter((f) => !finalizersOf(old).includes(f));
+      if (added.length) errs.push(forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`));
+    }
+    if (!isPod(def)) return errs;
+    if (sub === '') errs.push(...validatePodUpdate(next, old));
+    if (sub === 'status') errs.push(...validatePodStatusUpdate(next, old));
+    if (sub === 'ephemeralcontainers') errs.push(...prepareEphemeralUpdate(next, old).errs);
+    return errs;
+  }
+
+  /**
+   * Deletes dependents whose owners are all gone, as the garbage collector does with
+   * background propagation (synchronously here).
+   */
+  private collectGarbage(): void {
+    for (const obj of this.store.list()) {
+      const owners = Array.isArray(obj.metadata.ownerReferences) ? (obj.metadata.ownerReferences as Obj[]) : [];
+      if (owners.length === 0 || obj.metadata.deletionTimestamp) continue;
+      if (owners.some((o) => typeof o.uid === 'string' && this.store.hasUid(o.uid))) continue;
+      const def = this.store.defFor(obj.apiVersion, obj.kind);
+      this.delete({ def, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+    }
+  }
+}
+
+function isPod(def: ResourceDef): boolean {
+  return def.group === '' && def.kind === 'Pod';
+}
+
+function finalizersOf(o: KubeObject): string[] {
+  return Array.isArray(o.metadata.finalizers) ? (o.metadata.finalizers as string[]) : [];
+}
+
+function graceOf(pod: KubeObject, options: DeleteOptions): number {
+  if (typeof options.gracePeriodSeconds === 'number') return options.gracePeriodSeconds;
+  const spec = isObj(pod.spec) ? pod.spec : {};
+  return typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30;
+}
+
+/** Anything outside metadata and status changed: what bumps metadata.generation. */
+function specChanged(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject): Obj => {
+    const { metadata: _m, status: _s, ...rest } = o;
+    return rest;
+  };
+  return !jsonEqual(strip(a), strip(b));
+}
+
+function qosClass(pod: KubeObject): string {
+  const spec = isObj(pod.spec) ? pod.spec : {};
+  const containers = [spec.containers, spec.initContainers].flatMap((l) => (Array.isArray(l) ? (l as Obj[]) : []));
+  const res = containers.map((c) => (isObj(c.resources) ? c.resources : {}));
+  if (res.every((r) => !isObj(r.requests) && !isObj(r.limits))) return 'BestEffort';
+  const guaranteed = res.every((r) => isObj(r.limits) && ['cpu', 'memory'].every((k) => (r.limits as Obj)[k] !== undefined)
+    && (!isObj(r.requests) || ['cpu', 'memory'].every((k) => (r.requests as Obj)[k] === undefined || (r.requests as Obj)[k] === (r.limits as Obj)[k])));
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+function decodeContinue(token: string, oldest: number): string {
+  let parsed: { rv?: number; start?: string };
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv?: number; start?: string };
+  } catch {
+    throw badRequest('continue key is not valid: illegal base64 data');
+  }
+  if (typeof parsed.start !== 'string') throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (typeof parsed.rv === 'number' && parsed.rv < oldest) {
+    throw expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+  }
+  return parsed.start;
+}

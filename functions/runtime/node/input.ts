@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { Envelope, WatchEvent } from '../../api/envelope.ts';
+import { formatZodIssues } from '../../api/field-path.ts';
+
+/** Any Kubernetes object, as far as loading state goes. */
+export const KubeObject = z.looseObject({
+  apiVersion: z.string().min(1),
+  kind: z.string().min(1),
+  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().optional() }),
+});
+export type KubeObject = z.infer<typeof KubeObject>;
+
+/** Bad input file: the message says which file, which document and which field. */
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
+/**
+ * Objects from a state file: JSON or YAML, a `kind: List` (or any `*List`), or several
+ * YAML documents. Empty documents are ignored.
+ */
+export async function loadState(path: string): Promise<KubeObject[]> {
+  const text = await readText(path);
+  const docs = parseAllDocuments(text);
+  const out: KubeObject[] = [];
+  for (const [i, doc] of docs.entries()) {
+    if (doc.errors.length > 0) throw new InputError(`${path}: document ${i + 1}: ${doc.errors[0]?.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) continue;
+    for (const [j, item] of expandList(value).entries()) {
+      const r = KubeObject.safeParse(item);
+      if (!r.success) throw new InputError(`${path}: document ${i + 1}${isList(value) ? ` item ${j}` : ''}: ${formatZodIssues(r.error.issues, '')}`);
+      out.push(r.data);
+    }
+  }
+  return out;
+}
+
+function isList(v: unknown): v is { items: unknown[] } {
+  return typeof v === 'object' && v !== null && Array.isArray((v as { items?: unknown }).items) && String((v as { kind?: unknown }).kind ?? '').endsWith('List');
+}
+
+function expandList(v: unknown): unknown[] {
+  return isList(v) ? v.items : [v];
+}
+
+/** One event from a recording: a raw watch event or a relay envelope. */
+export type InputEvent = { watch: WatchEvent } | { envelope: Envelope };
+
+/**
+ * Events from a file: one JSON document (a watch event `{type, object}` or an envelope),
+ * or JSON lines of them (what the relay's record sink writes). Blank lines are skipped.
+ */
+export async function loadEvents(path: string): Promise<InputEvent[]> {
+  const text = (await readText(path)).trim();
+  if (text === '') return [];
+  const single = tryJson(text);
+  const docs = single.ok ? [single.value] : text.split('\n').map((line, i) => ({ line, i })).filter((l) => l.line.trim() !== '').map(({ line, i }) => {
+    const r = tryJson(line);
+    if (!r.ok) throw new InputError(`${path}: line ${i + 1}: not JSON (${r.error})`);
+    return r.value;
+  });
+  return docs.map((doc, i) => toInputEvent(doc, `${path}${docs.length > 1 ? `: event ${i + 1}` : ''}`));
+}
+
+function toInputEvent(doc: unknown, where: string): InputEvent {
+  const env = Envelope.safeParse(doc);
+  if (env.success) return { envelope: env.data };
+  const watch = WatchEvent.safeParse(doc);
+  if (watch.success) return { watch: watch.data };
+  throw new InputError(`${where}: neither a watch event {type, object} nor an event envelope: ${formatZodIssues(watch.error.issues, '')}`);
+}
+
+function tryJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new InputError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,85 @@
+// `ephemera webhook --listen HOST:PORT [--tls-cert FILE --tls-key FILE]`.
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { startWebhookServer } from './webhook-server.ts';
+
+const USAGE = `usage: ephemera webhook [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]
+
+Serves the EphemeralJob validating webhook (POST /validate-apps-kruise-io-v1alpha1-ephemeraljob,
+GET /healthz). Plain HTTP unless both --tls-cert and --tls-key are given (PEM files, re-read
+when they change). Default --listen 127.0.0.1:8443.
+`;
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** `HOST:PORT`, `:PORT` (all interfaces) or `[IPv6]:PORT`. */
+export function parseListen(value: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`--listen must be HOST:PORT (e.g. 0.0.0.0:8443), got "${value}"`);
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+/** Run the webhook server until SIGINT/SIGTERM; returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let values;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        listen: { type: 'string', default: '127.0.0.1:8443' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'log-level': { type: 'string', default: 'info' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    return usageError((err as Error).message);
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const cert = values['tls-cert'];
+  const key = values['tls-key'];
+  if ((cert === undefined) !== (key === undefined)) return usageError('--tls-cert and --tls-key go together');
+  const level = values['log-level'];
+  if (!LOG_LEVELS.includes(level)) return usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  let address;
+  try {
+    address = parseListen(values.listen);
+  } catch (err) {
+    return usageError((err as Error).message);
+  }
+  const logger = pino({ level, base: { app: 'ephemera', component: 'webhook' } });
+  return serveUntilSignal({ ...address, ...(cert && key ? { tls: { cert, key } } : {}), logger });
+}
+
+async function serveUntilSignal(opts: Parameters<typeof startWebhookServer>[0]): Promise<number> {
+  let running;
+  try {
+    running = await startWebhookServer(opts);
+  } catch (err) {
+    opts.logger.fatal({ err }, 'could not start the webhook');
+    return 1;
+  }
+  opts.logger.info({ url: running.url }, 'listening');
+  const server = running;
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      opts.logger.info({ signal }, 'shutting down');
+      server.close().then(resolve, resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`ephemera webhook: ${message}\n\n${USAGE}`);
+  return 2;
+}

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { startApiServer } from '../../../functions/cluster/index.ts';
+import { runCli } from '../../support/cli.ts';
+
+const STORY1 = 'test/fixtures/stories/story1-state.yaml';
+const STORY2 = 'test/fixtures/stories/story2-state.yaml';
+const dir = mkdtempSync(join(tmpdir(), 'ephemera-invoke-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+type Out = { actions: Record<string, unknown>[]; requeueAfterSeconds: number | null; objects: { kind: string; metadata: { name: string }; status?: Record<string, unknown>; spec?: Record<string, unknown> }[] };
+
+async function invokeJson(...args: string[]): Promise<Out> {
+  const r = await runCli(['invoke', ...args, '--output', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as Out;
+}
+
+const job = (o: Out) => o.objects.find((x) => x.kind === 'EphemeralJob');
+const pick = (o: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o?.[k]]));
+
+describe('ephemera invoke', () => {
+  test('prints exactly the contract: actions with verb/apiVersion/kind/subresource?/namespace/name/body?, requeue, objects', async () => {
+    const out = await invokeJson('--state', STORY1, '--now', '2026-01-01T00:20:30Z');
+    assert.deepEqual(Object.keys(out).sort(), ['actions', 'objects', 'requeueAfterSeconds']);
+    for (const a of out.actions) {
+      assert.deepEqual(Object.keys(a).filter((k) => !['verb', 'apiVersion', 'kind', 'subresource', 'namespace', 'name', 'body'].includes(k)), []);
+    }
+    const inject = out.actions.filter((a) => a.subresource === 'ephemeralcontainers');
+    assert.deepEqual(inject.map((a) => a.name), ['helloworld-865cd8865b-nl8lq'], 'parallelism 1: only the oldest pod');
+    const pod = out.objects.find((o) => o.metadata.name === 'helloworld-865cd8865b-nl8lq') as unknown as { spec: { ephemeralContainers: { name: string; env: { name: string; value: string }[] }[] } };
+    assert.deepEqual(pod.spec.ephemeralContainers.map((c) => c.name), ['helloworld-ec']);
+    assert.ok(pod.spec.ephemeralContainers[0]?.env.some((e) => e.name === 'KRUISE_EJOB_ID' && e.value === '0e1a5e00-0000-4000-8000-00000000e10b'));
+    assert.equal(job(out)?.status?.match, 4);
+    assert.equal(job(out)?.status?.waiting, 1);
+    assert.equal(out.requeueAfterSeconds, 1770, 'ttlSecondsAfterCreated 1800 from creation, 30 s in');
+  });
+
+  test('Story 2: a running injected sleep container reports the job Running', async () => {
+    const out = await invokeJson('--state', STORY2, '--now', '2026-01-01T00:03:00Z');
+    assert.equal(job(out)?.status?.phase, 'Running');
+    assert.equal(job(out)?.status?.running, 1);
+    assert.equal(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').length, 0, 'never injected again');
+  });
+
+  test('replays a recorded event: the pod finishing frees the slot for the next pod', async () => {
+    const first = await invokeJson('--state', STORY1, '--now', '2026-01-01T00:20:30Z');
+    // The world after the first run, with the injected container finished (exit 0).
+    const pod = first.objects.find((o) => o.metadata.name === 'helloworld-865cd8865b-nl8lq') as unknown as { status: Record<string, unknown> };
+    pod.status.ephemeralContainerStatuses = [{ name: 'helloworld-ec', state: { terminated: { exitCode: 0 } } }];
+    const state = join(dir, 'after.json');
+    writeFileSync(state, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: first.objects.filter((o) => o.kind !== 'Event') }));
+    const event = join(dir, 'event.json');
+    writeFileSync(event, JSON.stringify({ type: 'MODIFIED', object: pod }));
+    const out = await invokeJson('--state', state, '--event', event, '--now', '2026-01-01T00:21:00Z');
+    assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-xmtrv']);
+    assert.equal(job(out)?.status?.succeeded, 1);
+    assert.equal(job(out)?.status?.phase, 'Running');
+  });
+
+  test('Story 1 recorded (record.ts): the first check exited 0, so the next pod gets its turn', async () => {
+    const out = await invokeJson('--state', 'test/fixtures/stories/story1-recording-state.yaml', '--event', 'test/fixtures/stories/story1-recording.jsonl', '--now', '2026-01-01T00:20:03Z');
+    assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-xmtrv']);
+    assert.deepEqual(pick(job(out)?.status, ['phase', 'match', 'succeeded', 'failed', 'running', 'waiting']), { phase: 'Running', match: 4, succeeded: 1, failed: 0, running: 0, waiting: 1 });
+  });
+
+  test('Story 2 recorded (record.ts): the injected sleep started, so the job is Running', async () => {
+    const out = await invokeJson('--state', 'test/fixtures/stories/story2-recording-state.yaml', '--event', 'test/fixtures/stories/story2-recording.jsonl', '--now', '2026-01-01T00:02:02Z');
+    assert.equal(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').length, 0, 'never injected again');
+    assert.deepEqual(pick(job(out)?.status, ['phase', 'match', 'running', 'waiting']), { phase: 'Running', match: 1, running: 1, waiting: 0 });
+  });
+
+  test('JSON lines of events are replayed in order', async () => {
+    const objects = parseAllDocuments(readFileSync(STORY2, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+    assert.equal(objects.length, 2);
+    const lines = objects.map((o) => JSON.stringify({ type: 'ADDED', object: o })).join('\n');
+    const events = join(dir, 'events.jsonl');
+    writeFileSync(events, `${lines}\n`);
+    const out = await invokeJson('--state', STORY2, '--event', events, '--now', '2026-01-01T00:03:00Z');
+    assert.equal(job(out)?.status?.phase, 'Running');
+  });
+
+  test('--kubeconfig plans against a live API server and writes nothing; --apply writes', async () => {
+    const objects = parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+    const server = await startApiServer({ objects });
+    try {
+      const kubeconfig = join(dir, 'kubeconfig.yaml');
+      writeFileSync(kubeconfig, server.kubeconfigYaml());
+      const injected = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'default' }) as unknown as { metadata: { name: string }; spec: { ephemeralContainers?: unknown[] } }[])
+        .filter((p) => (p.spec.ephemeralContainers ?? []).length > 0).map((p) => p.metadata.name);
+      const planned = await invokeJson('--kubeconfig', kubeconfig, '--state', STORY1, '--now', '2026-01-01T00:20:30Z');
+      assert.deepEqual(planned.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq']);
+      assert.deepEqual(injected(), [], 'plan only');
+      assert.deepEqual(server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`), [], 'no write at all, not even a Lease');
+      await invokeJson('--kubeconfig', kubeconfig, '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--apply');
+      assert.deepEqual(injected(), ['helloworld-865cd8865b-nl8lq']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('bad input: a clear error naming the problem, exit code 2, no stack trace', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'apiVersion: v1\nkind: Pod\nmetadata: {}\n');
+    const cases: [string[], RegExp][] = [
+      [['--state', bad], /metadata\.name/],
+      [['--state', join(dir, 'missing.yaml')], /cannot read/],
+      [['--state', STORY1, '--now', 'yesterday'], /--now must be an RFC 3339 time/],
+      [['--state', STORY1, '--output', 'yaml'], /--output must be "json"/],
+      [[], /--state FILE is required/],
+      [['--kubeconfig', join(dir, 'no-such-kubeconfig')], /--kubeconfig: cannot read .*no-such-kubeconfig/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(['invoke', ...args]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
+  });
+
+  test('an event that is neither a watch event nor an envelope is refused with its position', async () => {
+    const events = join(dir, 'garbage.jsonl');
+    writeFileSync(events, '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n{"hello":1}\n');
+    const r = await runCli(['invoke', '--state', STORY2, '--event', events]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /event 2: neither a watch event/);
+  });
+
+  test('a bad configuration variable stops it with the variable named, not a stack trace', async () => {
+    const r = await runCli(['invoke', '--state', STORY1], { EPHEMERA_SIDECAR_STRATEGY: 'magic' });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /EPHEMERA_SIDECAR_STRATEGY: .*"crr"\|"ephemeral-signal"/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+    const blank = await runCli(['invoke', '--state', STORY1], { EPHEMERA_SIGNAL_IMAGE: '  ' });
+    assert.equal(blank.code, 2, blank.stderr);
+    assert.match(blank.stderr, /EPHEMERA_SIGNAL_IMAGE: an image reference/);
+    assert.doesNotMatch(blank.stderr, /\n\s+at /);
+  });
+});
