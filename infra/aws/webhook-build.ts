@@ -1,5 +1,5 @@
 // The webhook's Lambda function URL entry (functions/runtime/lambda/lambda-url.ts):
-// `node infra/aws/webhook-build.ts` → dist/webhook/function.zip.
+// `npm run build:webhook` → dist/webhook/function.zip.
 import { bundleLambda } from '../bundle.ts';
 
 await bundleLambda('functions/runtime/lambda/lambda-url.ts', 'webhook');
