@@ -20,7 +20,9 @@ export function review(request: AdmissionRequest): AdmissionReviewResponse {
 
 function respond(request: AdmissionRequest): AdmissionResponse {
   const allowed: AdmissionResponse = { uid: request.uid, allowed: true };
-  if (!isEphemeralJob(request) || request.subResource) return allowed;
+  const foreign = foreignKind(request);
+  if (foreign) throw new BadReviewError(foreign);
+  if (request.subResource) return allowed;
   const op = request.operation;
   if (op !== 'CREATE' && op !== 'UPDATE') return allowed;
   if (!isObject(request.object)) throw new BadReviewError(`request.object must be an object for ${op}`);
@@ -33,8 +35,19 @@ function respond(request: AdmissionRequest): AdmissionResponse {
   return warnings.length > 0 ? { ...response, warnings } : response;
 }
 
-function isEphemeralJob(request: AdmissionRequest): boolean {
-  return request.kind.group === EJOB.group && request.kind.kind === EJOB.kind;
+/**
+ * A review for anything but an EphemeralJob means the ValidatingWebhookConfiguration's rules
+ * point at the wrong resources: refused (400) rather than allowed, so the mistake shows up
+ * in the API server's answer instead of silently admitting objects nobody validated.
+ */
+export function foreignKind(request: AdmissionRequest): string | undefined {
+  const { kind, resource } = request;
+  const kindOk = kind.group === EJOB.group && kind.version === EJOB.version && kind.kind === EJOB.kind;
+  const resourceOk = resource.group === EJOB.group && resource.version === EJOB.version && resource.resource === EJOB.plural;
+  if (kindOk && resourceOk) return undefined;
+  const gv = (g: string, v: string): string => (g ? `${g}/${v}` : v);
+  return `this webhook serves only ${EJOB.apiVersion} ${EJOB.kind} (resource ${EJOB.plural}); got kind ${gv(kind.group, kind.version)} ${kind.kind}, `
+    + `resource ${gv(resource.group, resource.version)} ${resource.resource}: fix the rules of the ValidatingWebhookConfiguration`;
 }
 
 function objectName(request: AdmissionRequest): string {

@@ -85,13 +85,21 @@ export function runContract(name: string, target: () => Send): void {
       assert.deepEqual(r.warnings, ['spec.template.ephemeralContainers[0].securityContext.privileged: privileged container has full access to the node']);
     });
 
-    test('DELETE, other kinds and the status subresource are allowed without looking', async () => {
+    test('DELETE, CONNECT and the status subresource of an EphemeralJob are allowed without looking', async () => {
       const send = target();
       assert.equal((await decide(send, admissionReview({ operation: 'DELETE', object: undefined, oldObject: job('junk') }))).allowed, true);
       assert.equal((await decide(send, admissionReview({ operation: 'CONNECT', object: undefined }))).allowed, true);
-      const pod = { group: '', version: 'v1', kind: 'Pod' };
-      assert.equal((await decide(send, admissionReview({ kind: pod, object: { spec: 'anything' } }))).allowed, true);
       assert.equal((await decide(send, admissionReview({ operation: 'UPDATE', subResource: 'status', object: job('x'), oldObject: job() }))).allowed, true);
+    });
+
+    test('a review of another kind or resource is refused with a 400 saying what the webhook serves', async () => {
+      const send = target();
+      const serves = /serves only apps\.kruise\.io\/v1alpha1 EphemeralJob \(resource ephemeraljobs\); got kind v1 Pod, resource v1 pods: fix the rules/;
+      const pod = { kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' } };
+      await expectStatus(await post(send, admissionReview({ ...pod, object: { spec: 'anything' } })), 400, serves);
+      await expectStatus(await post(send, admissionReview({ ...pod, operation: 'DELETE', object: undefined })), 400, serves);
+      const crr = admissionReview({ resource: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'containerrecreaterequests' } });
+      await expectStatus(await post(send, crr), 400, /got kind apps\.kruise\.io\/v1alpha1 EphemeralJob, resource apps\.kruise\.io\/v1alpha1 containerrecreaterequests/);
     });
 
     test('a body that is not JSON gets a 400 that says so', async () => {
