@@ -295,13 +295,16 @@ export class Rest {
 
   /**
    * Deletes dependents whose owners are all gone, as the garbage collector does with
-   * background propagation (synchronously here).
+   * background propagation (synchronously here). Only owners this server saw deleted count
+   * as gone: an owner a seeded state simply does not hold (a pod's ReplicaSet left out of a
+   * snapshot) is unknown, not absent, and Kubernetes deletes a dependent only after it has
+   * verified that its owner is gone.
    */
   private collectGarbage(): void {
     for (const obj of this.store.list()) {
-      const owners = Array.isArray(obj.metadata.ownerReferences) ? (obj.metadata.ownerReferences as Obj[]) : [];
+      const owners = (Array.isArray(obj.metadata.ownerReferences) ? (obj.metadata.ownerReferences as Obj[]) : []).map((o) => o.uid).filter((u) => typeof u === 'string');
       if (owners.length === 0 || obj.metadata.deletionTimestamp) continue;
-      if (owners.some((o) => typeof o.uid === 'string' && this.store.hasUid(o.uid))) continue;
+      if (owners.some((uid) => this.store.hasUid(uid) || !this.store.wasRemoved(uid))) continue;
       const def = this.store.defFor(obj.apiVersion, obj.kind);
       this.delete({ def, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
     }

@@ -46,6 +46,8 @@ export class ObjectStore {
   private readonly objects = new Map<string, { def: ResourceDef; obj: KubeObject }>();
   private readonly history: StoreEvent[] = [];
   private readonly listeners = new Set<Listener>();
+  /** uids of objects removed since the server started: owners the garbage collector saw go. */
+  private readonly removedUids = new Set<string>();
   private rv = 1;
   private compactedAt = 0;
   private readonly registry: ResourceRegistry;
@@ -170,6 +172,7 @@ export class ObjectStore {
     const gone = clone(obj);
     gone.metadata.resourceVersion = String(++this.rv);
     this.objects.delete(keyOf(def, gone.metadata.namespace ?? '', gone.metadata.name));
+    if (gone.metadata.uid) this.removedUids.add(gone.metadata.uid);
     this.emit({ type: 'DELETED', def, object: gone, rv: this.rv });
     return clone(gone);
   }
@@ -178,6 +181,11 @@ export class ObjectStore {
   hasUid(uid: string): boolean {
     for (const e of this.objects.values()) if (e.obj.metadata.uid === uid) return true;
     return false;
+  }
+
+  /** Was an object with this uid removed from this store (not merely never stored)? */
+  wasRemoved(uid: string): boolean {
+    return this.removedUids.has(uid);
   }
 
   /** Events after a resourceVersion, or null when history no longer reaches back that far. */
