@@ -112,7 +112,9 @@ describe('ephemera invoke', () => {
       [['--state', STORY1, '--now', 'yesterday'], /--now must be an RFC 3339 time/],
       [['--state', STORY1, '--output', 'yaml'], /--output must be "json"/],
       [[], /--state FILE is required/],
-      [['--kubeconfig', join(dir, 'no-such-kubeconfig')], /--kubeconfig: cannot read .*no-such-kubeconfig/],
+      [['--kubeconfig', join(dir, 'no-such-kubeconfig')], /kubeconfig .*no-such-kubeconfig does not exist; pass --kubeconfig/],
+      [['--kubeconfig', 'x', '--state', STORY1, '--namespace', 'a'], /--namespace only makes sense with --kubeconfig and no --state/],
+      [['--frobnicate'], /Unknown option '--frobnicate'\nRun "ephemera invoke --help"/],
     ];
     for (const [args, message] of cases) {
       const r = await runCli(['invoke', ...args]);
@@ -139,5 +141,78 @@ describe('ephemera invoke', () => {
     assert.equal(blank.code, 2, blank.stderr);
     assert.match(blank.stderr, /EPHEMERA_SIGNAL_IMAGE: an image reference/);
     assert.doesNotMatch(blank.stderr, /\n\s+at /);
+  });
+
+  test('pods whose owner (a ReplicaSet) the state leaves out are kept through a run that releases the Lease', async () => {
+    const objects = parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as { kind: string; metadata: Record<string, unknown> });
+    for (const o of objects.filter((x) => x.kind === 'Pod')) o.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'helloworld-865cd8865b', uid: '11111111-2222-4333-8444-555555555555', controller: true }];
+    const state = join(dir, 'owned.json');
+    writeFileSync(state, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+    const out = await invokeJson('--state', state, '--now', '2026-01-01T00:20:30Z');
+    assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq']);
+    assert.equal(out.objects.filter((o) => o.kind === 'Pod').length, 4, 'every pod of the state is still there');
+    assert.equal(out.objects.filter((o) => o.kind === 'Lease').length, 0, 'the run did release its Lease (a DELETE happened)');
+    assert.equal(job(out)?.status?.match, 4);
+  });
+
+  test('the human summary gives each action its reason', async () => {
+    const r = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T00:20:30Z']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: inject helloworld-ec for ephemeral job hello-world-ephemeral-job$/m);
+    assert.match(r.stdout, /^patch EphemeralJob default\/hello-world-ephemeral-job\/status: status: Waiting match=4/m);
+    assert.match(r.stdout, /^requeue after: 1770s$/m);
+  });
+
+  test('--kubeconfig without --state lists the cluster\'s jobs and Job pods and plans for them; --namespace narrows it', async () => {
+    const objects = parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+    const server = await startApiServer({ objects });
+    try {
+      const kubeconfig = join(dir, 'live.kubeconfig');
+      writeFileSync(kubeconfig, server.kubeconfigYaml());
+      const planned = await invokeJson('--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z');
+      assert.deepEqual(planned.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq']);
+      assert.deepEqual(server.requests.filter((r) => r.method !== 'GET').map((r) => r.path), [], 'plan only');
+      const elsewhere = await invokeJson('--kubeconfig', kubeconfig, '--namespace', 'other', '--now', '2026-01-01T00:20:30Z');
+      assert.deepEqual(elsewhere.actions, []);
+      const lists = server.requests.filter((r) => r.verb === 'list').map((r) => r.path);
+      assert.ok(lists.includes('/apis/apps.kruise.io/v1alpha1/namespaces/other/ephemeraljobs') && lists.includes('/api/v1/namespaces/other/pods'), lists.join(' '));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('an unreachable API server is one line naming it, exit 1, not "no actions"', async () => {
+    const server = await startApiServer();
+    const kubeconfig = join(dir, 'gone.kubeconfig');
+    writeFileSync(kubeconfig, server.kubeconfigYaml());
+    await server.close();
+    const r = await runCli(['invoke', '--kubeconfig', kubeconfig]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^ephemera invoke: cannot reach the API server http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*gone\.kubeconfig\): connect ECONNREFUSED .*; check that the cluster is running/);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  });
+
+  test('a kubeconfig without clusters, without a current context, or not YAML: one line naming the fix, exit 2', async () => {
+    const cases: [string, RegExp][] = [
+      ['apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n', /defines no clusters; add one \(kubectl config set-cluster\)/],
+      ['apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:6443"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {}\n', /has no current-context; choose one with: kubectl --kubeconfig .* config use-context NAME/],
+      ['clusters: [unclosed\n', /cannot be read: .*; fix the file or pass another with --kubeconfig/],
+    ];
+    for (const [i, [text, message]] of cases.entries()) {
+      const file = join(dir, `broken-${i}.kubeconfig`);
+      writeFileSync(file, text);
+      const r = await runCli(['invoke', '--kubeconfig', file]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, message);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    }
+  });
+
+  test('--help prints the options and exits 0', async () => {
+    const r = await runCli(['invoke', '--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^usage: ephemera invoke --state FILE/);
+    for (const flag of ['--event', '--now', '--output json', '--kubeconfig', '--namespace', '--apply']) assert.ok(r.stdout.includes(flag), flag);
   });
 });

@@ -1,0 +1,76 @@
+// Which cluster a command acts on, chosen explicitly (--kubeconfig FILE or --in-cluster) and
+// checked before anything runs: a kubeconfig that cannot be read, names no cluster or has no
+// current context, or a server that does not answer, stops the command with one line that
+// says what to fix instead of client-node's "No active cluster!" or "fetch failed".
+import { existsSync } from 'node:fs';
+import { KubeConfig, VersionApi, type ObservableMiddleware } from '@kubernetes/client-node';
+// The observable stub's `of` is not re-exported at the root; middleware must return it.
+import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
+import { CliError, rootCause } from './cli-error.ts';
+
+/** Where to find the cluster. */
+export type ClusterSource = { kubeconfig: string } | { inCluster: true };
+
+/** A loaded configuration and the words that tell a person which cluster it is. */
+export interface Cluster {
+  kc: KubeConfig;
+  server: string;
+  context: string;
+  /** "kubeconfig FILE" or "in-cluster service account". */
+  source: string;
+}
+
+/** Load and check a kubeconfig file or the in-cluster service account. */
+export function loadCluster(from: ClusterSource): Cluster {
+  const kc = new KubeConfig();
+  if ('inCluster' in from) {
+    if (!process.env.KUBERNETES_SERVICE_HOST) {
+      throw new CliError('--in-cluster: KUBERNETES_SERVICE_HOST is not set, so this is not running in a pod; use --kubeconfig FILE outside a cluster', 2);
+    }
+    kc.loadFromCluster();
+    return { kc, server: kc.getCurrentCluster()?.server ?? '', context: kc.getCurrentContext(), source: 'in-cluster service account' };
+  }
+  const file = from.kubeconfig;
+  if (!existsSync(file)) throw new CliError(`kubeconfig ${file} does not exist; pass --kubeconfig with the path of a kubeconfig file`, 2);
+  try {
+    kc.loadFromFile(file);
+  } catch (err) {
+    throw new CliError(`kubeconfig ${file} cannot be read: ${rootCause(err).replace(/\s+/g, ' ').slice(0, 160)}; fix the file or pass another with --kubeconfig`, 2, { cause: err });
+  }
+  return { kc, ...checkContext(kc, file), source: `kubeconfig ${file}` };
+}
+
+function checkContext(kc: KubeConfig, file: string): { server: string; context: string } {
+  if (kc.getClusters().length === 0) throw new CliError(`kubeconfig ${file} defines no clusters; add one (kubectl config set-cluster) or pass another file with --kubeconfig`, 2);
+  const context = kc.getCurrentContext();
+  if (!context) throw new CliError(`kubeconfig ${file} has no current-context; choose one with: kubectl --kubeconfig ${file} config use-context NAME`, 2);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new CliError(`kubeconfig ${file}: context "${context}" names no cluster defined in the file; fix the context or choose another with kubectl config use-context`, 2);
+  return { server: cluster.server, context };
+}
+
+/** One line naming the cluster: `https://… (context prod, kubeconfig ~/.kube/config)`. */
+export function describeCluster(c: Cluster): string {
+  return `${c.server} (context ${c.context}, ${c.source})`;
+}
+
+/** Ask the server for its version; an unreachable or refusing server is a CliError naming it. */
+export async function probeCluster(c: Cluster, timeoutMs = 5_000): Promise<void> {
+  const timeout: ObservableMiddleware = {
+    pre: (req) => {
+      req.setSignal(AbortSignal.timeout(timeoutMs));
+      return of(req);
+    },
+    post: (res) => of(res),
+  };
+  try {
+    await c.kc.makeApiClient(VersionApi).getCode({ middleware: [timeout], middlewareMergeStrategy: 'append' });
+  } catch (err) {
+    throw unreachable(c, err);
+  }
+}
+
+/** The one-line error for a server that did not answer (or answered with an error). */
+export function unreachable(c: Cluster, err: unknown): CliError {
+  return new CliError(`cannot reach the API server ${describeCluster(c)}: ${rootCause(err)}; check that the cluster is running and that the kubeconfig's server address and credentials are right`, 1, { cause: err });
+}
