@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { rfc3339 } from '../../api/meta.ts';
 import { SimKubelet, startApiServer, type ApiServer } from '../../cluster/index.ts';
 
@@ -37,4 +40,69 @@ export async function startDemoCluster(tickMs: number): Promise<{ server: ApiSer
   });
   kubelet.run(tickMs);
   return { server, kubelet };
+}
+
+/** The running demo: its cluster, a narration of its jobs, and a stop that leaves nothing behind. */
+export interface Demo {
+  server: ApiServer;
+  /** Writes a kubeconfig for kubectl and prints every EphemeralJob's row whenever it changes. */
+  narrate(): void;
+  /** Stops the kubelet and the cluster and removes the kubeconfig file. */
+  stop(): Promise<void>;
+}
+
+/** Start the demo cluster; `narrate` when the rest of the process is up. */
+export async function startDemo(tickMs: number): Promise<Demo> {
+  const { server, kubelet } = await startDemoCluster(tickMs);
+  const dir = mkdtempSync(join(tmpdir(), 'ephemera-demo-'));
+  let stopNarration = (): void => {};
+  return {
+    server,
+    narrate: () => {
+      const path = join(dir, 'kubeconfig');
+      writeFileSync(path, server.kubeconfigYaml(), { mode: 0o600 });
+      stopNarration = narrate(path, () => server.store.list({ kind: 'EphemeralJob' }) as unknown as JobRow[]);
+    },
+    stop: async () => {
+      stopNarration();
+      kubelet.stop();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+type JobRow = { metadata: { namespace?: string; name: string }; status?: Record<string, unknown> };
+
+const COLUMNS = 'NAMESPACE  NAME                        STATUS    MATCH  SUCCEED  FAILED  RUNNING  WAITING';
+
+function row(job: JobRow): string {
+  const s = job.status ?? {};
+  const n = (k: string): string => String(s[k] ?? 0);
+  return `${(job.metadata.namespace ?? '').padEnd(11)}${job.metadata.name.padEnd(28)}${String(s.phase ?? '-').padEnd(10)}${n('match').padEnd(7)}${n('succeeded').padEnd(9)}${n('failed').padEnd(8)}${n('running').padEnd(9)}${n('waiting')}`;
+}
+
+/** Every job's row on stderr (beside the JSON logs) whenever it changes, like `kubectl get ejob -A -w`. */
+function narrate(kubeconfig: string, jobs: () => JobRow[]): () => void {
+  const say = (line: string): boolean => process.stderr.write(`${line}\n`);
+  say('ephemera: embedded demo (proposal Story 1: 4 pods, parallelism 1); following every EphemeralJob in it.');
+  say(`ephemera: look inside with: kubectl --kubeconfig ${kubeconfig} get ejob,pods,events`);
+  say(COLUMNS);
+  const last = new Map<string, string>();
+  let finished = false;
+  const timer = setInterval(() => {
+    const all = jobs();
+    for (const job of all) {
+      const line = row(job);
+      const key = `${job.metadata.namespace}/${job.metadata.name}`;
+      if (last.get(key) !== line) say(line);
+      last.set(key, line);
+    }
+    if (!finished && all.length > 0 && all.every((j) => j.status?.completionTime)) {
+      finished = true;
+      say('ephemera: every demo job has finished; still serving (webhook, metrics, kubectl). Ctrl-C to stop.');
+    }
+  }, 100);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -1,23 +1,45 @@
-// `npm start`: everything in one process. With a kubeconfig (KUBECONFIG, ~/.kube/config)
-// or in-cluster config: relay + in-memory queue + functions + webhook against that cluster.
-// With none: an embedded in-memory cluster running the proposal's Story 1, so the whole
-// thing visibly does its job with no external service.
-import { existsSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+// `npm start` / `ephemera start`: everything in one process (relay + in-memory queue +
+// functions + webhook). It never touches a real cluster unless told which one: by default it
+// runs against an embedded in-memory cluster playing the proposal's Story 1, even when
+// KUBECONFIG or ~/.kube/config exist, because acting cluster-wide with a person's own
+// credentials must be a choice (--kubeconfig FILE or --in-cluster), not an accident.
+import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { FunctionsConfig, parseEnv } from '../../config.ts';
+import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
 import { handle } from '../../engine/engine.ts';
+import type { Logger } from '../../engine/logger.ts';
 import { createEngineDeps, createLogger, withFreshHolder } from '../deps.ts';
+import { CliError } from './cli-error.ts';
+import { describeCluster, loadCluster, probeCluster, type Cluster, type ClusterSource } from './kubeconfig.ts';
 import { startWebhookServer } from './webhook-server.ts';
 import { parseListen } from './webhook.ts';
 import { createMetrics } from '../../../relay/metrics.ts';
 import { startRelay, type Relay } from '../../../relay/relay.ts';
 import { startOpsServer } from '../../../relay/server.ts';
 import { memorySink } from '../../../relay/sinks/memory.ts';
-import { startDemoCluster } from './demo.ts';
+import { startDemo, type Demo } from './demo.ts';
+
+const USAGE = `usage: ephemera start [--kubeconfig FILE | --in-cluster] [--namespace NS]...
+
+Runs everything in one process: the relay, an in-memory queue, the functions (EphemeralJob
+and SidecarTerminator) and the validating webhook.
+
+Without --kubeconfig or --in-cluster it runs against an embedded in-memory cluster playing
+the proposal's Story 1 (4 pods, parallelism 1) and prints how to look inside with kubectl.
+It never uses KUBECONFIG or ~/.kube/config on its own.
+
+  --kubeconfig FILE  act on the cluster of this kubeconfig's current context
+  --in-cluster       act on the cluster this pod runs in (its service account)
+  --namespace NS     act only in these namespaces (repeat, or comma-separate; default: all)
+  -h, --help         this help
+
+Variables (besides the functions' own, see the README's Configuration table):
+  EPHEMERA_WEBHOOK_LISTEN  127.0.0.1:8443  where the webhook listens (plain HTTP)
+  EPHEMERA_RELAY_LISTEN    127.0.0.1:8080  /healthz, /readyz, /metrics
+  EPHEMERA_DEMO_TICK_MS    500             the embedded kubelet's step, in milliseconds
+  (HOST:0 picks any free port.)
+`;
 
 /** HOST:PORT as `--listen` takes it ([::1]:8443 too), checked where the variable is named. */
 const Listen = z.string().transform((value, ctx) => {
@@ -29,80 +51,120 @@ const Listen = z.string().transform((value, ctx) => {
   }
 });
 
-const StartConfig = FunctionsConfig.extend({
+/** `start`'s variables: the functions' plus where to listen and the demo's pace. */
+export const StartConfig = FunctionsConfig.extend({
   EPHEMERA_WEBHOOK_LISTEN: Listen.prefault('127.0.0.1:8443'),
   EPHEMERA_RELAY_LISTEN: Listen.prefault('127.0.0.1:8080'),
   EPHEMERA_DEMO_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
 });
+type StartConfig = z.infer<typeof StartConfig>;
 
-/** Whether the environment points at a real cluster. */
-export function clusterConfigured(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env.KUBECONFIG || env.KUBERNETES_SERVICE_HOST || existsSync(join(homedir(), '.kube', 'config')));
+interface StartOptions {
+  source?: ClusterSource;
+  namespaces: string[];
 }
 
-export async function main(_argv: string[]): Promise<number> {
-  let config: z.infer<typeof StartConfig>;
+/** `ephemera start`; resolves with the exit code after SIGINT/SIGTERM. */
+export async function main(argv: string[]): Promise<number> {
   try {
-    config = parseEnv(StartConfig, process.env);
+    const opts = parseOptions(argv);
+    if (opts === 'help') {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    return await run(opts, parseEnv(StartConfig, process.env));
   } catch (err) {
-    process.stderr.write(`ephemera start: ${(err as Error).message}\n`);
-    return 2;
+    if (!(err instanceof CliError || err instanceof ConfigError)) throw err;
+    process.stderr.write(`ephemera start: ${err.message}\n`);
+    return err instanceof CliError ? err.exitCode : 2;
   }
+}
+
+function parseOptions(argv: string[]): StartOptions | 'help' {
+  let values;
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        kubeconfig: { type: 'string' },
+        'in-cluster': { type: 'boolean', default: false },
+        namespace: { type: 'string', short: 'n', multiple: true, default: [] },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+  if (values.help) return 'help';
+  if (values.kubeconfig !== undefined && values['in-cluster']) throw usageError('--kubeconfig and --in-cluster exclude each other: choose one cluster');
+  const namespaces = values.namespace.flatMap((n) => n.split(',')).map((n) => n.trim()).filter(Boolean);
+  const source: ClusterSource | undefined = values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : values['in-cluster'] ? { inCluster: true } : undefined;
+  return { ...(source ? { source } : {}), namespaces };
+}
+
+function usageError(message: string): CliError {
+  return new CliError(`${message}\nRun "ephemera start --help" for the options.`, 2);
+}
+
+/** The ports, then the cluster, then the relay; everything stops again on a signal. */
+async function run(opts: StartOptions, config: StartConfig): Promise<number> {
   const logger = createLogger(config.LOG_LEVEL);
-  const live = clusterConfigured(process.env);
-  const demo = live ? undefined : await startDemoCluster(config.EPHEMERA_DEMO_TICK_MS);
-  const kc = demo ? demo.server.kubeConfig() : loadDefault();
-  const deps = createEngineDeps(config, kc, logger);
-  const box: { relay?: Relay } = {};
+  const cluster = opts.source ? loadCluster(opts.source) : undefined;
+  if (cluster) await probeCluster(cluster);
   const metrics = createMetrics();
-  const relayAddr = config.EPHEMERA_RELAY_LISTEN;
-  const ops = await startOpsServer({ ...relayAddr, ready: () => box.relay?.ready() ?? false, registry: metrics.registry });
-  const relay = await startRelay({
-    kubeConfig: kc, metrics, namespaces: [], relayId: 'ephemera-start', coalesceMs: 200, resyncSeconds: 600, bufferMax: 50_000, logger,
+  const box: { relay?: Relay } = {};
+  const webhook = await listen('EPHEMERA_WEBHOOK_LISTEN', config, () => startWebhookServer({ ...config.EPHEMERA_WEBHOOK_LISTEN, logger: pino({ level: config.LOG_LEVEL, base: { app: 'ephemera', component: 'webhook' } }) }));
+  const ops = await listen('EPHEMERA_RELAY_LISTEN', config, () => startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, registry: metrics.registry }))
+    .catch(async (err: unknown) => {
+      await webhook.close();
+      throw err;
+    });
+  const demo = cluster ? undefined : await startDemo(config.EPHEMERA_DEMO_TICK_MS);
+  const kc = cluster?.kc ?? (demo as Demo).server.kubeConfig();
+  announce(cluster, opts.namespaces, config);
+  const deps = createEngineDeps(config, kc, logger);
+  box.relay = await startRelay({
+    kubeConfig: kc, metrics, namespaces: opts.namespaces, relayId: 'ephemera-start', coalesceMs: 200, resyncSeconds: 600, bufferMax: 50_000, logger,
     sink: memorySink(async (e) => handle(e, withFreshHolder(deps)), (e, ms) => box.relay?.requeue(e, ms)),
   });
-  box.relay = relay;
-  const webhook = await startWebhookServer({ ...config.EPHEMERA_WEBHOOK_LISTEN, logger: pino({ level: config.LOG_LEVEL, base: { app: 'ephemera', component: 'webhook' } }) });
-  logger.info({ cluster: live ? kc.getCurrentCluster()?.server : 'embedded demo', webhook: webhook.url, ops: `http://${relayAddr.host}:${ops.port}` }, 'ephemera running');
-  const stopDemo = demo ? narrate(demo.server.kubeconfigYaml(), () => demo.server.store.all()) : undefined;
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  stopDemo?.();
-  await relay.stop();
+  logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${config.EPHEMERA_RELAY_LISTEN.host}:${ops.port}` });
+  demo?.narrate();
+  await signalled();
+  await box.relay.stop();
   await webhook.close();
   await ops.close();
-  if (demo) {
-    demo.kubelet.stop();
-    await demo.server.close();
-  }
+  await demo?.stop();
   return 0;
 }
 
-function loadDefault(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
+function logServing(logger: Logger, fields: Record<string, string>): void {
+  logger.info(fields, 'ephemera running');
 }
 
-/** Print the demo job's `kubectl get ejob` line whenever it changes, on stderr beside the JSON logs. */
-function narrate(kubeconfig: string, objects: () => unknown[]): () => void {
-  const path = join(tmpdir(), `ephemera-demo-${process.pid}.kubeconfig`);
-  writeFileSync(path, kubeconfig);
-  const say = (line: string): boolean => process.stderr.write(`${line}\n`);
-  say(`ephemera: no kubeconfig found, so running the embedded demo (proposal Story 1: 4 pods, parallelism 1).`);
-  say(`ephemera: look inside with: kubectl --kubeconfig ${path} get ejob,pods`);
-  say(`NAME                        STATUS    MATCH  SUCCEED  FAILED  RUNNING  WAITING`);
-  let last = '';
-  const timer = setInterval(() => {
-    const job = objects().find((o) => (o as { kind?: string }).kind === 'EphemeralJob') as { metadata: { name: string }; status?: Record<string, unknown> } | undefined;
-    const s = job?.status ?? {};
-    const line = `${(job?.metadata.name ?? '-').padEnd(28)}${String(s.phase ?? '-').padEnd(10)}${String(s.match ?? 0).padEnd(7)}${String(s.succeeded ?? 0).padEnd(9)}${String(s.failed ?? 0).padEnd(8)}${String(s.running ?? 0).padEnd(9)}${String(s.waiting ?? 0)}`;
-    if (line !== last) say(line);
-    if (line !== last && s.completionTime) say('ephemera: the demo job has finished; still serving (webhook, metrics). Ctrl-C to stop.');
-    last = line;
-  }, 100);
-  timer.unref();
-  return () => clearInterval(timer);
+/** Bind a listener; a port in use (or not ours to take) is one line naming the variable. */
+async function listen<T>(variable: 'EPHEMERA_WEBHOOK_LISTEN' | 'EPHEMERA_RELAY_LISTEN', config: StartConfig, bind: () => Promise<T>): Promise<T> {
+  try {
+    return await bind();
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const { host, port } = config[variable];
+    const what = variable === 'EPHEMERA_WEBHOOK_LISTEN' ? 'the webhook' : 'the relay\'s /healthz, /readyz, /metrics';
+    const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'is not ours to bind (EACCES)' : `cannot be bound (${code ?? (err as Error).message})`;
+    throw new CliError(`${host}:${port} (${what}) ${why}; set ${variable} to a free HOST:PORT (${host}:0 picks any free port)`, 1, { cause: err });
+  }
+}
+
+/** Say, before acting, which cluster and namespaces the controllers will write to. */
+function announce(cluster: Cluster | undefined, namespaces: string[], config: StartConfig): void {
+  const where = namespaces.length > 0 ? `namespaces ${namespaces.join(', ')}` : 'all namespaces';
+  const target = cluster ? `the cluster at ${describeCluster(cluster)}` : 'the embedded in-memory cluster (no real cluster is touched)';
+  process.stderr.write(`ephemera: acting on ${target}, ${where}; controllers ${config.EPHEMERA_CONTROLLERS}; Leases in ${config.EPHEMERA_LOCK_NAMESPACE}.\n`);
+}
+
+function signalled(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
 }

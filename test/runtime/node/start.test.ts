@@ -1,42 +1,123 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
+import { startApiServer } from '../../../functions/cluster/index.ts';
 import { CLI, runCli } from '../../support/cli.ts';
 
-test('`ephemera start` without a kubeconfig runs the embedded demo visibly to its end, then stops cleanly on SIGTERM', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'ephemera-home-'));
-  const env = { ...process.env, HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '', LOG_LEVEL: 'warn', EPHEMERA_DEMO_TICK_MS: '20', EPHEMERA_WEBHOOK_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' };
-  const child = spawn(process.execPath, [CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+const dir = mkdtempSync(join(tmpdir(), 'ephemera-start-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const QUIET = { LOG_LEVEL: 'warn', EPHEMERA_DEMO_TICK_MS: '20', EPHEMERA_WEBHOOK_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' };
+
+/** `ephemera start …` as a child; `until` resolves once stderr matches. */
+function start(args: string[], env: Record<string, string>): { child: ChildProcessWithoutNullStreams; stderr: () => string; until: (re: RegExp) => Promise<void>; stop: () => Promise<number | null> } {
+  const child = spawn(process.execPath, [CLI, 'start', ...args], { env: { ...process.env, ...QUIET, ...env }, stdio: 'pipe' });
   let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return {
+    child,
+    stderr: () => err,
+    until: (re) => new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (re.test(err)) resolve();
+      };
+      child.stderr.on('data', check);
+      check();
+      void exited.then((code) => reject(new Error(`exited (${code}) before ${re}: ${err}`)));
+    }),
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+test('`ephemera start` runs the embedded demo visibly to its end even when KUBECONFIG and ~/.kube/config point at a cluster, which it never touches', async () => {
+  const real = await startApiServer();
+  const home = join(dir, 'home');
+  mkdirSync(join(home, '.kube'), { recursive: true });
+  writeFileSync(join(home, '.kube', 'config'), real.kubeconfigYaml());
+  writeFileSync(join(dir, 'env.kubeconfig'), real.kubeconfigYaml());
+  const s = start([], { HOME: home, KUBECONFIG: join(dir, 'env.kubeconfig') });
   try {
-    const finished = new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (d: Buffer) => {
-        err += d.toString();
-        if (err.includes('the demo job has finished')) resolve();
-      });
-      child.on('exit', (code) => reject(new Error(`exited early (${code}): ${err}`)));
-    });
-    await finished;
-    assert.match(err, /embedded demo/);
-    assert.match(err, /hello-world-ephemeral-job\s+Failed\s+4\s+2\s+2\s+0\s+0/, 'kubectl-like line: MATCH 4, SUCCEED 2, FAILED 2');
-    child.removeAllListeners('exit');
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0);
+    await s.until(/every demo job has finished/);
+    assert.match(s.stderr(), /acting on the embedded in-memory cluster \(no real cluster is touched\), all namespaces/);
+    assert.match(s.stderr(), /following every EphemeralJob/);
+    assert.match(s.stderr(), /default\s+hello-world-ephemeral-job\s+Failed\s+4\s+2\s+2\s+0\s+0/, 'kubectl-like row: MATCH 4, SUCCEED 2, FAILED 2');
+    const kubeconfig = /kubectl --kubeconfig (\S+) get/.exec(s.stderr())?.[1];
+    assert.ok(kubeconfig && existsSync(kubeconfig), 'a kubeconfig for kubectl while it runs');
+    assert.equal(await s.stop(), 0);
+    assert.equal(existsSync(kubeconfig), false, 'the demo kubeconfig is removed on exit');
+    assert.equal(real.requests.filter(() => true).length, 0, 'not one request to the cluster of KUBECONFIG or ~/.kube/config');
   } finally {
-    child.kill('SIGKILL');
-    rmSync(home, { recursive: true, force: true });
+    s.child.kill('SIGKILL');
+    await real.close();
   }
 });
 
-test('`ephemera start` with a bad listen variable names it and exits 2', async () => {
-  for (const [name, value] of [['EPHEMERA_WEBHOOK_LISTEN', 'nope'], ['EPHEMERA_RELAY_LISTEN', 'host:99999']] as const) {
-    const r = await runCli(['start'], { KUBECONFIG: '', [name]: value });
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, new RegExp(`${name}: expected HOST:PORT`));
-    assert.doesNotMatch(r.stderr, /--listen|\n\s+at /);
+test('`ephemera start --kubeconfig FILE --namespace a,b` says which cluster and namespaces it acts on, and acts only there', async () => {
+  const real = await startApiServer();
+  const kubeconfig = join(dir, 'real.kubeconfig');
+  writeFileSync(kubeconfig, real.kubeconfigYaml());
+  const s = start(['--kubeconfig', kubeconfig, '--namespace', 'a,b'], {});
+  try {
+    await s.until(/acting on/);
+    assert.match(s.stderr(), new RegExp(`acting on the cluster at ${real.url.replace(/\./g, '\\.')} \\(context ephemera-fake, kubeconfig ${kubeconfig}\\), namespaces a, b; controllers ejob,sidecar; Leases in ephemera-system`));
+    const watched = async (): Promise<string[]> => {
+      for (let i = 0; i < 100 && real.requests.filter((r) => r.watch).length < 4; i++) await new Promise((r) => setTimeout(r, 50));
+      return [...new Set(real.requests.filter((r) => r.path.startsWith('/api') && (r.verb === 'list' || r.watch)).map((r) => r.path))].sort();
+    };
+    assert.deepEqual(await watched(), [
+      '/api/v1/namespaces/a/pods', '/api/v1/namespaces/b/pods',
+      '/apis/apps.kruise.io/v1alpha1/namespaces/a/ephemeraljobs', '/apis/apps.kruise.io/v1alpha1/namespaces/b/ephemeraljobs',
+    ]);
+    assert.equal(await s.stop(), 0);
+  } finally {
+    s.child.kill('SIGKILL');
+    await real.close();
+  }
+});
+
+test('`ephemera start` errors are one line naming the fix', async () => {
+  const gone = await startApiServer();
+  const goneConfig = join(dir, 'gone.kubeconfig');
+  writeFileSync(goneConfig, gone.kubeconfigYaml());
+  await gone.close();
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+  const port = (busy.address() as { port: number }).port;
+  try {
+    const cases: [string[], Record<string, string>, number, RegExp][] = [
+      [['--kubeconfig', goneConfig], {}, 1, /^ephemera start: cannot reach the API server http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\): connect ECONNREFUSED/],
+      [['--kubeconfig', join(dir, 'nope')], {}, 2, /^ephemera start: kubeconfig .*nope does not exist; pass --kubeconfig/],
+      [['--in-cluster'], { KUBERNETES_SERVICE_HOST: '' }, 2, /^ephemera start: --in-cluster: KUBERNETES_SERVICE_HOST is not set/],
+      [['--kubeconfig', goneConfig, '--in-cluster'], {}, 2, /--kubeconfig and --in-cluster exclude each other/],
+      [['--frob'], {}, 2, /^ephemera start: Unknown option '--frob'\nRun "ephemera start --help"/],
+      [[], { EPHEMERA_WEBHOOK_LISTEN: `127.0.0.1:${port}` }, 1, new RegExp(`^ephemera start: 127\\.0\\.0\\.1:${port} \\(the webhook\\) is already in use; set EPHEMERA_WEBHOOK_LISTEN to a free HOST:PORT \\(127\\.0\\.0\\.1:0 picks any free port\\)\\n$`)],
+      [[], { EPHEMERA_RELAY_LISTEN: `127.0.0.1:${port}` }, 1, new RegExp(`^ephemera start: 127\\.0\\.0\\.1:${port} \\(the relay's /healthz, /readyz, /metrics\\) is already in use; set EPHEMERA_RELAY_LISTEN to a free HOST:PORT`)],
+      [[], { EPHEMERA_WEBHOOK_LISTEN: 'nope' }, 2, /EPHEMERA_WEBHOOK_LISTEN: expected HOST:PORT/],
+      [[], { EPHEMERA_RELAY_LISTEN: 'host:99999' }, 2, /EPHEMERA_RELAY_LISTEN: expected HOST:PORT/],
+    ];
+    for (const [args, env, code, message] of cases) {
+      const r = await runCli(['start', ...args], { ...QUIET, ...env });
+      assert.equal(r.code, code, `${args.join(' ')} ${JSON.stringify(env)}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.doesNotMatch(r.stderr, /\n\s+at |EADDRINUSE|fetch failed/, 'no stack trace, no raw error code');
+    }
+  } finally {
+    busy.close();
+  }
+});
+
+test('`ephemera start --help` names the flags and every variable start reads', async () => {
+  const r = await runCli(['start', '--help']);
+  assert.equal(r.code, 0);
+  for (const word of ['--kubeconfig FILE', '--in-cluster', '--namespace NS', 'EPHEMERA_WEBHOOK_LISTEN', 'EPHEMERA_RELAY_LISTEN', 'EPHEMERA_DEMO_TICK_MS', 'never uses KUBECONFIG']) {
+    assert.ok(r.stdout.includes(word), word);
   }
 });
