@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // The `ephemera` command: a thin dispatcher; each subcommand lives in its own module and
 // exports main(argv) → exit code. Nothing here reads the environment at import time.
+// Whatever error reaches it is printed as one line a person can act on (the stack only
+// with LOG_LEVEL=debug), never a raw trace.
+import { readFileSync } from 'node:fs';
+import { explain } from './explain-error.ts';
+
 const COMMANDS: Record<string, () => Promise<{ main: (argv: string[]) => Promise<number> }>> = {
   invoke: () => import('./invoke.ts'),
   webhook: () => import('./webhook.ts'),
@@ -8,29 +13,81 @@ const COMMANDS: Record<string, () => Promise<{ main: (argv: string[]) => Promise
   start: () => import('./start.ts'),
 };
 
-const USAGE = `usage: ephemera <command> [options]
+const USAGE = `usage: ephemera <command> [options]     (ephemera <command> --help for its options)
 
 commands:
+  start    relay + in-memory queue + functions + webhook in one process; the embedded
+           cluster unless --kubeconfig FILE or --in-cluster
   invoke   --state FILE [--event FILE] [--now RFC3339] [--output json]
            run the handlers against an in-memory cluster (or --kubeconfig, plan only unless --apply)
   webhook  --listen HOST:PORT [--tls-cert FILE --tls-key FILE]
   relay    [--sink sqs|memory|record:PATH]
-  start    relay + in-memory queue + functions + webhook in one process
+
+  -h, --help     this help
+  -v, --version  the version
 `;
+
+// The relay's command line is the relay's own (relay/cli.ts); its help is kept here so
+// `ephemera relay --help` answers without connecting to anything.
+const RELAY_USAGE = `usage: ephemera relay [--sink sqs|memory|record:PATH]
+
+Watches Pods and EphemeralJobs of the cluster of KUBECONFIG (or the in-cluster service
+account) and forwards the events that matter to a queue.
+
+  --sink sqs           send to EPHEMERA_SQS_QUEUE_URL (the default when it is set)
+  --sink memory        run the functions in this process (the default otherwise)
+  --sink record:PATH   append one event per line, for ephemera invoke --event PATH
+  -h, --help           this help
+
+Variables: EPHEMERA_SQS_QUEUE_URL, AWS_REGION, EPHEMERA_SQS_ENDPOINT, EPHEMERA_RELAY_NAMESPACES,
+EPHEMERA_RELAY_RESYNC_SECONDS, EPHEMERA_RELAY_COALESCE_MS, EPHEMERA_RELAY_BUFFER_MAX,
+EPHEMERA_RELAY_LISTEN, EPHEMERA_RELAY_LEADER_ELECTION, EPHEMERA_RELAY_LEASE_NAMESPACE,
+EPHEMERA_RELAY_ID, LOG_LEVEL (see the README's relay section).
+`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `ephemera ${pkg.version} (node ${process.versions.node})\n`;
+}
+
+const wantsHelp = (argv: string[]): boolean => argv.includes('--help') || argv.includes('-h');
 
 async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '-h' || name === '--help') {
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     process.stdout.write(USAGE);
     return name === undefined ? 2 : 0;
+  }
+  if (name === '-v' || name === '--version' || name === 'version') {
+    process.stdout.write(version());
+    return 0;
   }
   const load = COMMANDS[name];
   if (!load) {
     process.stderr.write(`ephemera: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
+  if (name === 'relay' && wantsHelp(rest)) {
+    process.stdout.write(RELAY_USAGE);
+    return 0;
+  }
   const mod = await load();
   return mod.main(rest);
 }
 
-process.exitCode = await run(process.argv.slice(2));
+/** Any error that escapes a command: one line, exit 1. */
+function fail(command: string, err: unknown): void {
+  const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
+  process.stderr.write(`ephemera ${command}: ${explain(err)}${debug && err instanceof Error ? `\n${err.stack}` : ''}\n`);
+  process.exit(1);
+}
+
+const argv = process.argv.slice(2);
+const command = argv[0] ?? '';
+process.on('unhandledRejection', (err) => fail(command, err));
+process.on('uncaughtException', (err) => fail(command, err));
+try {
+  process.exitCode = await run(argv);
+} catch (err) {
+  fail(command, err);
+}

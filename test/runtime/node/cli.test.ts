@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { CliError } from '../../../functions/runtime/node/cli-error.ts';
+import { explain } from '../../../functions/runtime/node/explain-error.ts';
+import { runCli } from '../../support/cli.ts';
+
+describe('the ephemera command', () => {
+  test('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const r = await runCli([flag]);
+      assert.equal(r.code, 0);
+      assert.match(r.stdout, new RegExp(`^ephemera ${version.replace(/\./g, '\\.')} \\(node \\d+\\.`));
+    }
+  });
+
+  test('every subcommand answers --help with its usage, exit 0, touching nothing', async () => {
+    for (const command of ['invoke', 'relay', 'webhook', 'start']) {
+      const r = await runCli([command, '--help'], { KUBECONFIG: '/nonexistent' });
+      assert.equal(r.code, 0, `${command}: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`^usage: ephemera ${command}`), command);
+      assert.equal(r.stderr, '', command);
+    }
+    const top = await runCli(['--help']);
+    assert.equal(top.code, 0);
+    assert.match(top.stdout, /--version/);
+  });
+
+  test('an unknown command exits 2 with the usage', async () => {
+    const r = await runCli(['frobnicate']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^ephemera: unknown command "frobnicate"\n\nusage: ephemera <command>/);
+  });
+});
+
+describe('errors that reach the dispatcher', () => {
+  test('are one line naming the fix', () => {
+    const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }) });
+    assert.equal(explain(refused), 'cannot reach the API server (connect ECONNREFUSED 127.0.0.1:6443); check that the cluster is running and that the kubeconfig\'s server address is right');
+    assert.match(explain(new Error('No active cluster!')), /^no cluster configured: .*kubectl config use-context NAME/);
+    assert.equal(explain(new CliError('already one line')), 'already one line');
+    const other = explain(new Error('something\nelse'));
+    assert.equal(other, 'something (LOG_LEVEL=debug shows the stack)');
+  });
+});
