@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { discovery, VERSION_INFO } from './discovery.ts';
+import { openApiDocument } from './openapi.ts';
 import { Faults, type FaultSpec } from './faults.ts';
 import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
@@ -12,6 +13,7 @@ import { Rest, type DeleteOptions, type ListQuery, type Subresource } from './re
 import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
 import { ObjectStore } from './store.ts';
 import { serveWatch } from './watch.ts';
+import { includeObject, tableVersion, toTable } from './table.ts';
 
 /** Options of startApiServer. */
 export interface ApiServerOptions {
@@ -218,9 +220,11 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
     if (doc !== undefined) return send(res, record, 200, doc);
     if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
-    if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record }, route, query);
+    const table = method === 'GET' && route.sub === '' ? tableVersion(req.headers.accept) : undefined;
+    const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include: includeObject(query), now: ctx.clock() }) : undefined;
+    if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
     const [status, out] = dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' });
-    send(res, record, status, out);
+    send(res, record, status, asTable ? asTable(out) : out);
   } catch (err) {
     sendError(ctx, res, err, record);
   }
@@ -229,6 +233,7 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
 function staticDocument(ctx: Ctx, path: string): unknown {
   if (path === '/version' || path === '/version/') return VERSION_INFO;
   if (['/healthz', '/readyz', '/livez'].includes(path)) return 'ok';
+  if (path.startsWith('/openapi/')) return openApiDocument(ctx.registry, path);
   return discovery(ctx.registry, path, ctx.address);
 }
 
@@ -293,8 +298,8 @@ function dispatch(ctx: Ctx, method: string, route: Route, input: Input): [number
   throw statusError(405, `the server does not allow this method on the requested resource`, 'MethodNotAllowed');
 }
 
-function startWatch(ctx: Ctx, out: { res: ServerResponse; record: RequestRecord }, route: Route, q: Record<string, string>): void {
-  const { res, record } = out;
+function startWatch(ctx: Ctx, out: { res: ServerResponse; record: RequestRecord; asTable: ((o: unknown) => unknown) | undefined }, route: Route, q: Record<string, string>): void {
+  const { res, record, asTable } = out;
   if (route.sub !== '') throw statusError(404, 'the server could not find the requested resource', 'NotFound');
   const timeout = q.timeoutSeconds ? Number(q.timeoutSeconds) : undefined;
   record.status = 200;
@@ -309,6 +314,7 @@ function startWatch(ctx: Ctx, out: { res: ServerResponse; record: RequestRecord 
     },
     bookmarkIntervalMs: ctx.bookmarkIntervalMs,
     onClose: () => untrack(),
+    ...(asTable ? { transform: asTable } : {}),
   });
   if (handle) untrack = ctx.faults.track(handle);
 }

@@ -36,7 +36,7 @@ export function serveWatch(
   store: ObjectStore,
   req: WatchRequest,
   res: ServerResponse,
-  io: { write: (chunk: string) => void; bookmarkIntervalMs: number; onClose: () => void },
+  io: { write: (chunk: string) => void; bookmarkIntervalMs: number; onClose: () => void; transform?: (object: unknown) => unknown },
 ): ActiveWatch | null {
   const match = selectorFor(req.def, req);
   const start = parseStart(req.resourceVersion);
@@ -58,7 +58,8 @@ export function serveWatch(
   const deliver = (e: StoreEvent): void => {
     if (!inScope(e)) return;
     const out = translate(e, match);
-    if (out) send(out);
+    // A watch asked for as a Table (kubectl get -w) gets each object as a one-row Table.
+    if (out) send(io.transform ? { type: out.type, object: io.transform(out.object) } : out);
   };
   for (const e of backlog) deliver(e as StoreEvent);
   const unsubscribe = store.subscribe(deliver);
