@@ -3,6 +3,7 @@
 // The HTTP layer and the simulated kubelet both go through here.
 import { randomUUID } from 'node:crypto';
 import { dns1123LabelProblems, dns1123SubdomainProblems } from '../api/name-formats.ts';
+import type { Admit } from './admission.ts';
 import { randomSuffix } from './names.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { clone, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
@@ -67,10 +68,13 @@ export function selectorFor(def: ResourceDef, q: ListQuery): (o: KubeObject) => 
 export class Rest {
   readonly store: ObjectStore;
   private readonly clock: () => Date;
+  private readonly admit: Admit | undefined;
 
-  constructor(store: ObjectStore, clock: () => Date) {
+  /** `admit` checks each create and update before it is stored (schema, validating webhook). */
+  constructor(store: ObjectStore, clock: () => Date, admit?: Admit) {
     this.store = store;
     this.clock = clock;
+    this.admit = admit;
   }
 
   get({ def, namespace, name }: Target): KubeObject {
@@ -120,6 +124,7 @@ export class Rest {
     this.validateName(def, meta);
     if (this.store.read(def, namespace, meta.name)) throw alreadyExists(subject(def, meta.name));
     this.prepareCreate(def, obj);
+    this.admit?.({ def, operation: 'CREATE', object: obj, sub: '' });
     return this.store.write(def, obj, 'ADDED');
   }
 
@@ -247,6 +252,7 @@ export class Rest {
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     // An update that changes nothing is not written: no new resourceVersion, no event.
     if (jsonEqual(old, next)) return old;
+    this.admit?.({ def, operation: 'UPDATE', object: next, oldObject: old, sub });
     if (next.metadata.deletionTimestamp && finalizersOf(next).length === 0) {
       const gone = this.store.remove(def, next);
       this.collectGarbage();

@@ -3,7 +3,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { admit } from './admission.ts';
 import { discovery, VERSION_INFO } from './discovery.ts';
+import { checkFields } from './field-validation.ts';
 import { openApiDocument } from './openapi.ts';
 import { Faults, type FaultSpec } from './faults.ts';
 import { defaultPod } from './pod-rules.ts';
@@ -31,6 +33,12 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Resources to serve besides the built-in ones. */
   resources?: ResourceDef[];
+  /**
+   * Check writes as a real cluster with ephemera installed would: CRD schema validation
+   * and the validating webhook (admission.ts). Off by default so tests can write partial
+   * objects; the `npm start` demo turns it on.
+   */
+  admission?: boolean;
 }
 
 /** A running fake API server. */
@@ -76,7 +84,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000 });
   seed(store, opts.objects ?? []);
   const ctx: Ctx = {
-    registry, store, rest: new Rest(store, clock), faults: new Faults(), requests: new RequestLog(), clock,
+    registry, store, rest: new Rest(store, clock, opts.admission ? admit : undefined), faults: new Faults(), requests: new RequestLog(), clock,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '',
   };
   const server = createServer((req, res) => {
@@ -105,6 +113,9 @@ function seed(store: ObjectStore, objects: unknown[]): void {
   for (const o of flat) {
     const obj = structuredClone(o) as Record<string, unknown>;
     if (obj && obj.apiVersion === 'v1' && obj.kind === 'Pod') defaultPod(obj);
+    const def = typeof obj?.apiVersion === 'string' && typeof obj.kind === 'string' ? store.defFor(obj.apiVersion, obj.kind) : undefined;
+    // A stored object of a kind that keeps a generation has one from its first write.
+    if (def?.generation && obj.metadata && typeof obj.metadata === 'object') (obj.metadata as Record<string, unknown>).generation ??= 1;
     store.put(obj);
   }
 }
@@ -223,6 +234,8 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     const table = method === 'GET' && route.sub === '' ? tableVersion(req.headers.accept) : undefined;
     const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include: includeObject(query), now: ctx.clock() }) : undefined;
     if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
+    const warnings = checkFields(route.def, { method, contentType: req.headers['content-type'] ?? '', body, directive: query.fieldValidation });
+    if (warnings.length > 0) res.setHeader('Warning', warnings);
     const [status, out] = dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' });
     send(res, record, status, asTable ? asTable(out) : out);
   } catch (err) {

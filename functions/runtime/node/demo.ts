@@ -34,7 +34,7 @@ export function demoObjects(now: Date): unknown[] {
 
 /** An in-memory cluster with a kubelet: `pidof helloworld` succeeds only in healthy pods. */
 export async function startDemoCluster(tickMs: number): Promise<{ server: ApiServer; kubelet: SimKubelet }> {
-  const server = await startApiServer({ objects: demoObjects(new Date()) });
+  const server = await startApiServer({ objects: demoObjects(new Date()), admission: true });
   const kubelet = new SimKubelet(server, {
     ephemeral: (pod) => ({ exitCode: (pod.metadata as { labels?: Record<string, string> }).labels?.healthy === 'true' ? 0 : 1 }),
   });

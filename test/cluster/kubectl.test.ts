@@ -1,0 +1,167 @@
+// The embedded cluster as kubectl meets it: the real kubectl binary over a temporary
+// kubeconfig, no --validate=false, no special flags.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
+import { demoObjects } from '../../functions/runtime/node/demo.ts';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'ephemera-kubectl-'));
+let server: ApiServer;
+let kubeconfig = '';
+
+before(async () => {
+  server = await startApiServer({ objects: demoObjects(new Date()), admission: true });
+  kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, server.kubeconfigYaml());
+});
+after(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** kubectl's exit code, stdout and stderr; its discovery cache stays in the temp folder. */
+async function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const argv = ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args];
+  if (stdin === undefined) {
+    try {
+      const r = await run('kubectl', argv);
+      return { code: 0, ...r };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', argv, { stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+const header = (out: string): string[] => (out.split('\n')[0] ?? '').trim().split(/\s{2,}/);
+const rowOf = (out: string, name: string): string[] => (out.split('\n').find((l) => l.includes(name)) ?? '').trim().split(/\s+/);
+
+const JOB = (name: string, specExtra = '', container = ''): string => `apiVersion: apps.kruise.io/v1alpha1
+kind: EphemeralJob
+metadata:
+  name: ${name}
+spec:
+  selector:
+    matchLabels: { app: helloworld }
+  parallelism: 2${specExtra}
+  template:
+    ephemeralContainers:
+      - name: helloworld-ec
+        image: busybox:latest
+        imagePullPolicy: IfNotPresent
+        terminationMessagePolicy: File
+        targetContainerName: helloworld${container}
+`;
+
+describe('kubectl against the embedded cluster', () => {
+  test('get ejob shows the CRD\'s printer columns with the status values', async () => {
+    const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'hello-world-ephemeral-job' })!;
+    server.store.put({ ...job, status: { phase: 'Failed', match: 4, succeeded: 2, failed: 2, running: 0, waiting: 0 } });
+    const r = await kubectl(['get', 'ejob']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(header(r.stdout), ['NAME', 'STATUS', 'MATCH', 'SUCCEED', 'FAILED', 'RUNNING', 'WAITING', 'AGE']);
+    assert.deepEqual(rowOf(r.stdout, 'hello-world-ephemeral-job').slice(0, 7), ['hello-world-ephemeral-job', 'Failed', '4', '2', '2', '0', '0']);
+    assert.match(rowOf(r.stdout, 'hello-world-ephemeral-job')[7] ?? '', /^\d+s$/);
+  });
+
+  test('get pods, events, nodes and leases show the built-in columns', async () => {
+    const pods = await kubectl(['get', 'pods']);
+    assert.deepEqual(header(pods.stdout), ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    assert.deepEqual(rowOf(pods.stdout, 'helloworld-865cd8865b-nl8lq').slice(0, 4), ['helloworld-865cd8865b-nl8lq', '1/1', 'Running', '0']);
+    server.store.put({
+      apiVersion: 'v1', kind: 'Event', metadata: { name: 'hello.1', namespace: 'default' }, type: 'Normal', reason: 'Injected', message: 'injected into helloworld-865cd8865b-nl8lq',
+      involvedObject: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'hello-world-ephemeral-job' }, lastTimestamp: new Date(Date.now() - 5000).toISOString().replace(/\.\d+Z$/, 'Z'), count: 1,
+    });
+    const events = await kubectl(['get', 'events']);
+    assert.deepEqual(header(events.stdout), ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+    assert.match(events.stdout, /\n\d+s\s+Normal\s+Injected\s+ephemeraljob\/hello-world-ephemeral-job\s+injected into helloworld-865cd8865b-nl8lq/);
+    const nodes = await kubectl(['get', 'nodes']);
+    assert.deepEqual(header(nodes.stdout), ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']);
+    server.store.put({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ejob-lock', namespace: 'ephemera-system' }, spec: { holderIdentity: 'host/1/abc' } });
+    const leases = await kubectl(['get', 'leases', '-A']);
+    assert.deepEqual(header(leases.stdout), ['NAMESPACE', 'NAME', 'HOLDER', 'AGE']);
+    assert.deepEqual(rowOf(leases.stdout, 'ejob-lock').slice(0, 3), ['ephemera-system', 'ejob-lock', 'host/1/abc']);
+  });
+
+  test('apply validates on the server (no --validate=false); generation is 1, +1 on a spec change, not on status', async () => {
+    const created = await kubectl(['apply', '-f', '-'], JOB('applied'));
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /ephemeraljob\.apps\.kruise\.io\/applied created/);
+    const generation = async (): Promise<string> => (await kubectl(['get', 'ejob', 'applied', '-o', 'jsonpath={.metadata.generation}'])).stdout;
+    assert.equal(await generation(), '1');
+    const changed = await kubectl(['apply', '-f', '-'], JOB('applied').replace('parallelism: 2', 'parallelism: 3'));
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.match(changed.stdout, /configured/);
+    assert.equal(await generation(), '2');
+    const status = await kubectl(['patch', 'ejob', 'applied', '--subresource', 'status', '--type', 'merge', '-p', '{"status":{"phase":"Running"}}']);
+    assert.equal(status.code, 0, status.stderr);
+    assert.equal(await generation(), '2', 'a status write leaves generation alone');
+  });
+
+  test('the CRD schema is enforced: parallelism 50 is refused naming the field', async () => {
+    const r = await kubectl(['apply', '-f', '-'], JOB('too-wide').replace('parallelism: 2', 'parallelism: 50'));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /The EphemeralJob "too-wide" is invalid: spec\.parallelism: Invalid value: 50: spec\.parallelism in body should be less than or equal to 10/);
+    assert.equal(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'too-wide' }), undefined);
+  });
+
+  test('a field the schema does not know is refused, as kubectl\'s strict validation asks', async () => {
+    const r = await kubectl(['apply', '-f', '-'], JOB('typo', '\n  paralelism: 2'));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /strict decoding error: unknown field "spec\.paralelism"/);
+  });
+
+  test('the validating webhook is called on create and update: every field error comes back', async () => {
+    const bad = JOB('invalid').replace('image: busybox:latest', 'image: ""').replace('imagePullPolicy: IfNotPresent', 'imagePullPolicy: Sometimes');
+    const r = await kubectl(['apply', '-f', '-'], bad);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /spec\.template\.ephemeralContainers\[0\]\.image: Required value/);
+    assert.match(r.stderr, /spec\.template\.ephemeralContainers\[0\]\.imagePullPolicy: Unsupported value: "Sometimes"/);
+    const direct = await fetch(`${server.url}/apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name: 'x' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { ephemeralContainers: [{ name: 'c', image: '' }] } } }) });
+    assert.equal(direct.status, 422);
+    assert.match(((await direct.json()) as { message: string }).message, /^admission webhook "ephemeraljobs\.validate\.ephemera\.dev" denied the request: EphemeralJob\.apps\.kruise\.io "x" is invalid: \[/);
+    const immutable = await kubectl(['apply', '-f', '-'], JOB('applied').replace('app: helloworld', 'app: other'));
+    assert.notEqual(immutable.code, 0);
+    assert.match(immutable.stderr, /spec\.selector: Forbidden: field is immutable/);
+  });
+
+  test('get -w prints table rows as the job changes', async () => {
+    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'ejob', 'hello-world-ephemeral-job', '-w'], { stdio: 'pipe' });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const seen = (re: RegExp): Promise<void> => new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${re} in: ${out}`)), 10_000);
+        const check = (): void => {
+          if (!re.test(out)) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        child.stdout.on('data', check);
+        check();
+      });
+      await seen(/NAME\s+STATUS\s+MATCH/);
+      const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'hello-world-ephemeral-job' })!;
+      server.store.put({ ...job, status: { phase: 'Running', match: 4, succeeded: 1, failed: 0, running: 1, waiting: 2 } });
+      await seen(/hello-world-ephemeral-job\s+Running\s+4\s+1\s+0\s+1\s+2\s+\d+s/);
+    } finally {
+      child.kill();
+    }
+  });
+});
