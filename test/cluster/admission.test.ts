@@ -11,8 +11,8 @@ const job = (name: string, spec: Record<string, unknown> = {}, extra: Record<str
   spec: { selector: { matchLabels: { app: 'x' } }, parallelism: 1, template: { ephemeralContainers: [container] }, ...spec },
 });
 
-async function call(server: ApiServer, method: string, path: string, body?: unknown, type = 'application/merge-patch+json'): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const res = await fetch(server.url + path, { method, headers: { 'content-type': method === 'PATCH' ? type : 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+async function call(server: ApiServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const res = await fetch(server.url + path, { method, headers: { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
 }
 
