@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { runCli } from '../support/cli.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { parseListen } from '../../functions/runtime/node/webhook.ts';
@@ -163,5 +165,21 @@ describe('ephemera webhook arguments', () => {
     const bad = run('--listen', 'nope');
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--listen must be HOST:PORT/);
+    const unknown = run('--frob');
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /Unknown option '--frob'/);
+  });
+
+  test('a port in use is one line naming --listen, exit 1', async () => {
+    const busy = createNetServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const r = await runCli(['webhook', '--listen', `127.0.0.1:${port}`]);
+      assert.equal(r.code, 1);
+      assert.equal(r.stderr, `ephemera webhook: 127.0.0.1:${port} is already in use; pass --listen with a free HOST:PORT\n`);
+    } finally {
+      busy.close();
+    }
   });
 });

@@ -63,7 +63,10 @@ async function serveUntilSignal(opts: Parameters<typeof startWebhookServer>[0]):
   try {
     running = await startWebhookServer(opts);
   } catch (err) {
-    opts.logger.fatal({ err }, 'could not start the webhook');
+    const code = (err as { code?: string }).code;
+    const why = code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${code ?? (err as Error).message})`;
+    const fix = code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? 'pass --listen with a free HOST:PORT' : 'check --tls-cert and --tls-key';
+    process.stderr.write(`ephemera webhook: ${opts.host}:${opts.port} ${why}; ${fix}\n`);
     return 1;
   }
   opts.logger.info({ url: running.url }, 'listening');
