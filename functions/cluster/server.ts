@@ -232,7 +232,8 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     if (doc !== undefined) return send(res, record, 200, doc);
     if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
     const table = method === 'GET' && route.sub === '' ? tableVersion(req.headers.accept) : undefined;
-    const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include: includeObject(query), now: ctx.clock() }) : undefined;
+    const include = table ? includeObject(query) : 'None';
+    const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include, now: ctx.clock() }) : undefined;
     if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
     const warnings = checkFields(route.def, { method, contentType: req.headers['content-type'] ?? '', body, directive: query.fieldValidation });
     if (warnings.length > 0) res.setHeader('Warning', warnings);
