@@ -157,6 +157,8 @@ describe('kubectl against the embedded cluster', () => {
         check();
       });
       await seen(/NAME\s+STATUS\s+MATCH/);
+      // Change the job only once kubectl watches: a change before that is its first event, which it does not print again.
+      for (let i = 0; i < 200 && !server.requests.filter((r) => r.watch && r.path.endsWith('/ephemeraljobs')).length; i++) await new Promise((r) => setTimeout(r, 25));
       const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'hello-world-ephemeral-job' })!;
       server.store.put({ ...job, status: { phase: 'Running', match: 4, succeeded: 1, failed: 0, running: 1, waiting: 2 } });
       await seen(/hello-world-ephemeral-job\s+Running\s+4\s+1\s+0\s+1\s+2\s+\d+s/);
