@@ -33,6 +33,14 @@ export class CredentialError extends KubeError {
   }
 }
 
+/** An envelope names a cluster this deployment does not serve: bad input (dead-letter it). */
+export class UnknownClusterError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnknownClusterError';
+  }
+}
+
 /** How to reach one cluster: a KubeConfig (endpoint, CA) and the bearer token source. */
 export interface ClusterConnection {
   name: string;
@@ -55,7 +63,7 @@ export function clusterConnections(sources: ClusterSources, aws: () => AwsLookup
     names: Object.keys(sources).sort(),
     connect(name) {
       const source = sources[name];
-      if (!source) return Promise.reject(new CredentialError(`cluster "${name}" is not served by this deployment (EPHEMERA_CLUSTERS has: ${Object.keys(sources).sort().join(', ')})`));
+      if (!source) return Promise.reject(new UnknownClusterError(`cluster "${name}" is not served by this deployment (EPHEMERA_CLUSTERS has: ${Object.keys(sources).sort().join(', ')})`));
       let p = made.get(name);
       if (!p) {
         p = connectTo(name, source, aws, loadKubeConfig);
