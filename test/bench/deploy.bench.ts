@@ -63,7 +63,7 @@ process.stdout.write(JSON.stringify(r));`);
     importOnly.push((await run(['-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`], env)).ms);
     const r = await run([probe], env);
     if (r.code !== 0 || r.out !== '{"batchItemFailures":[]}') throw new Error(`cold start probe failed (${r.code}): ${r.out.slice(0, 500)}`);
-    if ((server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web-1' }) as { spec: { ephemeralContainers?: unknown[] } }).spec.ephemeralContainers?.length !== 1) throw new Error('the first event injected nothing');
+    if ((server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web-1' }) as unknown as { spec: { ephemeralContainers?: unknown[] } }).spec.ephemeralContainers?.length !== 1) throw new Error('the first event injected nothing');
     requests = server.requests.entries.length;
     cold.push(r.ms);
     await server.close();
