@@ -115,6 +115,7 @@ export class FunctionsStack extends Stack {
         resources: eks.map((e) => this.formatArn({ service: 'eks', resource: 'cluster', resourceName: e.name, ...(e.region ? { region: e.region } : {}) })),
       }));
     }
+    if (s.vpc) this.grantVpcAccess(role, s.vpc);
     const secrets = Object.values(s.clusters).flatMap((c) => ('secret' in c ? [c.secret] : []));
     if (secrets.length > 0) {
       role.addToPolicy(new PolicyStatement({
@@ -122,6 +123,23 @@ export class FunctionsStack extends Stack {
         resources: secrets.map((x) => secretArn(this, x.secretId, x.region)),
       }));
     }
+  }
+
+  /**
+   * In a VPC, Lambda creates the function's network interfaces with the function's role
+   * (what the AWSLambdaVPCAccessExecutionRole managed policy grants), narrowed here to the
+   * configured subnets and security groups where EC2 allows resource-level permissions.
+   */
+  private grantVpcAccess(role: Role, vpc: NonNullable<DeploySettings['vpc']>): void {
+    const ec2 = (resource: string, name: string): string => this.formatArn({ service: 'ec2', resource, resourceName: name });
+    const eni = ec2('network-interface', '*');
+    role.addToPolicy(new PolicyStatement({
+      actions: ['ec2:CreateNetworkInterface'],
+      resources: [eni, ...vpc.privateSubnetIds.map((id) => ec2('subnet', id)), ...vpc.securityGroupIds.map((id) => ec2('security-group', id))],
+    }));
+    role.addToPolicy(new PolicyStatement({ actions: ['ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'], resources: [eni] }));
+    // Describe calls support no resource-level permissions: "*" is the only valid resource.
+    role.addToPolicy(new PolicyStatement({ actions: ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets'], resources: ['*'] }));
   }
 
   /** EKS access entries (same account and region only): the role becomes group ephemera:functions. */

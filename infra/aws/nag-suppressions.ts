@@ -10,6 +10,17 @@ export const JUSTIFIED: { id: string; reason: string }[] = [
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::<Logs6819BB44.Arn>:log-stream:*]',
     reason: 'Log streams of this function\'s own log group: stream names are made at run time by Lambda.',
   },
+  {
+    // Only with a VPC: Lambda creates and deletes the function's network interfaces, whose
+    // ids do not exist before it does (creation is also narrowed to the given subnets and groups).
+    id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*]',
+    reason: 'Network interfaces Lambda creates for the function in the configured VPC: their ids are made at run time.',
+  },
+  {
+    // Only with a VPC: ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets have no resource-level permissions.
+    id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+    reason: 'EC2 Describe calls Lambda needs in a VPC support no resource-level permissions; nothing else gets "*".',
+  },
 ];
 
 /** Acknowledge the justified findings on a stack (CDK's Validations API, cdk-nag v3). */

@@ -93,6 +93,16 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.match(JSON.stringify(statements.find((s) => s.Action === 'secretsmanager:GetSecretValue')?.Resource), /secret:ephemera\/edge-\?\?\?\?\?\?/);
   });
 
+  test('in a VPC: network-interface rights narrowed to the subnets and groups; "*" only for EC2 Describe calls', () => {
+    const { functions: t } = synth({ vpc: { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] } });
+    const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement);
+    const star = statements.filter((s) => s.Resource === '*').flatMap((s) => [s.Action].flat()).sort();
+    assert.deepEqual(star, ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets']);
+    const create = JSON.stringify(statements.find((s) => s.Action === 'ec2:CreateNetworkInterface')?.Resource);
+    assert.match(create, /subnet\/subnet-0123456789abcdef0/);
+    assert.match(create, /security-group\/sg-0123456789abcdef0/);
+  });
+
   test('EKS access entries map the role to the functions\' Kubernetes group (same-region clusters)', () => {
     const entries = ofType(functions, 'AWS::EKS::AccessEntry');
     assert.deepEqual(entries.map((e) => e.Properties.ClusterName), ['prod']);
@@ -115,8 +125,8 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
 
   test('optional VPC: private subnets and security groups when configured, none otherwise', () => {
     assert.equal(ofType(functions, 'AWS::Lambda::Function')[0]!.Properties.VpcConfig, undefined);
-    const { functions: t } = synth({ vpc: { vpcId: 'vpc-0abc', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0aa'], securityGroupIds: ['sg-0bb'] } });
-    assert.deepEqual(ofType(t, 'AWS::Lambda::Function')[0]!.Properties.VpcConfig, { SubnetIds: ['subnet-0aa'], SecurityGroupIds: ['sg-0bb'] });
+    const { functions: t } = synth({ vpc: { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] } });
+    assert.deepEqual(ofType(t, 'AWS::Lambda::Function')[0]!.Properties.VpcConfig, { SubnetIds: ['subnet-0123456789abcdef0'], SecurityGroupIds: ['sg-0123456789abcdef0'] });
   });
 
   test('webhook: function URL (NONE) whose public grants only work through the URL; reserved concurrency', () => {
@@ -140,7 +150,7 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
 
 describe('cdk-nag AwsSolutions', () => {
   test('passes with the justified suppressions only', () => {
-    const { app } = synth({ vpc: { vpcId: 'vpc-0abc', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0aa'], securityGroupIds: ['sg-0bb'] } }, undefined, true);
+    const { app } = synth({ vpc: { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] } }, undefined, true);
     assert.doesNotThrow(() => app.synth());
   });
 
