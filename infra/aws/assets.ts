@@ -27,3 +27,8 @@ export async function buildLambdaAssets(root: string = ASSET_ROOT): Promise<Reco
   }
   return out;
 }
+
+// `npm run build:lambda`: the bundles alone (npm run synth builds them too).
+if (import.meta.main) {
+  for (const [name, dir] of Object.entries(await buildLambdaAssets())) process.stdout.write(`${name}: ${dir}/index.mjs\n`);
+}
