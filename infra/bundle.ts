@@ -1,8 +1,7 @@
 // The one esbuild recipe every deployable shares: a single minified ESM file for Node 24.
-// Used by the Lambda builds (infra/aws/*-build*.ts) and the relay image (relay/build.ts).
+// Used by the Lambda assets (infra/aws/assets.ts) and the relay image (relay/build.ts).
 import { build } from 'esbuild';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,13 +24,4 @@ export async function bundleNode(entry: string, outfile: string, opts: { sourcem
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-}
-
-/** A Lambda deployment package: dist/<name>/index.mjs (+ map) zipped as function.zip. */
-export async function bundleLambda(entry: string, name: string): Promise<void> {
-  const out = join(ROOT, 'dist', name);
-  rmSync(out, { recursive: true, force: true });
-  await bundleNode(entry, join(out, 'index.mjs'), { sourcemap: true });
-  execFileSync('zip', ['-qj', join(out, 'function.zip'), join(out, 'index.mjs'), join(out, 'index.mjs.map')]);
-  process.stdout.write(`dist/${name}/function.zip: ${(statSync(join(out, 'function.zip')).size / 1024).toFixed(0)} KiB\n`);
 }

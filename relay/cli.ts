@@ -48,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     sink,
     namespaces: config.EPHEMERA_RELAY_NAMESPACES ? config.EPHEMERA_RELAY_NAMESPACES.split(',') : [],
     relayId: config.EPHEMERA_RELAY_ID,
+    cluster: config.EPHEMERA_RELAY_CLUSTER,
     coalesceMs: config.EPHEMERA_RELAY_COALESCE_MS,
     resyncSeconds: config.EPHEMERA_RELAY_RESYNC_SECONDS,
     bufferMax: config.EPHEMERA_RELAY_BUFFER_MAX,

@@ -13,6 +13,8 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_BUFFER_MAX: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
   EPHEMERA_RELAY_LISTEN: hostPort.default('0.0.0.0:8080'),
   EPHEMERA_RELAY_ID: z.string().min(1).default(hostname()),
+  /** This cluster's name, stamped on every envelope so one function deployment can serve many. */
+  EPHEMERA_RELAY_CLUSTER: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name (lower-case letters, digits, "-" and ".")').max(100).optional(),
   EPHEMERA_RELAY_LEADER_ELECTION: bool.default(true),
   EPHEMERA_RELAY_LEASE_NAMESPACE: z.string().min(1).default('ephemera-system'),
   EPHEMERA_SQS_QUEUE_URL: z.url().optional(),

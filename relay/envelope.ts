@@ -5,7 +5,7 @@ import { filterPod } from './filter.ts';
 import type { JobView } from './trim.ts';
 
 /** Build the envelope for one (trimmed) object. */
-export function makeEnvelope(input: { kind: WatchedKind; event: EventType; object: { metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string } }; relayId: string; now: Date }): Envelope {
+export function makeEnvelope(input: { kind: WatchedKind; event: EventType; object: { metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string } }; relayId: string; cluster?: string | undefined; now: Date }): Envelope {
   const { metadata } = input.object;
   const namespace = metadata.namespace ?? 'default';
   return {
@@ -16,6 +16,7 @@ export function makeEnvelope(input: { kind: WatchedKind; event: EventType; objec
     time: input.now.toISOString(),
     subject: `${input.kind}/${namespace}/${metadata.name}`,
     datacontenttype: 'application/json',
+    ...(input.cluster ? { cluster: input.cluster } : {}),
     data: {
       kind: input.kind,
       event: input.event,
@@ -31,6 +32,7 @@ export function makeEnvelope(input: { kind: WatchedKind; event: EventType; objec
 /** Who sends, and when. */
 export interface Sender {
   relayId: string;
+  cluster?: string | undefined;
   now: Date;
 }
 

@@ -23,6 +23,8 @@ export interface RelayOptions {
   /** Namespaces to watch; empty: all. */
   namespaces: string[];
   relayId: string;
+  /** The cluster name stamped on envelopes (EPHEMERA_RELAY_CLUSTER). */
+  cluster?: string | undefined;
   coalesceMs: number;
   resyncSeconds: number;
   bufferMax: number;
@@ -151,7 +153,7 @@ function eventHandlers(opts: RelayOptions, ctx: { metrics: RelayMetrics; jobs: M
       if ((type === 'MODIFIED' || type === 'ADDED') && previous === podFingerprint(pod)) {
         return void metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
       }
-      const routed = podEnvelope(type, pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], { relayId: opts.relayId, now: clock() });
+      const routed = podEnvelope(type, pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], { relayId: opts.relayId, cluster: opts.cluster, now: clock() });
       if ('skipped' in routed) return void metrics.filtered.inc({ kind: 'Pod', reason: routed.skipped.split(':')[0] ?? 'filtered' });
       forward(routed.envelope);
     },
@@ -161,7 +163,7 @@ function eventHandlers(opts: RelayOptions, ctx: { metrics: RelayMetrics; jobs: M
       if (type === 'DELETED') inNs.delete(job.name);
       else inNs.set(job.name, job);
       jobs.set(job.namespace, inNs);
-      forward(jobEnvelope(type, job, { relayId: opts.relayId, now: clock() }));
+      forward(jobEnvelope(type, job, { relayId: opts.relayId, cluster: opts.cluster, now: clock() }));
     },
   };
 }

@@ -36,6 +36,8 @@ export const Envelope = z.object({
   time: z.string(),
   subject: z.string(),
   datacontenttype: z.literal('application/json').optional(),
+  /** The relay's cluster (EPHEMERA_RELAY_CLUSTER): one function deployment serves many. */
+  cluster: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name').max(100).optional(),
   data: z.object({
     kind: z.enum(WATCHED_KINDS),
     event: z.enum(EVENT_TYPES),

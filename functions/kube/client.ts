@@ -8,8 +8,8 @@ import {
   type KubeConfig,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-// The observable stub's `of` is not re-exported at the root; middleware must return it.
-import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
+// The observable stub's `of`/`from` are not re-exported at the root; middleware must return them.
+import { from, of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import type { Action, PatchType } from '../engine/plan.ts';
 import { KubeError } from './errors.ts';
 import type { Kube, ListOptions, ObjectList, ObjectRef } from './kube.ts';
@@ -24,6 +24,16 @@ const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
 export interface KubeClientOptions {
   /** Per-request timeout; a timed-out call is a transient KubeError (default 10 s). */
   timeoutMs?: number;
+  /** A bearer token per request (EKS IAM token, a secret's token); see credentials.ts. */
+  auth?: KubeAuth;
+}
+
+/** Where a request's Authorization header comes from, for credentials that expire or rotate. */
+export interface KubeAuth {
+  /** The Authorization header value for the next request. */
+  header(): Promise<string>;
+  /** Forget the cached credential after a 401, so the next header() reads or signs a fresh one. */
+  invalidate(): void;
 }
 
 type Api = { core: CoreV1Api; coord: CoordinationV1Api; custom: CustomObjectsApi };
@@ -43,15 +53,20 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   const timeoutMs = options.timeoutMs ?? 10_000;
   let server: { date: Date; at: number } | undefined;
 
+  const auth = options.auth;
   const opts = (call: Call = {}): Opts => ({
-    middleware: [middleware(call, timeoutMs, (d) => (server = { date: d, at: performance.now() }))],
+    middleware: [
+      middleware(call, timeoutMs, (d) => (server = { date: d, at: performance.now() })),
+      ...(auth ? [authMiddleware(auth)] : []),
+    ],
     middlewareMergeStrategy: 'append',
   });
+  const call = <T>(fn: () => Promise<T>, nullOn404 = false): Promise<T> => (auth ? withFreshCredentialOn401(auth, () => guard(fn, nullOn404)) : guard(fn, nullOn404));
 
   return {
-    get: (ref) => guard(() => getObject(api, ref, opts()), true),
-    list: (apiVersion, kind, namespace, lo) => guard(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts())),
-    perform: (action) => guard(() => performAction(api, action, opts({ patchType: action.patchType }))),
+    get: (ref) => call(() => getObject(api, ref, opts()), true),
+    list: (apiVersion, kind, namespace, lo) => call(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts())),
+    perform: (action) => call(() => performAction(api, action, opts({ patchType: action.patchType }))),
     serverNow: () => (server ? new Date(server.date.getTime() + (performance.now() - server.at)) : undefined),
   };
 }
@@ -74,6 +89,37 @@ function middleware(call: Call, timeoutMs: number, onDate: (d: Date) => void): O
       return of(res);
     },
   };
+}
+
+function authMiddleware(auth: KubeAuth): ObservableMiddleware {
+  return {
+    pre: (req) => from(auth.header().then((h) => {
+      req.setHeaderParam('Authorization', h);
+      return req;
+    })),
+    post: (res) => of(res),
+  };
+}
+
+/**
+ * A 401 means the token expired early or was rotated: read a fresh one and try once more.
+ * A second 401 is an authentication failure, terminal (status 401), never retried.
+ */
+async function withFreshCredentialOn401<T>(auth: KubeAuth, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof KubeError) || err.status !== 401 || err.reason === 'CredentialError') throw err;
+    auth.invalidate();
+    try {
+      return await fn();
+    } catch (again) {
+      if (again instanceof KubeError && again.status === 401) {
+        throw new KubeError({ status: 401, reason: 'Unauthorized', message: `the API server refused a freshly read credential: ${again.message}`, cause: again });
+      }
+      throw again;
+    }
+  }
 }
 
 /** Run a call; translate client-node and network failures into classified KubeErrors. */

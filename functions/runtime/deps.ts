@@ -8,6 +8,7 @@ import type { EngineDeps } from '../engine/engine.ts';
 import type { Logger } from '../engine/logger.ts';
 import { ejobController } from '../ejob/controller.ts';
 import { createKube } from '../kube/client.ts';
+import { UnknownClusterError, type ClusterConnections } from '../kube/credentials.ts';
 import type { Kube } from '../kube/kube.ts';
 import { sidecarController } from '../sidecar/controller.ts';
 import { sidecarOptionsFromConfig } from '../sidecar/config.ts';
@@ -47,4 +48,25 @@ export function withFreshHolder(deps: EngineDeps): EngineDeps {
 
 function holderId(): string {
   return `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * Engine deps per cluster, for a deployment that serves several: each cluster's Kube is
+ * made once (endpoint, CA, credentials from its source) and every call gets a fresh lock
+ * holder. An envelope without a cluster belongs to `defaultCluster`, or to the only one.
+ */
+export function clusterEngines(config: FunctionsConfig, connections: ClusterConnections, logger: Logger, defaultCluster?: string): (cluster: string | undefined) => Promise<EngineDeps> {
+  const made = new Map<string, Promise<EngineDeps>>();
+  const fallback = defaultCluster ?? (connections.names.length === 1 ? connections.names[0] : undefined);
+  return async (cluster) => {
+    const name = cluster ?? fallback;
+    if (name === undefined) throw new UnknownClusterError(`the envelope names no cluster and this deployment serves several (${connections.names.join(', ')}): set EPHEMERA_RELAY_CLUSTER on the relay or EPHEMERA_DEFAULT_CLUSTER here`);
+    let p = made.get(name);
+    if (!p) {
+      p = connections.connect(name).then((c) => createEngineDeps(config, c.kubeConfig, logger.child({ cluster: name }), createKube(c.kubeConfig, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS, ...(c.auth ? { auth: c.auth } : {}) })));
+      p.catch(() => made.delete(name));
+      made.set(name, p);
+    }
+    return withFreshHolder(await p);
+  };
 }

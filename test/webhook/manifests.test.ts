@@ -47,6 +47,8 @@ test('in-cluster variant: a Service on the webhook route, with caBundle, in fron
   assert.equal(cc.caBundle, 'CA_BUNDLE_BASE64');
   const svc = docs.find((d) => d.kind === 'Service' && (d.metadata as { name: string }).name === cc.service.name);
   assert.ok(svc, 'the Service the webhook names is defined');
-  const deploy = docs.find((d) => d.kind === 'Deployment') as { spec: { template: { spec: { containers: { command: string[] }[] } } } };
-  assert.deepEqual(deploy.spec.template.spec.containers[0]?.command.slice(1, 3), ['functions/runtime/node/ephemera.ts', 'webhook']);
+  // The image's entry point is the ephemera CLI bundle (relay/Dockerfile): only args here.
+  const deploy = docs.find((d) => d.kind === 'Deployment') as { spec: { template: { spec: { containers: { command?: string[]; args: string[] }[] } } } };
+  assert.equal(deploy.spec.template.spec.containers[0]?.command, undefined);
+  assert.equal(deploy.spec.template.spec.containers[0]?.args[0], 'webhook');
 });

@@ -1,61 +1,185 @@
+// The AWS Lambda SQS event handler around `handle`: a batch's records run concurrently,
+// one key's records in order; each is bounded by the invocation's remaining time; only
+// records really handled are acknowledged (partial batch response, ReportBatchItemFailures).
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { Envelope } from '../../api/envelope.ts';
+import { envelopeKey, type Envelope } from '../../api/envelope.ts';
 import { handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps } from '../../engine/engine.ts';
+import type { Logger } from '../../engine/logger.ts';
+import { UnknownClusterError } from '../../kube/credentials.ts';
+import { KubeError } from '../../kube/errors.ts';
+import { NOT_BEFORE_ATTRIBUTE } from './sqs-queue.ts';
+
+/** Refused at the first batch: FIFO queues have no per-message delay, so requeues would loop. */
+export class FifoQueueError extends Error {
+  constructor() {
+    super('FIFO queues are not supported: they have no per-message delay, so every "look again in N s" would come straight back (a hot loop until the TTL). Use a standard queue (the infra/aws stack makes one); the Lease lock and idempotent planners make it safe.');
+    this.name = 'FifoQueueError';
+  }
+}
 
 /** What the SQS consumer needs besides the engine. */
 export interface SqsConsumerDeps {
-  engine: EngineDeps;
-  /** Put the envelope back on the queue to be looked at after `delaySeconds`. */
+  /** The engine deps for an envelope's cluster (undefined: the default cluster); a fresh lock holder each call. */
+  engineFor?(cluster: string | undefined): Promise<EngineDeps>;
+  /** A single-cluster deployment may pass its engine deps directly. */
+  engine?: EngineDeps;
+  /** Put the envelope back on the queue to be looked at after `delaySeconds` (chained past 900 s). */
   requeue(envelope: Envelope, delaySeconds: number): Promise<void>;
   /** Park a message that can never be handled, with the reason; without it, SQS's redrive does. */
   deadLetter?(body: string, reason: string): Promise<void>;
+  logger?: Logger;
+  /** Time kept back from the invocation's remaining time for answering (default 3 s). */
+  marginMs?: number;
+  /** Keys handled at once (default 10, a full standard batch). */
+  concurrency?: number;
 }
 
-/**
- * The AWS Lambda SQS event handler around `handle`. Reports partial batch failures
- * (needs ReportBatchItemFailures on the event source mapping): only messages that were
- * really handled are acknowledged. In a FIFO batch, a failed message also fails the rest
- * of its message group, so order within a group is kept.
- */
-export function createSqsConsumer(deps: SqsConsumerDeps): (event: SQSEvent) => Promise<SQSBatchResponse> {
-  return async (event) => {
-    const failures: { itemIdentifier: string }[] = [];
-    const failedGroups = new Set<string>();
+/** The bits of the Lambda context the consumer reads. */
+export interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+}
+
+type Outcome = 'ack' | 'fail';
+interface Job {
+  record: SQSRecord;
+  envelope: Envelope;
+}
+interface Batch {
+  deps: SqsConsumerDeps;
+  log: Logger;
+  deadline: number;
+  /** Clusters whose credentials were refused in this batch: their other records fail at once. */
+  refused: Set<string>;
+}
+
+/** The Lambda handler body: records in, the ones to redeliver out. */
+export function createSqsConsumer(deps: SqsConsumerDeps): (event: SQSEvent, context?: InvocationContext) => Promise<SQSBatchResponse> {
+  if (!deps.engine && !deps.engineFor) throw new Error('createSqsConsumer needs engine or engineFor');
+  return async (event, context) => {
+    if (event.Records.some((r) => r.attributes?.MessageGroupId !== undefined)) throw new FifoQueueError();
+    const log = deps.logger ?? deps.engine?.logger ?? silent;
+    const batch: Batch = { deps, log, deadline: Date.now() + (context ? context.getRemainingTimeInMillis() - (deps.marginMs ?? 3000) : Infinity), refused: new Set() };
+    const failures: string[] = [];
+    const groups = new Map<string, Job[]>();
     for (const record of event.Records) {
-      const group = record.attributes.MessageGroupId;
-      if (group !== undefined && failedGroups.has(group)) {
-        failures.push({ itemIdentifier: record.messageId });
+      const job = await admit(record, batch);
+      if (job === 'ack') continue;
+      if (job === 'fail') {
+        failures.push(record.messageId);
         continue;
       }
-      const ok = await consumeOne(record, deps);
-      if (!ok) {
-        failures.push({ itemIdentifier: record.messageId });
-        if (group !== undefined) failedGroups.add(group);
-      }
+      const key = `${job.envelope.cluster ?? ''}|${envelopeKey(job.envelope)}`;
+      groups.set(key, [...(groups.get(key) ?? []), job]);
     }
-    return { batchItemFailures: failures };
+    await pool([...groups.values()], deps.concurrency ?? 10, async (jobs) => {
+      failures.push(...(await runInOrder(jobs, batch)));
+    });
+    return { batchItemFailures: event.Records.filter((r) => failures.includes(r.messageId)).map((r) => ({ itemIdentifier: r.messageId })) };
   };
 }
 
-/** true = acknowledge (handled, requeued or dead-lettered); false = let SQS redeliver. */
-async function consumeOne(record: SQSRecord, deps: SqsConsumerDeps): Promise<boolean> {
-  const log = deps.engine.logger.child({ messageId: record.messageId });
+/** Parse a record; bad input is dead-lettered, a chained delay not yet due goes back. */
+async function admit(record: SQSRecord, b: Batch): Promise<Job | Outcome> {
   let envelope: Envelope;
   try {
     envelope = parseEnvelope(JSON.parse(record.body));
   } catch (err) {
     const reason = err instanceof InvalidEnvelopeError ? err.message : `message body is not JSON: ${(err as Error).message}`;
-    log.error({ reason }, 'bad message: dead-lettering');
-    if (!deps.deadLetter) return false; // the queue's redrive policy moves it after maxReceiveCount
-    await deps.deadLetter(record.body, reason);
-    return true;
+    return deadLetter(record, reason, b);
+  }
+  const notBefore = Number(record.messageAttributes?.[NOT_BEFORE_ATTRIBUTE]?.stringValue);
+  if (Number.isFinite(notBefore) && notBefore > Date.now() + 1000) {
+    // A wait longer than SQS's 900 s limit, still under way: send it on for the rest.
+    return settle(() => b.deps.requeue(envelope, Math.ceil((notBefore - Date.now()) / 1000)), b, record);
+  }
+  return { record, envelope };
+}
+
+/** One key's records, oldest first; after the first that cannot finish, the rest wait too. */
+async function runInOrder(jobs: Job[], b: Batch): Promise<string[]> {
+  const failed: string[] = [];
+  for (const job of jobs) {
+    if (failed.length > 0 || (await consumeOne(job, b)) === 'fail') failed.push(job.record.messageId);
+  }
+  return failed;
+}
+
+async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome> {
+  const log = b.log.child({ messageId: record.messageId, cluster: envelope.cluster, subject: envelope.subject });
+  const cluster = envelope.cluster ?? '';
+  if (b.refused.has(cluster)) return 'fail';
+  const left = b.deadline - Date.now();
+  if (left < 1000) {
+    log.warn({ leftMs: left }, 'not enough invocation time left: leaving the message for redelivery');
+    return 'fail';
   }
   try {
-    const result = await handle(envelope, deps.engine);
-    if (result.requeueAfterSeconds !== null) await deps.requeue(envelope, result.requeueAfterSeconds);
-    return true;
+    const engine = b.deps.engineFor ? await b.deps.engineFor(envelope.cluster) : b.deps.engine!;
+    const result = await withDeadline(handle(envelope, engine), left);
+    if (result === 'timeout') {
+      // The Lease it may hold expires within leaseSeconds; redelivery picks the key up again.
+      log.warn({ budgetMs: left }, 'handling did not finish within the invocation: leaving the message for redelivery');
+      return 'fail';
+    }
+    if (result.requeueAfterSeconds !== null) return settle(() => b.deps.requeue(envelope, result.requeueAfterSeconds!), b, record);
+    return 'ack';
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'handling failed: leaving the message for redelivery');
-    return false;
+    return onError(err, { record, envelope }, b, log);
   }
 }
+
+async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {
+  if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b);
+  if (err instanceof KubeError && err.status === 401) {
+    // Not retried here: every record of this cluster would fail the same way. The messages
+    // stay on the queue (and reach the dead-letter queue after maxReceiveCount).
+    b.refused.add(envelope.cluster ?? '');
+    log.error({ err: err.message, reason: err.reason }, 'authentication to the cluster failed: fix the credential source');
+    return 'fail';
+  }
+  if (err instanceof KubeError && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
+    // The API server said when to come back (429/503 Retry-After): wait that long, not the visibility timeout.
+    log.warn({ retryAfterSeconds: err.retryAfterSeconds }, 'API server asked to retry later: requeued with its delay');
+    return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record);
+  }
+  log.warn({ err: (err as Error).message }, 'handling failed: leaving the message for redelivery');
+  return 'fail';
+}
+
+async function deadLetter(record: SQSRecord, reason: string, b: Batch): Promise<Outcome> {
+  b.log.error({ messageId: record.messageId, reason }, 'bad message: dead-lettering');
+  if (!b.deps.deadLetter) return 'fail'; // the queue's redrive policy moves it after maxReceiveCount
+  return settle(() => b.deps.deadLetter!(record.body, reason), b, record);
+}
+
+/** Acknowledge once a send worked; if the send fails, let SQS redeliver the original. */
+async function settle(send: () => Promise<void>, b: Batch, record: SQSRecord): Promise<Outcome> {
+  try {
+    await send();
+    return 'ack';
+  } catch (err) {
+    b.log.warn({ messageId: record.messageId, err: (err as Error).message }, 'queue send failed: leaving the message for redelivery');
+    return 'fail';
+  }
+}
+
+async function withDeadline<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  if (!Number.isFinite(ms)) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+const silent: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, child: () => silent };

@@ -1,38 +1,37 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { envelopeKey, type Envelope } from '../../api/envelope.ts';
+import type { Envelope } from '../../api/envelope.ts';
 
-/** SQS's per-message delay limit (standard queues only). */
+/** SQS's per-message delay limit (standard queues). */
 export const MAX_SQS_DELAY_SECONDS = 900;
+/** Message attribute: epoch milliseconds before which the message is not due (a chained delay). */
+export const NOT_BEFORE_ATTRIBUTE = 'ephemera-not-before';
 
 /**
- * Requeue through SQS. Standard queues delay the message (up to 900 s; a longer wait is
- * chained: the handler asks again for the remaining time). FIFO queues have no per-message
- * delay, so the message goes back at once, grouped by key; the deployment default is a
- * standard queue, which the Lease lock and idempotent planners make safe.
+ * Requeue through a standard SQS queue with a per-message delay. A wait past 900 s is
+ * chained: the message carries when it is due, and the consumer sends it on until then
+ * (a TTL of a day costs 96 messages, not a hot loop). FIFO queues are refused at start.
  */
-export function sqsRequeue(client: SQSClient, queueUrl: string): (envelope: Envelope, delaySeconds: number) => Promise<void> {
-  const fifo = queueUrl.endsWith('.fifo');
+export function sqsRequeue(client: SQSClient, queueUrl: string, clock: () => number = Date.now): (envelope: Envelope, delaySeconds: number) => Promise<void> {
   return async (envelope, delaySeconds) => {
-    const body = JSON.stringify({ ...envelope, id: `${envelope.id}+requeue@${Date.now()}`, time: new Date().toISOString() });
+    const wait = Math.max(0, Math.ceil(delaySeconds));
+    const now = clock();
+    const body = JSON.stringify({ ...envelope, id: `${envelope.id.split('+requeue@')[0]}+requeue@${now}`, time: new Date(now).toISOString() });
     await client.send(new SendMessageCommand({
       QueueUrl: queueUrl,
       MessageBody: body,
-      ...(fifo
-        ? { MessageGroupId: envelopeKey(envelope), MessageDeduplicationId: `${envelopeKey(envelope)}@${Date.now()}`.slice(0, 128) }
-        : { DelaySeconds: Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))) }),
+      DelaySeconds: Math.min(MAX_SQS_DELAY_SECONDS, wait),
+      ...(wait > MAX_SQS_DELAY_SECONDS ? { MessageAttributes: { [NOT_BEFORE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(now + wait * 1000) } } } : {}),
     }));
   };
 }
 
 /** Dead-letter through SQS: the original body, with the reason as a message attribute. */
 export function sqsDeadLetter(client: SQSClient, dlqUrl: string): (body: string, reason: string) => Promise<void> {
-  const fifo = dlqUrl.endsWith('.fifo');
   return async (body, reason) => {
     await client.send(new SendMessageCommand({
       QueueUrl: dlqUrl,
       MessageBody: body.length > 0 ? body : '(empty)',
       MessageAttributes: { reason: { DataType: 'String', StringValue: reason.slice(0, 1000) } },
-      ...(fifo ? { MessageGroupId: 'dead-letter', MessageDeduplicationId: `${Date.now()}-${Math.random()}` } : {}),
     }));
   };
 }

@@ -1,73 +1,177 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { SQSEvent } from 'aws-lambda';
-import { createSqsConsumer } from '../../../functions/runtime/lambda/sqs-consumer.ts';
+import { createSqsConsumer, FifoQueueError, type SqsConsumerDeps } from '../../../functions/runtime/lambda/sqs-consumer.ts';
+import { NOT_BEFORE_ATTRIBUTE } from '../../../functions/runtime/lambda/sqs-queue.ts';
 import type { Envelope } from '../../../functions/api/envelope.ts';
 import type { Controller } from '../../../functions/engine/controller.ts';
 import { silentLogger } from '../../../functions/engine/logger.ts';
+import { CredentialError, UnknownClusterError } from '../../../functions/kube/credentials.ts';
+import { KubeError } from '../../../functions/kube/errors.ts';
 import { envelopeFor } from '../../support/ejob-world.ts';
 import { ScriptedKube } from '../../support/scripted-kube.ts';
 
-/** A controller that fails for pods named boom-*, and asks to look again in 30 s for later-*. */
+/** What the probe controller saw, in order. */
+const seen: string[] = [];
+const gates = new Map<string, Promise<void>>();
+
+/**
+ * A controller whose behaviour the pod name picks: boom-* throws, later-* asks for 30 s,
+ * slow-* never finishes, busy-* gets a 429 with Retry-After 7, gate-X waits for gate X to
+ * open (set by the test), ok-* just finishes.
+ */
 const probe: Controller<string> = {
   name: 'probe',
   route: async (e) => {
-    if (e.data.name.startsWith('boom')) throw new Error('API unavailable');
-    return e.data.name.startsWith('later') ? { keys: [`Pod/ns/${e.data.name}`] } : { keys: [], skipped: 'probe' };
+    const name = e.data.name;
+    seen.push(`${e.cluster ?? '-'}:${name}`);
+    if (name.startsWith('boom')) throw new Error('API unavailable');
+    if (name.startsWith('slow')) await new Promise(() => {});
+    if (name.startsWith('busy')) throw new KubeError({ status: 429, message: 'too many requests', retryAfterSeconds: 7 });
+    if (name.startsWith('auth')) throw new CredentialError('cluster "b": secret ephemera/b is malformed');
+    await gates.get(name);
+    return name.startsWith('later') ? { keys: [`Pod/ns/${name}`] } : { keys: [], skipped: 'probe' };
   },
   observe: async (key) => key,
   plan: () => ({ actions: [], requeueAfterSeconds: 30 }),
 };
 
-function consumer(extra: { deadLetter?: boolean } = {}) {
+function consumer(extra: Partial<Omit<SqsConsumerDeps, 'deadLetter'>> & { deadLetter?: false } = {}) {
   const requeued: [string, number][] = [];
   const dead: [string, string][] = [];
+  seen.length = 0;
   const engine = { kube: new ScriptedKube(), controllers: [probe], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
+  const { deadLetter: noDlq, ...rest } = extra;
   const consume = createSqsConsumer({
-    engine,
+    engineFor: async (cluster) => {
+      if (cluster === 'nowhere') throw new UnknownClusterError('cluster "nowhere" is not served by this deployment');
+      return engine;
+    },
     requeue: async (e: Envelope, s: number) => void requeued.push([e.data.name, s]),
-    ...(extra.deadLetter === false ? {} : { deadLetter: async (body: string, reason: string) => void dead.push([body, reason]) }),
+    ...(noDlq === false ? {} : { deadLetter: async (body: string, reason: string) => void dead.push([body, reason]) }),
+    ...rest,
   });
   return { consume, requeued, dead };
 }
 
-const record = (id: string, body: string, group?: string) => ({ messageId: id, body, attributes: group ? { MessageGroupId: group } : {} });
-const ev = (...records: ReturnType<typeof record>[]) => ({ Records: records }) as unknown as SQSEvent;
-const pod = (name: string) => JSON.stringify(envelopeFor('Pod', 'ns', name));
+type Rec = { messageId: string; body: string; attributes: Record<string, string>; messageAttributes: Record<string, { stringValue: string }> };
+const record = (id: string, body: string, attrs: Partial<Rec> = {}): Rec => ({ messageId: id, body, attributes: {}, messageAttributes: {}, ...attrs });
+const ev = (...records: Rec[]) => ({ Records: records }) as unknown as SQSEvent;
+const pod = (name: string, cluster?: string) => JSON.stringify({ ...envelopeFor('Pod', 'ns', name), ...(cluster ? { cluster } : {}) });
+const ids = (r: { batchItemFailures: { itemIdentifier: string }[] }) => r.batchItemFailures.map((f) => f.itemIdentifier);
+const remaining = (ms: number) => {
+  const end = Date.now() + ms;
+  return { getRemainingTimeInMillis: () => end - Date.now() };
+};
 
 describe('Lambda SQS consumer', () => {
   test('handled messages are acknowledged; only failures are reported back (partial batch)', async () => {
     const { consume } = consumer();
     const r = await consume(ev(record('1', pod('ok-1')), record('2', pod('boom-2')), record('3', pod('ok-3'))));
-    assert.deepEqual(r.batchItemFailures, [{ itemIdentifier: '2' }]);
+    assert.deepEqual(ids(r), ['2']);
   });
 
-  test('bad input goes to the dead-letter queue with a clear reason and is acknowledged', async () => {
+  test('bad input goes to the dead-letter queue with a clear reason, acknowledged, never blocking the batch', async () => {
     const { consume, dead } = consumer();
-    const r = await consume(ev(record('1', 'not json'), record('2', JSON.stringify({ specversion: '1.0', data: {} })), record('3', pod('ok'))));
-    assert.deepEqual(r.batchItemFailures, []);
-    assert.equal(dead.length, 2);
+    const r = await consume(ev(record('1', 'not json'), record('2', JSON.stringify({ specversion: '1.0', data: {} })), record('3', pod('ok')), record('4', pod('ok-x', 'Not_A_Name'))));
+    assert.deepEqual(ids(r), []);
+    assert.equal(dead.length, 3);
     assert.match(dead[0]?.[1] ?? '', /not JSON/);
     assert.match(dead[1]?.[1] ?? '', /invalid event envelope: .*id/);
+    assert.match(dead[2]?.[1] ?? '', /cluster: a cluster name/);
     assert.equal(dead[0]?.[0], 'not json', 'the original body is kept');
+    assert.ok(seen.includes('-:ok'));
+  });
+
+  test('an envelope for a cluster this deployment does not serve is dead-lettered with the reason', async () => {
+    const { consume, dead } = consumer();
+    const r = await consume(ev(record('1', pod('ok-1', 'nowhere')), record('2', pod('ok-2'))));
+    assert.deepEqual(ids(r), []);
+    assert.match(dead[0]?.[1] ?? '', /cluster "nowhere" is not served/);
   });
 
   test('without a dead-letter queue configured, bad input is left to the queue redrive policy', async () => {
     const { consume } = consumer({ deadLetter: false });
-    const r = await consume(ev(record('1', '{')));
-    assert.deepEqual(r.batchItemFailures, [{ itemIdentifier: '1' }]);
+    assert.deepEqual(ids(await consume(ev(record('1', '{')))), ['1']);
   });
 
-  test('FIFO: after a failure, the rest of that message group fails too (order kept); other groups go on', async () => {
+  test('a FIFO batch is refused with a clear message (no per-message delay: requeues would hot-loop)', async () => {
     const { consume } = consumer();
-    const r = await consume(ev(record('1', pod('boom'), 'g1'), record('2', pod('ok-a'), 'g1'), record('3', pod('ok-b'), 'g2')));
-    assert.deepEqual(r.batchItemFailures.map((f) => f.itemIdentifier), ['1', '2']);
+    await assert.rejects(consume(ev(record('1', pod('ok'), { attributes: { MessageGroupId: 'g' } }))), FifoQueueError);
+  });
+
+  test('per key in order: after a failure the key\'s later records wait too; other keys go on', async () => {
+    const { consume } = consumer();
+    const r = await consume(ev(record('1', pod('boom')), record('2', pod('boom')), record('3', pod('ok-b'))));
+    assert.deepEqual(ids(r), ['1', '2']);
+    assert.deepEqual(seen.filter((s) => s.includes('boom')), ['-:boom'], 'the second record of the key was not attempted');
+  });
+
+  test('different keys run concurrently (each waits for the other to start)', async () => {
+    let openA!: () => void;
+    let openB!: () => void;
+    gates.set('gate-a', new Promise<void>((r) => (openA = r)).then(() => openB()));
+    gates.set('gate-b', new Promise<void>((r) => (openB = r)));
+    const { consume } = consumer();
+    const run = consume(ev(record('1', pod('gate-a')), record('2', pod('gate-b'))), remaining(5000));
+    // gate-b is only opened by gate-a finishing, and gate-a only by the test once both started.
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(seen.sort(), ['-:gate-a', '-:gate-b'], 'both keys started before either finished');
+    openA();
+    assert.deepEqual(ids(await run), []);
+  });
+
+  test('each record is bounded by the invocation\'s remaining time; what cannot finish is redelivered', async () => {
+    // slow-1 never finishes: that consume() answers at all is the bound being applied.
+    const { consume } = consumer({ marginMs: 100 });
+    const r = await consume(ev(record('1', pod('slow-1')), record('2', pod('ok-2')), record('3', pod('slow-1'))), remaining(1300));
+    assert.deepEqual(ids(r), ['1', '3']);
+    assert.ok(seen.includes('-:ok-2'));
+  });
+
+  test('with under a second left, records are not started at all', async () => {
+    const { consume } = consumer({ marginMs: 0 });
+    const r = await consume(ev(record('1', pod('ok-1'))), remaining(500));
+    assert.deepEqual(ids(r), ['1']);
+    assert.deepEqual(seen, []);
+  });
+
+  test('Retry-After from the API server is honoured: requeued with that delay, acknowledged', async () => {
+    const { consume, requeued } = consumer();
+    const r = await consume(ev(record('1', pod('busy-1'))));
+    assert.deepEqual(ids(r), []);
+    assert.deepEqual(requeued, [['busy-1', 7]]);
+  });
+
+  test('an authentication failure is not retried: that cluster\'s other records fail at once, other clusters go on', async () => {
+    const { consume } = consumer({ concurrency: 1 });
+    const r = await consume(ev(record('1', pod('auth-1', 'b')), record('2', pod('ok-2', 'b')), record('3', pod('ok-3', 'a'))), remaining(5000));
+    assert.deepEqual(ids(r).sort(), ['1', '2']);
+    assert.ok(seen.includes('a:ok-3'));
+    assert.ok(!seen.includes('b:ok-2'), 'not attempted after the cluster refused the credential');
   });
 
   test('a handler asking to look again later gets the envelope requeued with that delay', async () => {
     const { consume, requeued } = consumer();
     const r = await consume(ev(record('1', pod('later-1')), record('2', pod('ok'))));
-    assert.deepEqual(r.batchItemFailures, []);
+    assert.deepEqual(ids(r), []);
     assert.deepEqual(requeued, [['later-1', 30]]);
+  });
+
+  test('a chained delay not yet due is sent on for the rest of the wait, without handling', async () => {
+    const { consume, requeued } = consumer();
+    const due = Date.now() + 1_200_000;
+    const r = await consume(ev(record('1', pod('ok-1'), { messageAttributes: { [NOT_BEFORE_ATTRIBUTE]: { stringValue: String(due) } } })));
+    assert.deepEqual(ids(r), []);
+    assert.equal(requeued.length, 1);
+    assert.ok(Math.abs((requeued[0]?.[1] ?? 0) - 1200) <= 1);
+    assert.deepEqual(seen, []);
+  });
+
+  test('a chained delay that is due is handled', async () => {
+    const { consume, requeued } = consumer();
+    await consume(ev(record('1', pod('ok-1'), { messageAttributes: { [NOT_BEFORE_ATTRIBUTE]: { stringValue: String(Date.now() - 1) } } })));
+    assert.deepEqual(requeued, []);
+    assert.deepEqual(seen, ['-:ok-1']);
   });
 });

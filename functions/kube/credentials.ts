@@ -1,0 +1,167 @@
+// Per-cluster connections for the functions: endpoint, CA and a short-lived or re-readable
+// credential, from a ClusterSource reference. Nothing here reads the environment; the AWS
+// calls come in as AwsLookups so tests pass scripted ones (no module mocks).
+import { KubeConfig } from '@kubernetes/client-node';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import { formatZodIssues } from '../api/field-path.ts';
+import type { KubeAuth } from './client.ts';
+import { ClusterSecret, type ClusterSource, type ClusterSources } from './cluster-source.ts';
+import { eksTokenSource } from './eks-token.ts';
+import { KubeError } from './errors.ts';
+
+/** The AWS calls the credential sources need (real ones: aws-lookups.ts). */
+export interface AwsLookups {
+  /** The default region (the function's own). */
+  region: string;
+  /** The function's IAM credentials (SDK default chain). */
+  credentials: AwsCredentialIdentityProvider;
+  /** EKS DescribeCluster: the endpoint and base64 CA of a cluster. */
+  describeCluster(name: string, region: string): Promise<{ endpoint: string; certificateAuthorityData: string }>;
+  /** Secrets Manager GetSecretValue: the secret's string. */
+  getSecret(secretId: string, region: string): Promise<string>;
+}
+
+/**
+ * A credential that cannot be had or was refused: never retried (it will not fix itself
+ * within an invocation), named after the cluster and where the credential comes from.
+ * A KubeError with status 401 so every layer already treats it as terminal.
+ */
+export class CredentialError extends KubeError {
+  constructor(message: string, cause?: unknown) {
+    super({ status: 401, reason: 'CredentialError', message, cause });
+    this.name = 'CredentialError';
+  }
+}
+
+/** An envelope names a cluster this deployment does not serve: bad input (dead-letter it). */
+export class UnknownClusterError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnknownClusterError';
+  }
+}
+
+/** How to reach one cluster: a KubeConfig (endpoint, CA) and the bearer token source. */
+export interface ClusterConnection {
+  name: string;
+  kubeConfig: KubeConfig;
+  /** Absent for kubeconfig sources (client-node authenticates itself). */
+  auth?: KubeAuth;
+}
+
+/** Connections by cluster name, made once per process and cached (cold start only). */
+export interface ClusterConnections {
+  /** The cluster names served, sorted. */
+  readonly names: string[];
+  connect(name: string): Promise<ClusterConnection>;
+}
+
+/** Connections for the given sources. `kubeconfig` sources use `loadKubeConfig` (default: KUBECONFIG / in-cluster). */
+export function clusterConnections(sources: ClusterSources, aws: () => AwsLookups, loadKubeConfig: () => KubeConfig = defaultKubeConfig): ClusterConnections {
+  const made = new Map<string, Promise<ClusterConnection>>();
+  return {
+    names: Object.keys(sources).sort(),
+    connect(name) {
+      const source = sources[name];
+      if (!source) return Promise.reject(new UnknownClusterError(`cluster "${name}" is not served by this deployment (EPHEMERA_CLUSTERS has: ${Object.keys(sources).sort().join(', ')})`));
+      let p = made.get(name);
+      if (!p) {
+        p = connectTo(name, source, aws, loadKubeConfig);
+        // A failed connect is not cached: the next message tries again (e.g. after a fix to IAM).
+        p.catch(() => made.delete(name));
+        made.set(name, p);
+      }
+      return p;
+    },
+  };
+}
+
+async function connectTo(name: string, source: ClusterSource, aws: () => AwsLookups, loadKubeConfig: () => KubeConfig): Promise<ClusterConnection> {
+  if ('kubeconfig' in source) return { name, kubeConfig: loadKubeConfig() };
+  if ('eks' in source) return eksConnection(name, source.eks, aws());
+  return secretConnection(name, source.secret, aws());
+}
+
+async function eksConnection(name: string, eks: { name: string; region?: string | undefined }, aws: AwsLookups): Promise<ClusterConnection> {
+  const region = eks.region ?? aws.region;
+  let described: { endpoint: string; certificateAuthorityData: string };
+  try {
+    described = await aws.describeCluster(eks.name, region);
+  } catch (err) {
+    throw new CredentialError(`cluster "${name}": EKS DescribeCluster ${eks.name} in ${region} failed (does the role allow eks:DescribeCluster?): ${(err as Error).message}`, err);
+  }
+  const tokens = eksTokenSource({ cluster: eks.name, region, credentials: aws.credentials });
+  return {
+    name,
+    kubeConfig: kubeConfigFor(name, described.endpoint, described.certificateAuthorityData),
+    auth: {
+      header: async () => {
+        try {
+          return `Bearer ${await tokens.token()}`;
+        } catch (err) {
+          throw new CredentialError(`cluster "${name}": cannot sign an EKS token (no AWS credentials?): ${(err as Error).message}`, err);
+        }
+      },
+      invalidate: () => tokens.invalidate(),
+    },
+  };
+}
+
+async function secretConnection(name: string, secret: { secretId: string; region?: string | undefined }, aws: AwsLookups): Promise<ClusterConnection> {
+  const region = secret.region ?? aws.region;
+  const read = (): Promise<ClusterSecret> => readClusterSecret(name, secret.secretId, () => aws.getSecret(secret.secretId, region));
+  const first = await read();
+  let token: Promise<string> | undefined = Promise.resolve(first.token);
+  return {
+    name,
+    kubeConfig: kubeConfigFor(name, first.server, first.certificateAuthorityData),
+    auth: {
+      header: async () => {
+        token ??= read().then((s) => s.token);
+        const t = token;
+        t.catch(() => {
+          if (token === t) token = undefined;
+        });
+        return `Bearer ${await t}`;
+      },
+      // After a 401 the secret is read again: a rotated token is picked up without a redeploy.
+      invalidate: () => {
+        token = undefined;
+      },
+    },
+  };
+}
+
+/** Read and check a cluster secret; a missing or malformed one names the secret and what was expected. */
+export async function readClusterSecret(cluster: string, secretId: string, get: () => Promise<string>): Promise<ClusterSecret> {
+  let text: string;
+  try {
+    text = await get();
+  } catch (err) {
+    throw new CredentialError(`cluster "${cluster}": cannot read secret ${secretId} (does it exist, and may the role call secretsmanager:GetSecretValue on it?): ${(err as Error).message}`, err);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new CredentialError(`cluster "${cluster}": secret ${secretId} is not JSON; expected {"server":"https://…","certificateAuthorityData":"<base64 PEM>","token":"…"}`);
+  }
+  const r = ClusterSecret.safeParse(json);
+  if (!r.success) throw new CredentialError(`cluster "${cluster}": secret ${secretId} is malformed: ${formatZodIssues(r.error.issues, '')}; expected {"server":"https://…","certificateAuthorityData":"<base64 PEM>","token":"…"}`);
+  return r.data;
+}
+
+/** A KubeConfig with only a cluster: the bearer token is added per request by KubeAuth. */
+export function kubeConfigFor(name: string, server: string, caData: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  // A plain-HTTP server (the embedded test cluster) needs skipTLSVerify in client-node.
+  const plain = server.startsWith('http://');
+  kc.loadFromClusterAndUser({ name, server, ...(caData ? { caData } : {}), skipTLSVerify: plain }, { name: `ephemera@${name}` });
+  return kc;
+}
+
+function defaultKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}

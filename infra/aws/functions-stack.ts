@@ -1,0 +1,173 @@
+// The reconcilers on AWS: an SQS queue (+ dead-letter queue) feeding one Lambda through an
+// event source mapping with partial batch responses and a concurrency cap, a role that can
+// do exactly what the handler does, EKS access entries that map that role to a Kubernetes
+// group, log retention and alarms. Credentials are never in the environment: only
+// references to EKS clusters or Secrets Manager secrets (functions/kube/cluster-source.ts).
+import { ArnFormat, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Vpc, Subnet, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
+import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, Function as LambdaFunction, Runtime, type FunctionProps } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ALARM_PERIOD, alarms } from './alarms.ts';
+import { functionLogGroup } from './log-group.ts';
+import type { DeploySettings } from './settings.ts';
+
+/** The Kubernetes group the functions' role is mapped to; infra/kubernetes/functions-rbac.yaml binds it. */
+export const FUNCTIONS_K8S_GROUP = 'ephemera:functions';
+
+/** Props: the settings and the directory of the built reconciler bundle. */
+export interface FunctionsStackProps extends StackProps {
+  settings: DeploySettings;
+  codeDir: string;
+}
+
+/** Queue, dead-letter queue, reconciler Lambda, IAM, access entries, alarms. */
+export class FunctionsStack extends Stack {
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly fn: LambdaFunction;
+
+  constructor(scope: Construct, id: string, props: FunctionsStackProps) {
+    super(scope, id, props);
+    const s = props.settings;
+    const r = s.reconciler;
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    this.queue = new Queue(this, 'EventQueue', {
+      // AWS: at least 6 × the function timeout, so a batch being retried by Lambda's
+      // poller is not handed out again while it still runs.
+      visibilityTimeout: Duration.seconds(6 * r.timeoutSeconds),
+      retentionPeriod: Duration.days(4),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: r.maxReceiveCount },
+    });
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: 'ephemera reconcilers: read the event queue, requeue, dead-letter, log, authenticate to their clusters',
+    });
+    const logGroup = functionLogGroup(this, 'Logs', s.logRetentionDays);
+    this.fn = new LambdaFunction(this, 'Reconciler', {
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      handler: 'index.handler',
+      code: Code.fromAsset(props.codeDir),
+      memorySize: r.memoryMiB,
+      timeout: Duration.seconds(r.timeoutSeconds),
+      role,
+      logGroup,
+      description: 'ephemera EphemeralJob and SidecarTerminator reconcilers (SQS)',
+      environment: {
+        EPHEMERA_QUEUE_URL: this.queue.queueUrl,
+        EPHEMERA_DLQ_URL: this.deadLetterQueue.queueUrl,
+        EPHEMERA_CLUSTERS: JSON.stringify(s.clusters),
+        ...(s.defaultCluster ? { EPHEMERA_DEFAULT_CLUSTER: s.defaultCluster } : {}),
+        EPHEMERA_LOCK_NAMESPACE: s.lockNamespace,
+        EPHEMERA_CONTROLLERS: s.controllers,
+      },
+      ...this.vpcProps(s),
+    });
+    this.fn.addEventSource(new SqsEventSource(this.queue, {
+      batchSize: r.batchSize,
+      maxBatchingWindow: Duration.seconds(1),
+      reportBatchItemFailures: true,
+      // The cap on instances the queue may start: a burst queues up instead of becoming
+      // a crowd of clients on the API servers.
+      maxConcurrency: r.maxConcurrency,
+    }));
+    this.grant(role, s, logGroup.logGroupArn);
+    this.accessEntries(role, s);
+    this.alarms(s);
+    new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl, description: 'EPHEMERA_SQS_QUEUE_URL for the relays' });
+    new CfnOutput(this, 'QueueArn', { value: this.queue.queueArn, description: 'what the relays\' IAM role may sqs:SendMessage to' });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'FunctionsRoleArn', { value: role.roleArn, description: `mapped to Kubernetes group ${FUNCTIONS_K8S_GROUP}` });
+  }
+
+  private vpcProps(s: DeploySettings): Partial<FunctionProps> {
+    if (!s.vpc) return {};
+    const v = s.vpc;
+    const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: v.vpcId, availabilityZones: v.availabilityZones, privateSubnetIds: v.privateSubnetIds });
+    return {
+      vpc,
+      vpcSubnets: { subnets: v.privateSubnetIds.map((id, i) => Subnet.fromSubnetId(this, `Subnet${i}`, id)) },
+      securityGroups: v.securityGroupIds.map((id, i) => SecurityGroup.fromSecurityGroupId(this, `Sg${i}`, id, { mutable: false })),
+      allowPublicSubnet: false,
+    };
+  }
+
+  /** Least privilege: only the calls the handler makes, on only these resources. */
+  private grant(role: Role, s: DeploySettings, logGroupArn: string): void {
+    role.addToPolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${logGroupArn}:log-stream:*`] }));
+    // Requeue (delayed look again) and dead-letter with a reason; receive/delete come with the event source.
+    this.queue.grantSendMessages(role);
+    this.deadLetterQueue.grantSendMessages(role);
+    const eks = Object.values(s.clusters).flatMap((c) => ('eks' in c ? [c.eks] : []));
+    if (eks.length > 0) {
+      role.addToPolicy(new PolicyStatement({
+        actions: ['eks:DescribeCluster'],
+        resources: eks.map((e) => this.formatArn({ service: 'eks', resource: 'cluster', resourceName: e.name, ...(e.region ? { region: e.region } : {}) })),
+      }));
+    }
+    if (s.vpc) this.grantVpcAccess(role, s.vpc);
+    const secrets = Object.values(s.clusters).flatMap((c) => ('secret' in c ? [c.secret] : []));
+    if (secrets.length > 0) {
+      role.addToPolicy(new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: secrets.map((x) => secretArn(this, x.secretId, x.region)),
+      }));
+    }
+  }
+
+  /**
+   * In a VPC, Lambda creates the function's network interfaces with the function's role
+   * (what the AWSLambdaVPCAccessExecutionRole managed policy grants), narrowed here to the
+   * configured subnets and security groups where EC2 allows resource-level permissions.
+   */
+  private grantVpcAccess(role: Role, vpc: NonNullable<DeploySettings['vpc']>): void {
+    const ec2 = (resource: string, name: string): string => this.formatArn({ service: 'ec2', resource, resourceName: name });
+    const eni = ec2('network-interface', '*');
+    role.addToPolicy(new PolicyStatement({
+      actions: ['ec2:CreateNetworkInterface'],
+      resources: [eni, ...vpc.privateSubnetIds.map((id) => ec2('subnet', id)), ...vpc.securityGroupIds.map((id) => ec2('security-group', id))],
+    }));
+    role.addToPolicy(new PolicyStatement({ actions: ['ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'], resources: [eni] }));
+    // Describe calls support no resource-level permissions: "*" is the only valid resource.
+    role.addToPolicy(new PolicyStatement({ actions: ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets'], resources: ['*'] }));
+  }
+
+  /** EKS access entries (same account and region only): the role becomes group ephemera:functions. */
+  private accessEntries(role: Role, s: DeploySettings): void {
+    for (const [name, c] of Object.entries(s.clusters)) {
+      if (!('eks' in c) || !c.eks.accessEntry || c.eks.region) continue;
+      new CfnAccessEntry(this, `AccessEntry-${name}`, {
+        clusterName: c.eks.name,
+        principalArn: role.roleArn,
+        type: 'STANDARD',
+        kubernetesGroups: [FUNCTIONS_K8S_GROUP],
+      });
+    }
+  }
+
+  private alarms(s: DeploySettings): void {
+    const period = ALARM_PERIOD;
+    alarms(this, [
+      { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input or a cluster it cannot reach); see their reason attribute' },
+      { id: 'OldestMessageAlarm', metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }), threshold: 900 + 6 * s.reconciler.timeoutSeconds, description: 'ephemera: events wait longer than the longest requeue delay: the reconcilers fall behind' },
+      { id: 'ErrorsAlarm', metric: this.fn.metricErrors({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations failed as a whole (configuration, crash, timeout)' },
+      { id: 'ThrottlesAlarm', metric: this.fn.metricThrottles({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations throttled (account concurrency exhausted)' },
+    ], s.alarmTopicArn);
+  }
+}
+
+/** A secret's ARN pattern: a full ARN as given, a name with the random suffix Secrets Manager adds. */
+function secretArn(stack: Stack, secretId: string, region: string | undefined): string {
+  if (secretId.startsWith('arn:')) return secretId;
+  return stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${secretId}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME, ...(region ? { region } : {}) });
+}

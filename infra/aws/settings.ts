@@ -1,0 +1,69 @@
+// What one AWS deployment needs to know, validated with zod: the clusters it serves (by
+// reference only: an EKS cluster name or a Secrets Manager secret, never a credential),
+// sizes, the optional VPC and where alarms go. Read from a JSON file so a deployment is
+// reviewable and repeatable: `EPHEMERA_DEPLOY_SETTINGS=ops/prod.json npm run deploy:aws`.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ClusterSources } from '../../functions/kube/cluster-source.ts';
+
+const Vpc = z.object({
+  vpcId: z.string().regex(/^vpc-[0-9a-f]+$/, 'a VPC id (vpc-…)'),
+  availabilityZones: z.array(z.string().min(1)).min(1),
+  /** Private subnets with a route to the API servers (and to SQS/STS/EKS, by NAT or endpoints). */
+  privateSubnetIds: z.array(z.string().regex(/^subnet-[0-9a-f]+$/, 'a subnet id (subnet-…)')).min(1),
+  securityGroupIds: z.array(z.string().regex(/^sg-[0-9a-f]+$/, 'a security group id (sg-…)')).min(1),
+});
+
+/** The deployment settings (every field has a default except the clusters). */
+export const DeploySettings = z.object({
+  /** Prefix of the stack names: <prefix>Functions, <prefix>Webhook. */
+  stackPrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/).default('Ephemera'),
+  /** The clusters one deployment serves; envelopes name theirs (relay's EPHEMERA_RELAY_CLUSTER). */
+  clusters: ClusterSources,
+  /** Which cluster an envelope without a name belongs to (default: the only one). */
+  defaultCluster: z.string().min(1).optional(),
+  /** Namespace of the functions' per-key Leases in every cluster. */
+  lockNamespace: z.string().default('ephemera-locks'),
+  controllers: z.string().default('ejob,sidecar'),
+  reconciler: z.object({
+    memoryMiB: z.number().int().min(128).max(10240).default(256),
+    timeoutSeconds: z.number().int().min(10).max(900).default(60),
+    /** Most concurrent instances the queue may start: what the API servers see at worst. */
+    maxConcurrency: z.number().int().min(2).max(1000).default(5),
+    batchSize: z.number().int().min(1).max(10).default(10),
+    maxReceiveCount: z.number().int().min(1).max(1000).default(5),
+  }).prefault({}),
+  webhook: z.object({
+    enabled: z.boolean().default(true),
+    /** A flood can use at most this many instances; the account's other functions keep theirs. */
+    reservedConcurrency: z.number().int().min(1).max(1000).default(10),
+  }).prefault({}),
+  logRetentionDays: z.union([z.literal(7), z.literal(14), z.literal(30), z.literal(90), z.literal(365)]).default(30),
+  /** An SNS topic the alarms notify (none: alarms only show in the console). */
+  alarmTopicArn: z.string().startsWith('arn:').optional(),
+  vpc: Vpc.optional(),
+}).refine((s) => s.defaultCluster === undefined || s.defaultCluster in s.clusters, { message: 'defaultCluster must be one of clusters', path: ['defaultCluster'] });
+export type DeploySettings = z.infer<typeof DeploySettings>;
+
+/** Parse settings; a bad file names the field and what was expected. */
+export function parseSettings(input: unknown, from = 'settings'): DeploySettings {
+  const r = DeploySettings.safeParse(input);
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((i) => {
+    // A bad record key's own message (e.g. "a cluster name …") is nested one level down.
+    const detail = i.code === 'invalid_key' ? ` (${i.issues.map((k) => k.message).join('; ')})` : '';
+    return `${i.path.join('.') || '(root)'}: ${i.message}${detail}`;
+  });
+  throw new Error(`${from} is invalid:\n  ${lines.join('\n  ')}`);
+}
+
+/** Settings from the JSON file EPHEMERA_DEPLOY_SETTINGS names (default infra/aws/settings.example.json). */
+export function loadSettings(path: string): DeploySettings {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`EPHEMERA_DEPLOY_SETTINGS: cannot read ${path} as JSON: ${(err as Error).message}`, { cause: err });
+  }
+  return parseSettings(raw, path);
+}

@@ -1,0 +1,54 @@
+// The EphemeralJob validating webhook as a Lambda function URL. The API server cannot sign
+// requests with SigV4, so the URL's auth type is NONE; what may invoke the function is
+// still narrowed: the resource policy allows lambda:InvokeFunctionUrl for NONE URLs and
+// lambda:InvokeFunction only when invoked through the URL (lambda:InvokedViaFunctionUrl),
+// never a direct Invoke. A reserved concurrency bounds what a flood can take (and cost);
+// with failurePolicy Fail the price of a flood is refused EphemeralJob writes, nothing more.
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Role, ServicePrincipal, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, Function as LambdaFunction, FunctionUrlAuthType, Runtime } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import { ALARM_PERIOD, alarms } from './alarms.ts';
+import { functionLogGroup } from './log-group.ts';
+import type { DeploySettings } from './settings.ts';
+
+/** Props: the settings and the directory of the built webhook bundle. */
+export interface WebhookStackProps extends StackProps {
+  settings: DeploySettings;
+  codeDir: string;
+}
+
+/** Webhook Lambda + function URL + its narrowed permissions. */
+export class WebhookStack extends Stack {
+  readonly fn: LambdaFunction;
+
+  constructor(scope: Construct, id: string, props: WebhookStackProps) {
+    super(scope, id, props);
+    const s = props.settings;
+    const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: 'ephemera webhook: log only' });
+    const logGroup = functionLogGroup(this, 'Logs', s.logRetentionDays);
+    role.addToPolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${logGroup.logGroupArn}:log-stream:*`] }));
+    this.fn = new LambdaFunction(this, 'Webhook', {
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      handler: 'index.handler',
+      code: Code.fromAsset(props.codeDir),
+      memorySize: 256,
+      // The API server waits timeoutSeconds (5, infra/webhook/validating-webhook-public.yaml).
+      timeout: Duration.seconds(5),
+      role,
+      logGroup,
+      reservedConcurrentExecutions: s.webhook.reservedConcurrency,
+      description: 'ephemera EphemeralJob validating webhook (function URL)',
+    });
+    // For a NONE URL, CDK (2.276) adds exactly the two grants to "*" AWS wants: InvokeFunctionUrl
+    // with FunctionUrlAuthType NONE, and InvokeFunction with InvokedViaFunctionUrl true
+    // (required beside it for URLs since October 2025). A direct Invoke stays refused; a test checks.
+    const url = this.fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+    alarms(this, [
+      { id: 'WebhookErrorsAlarm', metric: this.fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: invocations failed (EphemeralJob writes refused meanwhile)' },
+      { id: 'WebhookThrottlesAlarm', metric: this.fn.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: reserved concurrency exhausted (a flood, or too low a reservation)' },
+    ], s.alarmTopicArn);
+    new CfnOutput(this, 'WebhookUrl', { value: url.url, description: 'WEBHOOK_URL in infra/webhook/validating-webhook-public.yaml (without the trailing slash)' });
+  }
+}

@@ -1,0 +1,85 @@
+// Deployment figures (issue 13): the reconciler Lambda bundle's size, its cold start
+// (import + first SQS event against a local fake API server) as a ratio to `node -e 0`
+// measured side by side, and the webhook Worker's gzipped size as `wrangler deploy` uploads it.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { startFauxqs } from 'fauxqs';
+import { startApiServer } from '../../functions/cluster/index.ts';
+import { buildLambdaAssets } from '../../infra/aws/assets.ts';
+import { envelopeFor } from '../support/ejob-world.ts';
+import { job, pod } from '../support/relay-world.ts';
+import { figure } from './report.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'ephemera-deploy-bench-'));
+const RUNS = 5;
+
+function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ ms: number; out: string; code: number }> {
+  const t = performance.now();
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ ms: performance.now() - t, out, code: code ?? 1 })));
+}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+try {
+  // 1. Bundle size (what Code.fromAsset uploads: index.mjs only, no source map).
+  const assets = await buildLambdaAssets(join(dir, 'assets'));
+  const bundle = join(assets.reconciler, 'index.mjs');
+  const bytes = statSync(bundle).size;
+  figure({ name: 'reconciler bundle', value: Math.round(bytes / 1024), unit: 'KiB', what: 'dist/lambda/reconciler/index.mjs: esbuild minified ESM, no source map (the Lambda asset)', goal: { op: '<=', bound: 1024, source: 'issue 13' } });
+
+  // 2. Cold start: a fresh process imports the bundle and handles one SQS event for an
+  // EphemeralJob (route, Lease, observe, inject, status) against the embedded API server.
+  const objects = [pod('web-1', { app: 'web' }), { ...job('check', { app: 'web' }), metadata: { name: 'check', namespace: 'default', uid: 'job-uid-1' }, spec: { selector: { matchLabels: { app: 'web' } }, parallelism: 1, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' }] } } }];
+  const q = await startFauxqs({ port: 0, logger: false });
+  const { queueUrl } = q.createQueue('ephemera-events');
+  const kubeconfig = join(dir, 'kubeconfig');
+  const probe = join(dir, 'probe.mjs');
+  const event = { Records: [{ messageId: 'm1', body: JSON.stringify(envelopeFor('EphemeralJob', 'default', 'check')), attributes: {}, messageAttributes: {} }] };
+  writeFileSync(probe, `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});
+const end = Date.now() + 60000;
+const r = await handler(${JSON.stringify(event)}, { getRemainingTimeInMillis: () => end - Date.now() });
+process.stdout.write(JSON.stringify(r));`);
+  const env = {
+    ...process.env, KUBECONFIG: kubeconfig, EPHEMERA_QUEUE_URL: queueUrl, EPHEMERA_LOCK_NAMESPACE: 'ephemera-locks', LOG_LEVEL: 'silent',
+    AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 't', AWS_SECRET_ACCESS_KEY: 't', AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${q.port}`,
+  };
+  const base: number[] = [];
+  const cold: number[] = [];
+  const importOnly: number[] = [];
+  let requests = 0;
+  for (let i = 0; i < RUNS; i++) {
+    // A fresh cluster each run, so every run does the same first event's work.
+    const server = await startApiServer({ objects });
+    writeFileSync(kubeconfig, server.kubeconfigYaml());
+    base.push((await run(['-e', '0'])).ms);
+    importOnly.push((await run(['-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`], env)).ms);
+    const r = await run([probe], env);
+    if (r.code !== 0 || r.out !== '{"batchItemFailures":[]}') throw new Error(`cold start probe failed (${r.code}): ${r.out.slice(0, 500)}`);
+    if ((server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web-1' }) as unknown as { spec: { ephemeralContainers?: unknown[] } }).spec.ephemeralContainers?.length !== 1) throw new Error('the first event injected nothing');
+    requests = server.requests.entries.length;
+    cold.push(r.ms);
+    await server.close();
+  }
+  process.stdout.write(`node -e 0: median ${median(base).toFixed(0)} ms; import only: median ${median(importOnly).toFixed(0)} ms; import + first event: median ${median(cold).toFixed(0)} ms (${requests} API requests, one injection), ${RUNS} runs each, interleaved\n`);
+  figure({ name: 'Lambda cold start vs node -e 0', value: median(cold) / median(base), unit: 'ratio', what: `median wall time of a fresh node process importing the reconciler bundle and handling one EphemeralJob SQS event against the embedded API server (${requests} requests), over median of node -e 0; ${RUNS} interleaved runs`, goal: { op: '<=', bound: 5, source: 'issue 13' } });
+  figure({ name: 'Lambda bundle import vs node -e 0', value: median(importOnly) / median(base), unit: 'ratio', what: `median wall time of node importing the reconciler bundle only, over median of node -e 0; ${RUNS} interleaved runs` });
+  await q.stop();
+
+  // 3. The webhook Worker as `wrangler deploy` would upload it.
+  const out = join(dir, 'worker');
+  execFileSync(process.execPath, [join(root, 'node_modules/.bin/wrangler'), 'deploy', '--dry-run', '--outdir', out, '-c', join(root, 'infra/cloudflare/wrangler.jsonc')], {
+    stdio: 'pipe', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: join(dir, 'logs'), CI: 'true' },
+  });
+  const gz = gzipSync(readFileSync(join(out, 'worker.js'))).length;
+  figure({ name: 'webhook Worker gzip', value: Math.round(gz / 102.4) / 10, unit: 'KiB', what: 'worker.js from wrangler deploy --dry-run (infra/cloudflare/wrangler.jsonc), gzip -9 default level', goal: { op: '<=', bound: 100, source: 'issue 13' } });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

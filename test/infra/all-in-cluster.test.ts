@@ -1,0 +1,51 @@
+// The all-in-cluster manifest's container, run as the Deployment would run it: the same
+// args and the ConfigMap's environment, against the embedded API server. It must do the
+// job (inject, finish) with its Leases where the manifest's RBAC allows them.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { SimKubelet, startApiServer } from '../../functions/cluster/index.ts';
+import { CLI } from '../support/cli.ts';
+import { jobStatus } from '../support/ejob-world.ts';
+import { eventually, pod } from '../support/relay-world.ts';
+
+type Doc = { kind: string; data?: Record<string, string>; spec?: { template: { spec: { containers: { args: string[] }[] } } } };
+
+test('`ephemera relay --sink memory` with the manifest\'s configuration runs a job to completion', async () => {
+  const docs = parseAllDocuments(readFileSync('infra/kubernetes/all-in-cluster.yaml', 'utf8')).map((d) => d.toJS() as Doc);
+  const config = docs.find((d) => d.kind === 'ConfigMap')!.data!;
+  const args = docs.find((d) => d.kind === 'Deployment')!.spec!.template.spec.containers[0]!.args;
+  const job = {
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
+    metadata: { name: 'check', namespace: 'default', uid: 'aic-job' },
+    spec: { selector: { matchLabels: { app: 'web' } }, parallelism: 1, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' }] } },
+  };
+  const server = await startApiServer({ objects: [pod('web-1', { app: 'web' }), pod('web-2', { app: 'web' }), job] });
+  const kubelet = new SimKubelet(server, { ephemeral: () => ({ exitCode: 0 }) });
+  const dir = mkdtempSync(join(tmpdir(), 'ephemera-aic-'));
+  writeFileSync(join(dir, 'kubeconfig'), server.kubeconfigYaml());
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...config, KUBECONFIG: join(dir, 'kubeconfig'), EPHEMERA_RELAY_ID: 'ephemera-0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_COALESCE_MS: '20', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    await eventually(() => {
+      kubelet.tick();
+      assert.equal(jobStatus(server, 'check').phase, 'Succeeded', stderr.slice(-2000));
+    }, 30_000);
+    const leases = server.requests.entries.filter((e) => e.path.includes('/leases')).map((e) => e.path.split('/')[5]);
+    assert.deepEqual([...new Set(leases)].sort(), ['ephemera-locks', 'ephemera-system'], 'leader Lease in ephemera-system, per-key Leases in ephemera-locks');
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('close', r));
+    kubelet.stop();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

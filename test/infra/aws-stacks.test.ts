@@ -1,0 +1,185 @@
+// The CDK app, synthesized offline and read back as CloudFormation: what an operator and
+// AWS's own rules (cdk-nag AwsSolutions) would check before letting it deploy.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { App, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import nag from 'cdk-nag';
+import { defineStacks } from '../../infra/aws/app.ts';
+import { JUSTIFIED } from '../../infra/aws/nag-suppressions.ts';
+import { parseSettings, type DeploySettings } from '../../infra/aws/settings.ts';
+import { ClusterSources } from '../../functions/kube/cluster-source.ts';
+
+const dirs: string[] = [];
+/** A code directory with a stand-in bundle: the stacks only hash and upload it. */
+function codeDir(content: string): string {
+  const d = mkdtempSync(join(tmpdir(), 'ephemera-cdk-code-'));
+  writeFileSync(join(d, 'index.mjs'), content);
+  dirs.push(d);
+  return d;
+}
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const base = {
+  clusters: { prod: { eks: { name: 'prod' } }, 'eu-prod': { eks: { name: 'eu', region: 'eu-west-1' } }, edge: { secret: { secretId: 'ephemera/edge' } } },
+  defaultCluster: 'prod',
+};
+
+function synth(overrides: Record<string, unknown> = {}, code = { reconciler: codeDir('export const handler = 1;'), webhook: codeDir('export const handler = 2;') }, withNag = false) {
+  const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ephemera-cdk-out-')) });
+  dirs.push(app.outdir);
+  if (withNag) Validations.of(app).addPlugins(new nag.AwsSolutionsChecks(app));
+  const stacks = defineStacks(app, parseSettings({ ...base, ...overrides }), code);
+  return { app, stacks, functions: Template.fromStack(stacks.functions), webhook: stacks.webhook ? Template.fromStack(stacks.webhook) : undefined };
+}
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+const ofType = (t: Template, type: string): Resource[] => Object.values(t.findResources(type)) as Resource[];
+
+describe('AWS stacks (CDK, synthesized offline)', () => {
+  const { functions, webhook } = synth();
+
+  test('queue: dead-letter redrive, SSE, TLS only, visibility ≥ 6 × the function timeout', () => {
+    const fn = ofType(functions, 'AWS::Lambda::Function')[0]!;
+    const timeout = fn.Properties.Timeout as number;
+    const queues = ofType(functions, 'AWS::SQS::Queue');
+    assert.equal(queues.length, 2);
+    const main = queues.find((q) => q.Properties.RedrivePolicy)!;
+    assert.ok((main.Properties.VisibilityTimeout as number) >= 6 * timeout, `visibility ${String(main.Properties.VisibilityTimeout)} < 6 × ${timeout}`);
+    assert.equal((main.Properties.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount, 5);
+    for (const q of queues) assert.equal(q.Properties.SqsManagedSseEnabled, true);
+    functions.resourcePropertiesCountIs('AWS::SQS::QueuePolicy', { PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] } }, 2);
+  });
+
+  test('event source: partial batch responses and a maximum concurrency', () => {
+    functions.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 5 },
+      BatchSize: 10,
+    });
+  });
+
+  test('reconciler: Node 24 from a content-hashed asset; the environment holds references, never a credential', () => {
+    const fn = ofType(functions, 'AWS::Lambda::Function')[0]!;
+    assert.equal(fn.Properties.Runtime, 'nodejs24.x');
+    assert.match((fn.Properties.Code as { S3Key: string }).S3Key, /^[0-9a-f]{64}\.zip$/);
+    const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    assert.deepEqual(Object.keys(env).sort(), ['EPHEMERA_CLUSTERS', 'EPHEMERA_CONTROLLERS', 'EPHEMERA_DEFAULT_CLUSTER', 'EPHEMERA_DLQ_URL', 'EPHEMERA_LOCK_NAMESPACE', 'EPHEMERA_QUEUE_URL']);
+    assert.deepEqual(Object.keys(ClusterSources.parse(JSON.parse(env.EPHEMERA_CLUSTERS as string))).sort(), ['edge', 'eu-prod', 'prod'], 'the Lambda parses what the stack writes');
+    assert.doesNotMatch(JSON.stringify(env), /token|kubeconfig|resolve:secretsmanager|BEGIN CERTIFICATE/i);
+  });
+
+  test('a new bundle is a new asset (content hash); the same bundle is the same key', () => {
+    const key = (t: Template): string => (ofType(t, 'AWS::Lambda::Function')[0]!.Properties.Code as { S3Key: string }).S3Key;
+    const w = codeDir('w');
+    const a = synth({}, { reconciler: codeDir('export const v = 1;'), webhook: w });
+    const b = synth({}, { reconciler: codeDir('export const v = 1;'), webhook: w });
+    const c = synth({}, { reconciler: codeDir('export const v = 2;'), webhook: w });
+    assert.equal(key(a.functions), key(b.functions));
+    assert.notEqual(key(a.functions), key(c.functions));
+  });
+
+  test('least privilege: exactly the calls the handler makes, on named resources', () => {
+    const statements = ofType(functions, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement);
+    const actions = [...new Set(statements.flatMap((s) => [s.Action].flat()))].sort();
+    assert.deepEqual(actions, ['eks:DescribeCluster', 'logs:CreateLogStream', 'logs:PutLogEvents', 'secretsmanager:GetSecretValue', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage', 'sqs:SendMessage']);
+    for (const s of statements) assert.notEqual(s.Resource, '*', `${JSON.stringify(s.Action)} on *`);
+    const eks = JSON.stringify(statements.find((s) => s.Action === 'eks:DescribeCluster')?.Resource);
+    assert.match(eks, /cluster\/prod"/);
+    assert.match(eks, /eu-west-1.*cluster\/eu"/);
+    assert.match(JSON.stringify(statements.find((s) => s.Action === 'secretsmanager:GetSecretValue')?.Resource), /secret:ephemera\/edge-\?\?\?\?\?\?/);
+  });
+
+  test('in a VPC: network-interface rights narrowed to the subnets and groups; "*" only for EC2 Describe calls', () => {
+    const { functions: t } = synth({ vpc: { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] } });
+    const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement);
+    const star = statements.filter((s) => s.Resource === '*').flatMap((s) => [s.Action].flat()).sort();
+    assert.deepEqual(star, ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets']);
+    const create = JSON.stringify(statements.find((s) => s.Action === 'ec2:CreateNetworkInterface')?.Resource);
+    assert.match(create, /subnet\/subnet-0123456789abcdef0/);
+    assert.match(create, /security-group\/sg-0123456789abcdef0/);
+  });
+
+  test('EKS access entries map the role to the functions\' Kubernetes group (same-region clusters)', () => {
+    const entries = ofType(functions, 'AWS::EKS::AccessEntry');
+    assert.deepEqual(entries.map((e) => e.Properties.ClusterName), ['prod']);
+    assert.deepEqual(entries[0]?.Properties.KubernetesGroups, ['ephemera:functions']);
+    assert.deepEqual(entries[0]?.Properties.PrincipalArn, { 'Fn::GetAtt': [Object.keys(functions.findResources('AWS::IAM::Role'))[0], 'Arn'] });
+  });
+
+  test('log groups with retention; alarms on dead letters, oldest age, errors and throttles', () => {
+    functions.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+    const metrics = ofType(functions, 'AWS::CloudWatch::Alarm').map((a) => `${String(a.Properties.Namespace)}/${String(a.Properties.MetricName)}`).sort();
+    assert.deepEqual(metrics, ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible']);
+    const f = ofType(functions, 'AWS::Lambda::Function')[0]!;
+    assert.ok(f.Properties.LoggingConfig, 'the function logs to the stack\'s log group');
+  });
+
+  test('alarms notify an SNS topic when one is given', () => {
+    const { functions: t } = synth({ alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops' });
+    for (const a of ofType(t, 'AWS::CloudWatch::Alarm')) assert.deepEqual(a.Properties.AlarmActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+  });
+
+  test('optional VPC: private subnets and security groups when configured, none otherwise', () => {
+    assert.equal(ofType(functions, 'AWS::Lambda::Function')[0]!.Properties.VpcConfig, undefined);
+    const { functions: t } = synth({ vpc: { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] } });
+    assert.deepEqual(ofType(t, 'AWS::Lambda::Function')[0]!.Properties.VpcConfig, { SubnetIds: ['subnet-0123456789abcdef0'], SecurityGroupIds: ['sg-0123456789abcdef0'] });
+  });
+
+  test('webhook: function URL (NONE) whose public grants only work through the URL; reserved concurrency', () => {
+    assert.ok(webhook);
+    webhook.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'NONE' });
+    webhook.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 10 });
+    const perms = ofType(webhook, 'AWS::Lambda::Permission').map((p) => p.Properties);
+    assert.ok(perms.length > 0);
+    for (const p of perms) {
+      assert.equal(p.Principal, '*');
+      const viaUrl = (p.Action === 'lambda:InvokeFunctionUrl' && p.FunctionUrlAuthType === 'NONE') || (p.Action === 'lambda:InvokeFunction' && p.InvokedViaFunctionUrl === true);
+      assert.ok(viaUrl, `a grant usable outside the function URL: ${JSON.stringify(p)}`);
+    }
+    assert.ok(perms.some((p) => p.InvokedViaFunctionUrl === true), 'AWS needs the InvokedViaFunctionUrl grant for new URLs');
+  });
+
+  test('the webhook stack can be left out', () => {
+    assert.equal(synth({ webhook: { enabled: false } }).stacks.webhook, undefined);
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  test('passes with the justified suppressions only', () => {
+    const { app } = synth({ vpc: { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] } }, undefined, true);
+    assert.doesNotThrow(() => app.synth());
+  });
+
+  test('every suppression says why', () => {
+    assert.ok(JUSTIFIED.length > 0);
+    for (const j of JUSTIFIED) assert.ok(j.reason.length >= 40, `${j.id}: reason too short`);
+  });
+
+  test('an unjustified finding fails the synth (the check can fail)', () => {
+    const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ephemera-cdk-out-')) });
+    dirs.push(app.outdir);
+    Validations.of(app).addPlugins(new nag.AwsSolutionsChecks(app));
+    // The same stacks, but the suppressions taken back: the log-stream wildcard must be reported.
+    defineStacks(app, parseSettings(base), { reconciler: codeDir('a'), webhook: codeDir('b') }, { suppress: false });
+    assert.throws(() => app.synth(), /Validation failed/);
+  });
+});
+
+describe('deployment settings', () => {
+  test('bad settings name the field and what was expected', () => {
+    assert.throws(() => parseSettings({ clusters: { Prod: { eks: { name: 'x' } } } }), /clusters\.Prod.*cluster name/s);
+    assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'x' } } }, defaultCluster: 'b' }), /defaultCluster: defaultCluster must be one of clusters/);
+    assert.throws(() => parseSettings({ clusters: {} }), /clusters: at least one cluster/);
+    assert.throws(() => parseSettings({ clusters: { a: { token: 'abc' } } }), /clusters\.a/);
+  });
+
+  test('defaults fill in the rest', () => {
+    const s: DeploySettings = parseSettings({ clusters: { a: { kubeconfig: {} } } });
+    assert.equal(s.reconciler.timeoutSeconds, 60);
+    assert.equal(s.webhook.reservedConcurrency, 10);
+  });
+});

@@ -1,0 +1,128 @@
+// Every Kubernetes manifest we ship, parsed and checked together, as an operator applying
+// several of them to one cluster would meet them.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { parse, parseAllDocuments } from 'yaml';
+import { parseSettings } from '../../infra/aws/settings.ts';
+import { FUNCTIONS_K8S_GROUP } from '../../infra/aws/functions-stack.ts';
+
+type Subject = { kind: string; name: string; namespace?: string };
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+type Container = { image: string; command?: string[]; args?: string[]; envFrom?: { configMapRef: { name: string } }[] };
+type Doc = {
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  rules?: Rule[];
+  roleRef?: { kind: string; name: string };
+  subjects?: Subject[];
+  data?: Record<string, string>;
+  spec?: { template: { spec: { serviceAccountName?: string; containers: Container[] } } };
+  file: string;
+};
+
+const FILES = [
+  'relay/manifest.yaml',
+  ...readdirSync('infra/kubernetes').filter((f) => f.endsWith('.yaml') && !f.endsWith('.head.yaml')).map((f) => `infra/kubernetes/${f}`),
+  ...readdirSync('infra/webhook').filter((f) => f.endsWith('.yaml')).map((f) => `infra/webhook/${f}`),
+];
+const load = (file: string): Doc[] => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => ({ ...(d.toJS() as Doc), file })).filter((d) => d.kind);
+const all = FILES.flatMap(load);
+const of = (kind: string, docs = all): Doc[] => docs.filter((d) => d.kind === kind);
+const RELAY_SA = 'ServiceAccount:ephemera-system/ephemera-relay';
+const FUNCTIONS = ['ServiceAccount:ephemera-system/ephemera-functions', `Group:${FUNCTIONS_K8S_GROUP}`];
+const who = (s: Subject): string => (s.kind === 'ServiceAccount' ? `ServiceAccount:${s.namespace}/${s.name}` : `${s.kind}:${s.name}`);
+
+/** Who may do what with leases where: "<subject> <namespace>" pairs, from Roles and their bindings. */
+function leaseGrants(docs: Doc[]): string[] {
+  const roles = [...of('Role', docs), ...of('ClusterRole', docs)].filter((r) => r.rules?.some((x) => x.resources.includes('leases')));
+  assert.ok(roles.every((r) => r.kind === 'Role'), 'no ClusterRole grants leases (that would reach every namespace)');
+  return of('RoleBinding', docs).flatMap((b) => (roles.some((r) => r.metadata.name === b.roleRef?.name && r.metadata.namespace === b.metadata.namespace) ? (b.subjects ?? []).map((s) => `${who(s)} ${b.metadata.namespace}`) : []));
+}
+
+describe('Kubernetes manifests', () => {
+  test('every Namespace is defined identically wherever it appears, with its Pod Security label', () => {
+    const byName = new Map<string, Doc[]>();
+    for (const ns of of('Namespace')) byName.set(ns.metadata.name, [...(byName.get(ns.metadata.name) ?? []), ns]);
+    assert.deepEqual([...byName.keys()].sort(), ['ephemera-locks', 'ephemera-system']);
+    for (const [name, defs] of byName) {
+      for (const d of defs) {
+        assert.equal(d.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted', `${name} in ${d.file}`);
+        assert.deepEqual(d.metadata, defs[0]!.metadata, `${name}: ${d.file} differs from ${defs[0]!.file}: applying one would change the other's labels`);
+      }
+    }
+  });
+
+  test('`patch pods` is granted only by the optional virtual-kubelet ClusterRole', () => {
+    const patching = of('ClusterRole').concat(of('Role')).filter((r) => r.rules?.some((x) => x.apiGroups.includes('') && x.resources.includes('pods') && (x.verbs.includes('patch') || x.verbs.includes('*'))));
+    assert.deepEqual(patching.map((r) => `${r.file}:${r.metadata.name}`), ['infra/kubernetes/functions-rbac-virtual-kubelet.yaml:ephemera-functions-virtual-kubelet']);
+  });
+
+  test('Leases: the relay\'s in ephemera-system, the functions\' in ephemera-locks; neither may touch the other\'s', () => {
+    const grants = leaseGrants(all);
+    assert.deepEqual(grants.filter((g) => g.startsWith(RELAY_SA)), [`${RELAY_SA} ephemera-system`]);
+    for (const f of FUNCTIONS) assert.deepEqual(grants.filter((g) => g.startsWith(f)), [`${f} ephemera-locks`]);
+    // And the processes are configured to use those namespaces.
+    const relayCm = of('ConfigMap').find((c) => c.file === 'relay/manifest.yaml')!;
+    assert.equal(relayCm.data?.EPHEMERA_RELAY_LEASE_NAMESPACE, 'ephemera-system');
+    assert.equal(parseSettings({ clusters: { a: { kubeconfig: {} } } }).lockNamespace, 'ephemera-locks', 'the Lambda\'s default lock namespace');
+    const inCluster = of('ConfigMap').find((c) => c.file === 'infra/kubernetes/all-in-cluster.yaml')!;
+    assert.equal(inCluster.data?.EPHEMERA_LOCK_NAMESPACE, 'ephemera-locks');
+    assert.equal(inCluster.data?.EPHEMERA_RELAY_LEASE_NAMESPACE, 'ephemera-system');
+  });
+
+  test('one image everywhere, relay/Dockerfile\'s, whose entry point runs every subcommand', () => {
+    const containers = of('Deployment').flatMap((d) => d.spec!.template.spec.containers.map((c) => ({ ...c, file: d.file })));
+    assert.ok(containers.length >= 3);
+    const images = new Set(containers.map((c) => c.image));
+    assert.deepEqual([...images], ['ghcr.io/ephemera/ephemera:0.1.0']);
+    const dockerfile = readFileSync('relay/Dockerfile', 'utf8');
+    assert.match(dockerfile, /ENTRYPOINT \["node", [^\]]*"ephemera\.mjs"\]/);
+    assert.match(readFileSync('relay/build.ts', 'utf8'), /bundleNode\('functions\/runtime\/node\/ephemera\.ts'/, 'the bundle is the whole CLI');
+    for (const c of containers) {
+      assert.equal(c.command, undefined, `${c.file}: the entry point is the image's`);
+      assert.ok(['relay', 'webhook', 'start'].includes(c.args?.[0] ?? ''), `${c.file}: args ${JSON.stringify(c.args)}`);
+    }
+  });
+
+  test('every binding points at a role and ServiceAccounts that the manifests define', () => {
+    const roles = new Set([...of('Role'), ...of('ClusterRole')].map((r) => `${r.kind}:${r.metadata.namespace ?? ''}/${r.metadata.name}`));
+    const sas = new Set(of('ServiceAccount').map((s) => `ServiceAccount:${s.metadata.namespace}/${s.metadata.name}`));
+    for (const b of [...of('RoleBinding'), ...of('ClusterRoleBinding')]) {
+      const ns = b.roleRef?.kind === 'Role' ? b.metadata.namespace : '';
+      assert.ok(roles.has(`${b.roleRef?.kind}:${ns}/${b.roleRef?.name}`), `${b.file}: ${b.metadata.name} binds a missing ${b.roleRef?.kind} ${b.roleRef?.name}`);
+      for (const s of b.subjects ?? []) if (s.kind === 'ServiceAccount') assert.ok(sas.has(who(s)), `${b.file}: ${who(s)} is not defined`);
+    }
+  });
+
+  test('no long-lived ServiceAccount token Secret is shipped', () => {
+    assert.deepEqual(of('Secret').filter((s) => (s as unknown as { type?: string }).type === 'kubernetes.io/service-account-token'), []);
+  });
+});
+
+describe('infra/kubernetes/all-in-cluster.yaml', () => {
+  const docs = load('infra/kubernetes/all-in-cluster.yaml');
+
+  test('one Deployment: the relay with the in-memory sink (reconcilers in the same process)', () => {
+    const deploys = of('Deployment', docs);
+    assert.equal(deploys.length, 1);
+    const spec = deploys[0]!.spec!.template.spec;
+    assert.deepEqual(spec.containers[0]?.args, ['relay', '--sink', 'memory']);
+    assert.ok(of('ServiceAccount', docs).some((s) => s.metadata.name === spec.serviceAccountName));
+    assert.ok(of('ConfigMap', docs).some((c) => c.metadata.name === spec.containers[0]?.envFrom?.[0]?.configMapRef.name));
+  });
+
+  test('its own RBAC: what the relay watches plus everything the Lambda\'s functions may do', () => {
+    const own = of('ClusterRole', docs)[0]!.rules!;
+    const can = (res: string, verb: string): boolean => own.some((r) => r.resources.includes(res) && r.verbs.includes(verb));
+    const relayRules = of('ClusterRole', load('relay/manifest.yaml'))[0]!.rules!;
+    const fnRules = of('ClusterRole', load('infra/kubernetes/functions-rbac.yaml'))[0]!.rules!;
+    for (const r of [...relayRules, ...fnRules]) for (const res of r.resources) for (const v of r.verbs) assert.ok(can(res, v), `missing ${v} ${res}`);
+    const grants = leaseGrants(docs);
+    assert.deepEqual(grants.sort(), ['ServiceAccount:ephemera-system/ephemera ephemera-locks', 'ServiceAccount:ephemera-system/ephemera ephemera-system']);
+  });
+
+  test('carries the same CRD as infra/crds (node relay/build-manifest.ts)', () => {
+    assert.deepEqual(of('CustomResourceDefinition', docs).map(({ file: _f, ...d }) => d), [parse(readFileSync('infra/crds/ephemeraljob.yaml', 'utf8'))]);
+  });
+});

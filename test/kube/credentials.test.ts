@@ -1,0 +1,108 @@
+// Cluster credentials over real HTTP: the bearer token each request carries, where it comes
+// from (EKS IAM token, Secrets Manager), and what a bad source says. AWS calls are scripted.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { createKube } from '../../functions/kube/client.ts';
+import { clusterConnections, CredentialError, readClusterSecret, type AwsLookups } from '../../functions/kube/credentials.ts';
+import { EKS_TOKEN_PREFIX } from '../../functions/kube/eks-token.ts';
+import { KubeError } from '../../functions/kube/errors.ts';
+
+/** A tiny API server that records Authorization headers and answers 401 to tokens in `refuse`. */
+let server: Server;
+let url = '';
+const seen: string[] = [];
+const refuse = new Set<string>();
+before(async () => {
+  server = createServer((req, res) => {
+    const auth = req.headers.authorization ?? '';
+    seen.push(auth);
+    res.setHeader('content-type', 'application/json');
+    if (refuse.has(auth)) {
+      res.statusCode = 401;
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }));
+      return;
+    }
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => new Promise<void>((r) => server.close(() => r())));
+
+function lookups(over: Partial<AwsLookups> = {}): AwsLookups & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    region: 'us-east-1',
+    credentials: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
+    describeCluster: async (name, region) => {
+      calls.push(`describe ${name} ${region}`);
+      return { endpoint: url, certificateAuthorityData: '' };
+    },
+    getSecret: async (id) => {
+      calls.push(`secret ${id}`);
+      return JSON.stringify({ server: url, token: `token-of-${id}-${calls.length}` });
+    },
+    ...over,
+  };
+}
+
+const getNode = async (conn: Awaited<ReturnType<ReturnType<typeof clusterConnections>['connect']>>) => createKube(conn.kubeConfig, { timeoutMs: 2000, ...(conn.auth ? { auth: conn.auth } : {}) }).get({ apiVersion: 'v1', kind: 'Node', name: 'n1' });
+
+describe('cluster credentials', () => {
+  test('EKS: endpoint from DescribeCluster (once), every request carries a k8s-aws-v1 token for that cluster', async () => {
+    const aws = lookups();
+    const conns = clusterConnections({ prod: { eks: { name: 'prod-eks', region: 'eu-west-1', accessEntry: true } } }, () => aws);
+    seen.length = 0;
+    const conn = await conns.connect('prod');
+    await getNode(conn);
+    await getNode(await conns.connect('prod'));
+    assert.deepEqual(aws.calls, ['describe prod-eks eu-west-1']);
+    assert.equal(seen.length, 2);
+    const token = seen[0]!.replace(/^Bearer /, '');
+    assert.ok(token.startsWith(EKS_TOKEN_PREFIX));
+    const presigned = new URL(Buffer.from(token.slice(EKS_TOKEN_PREFIX.length), 'base64url').toString());
+    assert.equal(presigned.hostname, 'sts.eu-west-1.amazonaws.com');
+    assert.equal(seen[1], seen[0], 'the token is reused while fresh');
+  });
+
+  test('Secrets Manager: a 401 re-reads the secret once (rotation without a redeploy); a second 401 is a terminal error', async () => {
+    const aws = lookups();
+    const conn = await clusterConnections({ edge: { secret: { secretId: 'ephemera/edge' } } }, () => aws).connect('edge');
+    seen.length = 0;
+    refuse.add('Bearer token-of-ephemera/edge-1');
+    await getNode(conn);
+    assert.deepEqual(seen, ['Bearer token-of-ephemera/edge-1', 'Bearer token-of-ephemera/edge-2']);
+    refuse.add('Bearer token-of-ephemera/edge-2');
+    refuse.add('Bearer token-of-ephemera/edge-3');
+    const err = await getNode(conn).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof KubeError);
+    assert.equal(err.status, 401);
+    assert.equal(err.errorClass, 'terminal');
+    assert.match(err.message, /refused a freshly read credential/);
+    assert.deepEqual(aws.calls, ['secret ephemera/edge', 'secret ephemera/edge', 'secret ephemera/edge']);
+  });
+
+  test('a missing or malformed secret names the secret and what was expected', async () => {
+    const read = (text: string) => readClusterSecret('edge', 'ephemera/edge', async () => text);
+    await assert.rejects(read('not json'), /cluster "edge": secret ephemera\/edge is not JSON; expected \{"server"/);
+    await assert.rejects(read('{"server":"ftp://x","token":"t"}'), /secret ephemera\/edge is malformed: server: an https:\/\/ API server URL; token: a bearer token/);
+    await assert.rejects(readClusterSecret('edge', 'ephemera/edge', async () => {
+      throw new Error('ResourceNotFoundException');
+    }), (e: unknown) => e instanceof CredentialError && /cannot read secret ephemera\/edge .*secretsmanager:GetSecretValue.*ResourceNotFoundException/.test(e.message));
+  });
+
+  test('a DescribeCluster failure is a CredentialError naming the cluster and the permission; the next call tries again', async () => {
+    let fail = true;
+    const aws = lookups({ describeCluster: async () => {
+      if (fail) throw new Error('AccessDeniedException');
+      return { endpoint: url, certificateAuthorityData: '' };
+    } });
+    const conns = clusterConnections({ prod: { eks: { name: 'prod', accessEntry: true } } }, () => aws);
+    await assert.rejects(conns.connect('prod'), /cluster "prod": EKS DescribeCluster prod in us-east-1 failed \(does the role allow eks:DescribeCluster\?\): AccessDeniedException/);
+    fail = false;
+    assert.ok(await conns.connect('prod'));
+  });
+});
