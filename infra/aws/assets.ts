@@ -16,19 +16,28 @@ export type LambdaAsset = keyof typeof LAMBDA_ENTRIES;
 /** Where the bundles go (under dist/, never committed). */
 export const ASSET_ROOT = join(ROOT, 'dist', 'lambda');
 
-/** Bundle every Lambda entry; returns each asset's directory. */
-export async function buildLambdaAssets(root: string = ASSET_ROOT): Promise<Record<LambdaAsset, string>> {
-  const out = {} as Record<LambdaAsset, string>;
-  for (const [name, entry] of Object.entries(LAMBDA_ENTRIES) as [LambdaAsset, string][]) {
-    const dir = join(root, name);
-    rmSync(dir, { recursive: true, force: true });
-    await bundleNode(entry, join(dir, 'index.mjs'));
-    out[name] = dir;
-  }
-  return out;
+/** Bundle one Lambda entry into its own directory; returns the directory. */
+export async function buildLambdaAsset(name: LambdaAsset, root: string = ASSET_ROOT): Promise<string> {
+  const dir = join(root, name);
+  rmSync(dir, { recursive: true, force: true });
+  await bundleNode(LAMBDA_ENTRIES[name], join(dir, 'index.mjs'));
+  return dir;
 }
 
-// `npm run build:lambda`: the bundles alone (npm run synth builds them too).
+/** Bundle every Lambda entry; returns each asset's directory. */
+export async function buildLambdaAssets(root: string = ASSET_ROOT): Promise<Record<LambdaAsset, string>> {
+  return { reconciler: await buildLambdaAsset('reconciler', root), webhook: await buildLambdaAsset('webhook', root) };
+}
+
+// `npm run build:lambda` (both bundles) or `npm run build:webhook` (`assets.ts webhook`, the
+// webhook's alone); npm run synth builds them too.
 if (import.meta.main) {
-  for (const [name, dir] of Object.entries(await buildLambdaAssets())) process.stdout.write(`${name}: ${dir}/index.mjs\n`);
+  const names = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(LAMBDA_ENTRIES);
+  for (const name of names) {
+    if (!(name in LAMBDA_ENTRIES)) {
+      process.stderr.write(`unknown Lambda asset '${name}': expected ${Object.keys(LAMBDA_ENTRIES).join(' or ')}\n`);
+      process.exit(2);
+    }
+    process.stdout.write(`${name}: ${await buildLambdaAsset(name as LambdaAsset)}/index.mjs\n`);
+  }
 }
