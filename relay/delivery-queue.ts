@@ -4,9 +4,10 @@
 // - outage buffering: what the sink could not take stays as the latest state per key;
 // - workqueue semantics (client-go): a key is queued once however often it is added, and a
 //   key being sent is never sent again in parallel (its newer state waits its turn).
-// Memory is bounded by `capacity` keys whatever happens to the sink; past it, new keys are
-// not queued but a resync is requested once the sink takes envelopes again, so the need to
-// reconcile is replayed from the watch cache, never silently lost.
+// Memory is bounded by `capacity` entries whatever happens to the sink; past it, new keys
+// are not queued but a resync is requested once the sink takes envelopes again, so the need
+// to reconcile is replayed from the watch cache, never silently lost. Replays are pulled
+// lazily, only as fast as the queue has room (a replay bigger than the queue still ends).
 import { envelopeKey, type Envelope } from '../functions/api/envelope.ts';
 import type { Logger } from '../functions/engine/logger.ts';
 import { jitteredBackoffMs } from './backoff.ts';
@@ -25,8 +26,8 @@ export interface DeliveryHooks {
   coalesced?(): void;
   /** A new key found the queue full. */
   overflowed?(): void;
-  /** The queue overflowed and the sink works again: replay what can need work. */
-  resyncNeeded(): void;
+  /** The queue overflowed and the sink works again: what to replay (pulled as room allows). */
+  resyncNeeded(): Iterator<Envelope>;
 }
 
 export interface DeliveryQueueOptions {
@@ -56,6 +57,8 @@ export class DeliveryQueue {
   private readonly pending = new Map<string, Slot>();
   private inFlight = new Map<string, Slot>();
   private overflowed = false;
+  /** Replays waiting to be pulled into the queue, oldest first. */
+  private readonly backfills: Iterator<Envelope>[] = [];
   private failures = 0;
   private retryAt = 0;
   private lastAckAt: number | undefined;
@@ -95,6 +98,12 @@ export class DeliveryQueue {
     // A timer already set fires no later than this key's window ends (keys are due in order).
     this.schedule();
     return true;
+  }
+
+  /** Queue a replay; its envelopes are pulled in as the queue has room. */
+  backfill(envelopes: Iterator<Envelope>): void {
+    this.backfills.push(envelopes);
+    this.kick();
   }
 
   /** Seconds since the oldest undelivered state was queued (0 when nothing waits). */
@@ -158,6 +167,7 @@ export class DeliveryQueue {
   }
 
   private takeDue(): Slot[] {
+    this.fill();
     const now = this.now();
     const batch: Slot[] = [];
     const max = this.opts.batchMax ?? 100;
@@ -169,6 +179,22 @@ export class DeliveryQueue {
       batch.push(s);
     }
     return batch;
+  }
+
+  /** Pull replayed envelopes while there is room; they are due at once. */
+  private fill(): void {
+    const now = this.now();
+    while (this.backfills.length > 0 && this.depth < this.opts.capacity) {
+      const next = this.backfills[0]?.next();
+      if (!next || next.done) {
+        this.backfills.shift();
+        continue;
+      }
+      const key = envelopeKey(next.value);
+      const slot = this.pending.get(key);
+      if (slot) slot.envelope = next.value;
+      else this.pending.set(key, { envelope: next.value, queuedAt: now, due: now });
+    }
   }
 
   private settle(batch: Slot[], outcomes: SendOutcome[]): void {
@@ -211,18 +237,18 @@ export class DeliveryQueue {
   }
 
   private maybeResync(): void {
-    // Replay only once the backlog has room again, or the replay would overflow it anew.
-    if (!this.overflowed || this.depth > this.opts.capacity / 2) return;
+    // One replay at a time: an overflow during a replay asks for another after it.
+    if (!this.overflowed || this.backfills.length > 0) return;
     this.overflowed = false;
-    this.opts.logger.warn({}, 'sink drained the queue after it overflowed: resyncing');
-    this.opts.hooks.resyncNeeded();
+    this.opts.logger.warn({}, 'the sink takes envelopes again after the queue overflowed: resyncing from the watch cache');
+    this.backfills.push(this.opts.hooks.resyncNeeded());
   }
 
   /** Wake up for the next due key or the end of a backoff. */
   private schedule(): void {
-    if (this.running || this.stopped || this.timer || this.pending.size === 0) return;
-    const first = this.pending.values().next().value as Slot;
-    const at = Math.max(first.due, this.retryAt);
+    if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.backfills.length === 0)) return;
+    const first = this.pending.values().next().value as Slot | undefined;
+    const at = Math.max(first?.due ?? 0, this.retryAt);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.kick();

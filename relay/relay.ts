@@ -50,8 +50,8 @@ export interface Relay {
   isLeader(): boolean;
   /** Resolves once every resource was listed (the first list is retried forever). */
   synced(): Promise<void>;
-  /** Replay the watch cache (no LIST): `due` = what can need work; `all` = what the filter forwards. Returns how many were queued. */
-  resync(reason: string, scope?: ReplayScope): number;
+  /** Replay the watch cache (no LIST): `due` = what can need work; `all` = what the filter forwards. Pulled into the queue as it has room. */
+  resync(reason: string, scope?: ReplayScope): void;
   /** Look at this envelope's key again after a delay (in-process requeue; one timer per key). */
   requeue(envelope: Envelope, delayMs: number): void;
   /** Send what is queued now and wait for the sink (tests, shutdown). */
@@ -80,11 +80,15 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
 /** Start watching and return at once; the loops retry the first list until it succeeds. */
 export function createRelay(opts: RelayOptions): Relay {
   const metrics = opts.metrics ?? createMetrics();
-  const box: { relay?: Relay } = {};
-  const queue = buildQueue(opts, metrics, () => box.relay?.resync('the queue overflowed and drained', 'all'));
+  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Envelope> } = {};
+  const queue = buildQueue(opts, metrics, () => {
+    opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
+    return box.replay?.('all') ?? [].values();
+  });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
   const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), leader: opts.election === undefined, missed: false, queue };
   const { pods, jobs } = buildReflectors(st);
+  box.replay = (scope) => replay(st, { pods, jobs }, scope);
   const all: Reflector<unknown>[] = [...jobs, ...pods] as Reflector<unknown>[];
   const requeue = new Requeue((e) => queue.add({ ...e, time: st.clock().toISOString() }));
   let stopped = false;
@@ -112,7 +116,11 @@ export function createRelay(opts: RelayOptions): Relay {
     readiness,
     isLeader: () => st.leader,
     synced: () => synced,
-    resync: (reason, scope = 'due') => (allSynced() && st.leader ? replay(st, { pods, jobs }, reason, scope) : 0),
+    resync(reason, scope = 'due') {
+      if (!allSynced() || !st.leader) return;
+      opts.logger.info({ reason, scope }, 'resync from the watch cache');
+      queue.backfill(replay(st, { pods, jobs }, scope));
+    },
     requeue: (e, ms) => requeue.after(e, ms),
     flush: () => queue.flush(),
     async stop() {
@@ -139,12 +147,11 @@ function onLeadership(st: State, relay: Relay, leader: boolean): void {
   if (leader) relay.resync('became leader', 'all');
 }
 
-function replay(st: State, r: { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] }, reason: string, scope: ReplayScope): number {
+/** The cache as RESYNC envelopes, lazily: the queue pulls them as it has room. */
+function replay(st: State, r: { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] }, scope: ReplayScope): Iterator<Envelope> {
   st.missed = false;
   const from = { relayId: st.opts.relayId, now: st.clock() };
-  const n = replayCache({ scope, now: from.now, pods: r.pods.map((x) => x.cached()), jobs: r.jobs.map((x) => x.cached()), jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], from }, (e) => forward(st, e));
-  st.opts.logger.info({ reason, scope, queued: n }, 'resync from the watch cache');
-  return n;
+  return replayCache({ scope, now: from.now, pods: r.pods.map((x) => x.cached()), jobs: r.jobs.map((x) => x.cached()), jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], from });
 }
 
 function forward(st: State, e: Envelope): void {
@@ -155,7 +162,7 @@ function forward(st: State, e: Envelope): void {
   st.queue.add(e);
 }
 
-function buildQueue(opts: RelayOptions, metrics: RelayMetrics, resyncNeeded: () => void): DeliveryQueue {
+function buildQueue(opts: RelayOptions, metrics: RelayMetrics, resyncNeeded: () => Iterator<Envelope>): DeliveryQueue {
   return new DeliveryQueue({
     sink: opts.sink,
     capacity: opts.bufferMax,

@@ -28,25 +28,19 @@ export interface ReplayInput {
   from: Sender;
 }
 
-/** Emit RESYNC envelopes for the cached objects the scope selects; returns how many. */
-export function replayCache(input: ReplayInput, emit: (e: Envelope) => void): number {
-  let n = 0;
+/** RESYNC envelopes for the cached objects the scope selects, lazily (pulled as the queue has room). */
+export function* replayCache(input: ReplayInput): Generator<Envelope> {
   for (const cached of input.jobs) {
     for (const job of cached) {
-      if (input.scope === 'due' && !jobNeedsWork(job, input.now)) continue;
-      emit(jobEnvelope('RESYNC', job, input.from));
-      n++;
+      if (input.scope === 'all' || jobNeedsWork(job, input.now)) yield jobEnvelope('RESYNC', job, input.from);
     }
   }
   for (const cached of input.pods) {
     for (const pod of cached) {
       const e = podReplay(input, pod);
-      if (!e) continue;
-      emit(e);
-      n++;
+      if (e) yield e;
     }
   }
-  return n;
 }
 
 function podReplay(input: ReplayInput, pod: Pod): Envelope | undefined {
