@@ -6,10 +6,10 @@
 // the list, and the resume resourceVersion never goes backwards. Our own loop instead of
 // client-node's informer because the informer caches whole objects (10,000 pods would not
 // fit the memory goal) and stops for good on a reset stream.
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../functions/engine/logger.ts';
 import { jitteredBackoffMs } from './backoff.ts';
-import type { ListPage } from './raw-list.ts';
+import { watchRaw, type ListPage } from './raw-list.ts';
 
 /** What the loop tells its owner; RESYNC = found by a list (or replayed from the cache). */
 export type ReflectorEvent = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
@@ -66,13 +66,9 @@ export class Reflector<T> {
   private readonly syncedOnce: Promise<void>;
   private resolveSynced: () => void = () => undefined;
   private readonly opts: ReflectorOptions<T>;
-  private readonly watcher: Watch;
 
   constructor(opts: ReflectorOptions<T>) {
     this.opts = opts;
-    // client-node cuts a watch after 30 s without a byte: a quiet watch is then resumed
-    // from its resourceVersion (one cheap request), which watchEnd treats as a clean close.
-    this.watcher = new Watch(opts.kubeConfig);
     this.syncedOnce = new Promise((r) => (this.resolveSynced = r));
   }
 
@@ -210,30 +206,27 @@ export class Reflector<T> {
       let events = 0;
       let gone = false;
       let aborted: 'relist' | 'stopped' | undefined;
-      let controller: AbortController | undefined;
+      const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
+      const query = { allowWatchBookmarks: 'true', resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds) };
+      const handle = watchRaw(this.opts.kubeConfig, this.opts.path, query, {
+        // Bookmarks come about once a minute; a watch silent for much longer is resumed.
+        idleMs: 150_000,
+        onEvent: (type, obj) => {
+          events++;
+          if (type === 'ERROR') gone ||= (obj as { code?: number } | null)?.code === 410;
+          else this.apply(type, obj);
+        },
+        onLineError: (error) => this.opts.onUnreadable?.({ key: '?', error }),
+        done: (err) => {
+          this.abortWatch = undefined;
+          if (aborted || this.stopped) return resolve({ kind: aborted ?? 'stopped' });
+          resolve(watchEnd(err, gone, events));
+        },
+      });
       this.abortWatch = () => {
         aborted = this.stopped ? 'stopped' : 'relist';
-        controller?.abort();
+        handle.abort();
       };
-      const onEvent = (type: string, obj: unknown): void => {
-        events++;
-        if (type === 'ERROR') gone ||= (obj as { code?: number } | null)?.code === 410;
-        else this.apply(type, obj);
-      };
-      const onDone = (err: unknown): void => {
-        this.abortWatch = undefined;
-        if (aborted || this.stopped) return resolve({ kind: aborted ?? 'stopped' });
-        resolve(watchEnd(err, gone, events));
-      };
-      const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
-      const query = { allowWatchBookmarks: true, resourceVersion: this.resourceVersion, timeoutSeconds };
-      this.watcher.watch(this.opts.path, query, onEvent, onDone).then(
-        (c) => {
-          controller = c;
-          if (aborted) c.abort();
-        },
-        (err: unknown) => onDone(err),
-      );
     });
   }
 
@@ -266,8 +259,7 @@ export class Reflector<T> {
 
 function watchEnd(err: unknown, gone: boolean, events: number): WatchEnd {
   if (gone || (err as { statusCode?: number } | null)?.statusCode === 410) return { kind: 'gone' };
-  // client-node's inactivity timeout: nothing was wrong with the stream, it was only quiet.
-  if (!err || (err as { name?: string }).name === 'TimeoutError') return { kind: 'closed', events };
+  if (!err) return { kind: 'closed', events };
   return { kind: 'error', message: (err as Error).message ?? String(err) };
 }
 
