@@ -43,6 +43,12 @@ export interface DeliveryQueueOptions {
   backoff?: { minMs: number; maxMs: number; random?: () => number };
   /** Milliseconds clock (tests). */
   now?: () => number;
+  /**
+   * Completes an envelope just before it is sent. The relay queues pod envelopes without
+   * their snapshot (the watch cache holds the same data) and adds it back here, so 10,000
+   * queued keys cost their keys, not 10,000 copies of trimmed pods.
+   */
+  hydrate?(e: Envelope): Envelope;
 }
 
 interface Slot {
@@ -157,7 +163,8 @@ export class DeliveryQueue {
       const started = performance.now();
       let outcomes: SendOutcome[];
       try {
-        outcomes = await this.opts.sink.send(batch.map((s) => s.envelope));
+        const hydrate = this.opts.hydrate ?? ((e: Envelope): Envelope => e);
+        outcomes = await this.opts.sink.send(batch.map((s) => hydrate(s.envelope)));
       } catch (err) {
         outcomes = batch.map(() => ({ ok: false, error: (err as Error).message ?? String(err) }));
       }

@@ -8,7 +8,7 @@ import type { LockConfig } from '../functions/engine/lock.ts';
 import type { Logger } from '../functions/engine/logger.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
-import { jobEnvelope, podEnvelope } from './envelope.ts';
+import { jobEnvelope, podEnvelope, withoutSnapshot } from './envelope.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
@@ -80,15 +80,19 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
 /** Start watching and return at once; the loops retry the first list until it succeeds. */
 export function createRelay(opts: RelayOptions): Relay {
   const metrics = opts.metrics ?? createMetrics();
-  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Envelope> } = {};
-  const queue = buildQueue(opts, metrics, () => {
-    opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
-    return box.replay?.('all') ?? [].values();
+  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Envelope>; hydrate?: (e: Envelope) => Envelope } = {};
+  const queue = buildQueue(opts, metrics, {
+    resyncNeeded: () => {
+      opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
+      return box.replay?.('all') ?? [].values();
+    },
+    hydrate: (e) => box.hydrate?.(e) ?? e,
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
   const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), leader: opts.election === undefined, missed: false, queue };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, { pods, jobs }, scope);
+  box.hydrate = (e) => withCachedSnapshot(e, pods);
   const all: Reflector<unknown>[] = [...jobs, ...pods] as Reflector<unknown>[];
   const requeue = new Requeue((e) => queue.add({ ...e, time: st.clock().toISOString() }));
   let stopped = false;
@@ -159,12 +163,26 @@ function forward(st: State, e: Envelope): void {
     st.missed = true;
     return void st.metrics.filtered.inc({ kind: e.data.kind, reason: 'not leader' });
   }
-  st.queue.add(e);
+  // A queued pod keeps only its key; the snapshot comes back from the cache when sent
+  // (a deleted pod is no longer cached, so its envelope keeps its snapshot).
+  st.queue.add(e.data.kind === 'Pod' && e.data.event !== 'DELETED' ? withoutSnapshot(e) : e);
 }
 
-function buildQueue(opts: RelayOptions, metrics: RelayMetrics, resyncNeeded: () => Iterator<Envelope>): DeliveryQueue {
+/** The pod's snapshot from the watch cache (its latest state), if the envelope has none. */
+function withCachedSnapshot(e: Envelope, pods: Reflector<Pod>[]): Envelope {
+  if (e.data.snapshot !== undefined || e.data.kind !== 'Pod') return e;
+  const key = `${e.data.namespace}/${e.data.name}`;
+  for (const r of pods) {
+    const fp = r.cache.get(key);
+    if (fp !== undefined) return { ...e, data: { ...e.data, snapshot: JSON.parse(fp) as Record<string, unknown> } };
+  }
+  return e;
+}
+
+function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNeeded: () => Iterator<Envelope>; hydrate: (e: Envelope) => Envelope }): DeliveryQueue {
   return new DeliveryQueue({
     sink: opts.sink,
+    hydrate: hooks.hydrate,
     capacity: opts.bufferMax,
     windowMs: opts.coalesceMs,
     logger: opts.logger,
@@ -176,7 +194,7 @@ function buildQueue(opts: RelayOptions, metrics: RelayMetrics, resyncNeeded: () 
       rejected: (n) => metrics.rejected.inc(n),
       coalesced: () => metrics.coalesced.inc(),
       overflowed: () => metrics.overflowed.inc(),
-      resyncNeeded,
+      resyncNeeded: hooks.resyncNeeded,
     },
   });
 }
