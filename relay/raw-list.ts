@@ -37,7 +37,8 @@ export interface WatchHandle {
 }
 
 /** GET `path` with `query`; resolves with the response once its headers arrived. */
-async function get(kc: KubeConfig, path: string, query: Record<string, string | undefined>, timeoutMs: number, idle = { fired: false }): Promise<IncomingMessage> {
+async function get(kc: KubeConfig, path: string, query: Record<string, string | undefined>, limits: { timeoutMs: number; idle?: { fired: boolean } }): Promise<IncomingMessage> {
+  const { timeoutMs, idle = { fired: false } } = limits;
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('no current cluster in the kubeconfig');
   const url = new URL(server + path);
@@ -70,7 +71,7 @@ function readBody(res: IncomingMessage): Promise<string> {
 
 /** GET a collection page (`limit`/`continue`); throws ListError or the transport's error. */
 export async function listRaw(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; timeoutMs: number }): Promise<ListPage> {
-  const res = await get(kc, path, { limit: String(query.limit), continue: query.continue }, query.timeoutMs);
+  const res = await get(kc, path, { limit: String(query.limit), continue: query.continue }, { timeoutMs: query.timeoutMs });
   const text = await readBody(res);
   if (res.statusCode !== 200) throw new ListError(res.statusCode ?? 0, `LIST ${path}: HTTP ${res.statusCode}: ${statusMessage(text)}`);
   const body = JSON.parse(text) as { items?: unknown; metadata?: { resourceVersion?: string; continue?: string } };
@@ -94,7 +95,7 @@ export function watchRaw(kc: KubeConfig, path: string, query: Record<string, str
     res?.destroy();
     handlers.done(idle.fired ? null : err);
   };
-  get(kc, path, { ...query, watch: 'true' }, handlers.idleMs, idle).then(async (r) => {
+  get(kc, path, { ...query, watch: 'true' }, { timeoutMs: handlers.idleMs, idle }).then(async (r) => {
     res = r;
     if (finished) return void r.destroy();
     if (r.statusCode !== 200) return finish(new ListError(r.statusCode ?? 0, `WATCH ${path}: HTTP ${r.statusCode}: ${statusMessage(await readBody(r).catch(() => ''))}`));

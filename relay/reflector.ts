@@ -98,9 +98,12 @@ export class Reflector<T> {
     this.wake?.();
   }
 
-  /** Every cached object, decoded (a replay: the informer's resync, no LIST). */
-  *cached(): Generator<T> {
-    for (const fp of this.cache.values()) yield this.opts.fromFingerprint(fp);
+  /**
+   * Every cached object, decoded (a replay: the informer's resync, no LIST). `maybe` skips
+   * fingerprints that cannot match before paying for their decoding.
+   */
+  *cached(maybe: (fingerprint: string) => boolean = () => true): Generator<T> {
+    for (const fp of this.cache.values()) if (maybe(fp)) yield this.opts.fromFingerprint(fp);
   }
 
   async stop(): Promise<void> {

@@ -6,6 +6,7 @@ import { EJOB } from '../functions/api/names.ts';
 import type { Pod } from '../functions/api/pod.ts';
 import type { LockConfig } from '../functions/engine/lock.ts';
 import type { Logger } from '../functions/engine/logger.ts';
+import { TERMINATE_SIDECAR_ENV } from '../functions/sidecar/env.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
 import { jobEnvelope, podEnvelope, withoutSnapshot } from './envelope.ts';
@@ -155,7 +156,9 @@ function onLeadership(st: State, relay: Relay, leader: boolean): void {
 function replay(st: State, r: { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] }, scope: ReplayScope): Iterator<Envelope> {
   st.missed = false;
   const from = { relayId: st.opts.relayId, now: st.clock() };
-  return replayCache({ scope, now: from.now, pods: r.pods.map((x) => x.cached()), jobs: r.jobs.map((x) => x.cached()), jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], from });
+  // A pod can be due only with a sidecar, marked by an env var the trimmed pod keeps.
+  const maybe = scope === 'due' ? (fp: string): boolean => fp.includes(TERMINATE_SIDECAR_ENV) : undefined;
+  return replayCache({ scope, now: from.now, pods: r.pods.map((x) => x.cached(maybe)), jobs: r.jobs.map((x) => x.cached()), jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], from });
 }
 
 function forward(st: State, e: Envelope): void {
