@@ -153,13 +153,17 @@ async function relevantPhase(run: Run, counted: () => number, range: [number, nu
 /** End to end: decode → trim → fingerprint → filter → envelope → queue → sink, CPU of the relay only. */
 async function throughputPhase(run: Run): Promise<void> {
   const seen0 = await metric('ephemera_relay_events_seen_total');
+  const ticks0 = run.logs.filter((l) => l.includes('periodic resync')).length;
+  const wall0 = performance.now();
   const cpu0 = proc(run.pid).cpuMs;
   const n = change(run.server, [0, PODS], 3, relevant('e2e'));
   await settled(() => metric('ephemera_relay_events_seen_total'), seen0 + n);
   await settled(() => run.lines().length);
   const cpu = (proc(run.pid).cpuMs - cpu0) / 1000;
   const seen = (await metric('ephemera_relay_events_seen_total')) - seen0;
-  figure({ name: 'relay events per CPU-second, end to end', value: Math.round(seen / cpu), unit: 'events/CPU-s', what: `${seen} watch events (label changes on all ${PODS} pods, 3 rounds, all forwarded) over ${cpu.toFixed(2)} s of relay CPU (user+system from /proc, includes the 500 ms /metrics polls), to the record sink`, goal: { op: '>=', bound: 20_000, source: SOURCE } });
+  const ticks = run.logs.filter((l) => l.includes('periodic resync')).length - ticks0;
+  const wall = (performance.now() - wall0) / 1000;
+  figure({ name: 'relay events per CPU-second, end to end', value: Math.round(seen / cpu), unit: 'events/CPU-s', what: `${seen} watch events (label changes on all ${PODS} pods, 3 rounds, all forwarded) over ${cpu.toFixed(2)} s of relay CPU (user+system from /proc, includes the 500 ms /metrics polls and ${ticks} periodic resync(s) over ${wall.toFixed(1)} s wall), to the record sink`, goal: { op: '>=', bound: 20_000, source: SOURCE } });
 }
 
 /** One periodic resync (every 20 s here): RESYNC lines recorded after the initial list, per tick. */
