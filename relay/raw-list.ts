@@ -37,8 +37,8 @@ export interface WatchHandle {
 }
 
 /** GET `path` with `query`; resolves with the response once its headers arrived. */
-async function get(kc: KubeConfig, path: string, query: Record<string, string | undefined>, limits: { timeoutMs: number; idle?: { fired: boolean } }): Promise<IncomingMessage> {
-  const { timeoutMs, idle = { fired: false } } = limits;
+async function get(kc: KubeConfig, path: string, query: Record<string, string | undefined>, limits: { timeoutMs: number; idle?: { fired: boolean }; signal?: AbortSignal | undefined }): Promise<IncomingMessage> {
+  const { timeoutMs, idle = { fired: false }, signal } = limits;
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('no current cluster in the kubeconfig');
   const url = new URL(server + path);
@@ -48,7 +48,7 @@ async function get(kc: KubeConfig, path: string, query: Record<string, string | 
   opts.headers = { ...opts.headers, accept: 'application/json' };
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const req = transport.request(url, { ...opts, method: 'GET' }, resolve);
+    const req = transport.request(url, { ...opts, method: 'GET', ...(signal ? { signal } : {}) }, resolve);
     // Idle timeout: no byte for this long (a list being answered, a watch between events).
     req.setTimeout(timeoutMs, () => {
       idle.fired = true;
@@ -70,8 +70,8 @@ function readBody(res: IncomingMessage): Promise<string> {
 }
 
 /** GET a collection page (`limit`/`continue`); throws ListError or the transport's error. */
-export async function listRaw(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; timeoutMs: number }): Promise<ListPage> {
-  const res = await get(kc, path, { limit: String(query.limit), continue: query.continue }, { timeoutMs: query.timeoutMs });
+export async function listRaw(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; timeoutMs: number; signal?: AbortSignal | undefined }): Promise<ListPage> {
+  const res = await get(kc, path, { limit: String(query.limit), continue: query.continue }, { timeoutMs: query.timeoutMs, signal: query.signal });
   const text = await readBody(res);
   if (res.statusCode !== 200) throw new ListError(res.statusCode ?? 0, `LIST ${path}: HTTP ${res.statusCode}: ${statusMessage(text)}`);
   const body = JSON.parse(text) as { items?: unknown; metadata?: { resourceVersion?: string; continue?: string } };

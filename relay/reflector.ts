@@ -33,8 +33,8 @@ export interface ReflectorOptions<T> {
   /** Collection path, e.g. /api/v1/pods or /api/v1/namespaces/ns/pods. */
   path: string;
   kubeConfig: KubeConfig;
-  /** One page of the LIST as raw JSON (see raw-list.ts). */
-  listPage(cont: string | undefined): Promise<ListPage>;
+  /** One page of the LIST as raw JSON (see raw-list.ts); `signal` aborts it on stop(). */
+  listPage(cont: string | undefined, signal: AbortSignal): Promise<ListPage>;
   /** Trim and fingerprint a raw object, from a list or a watch alike (one normal form). */
   decode(raw: unknown): Decoded<T> | Unreadable;
   /** The object back from its fingerprint (deletions seen only by a re-list; replays). */
@@ -62,6 +62,8 @@ export class Reflector<T> {
   private abortWatch: (() => void) | undefined;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  /** Aborts a list in progress when the loop is stopped (a slow LIST must not hold shutdown). */
+  private readonly stopping = new AbortController();
   private synced = false;
   private readonly syncedOnce: Promise<void>;
   private resolveSynced: () => void = () => undefined;
@@ -108,6 +110,7 @@ export class Reflector<T> {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.abortWatch?.();
     this.wake?.();
     await this.loop;
@@ -140,6 +143,7 @@ export class Reflector<T> {
   }
 
   private listFailed(err: unknown, failures: number): false {
+    if (this.stopped) return false;
     const e = err as { statusCode?: number; message?: string };
     this.opts.logger.warn({ kind: this.opts.kind, attempt: failures + 1, status: e.statusCode, err: e.message ?? String(err) }, this.synced ? 're-list failed; retrying' : 'initial list failed; retrying');
     return false;
@@ -161,7 +165,7 @@ export class Reflector<T> {
     let cont: string | undefined;
     let rv: string | undefined;
     do {
-      const page = await this.opts.listPage(cont);
+      const page = await this.opts.listPage(cont, this.stopping.signal);
       // Every page of one list is the same snapshot; its version is the first page's.
       rv ??= page.resourceVersion;
       for (const item of page.items) this.guard(item, (d) => this.listed(d, seen));

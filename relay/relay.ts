@@ -228,7 +228,7 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     kind,
     path,
     kubeConfig: opts.kubeConfig,
-    listPage: (cont: string | undefined) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000 }),
+    listPage: (cont: string | undefined, signal: AbortSignal) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal }),
     onRestart: (reason: string) => {
       metrics.watchRestarts.inc({ kind });
       log.info({ kind, reason }, 'watch restarted');

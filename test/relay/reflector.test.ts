@@ -1,7 +1,9 @@
 // The relay's list/watch loop against the fake API server: startup under errors, re-lists
 // beside live events, one fingerprint for list and watch, bad objects, cache resync.
 import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { createRelay } from '../../relay/relay.ts';
@@ -51,6 +53,26 @@ describe('relay start under a busy API server', () => {
     } finally {
       await relay.stop();
       await server.close();
+    }
+  });
+});
+
+describe('stopping', () => {
+  test('stop() does not wait for a LIST the API server never answers', { timeout: 10_000 }, async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((sock) => sockets.add(sock));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    const server = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    kc.loadFromOptions({ clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const relay = createRelay({ kubeConfig: kc, sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF });
+    try {
+      await eventually(() => assert.ok(sockets.size > 0, 'the list is under way'));
+      await relay.stop();
+      assert.equal(relay.ready(), false);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => silent.close(r));
     }
   });
 });
