@@ -82,7 +82,7 @@ describe('relay leader election does not thrash', () => {
     const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
     const relay = await startRelay({
       kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 'a', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF,
-      election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 } },
+      election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 6, skewSeconds: 1 } },
     });
     try {
       await eventually(() => assert.ok(relay.isLeader()));
@@ -91,12 +91,12 @@ describe('relay leader election does not thrash', () => {
       let demoted = false;
       const watch = setInterval(() => (demoted ||= !relay.isLeader()), 10);
       const ok = renewals();
-      await eventually(() => assert.ok(blip.hits === 1 && renewals() > ok, 'failed once, then renewed'), 6000);
+      await eventually(() => assert.ok(blip.hits === 1 && renewals() > ok, 'failed once, then renewed'), 10_000);
       clearInterval(watch);
       assert.equal(demoted, false, 'one failed renewal did not demote the leader');
 
       const outage = server.faults.add({ method: 'PUT', pathIncludes: '/leases/', status: 500, times: Infinity });
-      await eventually(() => assert.equal(relay.isLeader(), false), 8000);
+      await eventually(() => assert.equal(relay.isLeader(), false), 15_000);
       assert.ok(outage.hits >= 2, `stepped down after ${outage.hits} failed renewals`);
       outage.remove();
     } finally {
