@@ -9,7 +9,7 @@ import { createKube } from '../functions/kube/client.ts';
 import { createEngineDeps, createLogger, withFreshHolder } from '../functions/runtime/deps.ts';
 import { RelayConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
-import { startRelay, type Relay } from './relay.ts';
+import { createRelay, type Relay } from './relay.ts';
 import { startOpsServer } from './server.ts';
 import { memorySink } from './sinks/memory.ts';
 import { recordSink } from './sinks/record.ts';
@@ -41,8 +41,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   const [host, port] = config.EPHEMERA_RELAY_LISTEN.split(':') as [string, string];
   const metrics = createMetrics();
-  const ops = await startOpsServer({ host, port: Number(port), ready: () => box.relay?.ready() ?? false, registry: metrics.registry });
-  const relay = await startRelay({
+  const ops = await startOpsServer({ host, port: Number(port), ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
+  const stopping = new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  // Returns at once: the first list is retried with backoff (and /readyz says so) until the
+  // API server answers, so a busy API server at start is not a crash loop.
+  const relay = createRelay({
     metrics,
     kubeConfig: kc,
     sink,
@@ -52,6 +58,7 @@ export async function main(argv: string[]): Promise<number> {
     coalesceMs: config.EPHEMERA_RELAY_COALESCE_MS,
     resyncSeconds: config.EPHEMERA_RELAY_RESYNC_SECONDS,
     bufferMax: config.EPHEMERA_RELAY_BUFFER_MAX,
+    deliveryGraceSeconds: config.EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS,
     logger,
     ...(config.EPHEMERA_RELAY_LEADER_ELECTION
       ? { election: { kube: createKube(kc), lock: { namespace: config.EPHEMERA_RELAY_LEASE_NAMESPACE, holder: config.EPHEMERA_RELAY_ID, leaseSeconds: 15, skewSeconds: 5 } } }
@@ -59,10 +66,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   box.relay = relay;
   logger.info({ sink: sink.name, port: ops.port }, 'relay running');
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
+  await stopping;
   await relay.stop();
   await ops.close();
   return 0;
@@ -76,13 +80,17 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
   }
   if (spec === 'sqs') {
     if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
-    const client = new SQSClient({ region: config.AWS_REGION, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
-    return sqsSink(client, config.EPHEMERA_SQS_QUEUE_URL);
+    const timeoutMs = config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
+    // The SDK's default socket timeout is minutes: without these, a queue endpoint that
+    // never answers holds every send (and the relay's backlog) that long.
+    const requestHandler = { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true };
+    const client = new SQSClient({ region: config.AWS_REGION, requestHandler, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
+    return sqsSink(client, config.EPHEMERA_SQS_QUEUE_URL, { timeoutMs });
   }
   if (spec === 'memory') {
     const fc = parseEnv(FunctionsConfig, process.env);
     const deps = createEngineDeps(fc, kc, createLogger(fc.LOG_LEVEL));
-    return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue);
+    return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
   }
   throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`);
 }

@@ -11,6 +11,10 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_RESYNC_SECONDS: z.coerce.number().int().min(10).max(86_400).default(600),
   EPHEMERA_RELAY_COALESCE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   EPHEMERA_RELAY_BUFFER_MAX: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
+  /** /readyz fails while the sink has taken nothing for longer than this. */
+  EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+  /** Deadline of one send to the queue (SendMessageBatch with its retries; one in-process handling). */
+  EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(900).default(10),
   EPHEMERA_RELAY_LISTEN: hostPort.default('0.0.0.0:8080'),
   EPHEMERA_RELAY_ID: z.string().min(1).default(hostname()),
   /** This cluster's name, stamped on every envelope so one function deployment can serve many. */

@@ -1,5 +1,11 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** Read at scrape time: the delivery queue's real backlog. */
+export interface QueueProbe {
+  depth(): number;
+  oldestAgeSeconds(): number;
+}
+
 /** The relay's Prometheus metrics, on a registry of its own (no module-level state). */
 export function createMetrics(): {
   registry: Registry;
@@ -7,23 +13,43 @@ export function createMetrics(): {
   forwarded: Counter<'kind'>;
   filtered: Counter<'kind' | 'reason'>;
   coalesced: Counter;
+  sendFailures: Counter;
+  rejected: Counter;
+  overflowed: Counter;
+  unreadable: Counter<'kind'>;
   sendSeconds: Histogram;
   bufferDepth: Gauge;
+  oldestUndelivered: Gauge;
   watchRestarts: Counter<'kind'>;
   leader: Gauge;
+  /** Point the backlog gauges at the queue (they are computed when scraped). */
+  observeQueue(probe: QueueProbe): void;
 } {
   const registry = new Registry();
   const c = { registers: [registry] };
+  let probe: QueueProbe | undefined;
   return {
     registry,
     seen: new Counter({ name: 'ephemera_relay_events_seen_total', help: 'Watch and list events seen', labelNames: ['kind', 'type'] as const, ...c }),
-    forwarded: new Counter({ name: 'ephemera_relay_events_forwarded_total', help: 'Envelopes handed to the sink', labelNames: ['kind'] as const, ...c }),
+    forwarded: new Counter({ name: 'ephemera_relay_events_forwarded_total', help: 'Envelopes the sink acknowledged', labelNames: ['kind'] as const, ...c }),
     filtered: new Counter({ name: 'ephemera_relay_events_filtered_total', help: 'Events not forwarded, by reason', labelNames: ['kind', 'reason'] as const, ...c }),
-    coalesced: new Counter({ name: 'ephemera_relay_events_coalesced_total', help: 'Events merged into a pending one for the same key', ...c }),
-    sendSeconds: new Histogram({ name: 'ephemera_relay_send_duration_seconds', help: 'Time to send one batch to the sink', buckets: [0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], ...c }),
-    bufferDepth: new Gauge({ name: 'ephemera_relay_buffer_depth', help: 'Keys waiting for the sink to recover', ...c }),
+    coalesced: new Counter({ name: 'ephemera_relay_events_coalesced_total', help: 'Events that replaced a queued one for the same key', ...c }),
+    sendFailures: new Counter({ name: 'ephemera_relay_send_failures_total', help: 'Envelopes the sink failed to take (retried)', ...c }),
+    rejected: new Counter({ name: 'ephemera_relay_events_rejected_total', help: 'Envelopes the sink refused for good (dropped, logged)', ...c }),
+    overflowed: new Counter({ name: 'ephemera_relay_queue_overflows_total', help: 'New keys not queued because the queue was full (a resync follows)', ...c }),
+    unreadable: new Counter({ name: 'ephemera_relay_objects_unreadable_total', help: 'Listed or watched objects that could not be parsed (logged with their key)', labelNames: ['kind'] as const, ...c }),
+    sendSeconds: new Histogram({ name: 'ephemera_relay_send_duration_seconds', help: 'Time to send one batch to the sink', buckets: [0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], ...c }),
+    bufferDepth: new Gauge({ name: 'ephemera_relay_buffer_depth', help: 'Keys queued or being sent to the sink', ...c, collect() {
+      this.set(probe?.depth() ?? 0);
+    } }),
+    oldestUndelivered: new Gauge({ name: 'ephemera_relay_oldest_undelivered_seconds', help: 'Age of the oldest event not yet acknowledged by the sink', ...c, collect() {
+      this.set(probe?.oldestAgeSeconds() ?? 0);
+    } }),
     watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone or an error', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
+    observeQueue(p) {
+      probe = p;
+    },
   };
 }
 export type RelayMetrics = ReturnType<typeof createMetrics>;

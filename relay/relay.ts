@@ -1,21 +1,23 @@
-// The relay: watch Pods and EphemeralJobs, keep trimmed copies, forward what can matter as
-// envelopes, coalesced per key, through a sink that survives outages. No reconcile logic.
-import { CustomObjectsApi, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+// The relay: watch Pods and EphemeralJobs, keep fingerprints of trimmed copies, forward what
+// can matter as envelopes through one bounded, coalescing delivery queue. No reconcile logic.
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Envelope } from '../functions/api/envelope.ts';
-import { formatZodIssues } from '../functions/api/field-path.ts';
 import { EJOB } from '../functions/api/names.ts';
-import { Pod } from '../functions/api/pod.ts';
+import type { Pod } from '../functions/api/pod.ts';
 import type { LockConfig } from '../functions/engine/lock.ts';
 import type { Logger } from '../functions/engine/logger.ts';
+import { TERMINATE_SIDECAR_ENV } from '../functions/sidecar/env.ts';
 import type { Kube } from '../functions/kube/kube.ts';
-import { Coalescer } from './coalesce.ts';
-import { Delivery } from './delivery.ts';
-import { jobEnvelope, podEnvelope } from './envelope.ts';
+import { DeliveryQueue } from './delivery-queue.ts';
+import { jobEnvelope, podEnvelope, withoutSnapshot } from './envelope.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
+import { listRaw } from './raw-list.ts';
+import { Reflector, type ReflectorEvent, type Unreadable } from './reflector.ts';
+import { Requeue } from './requeue.ts';
+import { replayCache, type ReplayScope } from './replay.ts';
 import type { Sink } from './sinks/sink.ts';
-import { podFingerprint, trimJob, trimPod, type JobView } from './trim.ts';
-import { Reflector, type ReflectorEvent } from './watch.ts';
+import { decodeJob, decodePod, type JobView } from './trim.ts';
 
 export interface RelayOptions {
   kubeConfig: KubeConfig;
@@ -27,202 +29,230 @@ export interface RelayOptions {
   cluster?: string | undefined;
   coalesceMs: number;
   resyncSeconds: number;
+  /** Capacity of the delivery queue (keys queued or in flight). */
   bufferMax: number;
   logger: Logger;
+  /** /readyz fails while the sink has taken nothing for longer than this (default 120). */
+  deliveryGraceSeconds?: number;
   /** With it, only the Lease holder forwards; without it, this relay always forwards. */
   election?: { kube: Kube; lock: LockConfig };
   metrics?: RelayMetrics;
   clock?: () => Date;
+  /** Backoff of the list/watch loops and of the sink retries (tests shorten it). */
+  backoff?: { minMs: number; maxMs: number; random?: () => number };
+  /** LIST page size (default 500). */
+  listPageSize?: number;
 }
 
 export interface Relay {
   readonly metrics: RelayMetrics;
-  /** True once both kinds have been listed. */
+  /** Every kind listed once, and the sink not stalled past the grace. */
   ready(): boolean;
+  /** Why not ready (for /readyz), or "ready". */
+  readiness(): string;
   isLeader(): boolean;
-  /** Re-list everything now (RESYNC for all, DELETED for what vanished). */
-  resync(reason: string): Promise<void>;
-  /** Look at this envelope's key again after a delay (in-process requeue). */
+  /** Resolves once every resource was listed (the first list is retried forever). */
+  synced(): Promise<void>;
+  /** Replay the watch cache (no LIST): `due` = what can need work; `all` = what the filter forwards. Pulled into the queue as it has room. */
+  resync(reason: string, scope?: ReplayScope): void;
+  /** Look at this envelope's key again after a delay (in-process requeue; one timer per key). */
   requeue(envelope: Envelope, delayMs: number): void;
-  /** Send what is pending now and wait for the sink (tests, shutdown). */
+  /** Send what is queued now and wait for the sink (tests, shutdown). */
   flush(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Start watching; resolves after the first list of both kinds. */
+interface State {
+  opts: RelayOptions;
+  metrics: RelayMetrics;
+  clock: () => Date;
+  jobs: Map<string, Map<string, JobView>>;
+  leader: boolean;
+  /** Events were dropped while following: the next leadership (or the first sync) replays. */
+  missed: boolean;
+  queue: DeliveryQueue;
+}
+
+/** Start watching; resolves after the first list of every resource. */
 export async function startRelay(opts: RelayOptions): Promise<Relay> {
-  const metrics = opts.metrics ?? createMetrics();
-  const clock = opts.clock ?? ((): Date => new Date());
-  const log = opts.logger;
-  const jobs = new Map<string, Map<string, JobView>>();
-  let leader = opts.election === undefined;
-  let listed = 0;
-  const timers = new Set<NodeJS.Timeout>();
-
-  const { delivery, coalescer, forward } = buildPipeline(opts, metrics, {
-    isLeader: () => leader,
-    resync: (reason) => void relay.resync(reason).catch(() => undefined),
-  });
-  const { onPod, onJob } = eventHandlers(opts, { metrics, jobs, forward, clock });
-
-  const reflectors = buildReflectors(opts, { onPod, onJob, onListed: () => listed++, metrics });
-  // Jobs first: the pod filter needs to know them.
-  for (const r of reflectors.jobs) await r.start();
-  for (const r of reflectors.pods) await r.start();
-  const all = [...reflectors.jobs, ...reflectors.pods];
-  const expected = all.length;
-
-  const resyncTimer = setInterval(() => void relay.resync('periodic resync').catch((err: unknown) => log.warn({ err: String(err) }, 'resync failed')), opts.resyncSeconds * 1000);
-  resyncTimer.unref();
-
-  let elector: Elector | undefined;
-  const relay: Relay = {
-    metrics,
-    ready: () => listed >= expected,
-    isLeader: () => leader,
-    async resync(reason) {
-      for (const r of all) await r.relist(reason);
-    },
-    requeue(envelope, delayMs) {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        coalescer.add({ ...envelope, time: clock().toISOString() });
-      }, delayMs);
-      t.unref();
-      timers.add(t);
-    },
-    async flush() {
-      coalescer.drain();
-      await delivery.idle();
-    },
-    async stop() {
-      clearInterval(resyncTimer);
-      for (const t of timers) clearTimeout(t);
-      for (const r of all) r.stop();
-      await elector?.stop();
-      coalescer.drain();
-      coalescer.stop();
-      await delivery.idle();
-      delivery.stop();
-      await opts.sink.close?.();
-    },
-  };
-  if (opts.election) {
-    elector = startElection(opts.election.kube, opts.election.lock, log, (v) => {
-      leader = v;
-      metrics.leader.set(v ? 1 : 0);
-      // A new leader looks at everything once: events seen while following were not sent.
-      if (v) void relay.resync('became leader').catch(() => undefined);
-    });
-  } else metrics.leader.set(1);
+  const relay = createRelay(opts);
+  await relay.synced();
   return relay;
 }
 
-/** Delivery behind a per-key coalescer; forward() only counts what arrives while not leader. */
-function buildPipeline(opts: RelayOptions, metrics: RelayMetrics, hooks: { isLeader: () => boolean; resync: (reason: string) => void }): { delivery: Delivery; coalescer: Coalescer; forward: (e: Envelope) => void } {
-  const delivery = new Delivery({
+/** Start watching and return at once; the loops retry the first list until it succeeds. */
+export function createRelay(opts: RelayOptions): Relay {
+  const metrics = opts.metrics ?? createMetrics();
+  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Envelope>; hydrate?: (e: Envelope) => Envelope } = {};
+  const queue = buildQueue(opts, metrics, {
+    resyncNeeded: () => {
+      opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
+      return box.replay?.('all') ?? [].values();
+    },
+    hydrate: (e) => box.hydrate?.(e) ?? e,
+  });
+  metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), leader: opts.election === undefined, missed: false, queue };
+  const { pods, jobs } = buildReflectors(st);
+  box.replay = (scope) => replay(st, { pods, jobs }, scope);
+  box.hydrate = (e) => withCachedSnapshot(e, pods);
+  const all: Reflector<unknown>[] = [...jobs, ...pods] as Reflector<unknown>[];
+  const requeue = new Requeue((e) => queue.add({ ...e, time: st.clock().toISOString() }));
+  let stopped = false;
+  // Jobs first: the pod filter needs to know them.
+  for (const r of jobs) r.start();
+  const synced = Promise.all(jobs.map((r) => r.whenSynced())).then(async () => {
+    if (stopped) return;
+    for (const r of pods) r.start();
+    await Promise.all(pods.map((r) => r.whenSynced()));
+    if (st.leader && st.missed) box.relay?.resync('listed while leadership changed', 'all');
+  });
+  const resyncTimer = setInterval(() => box.relay?.resync('periodic resync', 'due'), opts.resyncSeconds * 1000);
+  resyncTimer.unref();
+  const graceMs = (opts.deliveryGraceSeconds ?? 120) * 1000;
+  const allSynced = (): boolean => all.every((r) => r.hasSynced());
+  const readiness = (): string => {
+    if (!allSynced()) return 'waiting for the first list';
+    const stalled = queue.stalledMs();
+    return stalled > graceMs ? `the sink has taken nothing for ${Math.round(stalled / 1000)}s (grace ${graceMs / 1000}s)` : 'ready';
+  };
+  let elector: Elector | undefined;
+  const relay: Relay = {
+    metrics,
+    ready: () => readiness() === 'ready',
+    readiness,
+    isLeader: () => st.leader,
+    synced: () => synced,
+    resync(reason, scope = 'due') {
+      if (!allSynced() || !st.leader) return;
+      opts.logger.info({ reason, scope }, 'resync from the watch cache');
+      queue.backfill(replay(st, { pods, jobs }, scope));
+    },
+    requeue: (e, ms) => requeue.after(e, ms),
+    flush: () => queue.flush(),
+    async stop() {
+      stopped = true;
+      clearInterval(resyncTimer);
+      requeue.stop();
+      await Promise.all(all.map((r) => r.stop()));
+      await elector?.stop();
+      await queue.flush();
+      await queue.stop();
+      await opts.sink.close?.();
+    },
+  };
+  box.relay = relay;
+  if (opts.election) elector = startElection(opts.election.kube, opts.election.lock, opts.logger, (v) => onLeadership(st, relay, v));
+  metrics.leader.set(st.leader ? 1 : 0);
+  return relay;
+}
+
+/** A new leader resumes from its cache: replay it instead of listing again. */
+function onLeadership(st: State, relay: Relay, leader: boolean): void {
+  st.leader = leader;
+  st.metrics.leader.set(leader ? 1 : 0);
+  if (leader) relay.resync('became leader', 'all');
+}
+
+/** The cache as RESYNC envelopes, lazily: the queue pulls them as it has room. */
+function replay(st: State, r: { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] }, scope: ReplayScope): Iterator<Envelope> {
+  st.missed = false;
+  const from = { relayId: st.opts.relayId, cluster: st.opts.cluster, now: st.clock() };
+  // A pod can be due only with a sidecar, marked by an env var the trimmed pod keeps.
+  const maybe = scope === 'due' ? (fp: string): boolean => fp.includes(TERMINATE_SIDECAR_ENV) : undefined;
+  return replayCache({ scope, now: from.now, pods: r.pods.map((x) => x.cached(maybe)), jobs: r.jobs.map((x) => x.cached()), jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], from });
+}
+
+function forward(st: State, e: Envelope): void {
+  if (!st.leader) {
+    st.missed = true;
+    return void st.metrics.filtered.inc({ kind: e.data.kind, reason: 'not leader' });
+  }
+  // A queued pod keeps only its key; the snapshot comes back from the cache when sent
+  // (a deleted pod is no longer cached, so its envelope keeps its snapshot).
+  st.queue.add(e.data.kind === 'Pod' && e.data.event !== 'DELETED' ? withoutSnapshot(e) : e);
+}
+
+/** The pod's snapshot from the watch cache (its latest state), if the envelope has none. */
+function withCachedSnapshot(e: Envelope, pods: Reflector<Pod>[]): Envelope {
+  if (e.data.snapshot !== undefined || e.data.kind !== 'Pod') return e;
+  const key = `${e.data.namespace}/${e.data.name}`;
+  for (const r of pods) {
+    const fp = r.cache.get(key);
+    if (fp !== undefined) return { ...e, data: { ...e.data, snapshot: JSON.parse(fp) as Record<string, unknown> } };
+  }
+  return e;
+}
+
+function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNeeded: () => Iterator<Envelope>; hydrate: (e: Envelope) => Envelope }): DeliveryQueue {
+  return new DeliveryQueue({
     sink: opts.sink,
-    maxBuffered: opts.bufferMax,
-    logger: opts.logger,
-    onSent: (n, s) => {
-      if (n > 0) metrics.sendSeconds.observe(s);
-    },
-    onBufferDepth: (d) => metrics.bufferDepth.set(d),
-    onResyncNeeded: () => hooks.resync('sink recovered after overflow'),
-  });
-  const coalescer = new Coalescer({
+    hydrate: hooks.hydrate,
+    capacity: opts.bufferMax,
     windowMs: opts.coalesceMs,
-    maxPending: opts.bufferMax,
-    flush: (batch) => void delivery.deliver(batch),
-    onCoalesced: () => metrics.coalesced.inc(),
+    logger: opts.logger,
+    ...(opts.backoff ? { backoff: opts.backoff } : {}),
+    hooks: {
+      delivered: (kind, n) => metrics.forwarded.inc({ kind }, n),
+      sent: (s) => metrics.sendSeconds.observe(s),
+      failed: (n) => metrics.sendFailures.inc(n),
+      rejected: (n) => metrics.rejected.inc(n),
+      coalesced: () => metrics.coalesced.inc(),
+      overflowed: () => metrics.overflowed.inc(),
+      resyncNeeded: hooks.resyncNeeded,
+    },
   });
-  const forward = (e: Envelope): void => {
-    if (!hooks.isLeader()) return void metrics.filtered.inc({ kind: e.data.kind, reason: 'not leader' });
-    metrics.forwarded.inc({ kind: e.data.kind });
-    coalescer.add(e);
-  };
-  return { delivery, coalescer, forward };
 }
 
-/** What the reflectors call: pods are filtered against the jobs known so far; jobs always go on. */
-function eventHandlers(opts: RelayOptions, ctx: { metrics: RelayMetrics; jobs: Map<string, Map<string, JobView>>; forward: (e: Envelope) => void; clock: () => Date }): Pick<Hooks, 'onPod' | 'onJob'> {
-  const { metrics, jobs, forward, clock } = ctx;
-  return {
-    onPod(type, pod, previous) {
-      metrics.seen.inc({ kind: 'Pod', type });
-      if ((type === 'MODIFIED' || type === 'ADDED') && previous === podFingerprint(pod)) {
-        return void metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
-      }
-      const routed = podEnvelope(type, pod, jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], { relayId: opts.relayId, cluster: opts.cluster, now: clock() });
-      if ('skipped' in routed) return void metrics.filtered.inc({ kind: 'Pod', reason: routed.skipped.split(':')[0] ?? 'filtered' });
-      forward(routed.envelope);
-    },
-    onJob(type, job) {
-      metrics.seen.inc({ kind: 'EphemeralJob', type });
-      const inNs = jobs.get(job.namespace) ?? new Map<string, JobView>();
-      if (type === 'DELETED') inNs.delete(job.name);
-      else inNs.set(job.name, job);
-      jobs.set(job.namespace, inNs);
-      forward(jobEnvelope(type, job, { relayId: opts.relayId, cluster: opts.cluster, now: clock() }));
-    },
-  };
+function onPod(st: State, type: ReflectorEvent, pod: Pod, changed: boolean): void {
+  st.metrics.seen.inc({ kind: 'Pod', type });
+  if (!changed) return void st.metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
+  const routed = podEnvelope(type, pod, st.jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], { relayId: st.opts.relayId, cluster: st.opts.cluster, now: st.clock() });
+  if ('skipped' in routed) return void st.metrics.filtered.inc({ kind: 'Pod', reason: routed.skipped.split(':')[0] ?? 'filtered' });
+  forward(st, routed.envelope);
 }
 
-interface Hooks {
-  onPod(type: ReflectorEvent, pod: Pod, previous: string | undefined): void;
-  onJob(type: ReflectorEvent, job: JobView): void;
-  onListed(): void;
-  metrics: RelayMetrics;
+function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
+  st.metrics.seen.inc({ kind: EJOB.kind, type });
+  const inNs = st.jobs.get(job.namespace) ?? new Map<string, JobView>();
+  if (type === 'DELETED') inNs.delete(job.name);
+  else inNs.set(job.name, job);
+  st.jobs.set(job.namespace, inNs);
+  if (!changed) return void st.metrics.filtered.inc({ kind: EJOB.kind, reason: 'nothing relevant changed' });
+  forward(st, jobEnvelope(type, job, { relayId: st.opts.relayId, cluster: st.opts.cluster, now: st.clock() }));
 }
 
-function buildReflectors(opts: RelayOptions, hooks: Hooks): { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] } {
-  const core = opts.kubeConfig.makeApiClient(CoreV1Api);
-  const custom = opts.kubeConfig.makeApiClient(CustomObjectsApi);
+function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] } {
+  const { opts, metrics } = st;
   const scopes: (string | undefined)[] = opts.namespaces.length > 0 ? opts.namespaces : [undefined];
-  const page = { limit: 500 };
   const log = opts.logger;
-  const pods = scopes.map((ns) => new Reflector<Pod>(opts.kubeConfig, {
-    kind: 'Pod',
-    path: ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods',
-    listPage: async (cont) => {
-      const l = ns ? await core.listNamespacedPod({ namespace: ns, ...page, _continue: cont }) : await core.listPodForAllNamespaces({ ...page, _continue: cont });
-      return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '', continue: l.metadata?._continue };
+  const common = (kind: string, path: string) => ({
+    kind,
+    path,
+    kubeConfig: opts.kubeConfig,
+    listPage: (cont: string | undefined, signal: AbortSignal) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal }),
+    onRestart: (reason: string) => {
+      metrics.watchRestarts.inc({ kind });
+      log.info({ kind, reason }, 'watch restarted');
     },
-    trim: (raw) => {
-      const p = Pod.safeParse(raw);
-      if (!p.success) log.warn({ err: formatZodIssues(p.error.issues, '') }, 'unreadable pod skipped');
-      return p.success ? trimPod(p.data) : null;
+    onUnreadable: (bad: Unreadable) => {
+      metrics.unreadable.inc({ kind });
+      log.warn({ kind, key: bad.key, err: bad.error }, 'unreadable object skipped');
     },
-    keyOf: (p) => `${p.metadata.namespace}/${p.metadata.name}`,
-    fingerprint: podFingerprint,
+    logger: log,
+    ...(opts.backoff ? { backoff: opts.backoff } : {}),
+  });
+  const pods = scopes.map((ns) => new Reflector<Pod>({
+    ...common('Pod', ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods'),
+    decode: decodePod,
     fromFingerprint: (fp) => JSON.parse(fp) as Pod,
-    onEvent: (type, p, prev) => hooks.onPod(type, p, prev),
-    onListed: hooks.onListed,
-    onRestart: (reason) => {
-      hooks.metrics.watchRestarts.inc({ kind: 'Pod' });
-      log.info({ kind: 'Pod', reason }, 'watch restarted');
-    },
-    logger: log,
+    onEvent: (type, p, changed) => onPod(st, type, p, changed),
   }));
-  const jobs = scopes.map((ns) => new Reflector<JobView>(opts.kubeConfig, {
-    kind: EJOB.kind,
-    path: ns ? `/apis/${EJOB.apiVersion}/namespaces/${ns}/${EJOB.plural}` : `/apis/${EJOB.apiVersion}/${EJOB.plural}`,
-    listPage: async (cont) => {
-      const c = { group: EJOB.group, version: EJOB.version, plural: EJOB.plural, ...page, _continue: cont };
-      const l = (ns ? await custom.listNamespacedCustomObject({ ...c, namespace: ns }) : await custom.listClusterCustomObject(c)) as { items: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
-      return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '', continue: l.metadata?.continue };
-    },
-    trim: (raw) => trimJob(raw as Record<string, unknown>),
-    keyOf: (j) => `${j.namespace}/${j.name}`,
-    fingerprint: (j) => JSON.stringify(j),
+  const jobs = scopes.map((ns) => new Reflector<JobView>({
+    ...common(EJOB.kind, ns ? `/apis/${EJOB.apiVersion}/namespaces/${ns}/${EJOB.plural}` : `/apis/${EJOB.apiVersion}/${EJOB.plural}`),
+    decode: decodeJob,
     fromFingerprint: (fp) => JSON.parse(fp) as JobView,
-    onEvent: (type, j) => hooks.onJob(type, j),
-    onListed: hooks.onListed,
-    onRestart: (reason) => {
-      hooks.metrics.watchRestarts.inc({ kind: EJOB.kind });
-      log.info({ kind: EJOB.kind, reason }, 'watch restarted');
-    },
-    logger: log,
+    onEvent: (type, j, changed) => onJob(st, type, j, changed),
   }));
   return { pods, jobs };
 }

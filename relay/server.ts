@@ -1,14 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 
-/** /healthz (alive), /readyz (listed every kind once), /metrics (Prometheus). */
-export async function startOpsServer(opts: { host: string; port: number; ready: () => boolean; registry: Registry }): Promise<{ server: Server; port: number; close(): Promise<void> }> {
+/** /healthz (alive), /readyz (listed every kind once and delivering), /metrics (Prometheus). `why` explains a 503. */
+export async function startOpsServer(opts: { host: string; port: number; ready: () => boolean; why?: () => string; registry: Registry }): Promise<{ server: Server; port: number; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     if (path === '/readyz') {
       const ok = opts.ready();
-      return void res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ready\n' : 'waiting for the first list\n');
+      return void res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ready\n' : `${opts.why?.() ?? 'not ready'}\n`);
     }
     if (path === '/metrics') {
       opts.registry.metrics().then(

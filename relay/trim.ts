@@ -1,11 +1,15 @@
 // What the relay keeps of each object: enough to route and to exit early, nothing else.
 // Trimming at the door keeps the relay's memory small (10,000 pods) and envelopes short.
-import { EJOB_ID_ENV } from '../functions/api/names.ts';
+// List items and watch objects go through the same functions here, from raw JSON, so one
+// object has one fingerprint however it arrived.
+import { formatZodIssues } from '../functions/api/field-path.ts';
+import { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB_ID_ENV } from '../functions/api/names.ts';
 import { jobFinished } from '../functions/ejob/finished.ts';
-import type { Pod } from '../functions/api/pod.ts';
+import { Pod } from '../functions/api/pod.ts';
 import { trimPodForSidecar } from '../functions/sidecar/predicate.ts';
+import type { Decoded, Unreadable } from './reflector.ts';
 
-/** A trimmed EphemeralJob: what the relay's filter needs. */
+/** A trimmed EphemeralJob: what the relay's filter and resync need. */
 export interface JobView {
   namespace: string;
   name: string;
@@ -13,6 +17,8 @@ export interface JobView {
   resourceVersion?: string;
   selector?: unknown;
   finished: boolean;
+  /** When a TTL makes the job due for deletion (ms since epoch), if one applies. */
+  expiresAt?: number;
 }
 
 /**
@@ -45,12 +51,70 @@ export function podFingerprint(trimmed: Pod): string {
   return JSON.stringify({ ...trimmed, metadata: meta });
 }
 
-/** A job's routing view; finished jobs ignore pod events. */
+/** A raw pod (list item or watch object) → trimmed, keyed and fingerprinted; or why not. */
+export function decodePod(raw: unknown): Decoded<Pod> | Unreadable {
+  const parsed = Pod.safeParse(pickPod(raw));
+  if (!parsed.success) return { key: keyOf(raw), error: formatZodIssues(parsed.error.issues, '') };
+  const object = trimPod(parsed.data);
+  return { key: `${object.metadata.namespace ?? ''}/${object.metadata.name}`, fingerprint: podFingerprint(object), object };
+}
+
+/** A raw EphemeralJob → its view; the resourceVersion is part of the fingerprint (every job change is forwarded). */
+export function decodeJob(raw: unknown): Decoded<JobView> | Unreadable {
+  const job = trimJob(raw as Record<string, unknown>);
+  if (!job) return { key: keyOf(raw), error: 'EphemeralJob without metadata.name or metadata.namespace' };
+  return { key: `${job.namespace}/${job.name}`, fingerprint: JSON.stringify(job), object: job };
+}
+
+/** A job's routing view; finished jobs ignore pod events. Null without a name or namespace. */
 export function trimJob(raw: Record<string, unknown>): JobView | null {
-  const meta = raw.metadata as { name?: string; namespace?: string; uid?: string; resourceVersion?: string; deletionTimestamp?: unknown } | undefined;
-  if (!meta?.name || !meta.namespace) return null;
-  const spec = raw.spec as { selector?: unknown } | undefined;
+  const meta = raw?.metadata as { name?: string; namespace?: string; uid?: string; resourceVersion?: string; deletionTimestamp?: unknown; creationTimestamp?: unknown } | undefined;
+  if (typeof meta?.name !== 'string' || typeof meta.namespace !== 'string') return null;
+  const spec = raw.spec as { selector?: unknown; ttlSecondsAfterFinished?: unknown; ttlSecondsAfterCreated?: unknown } | undefined;
   const status = raw.status as { phase?: string; completionTime?: unknown } | undefined;
   const finished = jobFinished(status) && meta.deletionTimestamp === undefined;
-  return { namespace: meta.namespace, name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion, selector: spec?.selector, finished };
+  const expiresAt = expiry(finished ? status?.completionTime : undefined, spec?.ttlSecondsAfterFinished ?? DEFAULT_TTL_AFTER_FINISHED_SECONDS, meta.creationTimestamp, spec?.ttlSecondsAfterCreated);
+  return { namespace: meta.namespace, name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion, selector: spec?.selector, finished, ...(expiresAt !== undefined ? { expiresAt } : {}) };
+}
+
+/** The earlier of completion + ttlSecondsAfterFinished and creation + ttlSecondsAfterCreated. */
+function expiry(completed: unknown, ttlFinished: unknown, created: unknown, ttlCreated: unknown): number | undefined {
+  const at = (t: unknown, ttl: unknown): number => (typeof t === 'string' && typeof ttl === 'number' ? Date.parse(t) + ttl * 1000 : NaN);
+  const times = [at(completed, ttlFinished), at(created, ttlCreated)].filter((n) => Number.isFinite(n));
+  return times.length > 0 ? Math.min(...times) : undefined;
+}
+
+/**
+ * Only the fields trimPod reads, copied from the raw pod before validation: validating a
+ * whole pod (volumes, probes, resources…) costs more than everything else the relay does
+ * per event. Anything odd is passed through unchanged, so validation still names it.
+ */
+function pickPod(raw: unknown): unknown {
+  if (!isObject(raw) || !isObject(raw.metadata) || !isObject(raw.spec)) return raw;
+  const { metadata: m, spec: s } = raw;
+  const status = raw.status;
+  return {
+    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, labels: m.labels, creationTimestamp: m.creationTimestamp, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp },
+    spec: { nodeName: s.nodeName, restartPolicy: s.restartPolicy, containers: pickContainers(s.containers), initContainers: pickContainers(s.initContainers), ephemeralContainers: pickContainers(s.ephemeralContainers) },
+    status: isObject(status) ? { phase: status.phase, containerStatuses: pickStatuses(status.containerStatuses), ephemeralContainerStatuses: pickStatuses(status.ephemeralContainerStatuses) } : status,
+  };
+}
+
+function pickContainers(list: unknown): unknown {
+  if (!Array.isArray(list)) return list;
+  return list.map((c: unknown) => (isObject(c) ? { name: c.name, env: c.env, restartPolicy: c.restartPolicy } : c));
+}
+
+function pickStatuses(list: unknown): unknown {
+  if (!Array.isArray(list)) return list;
+  return list.map((c: unknown) => (isObject(c) ? { name: c.name, state: c.state } : c));
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function keyOf(raw: unknown): string {
+  const m = isObject(raw) && isObject(raw.metadata) ? raw.metadata : {};
+  return `${typeof m.namespace === 'string' ? m.namespace : '?'}/${typeof m.name === 'string' ? m.name : '?'}`;
 }

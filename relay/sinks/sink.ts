@@ -1,11 +1,23 @@
 import type { Envelope } from '../../functions/api/envelope.ts';
 
 /**
- * Where the relay sends envelopes. `send` resolves with the envelopes it could NOT
- * deliver (kept and retried by the relay), and throws when nothing went through.
+ * What became of one envelope. `permanent`: the destination refused this entry for what
+ * it is (too big, malformed): resending cannot help, so it is counted and logged, not retried.
+ */
+export type SendOutcome = { ok: true } | { ok: false; error: string; permanent?: boolean };
+
+/**
+ * Where the relay sends envelopes. `send` resolves with one outcome per envelope, in order,
+ * so only the failed entries are sent again; it resolves within the sink's own deadline
+ * (a sink never hangs the relay). Throwing counts as "every entry failed".
  */
 export interface Sink {
   readonly name: string;
-  send(envelopes: Envelope[]): Promise<Envelope[]>;
+  send(envelopes: Envelope[]): Promise<SendOutcome[]>;
   close?(): Promise<void>;
+}
+
+/** Every entry failed with the same error. */
+export function allFailed(n: number, error: string): SendOutcome[] {
+  return Array.from({ length: n }, () => ({ ok: false, error }));
 }

@@ -11,7 +11,7 @@ import { startRelay } from '../../relay/relay.ts';
 import { recordSink } from '../../relay/sinks/record.ts';
 import { runCli } from '../support/cli.ts';
 import { fixture } from '../support/ejob-world.ts';
-import { CollectingSink, eventually, job, pod } from '../support/relay-world.ts';
+import { CollectingSink, eventually, FAST_BACKOFF, job, pod } from '../support/relay-world.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ephemera-record-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,14 +62,45 @@ describe('relay replicas: Lease leader election', () => {
       await b.flush();
       assert.equal(b.isLeader(), false);
       assert.deepEqual(sinkB.got, [], 'a follower forwards nothing');
+      const lists = server.requests.filter((r) => r.verb === 'list').length;
       await a.stop(); // releases the Lease
       await eventually(async () => {
         await b.flush();
         assert.ok(b.isLeader());
         assert.ok(sinkB.subjects().includes('RESYNC Pod/default/web-2'), 'the new leader looks at everything once');
       }, 10_000);
+      assert.equal(server.requests.filter((r) => r.verb === 'list').length, lists, 'from its watch cache, not a new list');
     } finally {
       await b.stop();
+      await server.close();
+    }
+  });
+});
+
+describe('relay leader election does not thrash', () => {
+  test('a failed renewal is retried within the lease; only renewals failing for a whole lease step down', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
+    const relay = await startRelay({
+      kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 'a', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF,
+      election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 6, skewSeconds: 1 } },
+    });
+    try {
+      await eventually(() => assert.ok(relay.isLeader()));
+      const renewals = () => server.requests.filter((r) => r.verb === 'update' && r.path.includes('/leases/') && r.status === 200).length;
+      const blip = server.faults.add({ method: 'PUT', pathIncludes: '/leases/', status: 500, times: 1 });
+      let demoted = false;
+      const watch = setInterval(() => (demoted ||= !relay.isLeader()), 10);
+      const ok = renewals();
+      await eventually(() => assert.ok(blip.hits === 1 && renewals() > ok, 'failed once, then renewed'), 10_000);
+      clearInterval(watch);
+      assert.equal(demoted, false, 'one failed renewal did not demote the leader');
+
+      const outage = server.faults.add({ method: 'PUT', pathIncludes: '/leases/', status: 500, times: Infinity });
+      await eventually(() => assert.equal(relay.isLeader(), false), 15_000);
+      assert.ok(outage.hits >= 2, `stepped down after ${outage.hits} failed renewals`);
+      outage.remove();
+    } finally {
+      await relay.stop();
       await server.close();
     }
   });

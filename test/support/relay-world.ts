@@ -2,33 +2,63 @@ import type { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
 import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
-import type { Sink } from '../../relay/sinks/sink.ts';
+import type { SendOutcome, Sink } from '../../relay/sinks/sink.ts';
 
-/** A sink that records what it gets (and can be made to fail). */
+/**
+ * A sink that records what it acknowledges, and can be made to fail (all, or some
+ * subjects), or to hang until released, as a queue endpoint that never answers.
+ */
 export class CollectingSink implements Sink {
   readonly name = 'collect';
   readonly got: Envelope[] = [];
+  /** Envelopes handed to send, acknowledged or not. */
+  offered = 0;
   failing = false;
-  async send(envelopes: Envelope[]): Promise<Envelope[]> {
-    if (this.failing) throw new Error('queue unreachable');
-    this.got.push(...envelopes);
-    return [];
+  /** Subjects ("Pod/default/web-1") whose entries fail while the others go through. */
+  readonly failSubjects = new Set<string>();
+  private hanging: (() => void)[] | undefined;
+
+  async send(envelopes: Envelope[]): Promise<SendOutcome[]> {
+    this.offered += envelopes.length;
+    if (this.hanging) await new Promise<void>((r) => this.hanging?.push(r));
+    if (this.failing) return envelopes.map(() => ({ ok: false, error: 'queue unreachable' }));
+    return envelopes.map((e) => {
+      if (this.failSubjects.has(e.subject)) return { ok: false, error: 'entry refused for now' };
+      this.got.push(e);
+      return { ok: true };
+    });
   }
+
+  /** From now on, send() does not return until release(). */
+  hang(): void {
+    this.hanging ??= [];
+  }
+
+  release(): void {
+    const waiting = this.hanging ?? [];
+    this.hanging = undefined;
+    for (const r of waiting) r();
+  }
+
   subjects(): string[] {
     return this.got.map((e) => `${e.data.event} ${e.subject}`);
   }
+
   clear(): void {
     this.got.length = 0;
   }
 }
 
+/** Short backoffs for tests (the loops' production defaults wait up to 30 s). */
+export const FAST_BACKOFF = { minMs: 20, maxMs: 200 };
+
 export async function relayWorld(objects: unknown[], overrides: Partial<RelayOptions> = {}): Promise<{ server: ApiServer; relay: Relay; sink: CollectingSink; close(): Promise<void> }> {
   const server = await startApiServer({ objects, bookmarkIntervalMs: 200 });
   const sink = new CollectingSink();
   const relay = await startRelay({
-    kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger, ...overrides,
+    kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger, backoff: FAST_BACKOFF, ...overrides,
   });
-  return { server, relay, sink, close: async () => { await relay.stop(); await server.close(); } };
+  return { server, relay, sink, close: async () => { sink.release(); await relay.stop(); await server.close(); } };
 }
 
 /** Poll until `check` passes or the deadline (not a timing assertion: a bound on waiting). */

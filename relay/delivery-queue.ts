@@ -1,0 +1,265 @@
+// The relay's only queue: between the watch and the sink, keyed by object, with a fixed
+// capacity. It merges three jobs that used to be separate (and unbounded):
+// - coalescing: a key's first event opens its window; later ones replace it (latest wins);
+// - outage buffering: what the sink could not take stays as the latest state per key;
+// - workqueue semantics (client-go): a key is queued once however often it is added, and a
+//   key being sent is never sent again in parallel (its newer state waits its turn).
+// Memory is bounded by `capacity` entries whatever happens to the sink; past it, new keys
+// are not queued but a resync is requested once the sink takes envelopes again, so the need
+// to reconcile is replayed from the watch cache, never silently lost. Replays are pulled
+// lazily, only as fast as the queue has room (a replay bigger than the queue still ends).
+import { envelopeKey, type Envelope } from '../functions/api/envelope.ts';
+import type { Logger } from '../functions/engine/logger.ts';
+import { jitteredBackoffMs } from './backoff.ts';
+import type { SendOutcome, Sink } from './sinks/sink.ts';
+
+/** What the queue reports as it works (metrics). */
+export interface DeliveryHooks {
+  /** Envelopes the sink acknowledged, per kind, and how long the send took. */
+  delivered?(kind: string, count: number): void;
+  sent?(seconds: number): void;
+  /** Entries the sink failed (will be retried). */
+  failed?(count: number): void;
+  /** Entries the sink refused for good (logged, not retried). */
+  rejected?(count: number): void;
+  /** An event replaced a queued one for the same key. */
+  coalesced?(): void;
+  /** A new key found the queue full. */
+  overflowed?(): void;
+  /** The queue overflowed and the sink works again: what to replay (pulled as room allows). */
+  resyncNeeded(): Iterator<Envelope>;
+}
+
+export interface DeliveryQueueOptions {
+  sink: Sink;
+  /** Most keys queued or in flight at once. */
+  capacity: number;
+  /** Coalescing window per key (ms). */
+  windowMs: number;
+  /** Most envelopes handed to the sink in one call. */
+  batchMax?: number;
+  logger: Logger;
+  hooks: DeliveryHooks;
+  backoff?: { minMs: number; maxMs: number; random?: () => number };
+  /** Milliseconds clock (tests). */
+  now?: () => number;
+  /**
+   * Completes an envelope just before it is sent. The relay queues pod envelopes without
+   * their snapshot (the watch cache holds the same data) and adds it back here, so 10,000
+   * queued keys cost their keys, not 10,000 copies of trimmed pods.
+   */
+  hydrate?(e: Envelope): Envelope;
+}
+
+interface Slot {
+  envelope: Envelope;
+  /** When the oldest undelivered state of this key was queued (for the age metric and health). */
+  queuedAt: number;
+  due: number;
+}
+
+/** A bounded, keyed, coalescing queue in front of a sink. */
+export class DeliveryQueue {
+  private readonly pending = new Map<string, Slot>();
+  private inFlight = new Map<string, Slot>();
+  private overflowed = false;
+  /** Replays waiting to be pulled into the queue, oldest first. */
+  private readonly backfills: Iterator<Envelope>[] = [];
+  private failures = 0;
+  private retryAt = 0;
+  private lastAckAt: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private readonly opts: DeliveryQueueOptions;
+  private readonly now: () => number;
+
+  constructor(opts: DeliveryQueueOptions) {
+    this.opts = opts;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Keys queued or being sent: the real backlog. */
+  get depth(): number {
+    return this.pending.size + this.inFlight.size;
+  }
+
+  /** Queue the latest state of a key; false when the queue was full (a resync will follow). */
+  add(envelope: Envelope): boolean {
+    const key = envelopeKey(envelope);
+    const slot = this.pending.get(key);
+    if (slot) {
+      slot.envelope = envelope;
+      this.opts.hooks.coalesced?.();
+      return true;
+    }
+    if (this.depth >= this.opts.capacity) {
+      if (!this.overflowed) this.opts.logger.warn({ capacity: this.opts.capacity }, 'delivery queue full: new keys wait for a resync once the sink drains it');
+      this.overflowed = true;
+      this.opts.hooks.overflowed?.();
+      return false;
+    }
+    const now = this.now();
+    this.pending.set(key, { envelope, queuedAt: now, due: now + this.opts.windowMs });
+    // A timer already set fires no later than this key's window ends (keys are due in order).
+    this.schedule();
+    return true;
+  }
+
+  /** Queue a replay; its envelopes are pulled in as the queue has room. */
+  backfill(envelopes: Iterator<Envelope>): void {
+    this.backfills.push(envelopes);
+    this.kick();
+  }
+
+  /** Seconds since the oldest undelivered state was queued (0 when nothing waits). */
+  oldestAgeSeconds(): number {
+    let oldest = Infinity;
+    for (const s of this.pending.values()) oldest = Math.min(oldest, s.queuedAt);
+    for (const s of this.inFlight.values()) oldest = Math.min(oldest, s.queuedAt);
+    return oldest === Infinity ? 0 : (this.now() - oldest) / 1000;
+  }
+
+  /**
+   * How long the sink has taken nothing while something waited (ms; 0 when nothing waits):
+   * from the later of the oldest queued entry and the last acknowledgement.
+   */
+  stalledMs(): number {
+    if (this.depth === 0) return 0;
+    const since = Math.max(this.now() - this.oldestAgeSeconds() * 1000, this.lastAckAt ?? -Infinity);
+    return Math.max(0, this.now() - since);
+  }
+
+  /** Make every queued key due now and wait until what can be sent was tried (tests, shutdown). */
+  async flush(): Promise<void> {
+    const now = this.now();
+    for (const s of this.pending.values()) s.due = Math.min(s.due, now);
+    this.kick();
+    while (this.running) await this.running;
+  }
+
+  /** Stop sending (after the current batch); queued entries are dropped with the process. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private kick(): void {
+    if (this.running || this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.running = this.pump().finally(() => {
+      this.running = undefined;
+      this.schedule();
+    });
+  }
+
+  /** Send due batches, one at a time, until nothing is due or the sink is backing off. */
+  private async pump(): Promise<void> {
+    while (!this.stopped && this.now() >= this.retryAt) {
+      const batch = this.takeDue();
+      if (batch.length === 0) return;
+      const started = performance.now();
+      let outcomes: SendOutcome[];
+      try {
+        const hydrate = this.opts.hydrate ?? ((e: Envelope): Envelope => e);
+        outcomes = await this.opts.sink.send(batch.map((s) => hydrate(s.envelope)));
+      } catch (err) {
+        outcomes = batch.map(() => ({ ok: false, error: (err as Error).message ?? String(err) }));
+      }
+      this.opts.hooks.sent?.((performance.now() - started) / 1000);
+      this.settle(batch, outcomes);
+    }
+  }
+
+  private takeDue(): Slot[] {
+    this.fill();
+    const now = this.now();
+    const batch: Slot[] = [];
+    const max = this.opts.batchMax ?? 100;
+    // Insertion order is (nearly) due order: stop at the first key still inside its window.
+    for (const [key, s] of this.pending) {
+      if (batch.length >= max || s.due > now) break;
+      this.pending.delete(key);
+      this.inFlight.set(key, s);
+      batch.push(s);
+    }
+    return batch;
+  }
+
+  /** Pull replayed envelopes while there is room; they are due at once. */
+  private fill(): void {
+    const now = this.now();
+    while (this.backfills.length > 0 && this.depth < this.opts.capacity) {
+      const next = this.backfills[0]?.next();
+      if (!next || next.done) {
+        this.backfills.shift();
+        continue;
+      }
+      const key = envelopeKey(next.value);
+      const slot = this.pending.get(key);
+      if (slot) slot.envelope = next.value;
+      else this.pending.set(key, { envelope: next.value, queuedAt: now, due: now });
+    }
+  }
+
+  private settle(batch: Slot[], outcomes: SendOutcome[]): void {
+    const failed: { slot: Slot; error: string }[] = [];
+    const acked = new Map<string, number>();
+    batch.forEach((slot, i) => {
+      const o = outcomes[i] ?? { ok: false, error: 'the sink gave no outcome for this entry' };
+      this.inFlight.delete(envelopeKey(slot.envelope));
+      if (o.ok) acked.set(slot.envelope.data.kind, (acked.get(slot.envelope.data.kind) ?? 0) + 1);
+      else if (o.permanent) this.reject(slot, o.error);
+      else failed.push({ slot, error: o.error });
+    });
+    for (const [kind, n] of acked) this.opts.hooks.delivered?.(kind, n);
+    if (acked.size > 0) this.lastAckAt = this.now();
+    for (const f of failed) this.requeueFailed(f.slot);
+    if (failed.length > 0) return this.backOff(failed.length, failed[0]?.error ?? '');
+    this.failures = 0;
+    this.maybeResync();
+  }
+
+  private reject(slot: Slot, error: string): void {
+    this.opts.hooks.rejected?.(1);
+    this.opts.logger.error({ key: envelopeKey(slot.envelope), err: error }, 'the sink refused an envelope for good; dropped');
+  }
+
+  /** A failed entry goes back unless a newer state of its key is already queued (latest wins). */
+  private requeueFailed(slot: Slot): void {
+    const key = envelopeKey(slot.envelope);
+    const newer = this.pending.get(key);
+    if (newer) newer.queuedAt = Math.min(newer.queuedAt, slot.queuedAt);
+    else this.pending.set(key, { ...slot, due: this.now() });
+  }
+
+  private backOff(count: number, error: string): void {
+    this.opts.hooks.failed?.(count);
+    const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
+    const wait = jitteredBackoffMs(this.failures++, b.minMs, b.maxMs, b.random);
+    this.retryAt = this.now() + wait;
+    this.opts.logger.warn({ sink: this.opts.sink.name, failed: count, queued: this.depth, retryInMs: wait, err: error }, 'sink did not take every envelope; retrying those');
+  }
+
+  private maybeResync(): void {
+    // One replay at a time: an overflow during a replay asks for another after it.
+    if (!this.overflowed || this.backfills.length > 0) return;
+    this.overflowed = false;
+    this.opts.logger.warn({}, 'the sink takes envelopes again after the queue overflowed: resyncing from the watch cache');
+    this.backfills.push(this.opts.hooks.resyncNeeded());
+  }
+
+  /** Wake up for the next due key or the end of a backoff. */
+  private schedule(): void {
+    if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.backfills.length === 0)) return;
+    const first = this.pending.values().next().value as Slot | undefined;
+    const at = Math.max(first?.due ?? 0, this.retryAt);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, Math.max(0, at - this.now()));
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,277 @@
+// List + watch for one resource, owned by ONE loop, as client-go's reflector does
+// (tools/cache/reflector.go): list (paged) → watch from the list's resourceVersion with
+// bookmarks → when the watch ends, resume it from the last resourceVersion seen, or, on
+// 410 Gone, back off and list again. Because only this loop lists, a re-list never runs
+// beside a live watch: the deletion diff cannot invent a DELETED for an object added during
+// the list, and the resume resourceVersion never goes backwards. Our own loop instead of
+// client-node's informer because the informer caches whole objects (10,000 pods would not
+// fit the memory goal) and stops for good on a reset stream.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../functions/engine/logger.ts';
+import { jitteredBackoffMs } from './backoff.ts';
+import { watchRaw, type ListPage } from './raw-list.ts';
+
+/** What the loop tells its owner; RESYNC = found by a list (or replayed from the cache). */
+export type ReflectorEvent = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
+
+/** An object as the cache keeps it: its key and a compact JSON form of what matters. */
+export interface Decoded<T> {
+  key: string;
+  /** Equal fingerprints = nothing relevant changed. Kept instead of the object (a third of the memory). */
+  fingerprint: string;
+  object: T;
+}
+
+/** One raw object could not be read: why, and its key when the key itself was readable. */
+export interface Unreadable {
+  key: string;
+  error: string;
+}
+
+export interface ReflectorOptions<T> {
+  kind: string;
+  /** Collection path, e.g. /api/v1/pods or /api/v1/namespaces/ns/pods. */
+  path: string;
+  kubeConfig: KubeConfig;
+  /** One page of the LIST as raw JSON (see raw-list.ts); `signal` aborts it on stop(). */
+  listPage(cont: string | undefined, signal: AbortSignal): Promise<ListPage>;
+  /** Trim and fingerprint a raw object, from a list or a watch alike (one normal form). */
+  decode(raw: unknown): Decoded<T> | Unreadable;
+  /** The object back from its fingerprint (deletions seen only by a re-list; replays). */
+  fromFingerprint(fp: string): T;
+  /** `changed`: the fingerprint differs from the cached one (always true for DELETED). */
+  onEvent(type: ReflectorEvent, obj: T, changed: boolean): void;
+  onSynced?(): void;
+  onRestart?(reason: string): void;
+  onUnreadable?(bad: Unreadable): void;
+  logger: Logger;
+  backoff?: { minMs: number; maxMs: number; random?: () => number };
+  /** Server-side watch timeout (client-go picks 5–10 min). */
+  watchTimeoutSeconds?: number;
+}
+
+type WatchEnd = { kind: 'closed'; events: number } | { kind: 'gone' } | { kind: 'error'; message: string } | { kind: 'relist' } | { kind: 'stopped' };
+
+/** One resource's list+watch loop with a fingerprint cache. */
+export class Reflector<T> {
+  /** key → fingerprint of the object as last seen. */
+  readonly cache = new Map<string, string>();
+  private resourceVersion = '';
+  private stopped = false;
+  private relistWanted: string | undefined;
+  private abortWatch: (() => void) | undefined;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  /** Aborts a list in progress when the loop is stopped (a slow LIST must not hold shutdown). */
+  private readonly stopping = new AbortController();
+  private synced = false;
+  private readonly syncedOnce: Promise<void>;
+  private resolveSynced: () => void = () => undefined;
+  private readonly opts: ReflectorOptions<T>;
+
+  constructor(opts: ReflectorOptions<T>) {
+    this.opts = opts;
+    this.syncedOnce = new Promise((r) => (this.resolveSynced = r));
+  }
+
+  /** Starts the loop (returns at once); `synced()` resolves after the first complete list. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Resolves once the first list completed (never, if stopped before). */
+  whenSynced(): Promise<void> {
+    return this.syncedOnce;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** The resourceVersion the next watch resumes from. */
+  get lastResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  /** Ask the loop to list again (it stops the watch first); never lists beside it. */
+  requestRelist(reason: string): void {
+    this.relistWanted = reason;
+    this.abortWatch?.();
+    this.wake?.();
+  }
+
+  /**
+   * Every cached object, decoded (a replay: the informer's resync, no LIST). `maybe` skips
+   * fingerprints that cannot match before paying for their decoding.
+   */
+  *cached(maybe: (fingerprint: string) => boolean = () => true): Generator<T> {
+    for (const fp of this.cache.values()) if (maybe(fp)) yield this.opts.fromFingerprint(fp);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopping.abort();
+    this.abortWatch?.();
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    let needList = true;
+    while (!this.stopped) {
+      if (needList || this.relistWanted !== undefined) {
+        const listed = await this.list().then(() => true, (err: unknown) => this.listFailed(err, failures));
+        if (!listed) {
+          await this.sleep(this.backoff(failures++));
+          continue;
+        }
+        needList = false;
+        failures = 0;
+        if (this.relistWanted !== undefined) continue;
+      }
+      const end = await this.watchOnce();
+      if (end.kind === 'stopped') return;
+      if (end.kind === 'relist') continue;
+      needList = end.kind === 'gone';
+      // A clean close with events is routine (timeoutSeconds): resume after a short pause.
+      // Anything else counts as a failure and backs off further each time.
+      failures = end.kind === 'closed' && end.events > 0 ? 0 : failures + 1;
+      if (end.kind !== 'closed') this.opts.onRestart?.(end.kind === 'gone' ? '410 Gone' : end.message);
+      await this.sleep(this.backoff(end.kind === 'closed' ? 0 : failures));
+    }
+  }
+
+  private listFailed(err: unknown, failures: number): false {
+    if (this.stopped) return false;
+    const e = err as { statusCode?: number; message?: string };
+    this.opts.logger.warn({ kind: this.opts.kind, attempt: failures + 1, status: e.statusCode, err: e.message ?? String(err) }, this.synced ? 're-list failed; retrying' : 'initial list failed; retrying');
+    return false;
+  }
+
+  private backoff(failures: number): number {
+    const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
+    return jitteredBackoffMs(failures, b.minMs, b.maxMs, b.random);
+  }
+
+  /**
+   * LIST page by page (the peak is one page, not the cluster) and emit what is new or
+   * changed; then DELETED for what the list no longer has. Runs only while no watch does.
+   */
+  private async list(): Promise<void> {
+    const reason = this.relistWanted ?? (this.synced ? 'watch expired' : 'initial list');
+    this.relistWanted = undefined;
+    const seen = new Set<string>();
+    let cont: string | undefined;
+    let rv: string | undefined;
+    do {
+      const page = await this.opts.listPage(cont, this.stopping.signal);
+      // Every page of one list is the same snapshot; its version is the first page's.
+      rv ??= page.resourceVersion;
+      for (const item of page.items) this.guard(item, (d) => this.listed(d, seen));
+      cont = page.continue;
+    } while (cont && !this.stopped);
+    if (this.stopped) return;
+    for (const [key, old] of this.cache) {
+      if (seen.has(key)) continue;
+      this.cache.delete(key);
+      this.opts.onEvent('DELETED', this.opts.fromFingerprint(old), true);
+    }
+    this.resourceVersion = rv;
+    this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
+    if (!this.synced) {
+      this.synced = true;
+      this.resolveSynced();
+    }
+    this.opts.onSynced?.();
+  }
+
+  private listed(d: Decoded<T>, seen: Set<string>): void {
+    seen.add(d.key);
+    const previous = this.cache.get(d.key);
+    this.cache.set(d.key, d.fingerprint);
+    this.opts.onEvent('RESYNC', d.object, previous !== d.fingerprint);
+  }
+
+  /** Decode one raw object and hand it on; a bad object is reported, never thrown. */
+  private guard(raw: unknown, use: (d: Decoded<T>) => void): void {
+    let key = keyHint(raw);
+    try {
+      const d = this.opts.decode(raw);
+      if ('error' in d) return void this.opts.onUnreadable?.(d);
+      key = d.key;
+      use(d);
+    } catch (err) {
+      this.opts.onUnreadable?.({ key, error: (err as Error).message ?? String(err) });
+    }
+  }
+
+  /** One watch request from the current resourceVersion; resolves how it ended. */
+  private watchOnce(): Promise<WatchEnd> {
+    return new Promise((resolve) => {
+      if (this.stopped) return resolve({ kind: 'stopped' });
+      let events = 0;
+      let gone = false;
+      let aborted: 'relist' | 'stopped' | undefined;
+      const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
+      const query = { allowWatchBookmarks: 'true', resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds) };
+      const handle = watchRaw(this.opts.kubeConfig, this.opts.path, query, {
+        // Bookmarks come about once a minute; a watch silent for much longer is resumed.
+        idleMs: 150_000,
+        onEvent: (type, obj) => {
+          events++;
+          if (type === 'ERROR') gone ||= (obj as { code?: number } | null)?.code === 410;
+          else this.apply(type, obj);
+        },
+        onLineError: (error) => this.opts.onUnreadable?.({ key: '?', error }),
+        done: (err) => {
+          this.abortWatch = undefined;
+          if (aborted || this.stopped) return resolve({ kind: aborted ?? 'stopped' });
+          resolve(watchEnd(err, gone, events));
+        },
+      });
+      this.abortWatch = () => {
+        aborted = this.stopped ? 'stopped' : 'relist';
+        handle.abort();
+      };
+    });
+  }
+
+  private apply(type: string, raw: unknown): void {
+    const rv = (raw as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+    if (typeof rv === 'string' && rv !== '') this.resourceVersion = rv;
+    if (type === 'BOOKMARK') return;
+    this.guard(raw, (d) => {
+      const previous = this.cache.get(d.key);
+      if (type === 'DELETED') this.cache.delete(d.key);
+      else this.cache.set(d.key, d.fingerprint);
+      const changed = type === 'DELETED' || previous !== d.fingerprint;
+      this.opts.onEvent(type === 'ADDED' ? 'ADDED' : type === 'DELETED' ? 'DELETED' : 'MODIFIED', d.object, changed);
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped || this.relistWanted !== undefined) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      t.unref();
+      function done(): void {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wake = done;
+    }).finally(() => (this.wake = undefined));
+  }
+}
+
+function watchEnd(err: unknown, gone: boolean, events: number): WatchEnd {
+  if (gone || (err as { statusCode?: number } | null)?.statusCode === 410) return { kind: 'gone' };
+  if (!err) return { kind: 'closed', events };
+  return { kind: 'error', message: (err as Error).message ?? String(err) };
+}
+
+/** namespace/name of a raw object, as far as it can be read (for logs of bad objects). */
+function keyHint(raw: unknown): string {
+  const m = (raw as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
+  return `${typeof m?.namespace === 'string' ? m.namespace : '?'}/${typeof m?.name === 'string' ? m.name : '?'}`;
+}

@@ -1,0 +1,50 @@
+// Replaying the watch cache, as an informer's resync does: no LIST, and only what can need
+// work. `due`: every EphemeralJob not finished (or whose TTL has come) and every pod the
+// sidecar predicate finds due: the periodic safety net, so at most one envelope per such
+// object; pods a job selects are the job's reconcile's business. `all`: every job and every
+// pod the relay's filter forwards, for when envelopes may have been dropped (a new leader,
+// a queue that overflowed).
+import type { Envelope } from '../functions/api/envelope.ts';
+import type { Pod } from '../functions/api/pod.ts';
+import { podDue } from '../functions/sidecar/predicate.ts';
+import { jobEnvelope, makeEnvelope, podEnvelope, type Sender } from './envelope.ts';
+import type { JobView } from './trim.ts';
+
+/** How much a replay sends. */
+export type ReplayScope = 'due' | 'all';
+
+/** Whether a job can need work now: unfinished (or being deleted), or past its TTL. */
+export function jobNeedsWork(job: JobView, now: Date): boolean {
+  return !job.finished || (job.expiresAt !== undefined && job.expiresAt <= now.getTime());
+}
+
+/** What a replay reads: the cached objects per reflector and the jobs of a namespace. */
+export interface ReplayInput {
+  scope: ReplayScope;
+  now: Date;
+  pods: Iterable<Pod>[];
+  jobs: Iterable<JobView>[];
+  jobsIn(namespace: string): Iterable<JobView>;
+  from: Sender;
+}
+
+/** RESYNC envelopes for the cached objects the scope selects, lazily (pulled as the queue has room). */
+export function* replayCache(input: ReplayInput): Generator<Envelope> {
+  for (const cached of input.jobs) {
+    for (const job of cached) {
+      if (input.scope === 'all' || jobNeedsWork(job, input.now)) yield jobEnvelope('RESYNC', job, input.from);
+    }
+  }
+  for (const cached of input.pods) {
+    for (const pod of cached) {
+      const e = podReplay(input, pod);
+      if (e) yield e;
+    }
+  }
+}
+
+function podReplay(input: ReplayInput, pod: Pod): Envelope | undefined {
+  if (input.scope === 'due') return podDue(pod).due ? makeEnvelope({ kind: 'Pod', event: 'RESYNC', object: pod, ...input.from }) : undefined;
+  const routed = podEnvelope('RESYNC', pod, input.jobsIn(pod.metadata.namespace ?? ''), input.from);
+  return 'envelope' in routed ? routed.envelope : undefined;
+}

@@ -1,0 +1,183 @@
+// The delivery side: a bounded queue under a hanging or failing sink, partial batch
+// failures, deadlines on every send, honest health and metrics, per-key requeues.
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import { describe, test } from 'node:test';
+import { SQSClient, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { Envelope } from '../../functions/api/envelope.ts';
+import { makeEnvelope } from '../../relay/envelope.ts';
+import { Requeue } from '../../relay/requeue.ts';
+import { memorySink } from '../../relay/sinks/memory.ts';
+import { sqsSink } from '../../relay/sinks/sqs.ts';
+import { eventually, job, pod, relayWorld } from '../support/relay-world.ts';
+
+const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'default' } as const;
+type PodLike = { metadata: Record<string, unknown> & { resourceVersion: string }; status: Record<string, unknown> };
+const counter = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> => (await c.get()).values.reduce((n, v) => n + v.value, 0);
+const pods = (n: number) => Array.from({ length: n }, (_, i) => pod(`web-${i}`, { app: 'web' }));
+
+/** A relevant change (a label) to every pod, `rounds` times. */
+function churn(w: { server: { store: { get(k: unknown): unknown; put(o: unknown): unknown } } }, n: number, rounds: number): void {
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < n; i++) {
+      const p = w.server.store.get({ ...POD, name: `web-${i}` }) as PodLike;
+      w.server.store.put({ ...p, metadata: { ...p.metadata, labels: { app: 'web', round: String(r) } } });
+    }
+  }
+}
+
+describe('a hanging sink', () => {
+  test('memory stays bounded by the keys, readyz fails past the grace, and after recovery each pod\'s latest state is sent once', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), ...pods(50)], { deliveryGraceSeconds: 0.3, coalesceMs: 5 });
+    try {
+      await w.relay.flush();
+      w.sink.clear();
+      const forwardedBefore = await counter(w.relay.metrics.forwarded);
+      const offeredBefore = w.sink.offered;
+      w.sink.hang();
+      churn(w, 50, 20); // 1,000 relevant changes over 50 pods
+      await eventually(async () => assert.equal(await counter(w.relay.metrics.seen), 51 + 1000));
+      // Per key at most the state in flight (handed to the hung sink) and the latest one.
+      const depth = (await w.relay.metrics.bufferDepth.get()).values[0]?.value ?? -1;
+      assert.ok(depth <= 100, `queue holds ${depth} entries for 50 pods`);
+      assert.ok(w.sink.offered - offeredBefore <= 50, `${w.sink.offered - offeredBefore} envelopes handed to a sink that never answered`);
+      await eventually(() => assert.match(w.relay.readiness(), /the sink has taken nothing for/));
+      assert.equal(w.relay.ready(), false);
+      assert.equal(await counter(w.relay.metrics.forwarded), forwardedBefore, 'nothing counted as forwarded while nothing was acknowledged');
+      assert.ok(((await w.relay.metrics.oldestUndelivered.get()).values[0]?.value ?? 0) > 0.3);
+
+      w.sink.release();
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.equal((await w.relay.metrics.bufferDepth.get()).values[0]?.value, 0);
+      });
+      assert.ok(w.relay.ready());
+      for (let i = 0; i < 50; i++) {
+        const latest = (w.server.store.get({ ...POD, name: `web-${i}` }) as unknown as PodLike).metadata.resourceVersion;
+        const sent = w.sink.got.filter((e) => e.data.name === `web-${i}`);
+        assert.equal(sent.filter((e) => e.data.resourceVersion === latest).length, 1, `web-${i}: latest state once`);
+        // At most the one state that was already in flight when the sink hung, then the latest.
+        assert.ok(sent.length <= 2, `web-${i} sent ${sent.length} times`);
+      }
+      assert.equal(await counter(w.relay.metrics.forwarded), forwardedBefore + w.sink.got.length);
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('a full queue drops no need: it overflows, then replays the cache once the sink drains it', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), ...pods(20)], { bufferMax: 5, coalesceMs: 5 });
+    try {
+      await w.relay.flush();
+      w.sink.clear();
+      w.sink.failing = true;
+      churn(w, 20, 1);
+      await eventually(async () => assert.ok(await counter(w.relay.metrics.overflowed) > 0));
+      assert.ok(((await w.relay.metrics.bufferDepth.get()).values[0]?.value ?? 99) <= 5);
+      w.sink.failing = false;
+      await eventually(async () => {
+        await w.relay.flush();
+        const names = new Set(w.sink.got.filter((e) => e.data.kind === 'Pod').map((e) => e.data.name));
+        assert.equal(names.size, 20, 'every pod whose change did not fit was replayed');
+      }, 10_000);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe('partial batch failures', () => {
+  test('SendMessageBatch with failed entries: only those are sent again; a SenderFault is not retried', async () => {
+    const calls: string[][] = [];
+    let failedOnce = false;
+    const client = {
+      async send(cmd: SendMessageBatchCommand) {
+        const entries = cmd.input.Entries ?? [];
+        calls.push(entries.map((e) => (JSON.parse(e.MessageBody ?? '') as Envelope).data.name));
+        const failed = entries.filter((e) => {
+          const name = (JSON.parse(e.MessageBody ?? '') as Envelope).data.name;
+          if (name === 'web-poison') return true;
+          if (name === 'web-3' && !failedOnce) return (failedOnce = true);
+          return false;
+        });
+        return {
+          Successful: entries.filter((e) => !failed.includes(e)).map((e) => ({ Id: e.Id, MessageId: 'm', MD5OfMessageBody: '' })),
+          Failed: failed.map((e) => ({ Id: e.Id, Code: 'x', SenderFault: (JSON.parse(e.MessageBody ?? '') as Envelope).data.name === 'web-poison' })),
+        };
+      },
+    } as unknown as SQSClient;
+    const w = await relayWorld([job('j', { app: 'web' }), ...pods(15), pod('web-poison', { app: 'web' })], { sink: sqsSink(client, 'https://sqs.example/q') });
+    try {
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.equal(await counter(w.relay.metrics.forwarded), 16);
+      });
+      const sent = calls.flat();
+      assert.equal(sent.filter((n) => n === 'web-3').length, 2, 'the failed entry was sent again');
+      assert.equal(sent.filter((n) => n === 'web-poison').length, 1, 'a refused entry is not retried');
+      assert.equal(sent.length, 18, 'everything else once');
+      assert.deepEqual(calls.at(-1), ['web-3'], 'the retry carried only the failed entry');
+      assert.equal(await counter(w.relay.metrics.rejected), 1);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe('deadlines', () => {
+  test('a queue endpoint that never answers: each send ends by its deadline, every entry reported failed', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((s) => sockets.add(s)); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const client = new SQSClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 't', secretAccessKey: 't' }, requestHandler: { requestTimeout: 200, throwOnRequestTimeout: true } });
+    try {
+      const sink = sqsSink(client, `http://127.0.0.1:${port}/000000000000/q`, { timeoutMs: 500 });
+      const envs = Array.from({ length: 12 }, (_, i) => makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name: `p${i}`, namespace: 'ns' } }, relayId: 't', now: new Date() }));
+      const out = await sink.send(envs);
+      assert.equal(out.length, 12);
+      assert.ok(out.every((o) => !o.ok));
+    } finally {
+      client.destroy();
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+});
+
+describe('in-memory sink and requeues (workqueue semantics)', () => {
+  const env = (name: string) => makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name, namespace: 'ns' } }, relayId: 't', now: new Date() });
+
+  test('a key asked back many times has one timer, at the earliest time asked', async () => {
+    const fired: string[] = [];
+    const q = new Requeue((e) => fired.push(e.data.name));
+    for (let i = 0; i < 100; i++) q.after(env('a'), 1000 - i);
+    q.after(env('a'), 30);
+    q.after(env('b'), 30);
+    assert.equal(q.size, 2);
+    await eventually(() => assert.deepEqual(fired.sort(), ['a', 'b']));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(fired.sort(), ['a', 'b'], 'each key came back once');
+    q.stop();
+  });
+
+  test('an overdue handling fails its entry, and the key is not handed to a second worker while it still runs', async () => {
+    let calls = 0;
+    let block = true;
+    let finish = (): void => undefined;
+    const sink = memorySink(async () => {
+      calls++;
+      if (block) await new Promise<void>((r) => (finish = r));
+      return { requeueAfterSeconds: null };
+    }, () => undefined, { timeoutMs: 30 });
+    const first = await sink.send([env('a')]);
+    assert.equal(first[0]?.ok, false);
+    const second = await sink.send([env('a')]);
+    assert.match((second[0] as { error: string }).error, /still being handled/);
+    assert.equal(calls, 1, 'not handed to a second worker');
+    block = false;
+    finish();
+    await eventually(async () => assert.equal((await sink.send([env('a')]))[0]?.ok, true));
+    assert.equal(calls, 2);
+  });
+});

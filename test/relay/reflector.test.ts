@@ -1,0 +1,216 @@
+// The relay's list/watch loop against the fake API server: startup under errors, re-lists
+// beside live events, one fingerprint for list and watch, bad objects, cache resync.
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import { describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { startApiServer } from '../../functions/cluster/index.ts';
+import { createRelay } from '../../relay/relay.ts';
+import { CollectingSink, eventually, FAST_BACKOFF, job, pod, relayWorld } from '../support/relay-world.ts';
+
+const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'default' } as const;
+type PodLike = { metadata: Record<string, unknown>; status: { containerStatuses: Record<string, unknown>[] } & Record<string, unknown> };
+const getPod = (w: { server: { store: { get(k: unknown): unknown } } }, name: string): PodLike => w.server.store.get({ ...POD, name }) as PodLike;
+const counter = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> => (await c.get()).values.reduce((n, v) => n + v.value, 0);
+
+describe('relay start under a busy API server', () => {
+  test('500, 503, 429 and resets on the first list: the loop retries, becomes ready, forwards what exists', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-1', { app: 'web' })] });
+    const faults = [
+      server.faults.add({ watch: false, method: 'GET', pathIncludes: '/ephemeraljobs', status: 500, times: 1 }),
+      server.faults.add({ watch: false, method: 'GET', pathIncludes: '/ephemeraljobs', status: 503, retryAfterSeconds: 1, times: 1 }),
+      server.faults.add({ watch: false, method: 'GET', pathIncludes: '/ephemeraljobs', reset: true, times: 1 }),
+      server.faults.add({ watch: false, method: 'GET', pathIncludes: '/pods', status: 429, times: 2 }),
+      server.faults.add({ watch: false, method: 'GET', pathIncludes: '/pods', reset: true, times: 1 }),
+    ];
+    const sink = new CollectingSink();
+    const relay = createRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 't', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF });
+    try {
+      assert.equal(relay.ready(), false);
+      assert.equal(relay.readiness(), 'waiting for the first list');
+      await relay.synced();
+      assert.deepEqual(faults.map((f) => f.hits), [1, 1, 1, 2, 1], 'every fault was hit and survived');
+      assert.ok(relay.ready());
+      await relay.flush();
+      assert.deepEqual(sink.subjects().sort(), ['RESYNC EphemeralJob/default/j', 'RESYNC Pod/default/web-1']);
+    } finally {
+      await relay.stop();
+      await server.close();
+    }
+  });
+
+  test('an API server down for a while at start: readyz stays false, nothing crashes, ready once it answers', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
+    const down = server.faults.add({ watch: false, pathIncludes: '/ephemeraljobs', status: 503, times: Infinity });
+    const relay = createRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF });
+    try {
+      await eventually(() => assert.ok(down.hits >= 4));
+      assert.equal(relay.ready(), false);
+      down.remove();
+      await relay.synced();
+      assert.ok(relay.ready());
+    } finally {
+      await relay.stop();
+      await server.close();
+    }
+  });
+});
+
+describe('stopping', () => {
+  test('stop() does not wait for a LIST the API server never answers', { timeout: 10_000 }, async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((sock) => sockets.add(sock));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    const server = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    kc.loadFromOptions({ clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const relay = createRelay({ kubeConfig: kc, sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF });
+    try {
+      await eventually(() => assert.ok(sockets.size > 0, 'the list is under way'));
+      await relay.stop();
+      assert.equal(relay.ready(), false);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+});
+
+describe('one loop owns list and watch', () => {
+  test('re-lists while pods keep coming: no DELETED for a living pod, the watch resourceVersion never goes backwards', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), pod('web-0', { app: 'web' })]);
+    try {
+      await w.relay.flush();
+      for (let i = 1; i <= 40; i++) {
+        w.server.store.put(pod(`web-${i}`, { app: 'web' }));
+        if (i % 5 === 0) w.relay.resync('test', 'all');
+        if (i % 10 === 0) {
+          // Lose history and cut the watch: the loop must re-list, between watches.
+          w.server.compact();
+          w.server.faults.resetWatches();
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await eventually(async () => {
+        await w.relay.flush();
+        const names = new Set(w.sink.got.filter((e) => e.data.kind === 'Pod').map((e) => e.data.name));
+        assert.equal(names.size, 41);
+      }, 10_000);
+      assert.deepEqual(w.sink.subjects().filter((s) => s.startsWith('DELETED')), [], 'no pod was deleted');
+      const watchVersions = w.server.requests.filter((r) => r.watch && r.path === '/api/v1/pods').map((r) => Number(r.query.resourceVersion));
+      assert.ok(watchVersions.length >= 3, `watches: ${watchVersions.join(',')}`);
+      assert.deepEqual(watchVersions, [...watchVersions].sort((a, b) => a - b), `resume versions: ${watchVersions.join(',')}`);
+      const lists = w.server.requests.filter((r) => !r.watch && r.verb === 'list' && r.path === '/api/v1/pods');
+      // At most one list per watch end (never a list beside a running watch).
+      assert.ok(lists.length <= watchVersions.length, `${lists.length} lists for ${watchVersions.length} watches`);
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('a clean watch close resumes from the last resourceVersion without a re-list', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' })]);
+    try {
+      const lists = () => w.server.requests.filter((r) => r.verb === 'list').length;
+      const before = lists();
+      w.server.faults.closeWatches();
+      w.server.store.put(pod('web-2', { app: 'web' }));
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.ok(w.sink.subjects().includes('ADDED Pod/default/web-2'));
+      });
+      assert.equal(lists(), before);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe('one fingerprint for list and watch items', () => {
+  const irrelevant = (p: PodLike): PodLike => ({
+    ...p,
+    metadata: { ...p.metadata, annotations: { touched: String(Math.random()) } },
+    status: { ...p.status, containerStatuses: p.status.containerStatuses.map((s) => ({ ...s, restartCount: 7 })) },
+  });
+
+  test('after the initial list, and again after a re-list, an annotation + restartCount change forwards nothing', async () => {
+    const names = ['web-1', 'web-2', 'web-3', 'web-4'];
+    const w = await relayWorld([job('j', { app: 'web' }), ...names.map((n) => pod(n, { app: 'web' }, { restartPolicy: 'Never' }))]);
+    try {
+      await w.relay.flush();
+      w.sink.clear();
+      for (const n of names) w.server.store.put(irrelevant(getPod(w, n)));
+      // A relevant change after them proves the irrelevant ones were seen (and dropped), not pending.
+      w.server.store.put({ ...getPod(w, 'web-1'), metadata: { ...getPod(w, 'web-1').metadata, labels: { app: 'web', v: '2' } } });
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.subjects(), ['MODIFIED Pod/default/web-1']);
+      });
+      const relisted = w.server.requests.filter((r) => r.verb === 'list').length;
+      w.server.compact();
+      w.server.faults.resetWatches();
+      await eventually(() => assert.ok(w.server.requests.filter((r) => r.verb === 'list').length > relisted, 're-listed'));
+      await eventually(() => assert.ok(w.server.faults.openWatches >= 2, 'watching again'));
+      w.sink.clear();
+      for (const n of names) w.server.store.put(irrelevant(getPod(w, n)));
+      w.server.store.put({ ...getPod(w, 'web-2'), metadata: { ...getPod(w, 'web-2').metadata, labels: { app: 'web', v: '2' } } });
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.subjects(), ['MODIFIED Pod/default/web-2'], 'the re-list forwarded nothing unchanged, the irrelevant changes nothing');
+      });
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe('bad input', () => {
+  test('an object the relay cannot parse is counted and skipped; the loop goes on', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' })]);
+    try {
+      await w.relay.flush();
+      w.sink.clear();
+      w.server.store.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'odd', namespace: 'default', labels: { app: 'web' } }, spec: { containers: 'not a list' } });
+      w.server.store.put(pod('web-2', { app: 'web' }));
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.subjects(), ['ADDED Pod/default/web-2']);
+      });
+      assert.equal(await counter(w.relay.metrics.unreadable), 1);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe('periodic resync replays the cache', () => {
+  test('only unfinished or expired jobs and due pods, and no LIST', async () => {
+    const done = (name: string, completionTime: string, ttl: number) => ({ ...job(name, { app: 'none' }), spec: { selector: { matchLabels: { app: 'none' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] }, ttlSecondsAfterFinished: ttl }, status: { phase: 'Succeeded', completionTime } });
+    const sidecar = [{ name: 'main', image: 'app' }, { name: 'proxy', image: 'envoy', env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }] }];
+    const sidecarPod = (name: string, mainState: Record<string, unknown>) => ({
+      ...pod(name, { app: 'batch' }, { restartPolicy: 'Never', containers: sidecar }),
+      status: { phase: 'Running', containerStatuses: [{ name: 'main', state: mainState }, { name: 'proxy', state: { running: {} } }] },
+    });
+    const now = Date.now();
+    const w = await relayWorld([
+      job('open', { app: 'web' }),
+      done('finished-recently', new Date(now - 10_000).toISOString(), 3600),
+      done('finished-long-ago', new Date(now - 7200_000).toISOString(), 3600),
+      ...Array.from({ length: 10 }, (_, i) => pod(`web-${i}`, { app: 'web' })),
+      sidecarPod('due', { terminated: { exitCode: 0 } }),
+      sidecarPod('not-due', { running: {} }),
+    ]);
+    try {
+      await w.relay.flush();
+      w.sink.clear();
+      const lists = w.server.requests.filter((r) => r.verb === 'list').length;
+      w.relay.resync('test');
+      await w.relay.flush();
+      assert.deepEqual(w.sink.subjects().sort(), ['RESYNC EphemeralJob/default/finished-long-ago', 'RESYNC EphemeralJob/default/open', 'RESYNC Pod/default/due']);
+      assert.equal(w.server.requests.filter((r) => r.verb === 'list').length, lists, 'the resync listed nothing');
+    } finally {
+      await w.close();
+    }
+  });
+});
