@@ -176,10 +176,16 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     });
   }
 
-  test('events: Injected on the job and on the pod, with names stable across re-plans', () => {
+  test('events: one per injected pod, on the pod, named stably across re-plans; none on the job for an injection', () => {
     const a = plan({ job: job(), pods: [pod('a', 1)] }, NOW).actions.filter((x) => x.kind === 'Event');
     const b = plan({ job: job(), pods: [pod('a', 1)] }, new Date(NOW.getTime() + 5000)).actions.filter((x) => x.kind === 'Event');
-    assert.deepEqual(a.map((e) => (e.body as { involvedObject: { kind: string } }).involvedObject.kind), ['EphemeralJob', 'Pod']);
+    assert.deepEqual(a.map((e) => (e.body as { involvedObject: { kind: string; name: string } }).involvedObject), [{ apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'a', uid: 'uid-a' }]);
     assert.deepEqual(a.map((e) => e.name), b.map((e) => e.name));
+  });
+
+  test('order: the Lease claim first, then the injection (sent only within the claim window), status, Events last', () => {
+    const p = plan({ job: job(), pods: [pod('a', 1)] }, NOW);
+    assert.deepEqual(p.actions.map((x) => `${x.verb} ${x.kind}${x.subresource ? `/${x.subresource}` : ''}`), ['create Lease', 'patch Pod/ephemeralcontainers', 'patch EphemeralJob/status', 'create Event']);
+    assert.equal(p.actions[1]?.withinSeconds, 15);
   });
 });
