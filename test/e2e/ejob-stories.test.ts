@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { handle } from '../../functions/engine/engine.ts';
-import { envelopeFor, finish, fixture, inFlight, injected, jobStatus, world } from '../support/ejob-world.ts';
+import { CRDS, envelopeFor, worldWith, finish, fixture, inFlight, injected, jobStatus } from '../support/ejob-world.ts';
 
 const JOB = 'hello-world-ephemeral-job';
 const exitCodeOf = (pod: string): number => (pod.includes('no-work') ? 1 : 0); // `pidof helloworld` fails where it does not run
 
-describe('EphemeralJob end to end (engine → client-node → API server over HTTP)', () => {
+for (const { label, crd } of CRDS) describe(`EphemeralJob end to end (engine → client-node → API server over HTTP, ${label})`, () => {
   test('Story 1: 4 matched pods, parallelism 1 → MATCH 4, SUCCEED 2, FAILED 2, phase Failed, completionTime', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       for (let step = 0; step < 10 && !jobStatus(server, JOB).completionTime; step++) {
@@ -32,7 +32,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('Story 2: a running sleep container → phase Running, RUNNING 1', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story2-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story2-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', 'nginx-ephemeral-job'), deps());
       const s = jobStatus(server, 'nginx-ephemeral-job');
@@ -48,7 +48,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     const job = objects.find((o) => o.kind === 'EphemeralJob') as { spec: { parallelism: number } };
     job.spec.parallelism = 2;
-    const { server, deps } = await world(objects);
+    const { server, deps } = await worldWith({ objects, crd });
     try {
       let changed: string[] = [];
       for (let round = 0; round < 6; round++) {
@@ -70,7 +70,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('a crash between injection and status write converges on the next run, without a second injection', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       const fault = server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/hello-world-ephemeral-job/status', status: 503, times: Number.POSITIVE_INFINITY });
       await assert.rejects(handle(envelopeFor('EphemeralJob', 'default', JOB), deps()), /503|unavailable/i);
@@ -87,7 +87,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('a pod event that changes nothing writes nothing: no status, no Lease', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       server.requests.clear();
@@ -101,7 +101,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('a job update that changes nothing (our own status write) writes nothing', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       server.requests.clear();
@@ -118,7 +118,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('the event for a job already gone costs one GET', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       server.requests.clear();
       const r = await handle(envelopeFor('EphemeralJob', 'default', 'deleted-job', 'DELETED'), deps());
@@ -130,7 +130,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('a spec change (parallelism 1 → 2) claims the freed slot in one Lease write and injects it', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: JOB }) as unknown as { metadata: { generation: number }; spec: { parallelism: number } };
@@ -145,7 +145,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('losing the claim race (409 on the Lease write) re-plans from fresh state: nothing injected twice, no "busy" requeue', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
       finish(server, inFlight(server)[0] ?? '', 0);
