@@ -23,6 +23,8 @@ export interface ApplyDeps {
   retries?: number;
   /** Base backoff in ms (default 100; doubles each try, jittered). */
   minTimeoutMs?: number;
+  /** Local monotonic clock in ms for `withinSeconds` (default performance.now; tests move it). */
+  monotonic?: () => number;
 }
 
 /**
@@ -35,9 +37,10 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [] };
   // Taken before the first write, so "within N seconds of the run" is never later than
   // N seconds after a claim written by this run.
-  const started = performance.now();
+  const clock = deps.monotonic ?? (() => performance.now());
+  const started = clock();
   for (const action of actions) {
-    if (action.withinSeconds !== undefined && performance.now() - started >= action.withinSeconds * 1000) {
+    if (action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000) {
       deps.logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
       result.expired.push(action);
       continue;

@@ -19,6 +19,8 @@ export interface EngineDeps {
   logger: Logger;
   /** Re-plans allowed after 409 conflicts within one invocation (default 3). */
   maxReplans?: number;
+  /** Local monotonic clock in ms (default performance.now): bounds how late a claimed injection may be sent. */
+  monotonic?: () => number;
 }
 
 export const KEY_OUTCOMES = ['done', 'gone', 'conflict', 'refused'] as const;
@@ -97,7 +99,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
-    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger });
+    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, ...(deps.monotonic ? { monotonic: deps.monotonic } : {}) });
     applied.push(...r.applied);
     if (r.replan) continue;
     // An action sent too late was skipped: look again soon rather than at the plan's leisure.

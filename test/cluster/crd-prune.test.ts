@@ -65,7 +65,7 @@ describe('the embedded API server prunes custom resources by their CRD', () => {
       assert.deepEqual(created.spec.template.ephemeralContainers[0]?.anything, { kept: true });
       const patched = await call(server.url, 'PATCH', '/j/status', { status: { phase: 'Running', match: 3, ephemera: { v: 1, queue: ['a'] } } }) as { status: Record<string, unknown> };
       assert.deepEqual(patched.status, { phase: 'Running', match: 3 });
-      const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as { status: Record<string, unknown> };
+      const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as unknown as { status: Record<string, unknown> };
       assert.equal(stored.status.ephemera, undefined, 'never stored');
     } finally {
       await server.close();
@@ -98,7 +98,7 @@ describe('the embedded API server prunes custom resources by their CRD', () => {
   test('without a CRD installed nothing is pruned (as before)', async () => {
     const server = await startApiServer({ objects: [job] });
     try {
-      const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as { spec: Record<string, unknown> };
+      const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as unknown as { spec: Record<string, unknown> };
       assert.equal(stored.spec.surprise, 'dropped');
     } finally {
       await server.close();
