@@ -25,6 +25,12 @@ export interface ApplyDeps {
   minTimeoutMs?: number;
   /** Local monotonic clock in ms for `withinSeconds` (default performance.now; tests move it). */
   monotonic?: () => number;
+  /**
+   * When the window of `withinSeconds` began, on that clock: the engine passes the moment
+   * before it observed, so the window never starts after the server time a claim records.
+   * Default: the start of this apply run.
+   */
+  startedAt?: number;
 }
 
 /**
@@ -35,10 +41,8 @@ export interface ApplyDeps {
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
   const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [] };
-  // Taken before the first write, so "within N seconds of the run" is never later than
-  // N seconds after a claim written by this run.
   const clock = deps.monotonic ?? (() => performance.now());
-  const started = clock();
+  const started = deps.startedAt ?? clock();
   for (const action of actions) {
     if (action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000) {
       deps.logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');

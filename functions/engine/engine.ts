@@ -94,12 +94,16 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   const base = { controller: controller.name, key };
   const applied: Action[] = [];
   const maxReplans = deps.maxReplans ?? 3;
+  const monotonic = deps.monotonic ?? (() => performance.now());
   for (let attempt = 0; attempt <= maxReplans; attempt++) {
+    // Before observing: a claim's server time is read during observation, so a window
+    // counted from here ends no later than the claim's own (ejob/README.md, step 4).
+    const startedAt = monotonic();
     const observed = await controller.observe(key, deps.kube, deps.lock);
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
-    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, ...(deps.monotonic ? { monotonic: deps.monotonic } : {}) });
+    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt });
     applied.push(...r.applied);
     if (r.replan) continue;
     // An action sent too late was skipped: look again soon rather than at the plan's leisure.

@@ -35,9 +35,10 @@ export interface Action {
   alreadyExists?: 'done' | 'error' | 'replan';
   /**
    * Send this action only within this many seconds (local monotonic clock) of the start of
-   * the apply run; later it is skipped and the next reconcile decides again. Injections
-   * after a Lease claim carry the claim's lifetime, so a slow or paused instance can never
-   * inject after its claim may have been dropped by another one (see ejob/README.md).
+   * the reconcile attempt that planned it (before its observation); later it is skipped and
+   * the next reconcile decides again. Injections after a Lease claim carry the claim's
+   * lifetime, so a slow or paused instance never injects after its claim may have been
+   * dropped by another one (see ejob/README.md).
    */
   withinSeconds?: number;
 }

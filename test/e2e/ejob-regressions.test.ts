@@ -105,3 +105,28 @@ test('the same, resumed within the window: its claims are honoured, and nothing 
     { op: 'resume' },
   ]);
 });
+
+test('an observation slower than the claim window (a LIST that hangs after the Lease read) sends no injection: the window counts from before the observation', async () => {
+  let offsetMs = 0;
+  const objects = fixture('test/fixtures/stories/story1-state.yaml');
+  const { server, deps } = await worldWith({
+    objects,
+    serverClock: () => new Date(Date.now() + offsetMs),
+    monotonic: () => performance.now() + offsetMs,
+  });
+  try {
+    const d = deps('slow');
+    const slowList: Kube = { ...d.kube, get: (r) => d.kube.get(r), serverNow: () => d.kube.serverNow(), perform: (a) => d.kube.perform(a), list: async (...a) => {
+      const res = await d.kube.list(...a);
+      offsetMs += 30_000; // the process was stuck 30 s while the pods came in
+      return res;
+    } };
+    const r = await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), { ...d, kube: slowList });
+    assert.deepEqual(Object.values(injected(server)).flat(), [], 'its claim was already stale in server time: no injection');
+    assert.equal(r.requeueAfterSeconds, 1, 'it asks to look again soon');
+    await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('next'));
+    assert.equal(inFlight(server).length, 1, 'the next reconcile drops the stale claim and injects');
+  } finally {
+    await server.close();
+  }
+});
