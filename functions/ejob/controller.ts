@@ -89,8 +89,9 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   // The API server validates metadata, so this is a schema of ours out of step with it: skip, say why.
   if (!job.success) return { readable: false, notes: [`skipped: job ${ref.namespace}/${ref.name} unreadable (${formatZodIssues(job.error.issues, '')})`] };
   const spec = parseEjobSpec(job.data.spec);
-  if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { readable: true, job: job.data, pods: [], notes: [] };
   const cfg = { ...DEFAULT_LEASE, ...(lock ?? {}), name: jobLeaseName(key) };
+  const leaseRef = { namespace: cfg.namespace, name: cfg.name };
+  if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { readable: true, job: job.data, pods: [], leaseRef, notes: [] };
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   const list = await kube.list('v1', 'Pod', ref.namespace, { labelSelector: selectorToQuery(spec.spec.selector) });
@@ -101,7 +102,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
     if (p.success) pods.push(p.data);
     else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }
-  return { readable: true, job: job.data, pods, lease, notes };
+  return { readable: true, job: job.data, pods, lease, leaseRef, notes };
 }
 
 function nameOf(item: unknown): string {

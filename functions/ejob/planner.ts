@@ -30,6 +30,8 @@ export interface EjobObserved {
    * Omitted (pure tests, planning without a cluster): planned as a fresh, absent Lease.
    */
   lease?: ObservedLease;
+  /** Where the job's Lease lives, so deleting the job deletes it too (else every job would leave one behind). */
+  leaseRef?: { namespace: string; name: string };
 }
 
 /** The Lease part of an observation. */
@@ -55,9 +57,9 @@ export function plan(observed: EjobObserved, now: Date): Plan {
 
   const created = toDate(job.metadata.creationTimestamp) ?? now;
   const createdTtl = afterSeconds(created, spec.ttlSecondsAfterCreated, now);
-  if (createdTtl === 0) return { actions: [deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`)] };
+  if (createdTtl === 0) return { actions: deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`, observed.leaseRef) };
 
-  if (jobFinished(job.status)) return planFinished(job, spec, now, createdTtl);
+  if (jobFinished(job.status)) return planFinished({ job, spec, createdTtl, leaseRef: observed.leaseRef }, now);
   return planActive({ job, spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now) }, now);
 }
 
@@ -263,11 +265,12 @@ function planInvalid(job: EphemeralJobObject, message: string, now: Date): Plan 
 }
 
 /** Finished jobs keep their status; only the TTL is left to act on. */
-function planFinished(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date, createdTtl: number | undefined): Plan {
+function planFinished(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; createdTtl: number | undefined; leaseRef: EjobObserved['leaseRef'] }, now: Date): Plan {
+  const { job, spec, createdTtl } = input;
   const completed = toDate(job.status?.completionTime) ?? now;
   const ttl = ttlAfterFinished(spec);
   const left = afterSeconds(completed, ttl, now);
-  if (left === 0) return { actions: [deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`)] };
+  if (left === 0) return { actions: deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`, input.leaseRef) };
   return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, left) };
 }
 
@@ -293,7 +296,13 @@ function planDeleting(job: EphemeralJobObject): Plan {
   };
 }
 
-function deleteJob(job: EphemeralJobObject, why: string): Action {
+/** Delete the job (uid-fenced), then its Lease (a claims record nobody needs any more; gone already is fine). */
+function deleteJob(job: EphemeralJobObject, why: string, leaseRef: EjobObserved['leaseRef']): Action[] {
+  const lease: Action[] = leaseRef ? [{ verb: 'delete', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...leaseRef, reason: `delete the job's Lease: ${why}` }] : [];
+  return [jobDeletion(job, why), ...lease];
+}
+
+function jobDeletion(job: EphemeralJobObject, why: string): Action {
   return {
     verb: 'delete',
     apiVersion: EJOB.apiVersion,

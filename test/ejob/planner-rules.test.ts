@@ -144,6 +144,12 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual((due.actions[0]?.body as { preconditions: unknown }).preconditions, { uid: UID });
   });
 
+  test("deleting the job deletes its Lease too (the claims record), after the job", () => {
+    const leaseRef = { namespace: 'ephemera-system', name: 'ejob-x' };
+    const due = plan({ job: job({ ttlSecondsAfterFinished: 60 }, { status: finished }), pods: [], leaseRef }, NOW);
+    assert.deepEqual(due.actions.map((a) => `${a.verb} ${a.kind} ${a.namespace}/${a.name}`), ['delete EphemeralJob ns/j', 'delete Lease ephemera-system/ejob-x']);
+  });
+
   test('ttlSecondsAfterCreated deletes whatever the state; requeues until then', () => {
     assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 600 }), pods: [pod('a', 1, 'running')] }, NOW).actions[0]?.verb, 'delete');
     assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 3600 }), pods: [pod('a', 1, 'running')] }, NOW).requeueAfterSeconds, 1800);
