@@ -21,6 +21,8 @@ export interface EngineDeps {
   maxReplans?: number;
   /** Local monotonic clock in ms (default performance.now): bounds how late a claimed injection may be sent. */
   monotonic?: () => number;
+  /** Backoff of transient write failures (apply.ts defaults: 4 retries from 100 ms). */
+  retry?: { retries?: number; minTimeoutMs?: number };
 }
 
 export const KEY_OUTCOMES = ['done', 'gone', 'conflict', 'refused'] as const;
@@ -103,7 +105,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
-    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt });
+    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, ...deps.retry });
     applied.push(...r.applied);
     if (r.replan) continue;
     // An action sent too late was skipped: look again soon rather than at the plan's leisure.

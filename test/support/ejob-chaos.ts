@@ -222,7 +222,8 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
   // Lowering parallelism does not stop what already runs: the bound is the pods in flight
   // at the change, shrinking as they finish, until it reaches the new value.
   let limit: ChaosWorld = { ...w };
-  const instances: EngineDeps[] = Array.from({ length: w.instances }, (_, i) => ({ ...deps(`instance-${i}`), maxReplans: 3 }));
+  // Short backoff: the schedule, not the wall clock, decides how long a fault lasts.
+  const instances: EngineDeps[] = Array.from({ length: w.instances }, (_, i) => ({ ...deps(`instance-${i}`), maxReplans: 3, retry: { minTimeoutMs: 2 } }));
   let release: () => void = () => undefined;
   let gate = new Promise<void>((r) => (release = r));
   const stalled: Promise<unknown>[] = [];
