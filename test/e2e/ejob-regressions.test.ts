@@ -1,6 +1,8 @@
 // The parallelism bugs the issue reproduced against the old controller, and the claim
 // window's purpose, as deterministic schedules through real HTTP (several engine instances,
-// invariants checked from the API server's state after every step).
+// invariants checked from the API server's state after every step). Both bug schedules
+// fail on the code before this rebuild (checked against commit 5a00cd1: 3 pods in flight at
+// parallelism 2; a second pod injected while the first one's container still starts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { handle } from '../../functions/engine/engine.ts';
@@ -41,12 +43,17 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       const d = deps('b');
       await assert.rejects(handle(envelopeFor('Pod', 'default', first), { ...d, kube: diesAfterInjection(d.kube) }), /killed/);
       assert.equal(inFlight(server).length, 2, 'the third pod was injected, then the process died');
-      // Every pod's event, by fresh instances, in an unlucky order.
-      for (const [i, pod] of Object.keys(injected(server)).reverse().entries()) {
+      // The crashed event is redelivered first (this is what broke the old ledger: the
+      // injected pod was still "queued" there, was skipped as no longer a target and the
+      // next pod injected: 3 in flight), then every pod's event by fresh instances.
+      const p2 = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: second }) as unknown as { status: Record<string, unknown> };
+      server.store.put({ ...p2, status: { ...p2.status, ephemeralContainerStatuses: [{ name: 'helloworld-ec', state: { running: {} } }] } } as never);
+      for (const [i, pod] of [first, ...Object.keys(injected(server)).reverse()].entries()) {
         await handle(envelopeFor('Pod', 'default', pod), deps(`c${i}`));
         assert.ok(inFlight(server).length <= 2, `after ${pod}'s event: ${inFlight(server).join(', ')} in flight`);
       }
-      assert.deepEqual({ waiting: jobStatus(server, JOB).waiting, succeeded: jobStatus(server, JOB).succeeded }, { waiting: 2, succeeded: 1 }, 'the status caught up with the injection that was never recorded');
+      const st = jobStatus(server, JOB);
+      assert.deepEqual({ running: st.running, waiting: st.waiting, succeeded: st.succeeded }, { running: 1, waiting: 1, succeeded: 1 }, 'the status caught up with the injection that was never recorded');
     } finally {
       await server.close();
     }
