@@ -22,6 +22,8 @@ export interface ResourceDef {
   returnDeletedObject?: boolean;
   /** Names are DNS-1123 labels (namespaces) rather than subdomains. */
   labelName?: boolean;
+  /** A custom resource's structural schema (openAPIV3Schema): unknown fields are pruned on write (crd-prune.ts). */
+  schema?: unknown;
 }
 
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];

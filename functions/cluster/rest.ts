@@ -1,6 +1,7 @@
 // REST semantics of the fake API server, independent of HTTP: create, update (main resource
 // and subresources), patch, delete with preconditions and finalizers, list with selectors.
 // The HTTP layer and the simulated kubelet both go through here.
+import { pruneForStorage } from './crd-prune.ts';
 import { randomUUID } from 'node:crypto';
 import { dns1123LabelProblems, dns1123SubdomainProblems } from '../api/name-formats.ts';
 import type { Admit } from './admission.ts';
@@ -245,7 +246,8 @@ export class Rest {
     if (rv && rv !== old.metadata.resourceVersion) throw staleConflict(s);
     const uid = req.metadata.uid;
     if (uid && uid !== old.metadata.uid) throw conflict(s, `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${old.metadata.uid}`);
-    const next = this.nextObject(def, old, req, sub);
+    // Pruned first, like kube-apiserver: an update that only adds unknown fields is a no-op.
+    const next = pruneForStorage(def, this.nextObject(def, old, req, sub));
     const errs = this.updateErrors(def, old, next, sub);
     if (errs.length) throw invalidError(def.kind, def.group, old.metadata.name, errs);
     if (def.generation && specChanged(old, next)) next.metadata.generation = Number(old.metadata.generation ?? 1) + 1;

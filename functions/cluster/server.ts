@@ -1,5 +1,6 @@
 // The fake Kubernetes API server over real HTTP: routing, bodies, the Date header, faults,
 // the request log and watch streams around the REST layer.
+import { isCrd, withCrdSchemas } from './crd-prune.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -39,6 +40,11 @@ export interface ApiServerOptions {
    * objects; the `npm start` demo turns it on.
    */
   admission?: boolean;
+  /**
+   * CustomResourceDefinitions whose structural schemas prune the custom resources they
+   * describe (CRD objects in `objects` count too).
+   */
+  crds?: unknown[];
 }
 
 /** A running fake API server. */
@@ -80,9 +86,10 @@ interface Ctx {
 /** Starts the fake API server; resolves once it listens. */
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const clock = opts.clock ?? ((): Date => new Date());
-  const registry = new ResourceRegistry([...BUILTIN_RESOURCES, ...(opts.resources ?? [])]);
+  const crds = [...(opts.crds ?? []), ...(opts.objects ?? []).filter(isCrd)];
+  const registry = new ResourceRegistry(withCrdSchemas([...BUILTIN_RESOURCES, ...(opts.resources ?? [])], crds));
   const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000 });
-  seed(store, opts.objects ?? []);
+  seed(store, (opts.objects ?? []).filter((o) => !isCrd(o)));
   const ctx: Ctx = {
     registry, store, rest: new Rest(store, clock, opts.admission ? admit : undefined), faults: new Faults(), requests: new RequestLog(), clock,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '',

@@ -1,5 +1,6 @@
 // The object store behind the fake API server: every object of every served resource, one
 // global resourceVersion counter, and a bounded history of watch events.
+import { pruneForStorage } from './crd-prune.ts';
 import { randomUUID } from 'node:crypto';
 import { clone } from './patch.ts';
 import { apiVersionOf, type ResourceDef, type ResourceRegistry } from './resources.ts';
@@ -156,7 +157,7 @@ export class ObjectStore {
 
   /** Stores an object under a new resourceVersion and tells watchers. */
   write(def: ResourceDef, obj: KubeObject, type: 'ADDED' | 'MODIFIED'): KubeObject {
-    const stored = clone(obj);
+    const stored = clone(pruneForStorage(def, obj));
     stored.apiVersion = apiVersionOf(def);
     stored.kind = def.kind;
     stored.metadata.resourceVersion = String(++this.rv);

@@ -1,41 +1,30 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
-import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
+import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
-import { jobFinished } from './finished.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
+import { leaseName, type LockConfig } from '../engine/lock.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube } from '../kube/kube.ts';
-import { planJobEvent, planPodEvent, slotsAfter, type PodEventObserved } from './incremental.ts';
-import { readLedger, type Ledger } from './ledger.ts';
+import { jobFinished } from './finished.ts';
+import { readLeaseView } from './lease-record.ts';
 import { ownedBy } from './pod-state.ts';
-import { plan, type EjobObserved } from './planner.ts';
+import { DEFAULT_LEASE, plan, type EjobObserved } from './planner.ts';
 
-/**
- * Observed state plus what observation had to skip (logged with the plan). 'full' read
- * every pod the selector matches; 'pod' read the job, the event's pod and the queue heads.
- */
+/** What observe found: the planner's input plus notes on what it had to skip, or an unreadable job. */
 export type EjobObservation =
-  | ({ mode: 'full' } & EjobObserved & { notes: string[] })
-  | ({ mode: 'pod' } & PodEventObserved & { notes: string[] })
-  | { mode: 'job'; job: EphemeralJobObject; spec: EphemeralJobSpec; ledger: Ledger; notes: string[] }
+  | ({ readable: true } & EjobObserved & { notes: string[] })
   /** Not readable as an EphemeralJob at all (metadata): nothing can be written safely. */
-  | { mode: 'unreadable'; notes: string[] };
-
-/** Queued pods read beyond the free slots, in case some turn out gone. */
-const CANDIDATE_SLACK = 2;
+  | { readable: false; notes: string[] };
 
 /** The EphemeralJob controller: routing and observation around the pure planner. */
 export const ejobController: Controller<EjobObservation> = {
   name: 'ejob',
   route,
   observe,
-  // Pod events and job updates (often our own status write) mostly change nothing; a
-  // deleted job is usually gone already. Creations and resyncs read everything under the Lease.
-  cheapFirst: (e) => e.data.kind === 'Pod' || e.data.event === 'MODIFIED' || e.data.event === 'DELETED',
   plan(observed: EjobObservation, now: Date): Plan {
-    if (observed.mode === 'unreadable') return { actions: [], notes: observed.notes };
-    const p = observed.mode === 'pod' ? planPodEvent(observed, now) : observed.mode === 'job' ? planJobEvent(observed, now) : plan(observed, now);
+    if (!observed.readable) return { actions: [], notes: observed.notes };
+    const p = plan(observed, now);
     return { ...p, notes: [...observed.notes, ...(p.notes ?? [])] };
   },
 };
@@ -43,6 +32,11 @@ export const ejobController: Controller<EjobObservation> = {
 /** "EphemeralJob/<ns>/<name>" */
 export function jobKey(namespace: string, name: string): string {
   return objectKey(EJOB.kind, namespace, name);
+}
+
+/** The job's Lease name in the lock namespace (the same naming the lock always used). */
+export function jobLeaseName(key: string): string {
+  return leaseName('ejob', key);
 }
 
 /**
@@ -81,28 +75,25 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
 }
 
 /**
- * Read the job, then either (pod event, ledger present) the event's pod and the queued
- * pods it may inject into — a cost independent of how many pods the job has — or every
- * pod its selector matches (one LIST, filtered by the API server).
+ * Read the job, then its Lease, then every pod its selector matches (one LIST, filtered by
+ * the API server). The order is part of the safety argument (README.md, step 3): pods read
+ * after the Lease show every injection made under a claim the Lease no longer lists.
+ * A finished, deleting or invalid job needs neither.
  */
-async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<EjobObservation | null> {
+async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<EjobObservation | null> {
   const ref = parseObjectKey(EJOB.kind, key);
   if (!ref) throw new Error(`not an EphemeralJob key: ${key}`);
   const raw = await kube.get({ apiVersion: EJOB.apiVersion, kind: EJOB.kind, ...ref });
   if (raw === null) return null;
   const job = EphemeralJobObject.safeParse(raw);
   // The API server validates metadata, so this is a schema of ours out of step with it: skip, say why.
-  if (!job.success) return { mode: 'unreadable', notes: [`skipped: job ${ref.namespace}/${ref.name} unreadable (${formatZodIssues(job.error.issues, '')})`] };
+  if (!job.success) return { readable: false, notes: [`skipped: job ${ref.namespace}/${ref.name} unreadable (${formatZodIssues(job.error.issues, '')})`] };
   const spec = parseEjobSpec(job.data.spec);
-  if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { mode: 'full', job: job.data, pods: [], notes: [] };
-  if (trigger?.data.kind === 'Pod') {
-    const partial = await observePodEvent(kube, { job: job.data, spec: spec.spec }, trigger);
-    if (partial) return partial;
-  }
-  const ledger = readLedger(job.data.status);
-  if (trigger?.data.kind === 'EphemeralJob' && trigger.data.event === 'MODIFIED' && ledger) {
-    return { mode: 'job', job: job.data, spec: spec.spec, ledger, notes: [] };
-  }
+  const cfg = { ...DEFAULT_LEASE, ...(lock ?? {}), name: jobLeaseName(key) };
+  const leaseRef = { namespace: cfg.namespace, name: cfg.name };
+  if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { readable: true, job: job.data, pods: [], leaseRef, notes: [] };
+  const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
+  const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   const list = await kube.list('v1', 'Pod', ref.namespace, { labelSelector: selectorToQuery(spec.spec.selector) });
   const pods: Pod[] = [];
   const notes: string[] = [];
@@ -111,30 +102,10 @@ async function observe(key: string, kube: Kube, trigger?: Envelope): Promise<Ejo
     if (p.success) pods.push(p.data);
     else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }
-  return { mode: 'full', job: job.data, pods, notes };
-}
-
-async function observePodEvent(kube: Kube, j: { job: EphemeralJobObject; spec: EphemeralJobSpec }, trigger: Envelope): Promise<EjobObservation | null> {
-  const { job, spec } = j;
-  const ledger = readLedger(job.status);
-  if (!ledger || ledger.generation !== (job.metadata.generation ?? 0)) return null;
-  const namespace = job.metadata.namespace ?? trigger.data.namespace;
-  const rawPod = await kube.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: trigger.data.name });
-  const parsed = rawPod === null ? null : Pod.safeParse(rawPod);
-  if (parsed && !parsed.success) return null; // unreadable pod: let the full path skip it with a reason
-  const pod = parsed ? parsed.data : null;
-  const want = Math.min(ledger.queue.length, slotsAfter(spec, ledger, pod, job.metadata.uid ?? '') + (pod ? CANDIDATE_SLACK : 0));
-  const candidates: PodEventObserved['candidates'] = [];
-  for (const name of ledger.queue.slice(0, want)) {
-    const c = await kube.get({ apiVersion: 'v1', kind: 'Pod', namespace, name });
-    const p = c === null ? null : Pod.safeParse(c);
-    candidates.push({ name, pod: p?.success ? p.data : null });
-  }
-  return { mode: 'pod', job, spec, ledger, pod, candidates, notes: [] };
+  return { readable: true, job: job.data, pods, lease, leaseRef, notes };
 }
 
 function nameOf(item: unknown): string {
   const m = (item as { metadata?: { name?: unknown } } | null)?.metadata;
   return typeof m?.name === 'string' ? m.name : '?';
 }
-

@@ -14,17 +14,35 @@ import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
-import { buildLedger, storedLedger, type Ledger } from './ledger.ts';
+import { decideClaims } from './claims.ts';
+import type { LeaseConfig, LeaseView } from './lease-record.ts';
 import { failureReason } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type Target } from './targets.ts';
 
-/** What the EphemeralJob planner needs: the job and the pods its selector matches. */
+/** What the EphemeralJob planner needs: the job, its Lease, and the pods its selector matches. */
 export interface EjobObserved {
   job: EphemeralJobObject;
-  /** Pods in the job's namespace matching its selector (the planner re-checks the selector). */
+  /** Pods in the job's namespace matching its selector, read after the Lease (the planner re-checks the selector). */
   pods: Pod[];
+  /**
+   * The job's Lease (claims), the API server's time when it was read, and where it lives.
+   * Omitted (pure tests, planning without a cluster): planned as a fresh, absent Lease.
+   */
+  lease?: ObservedLease;
+  /** Where the job's Lease lives, so deleting the job deletes it too (else every job would leave one behind). */
+  leaseRef?: { namespace: string; name: string };
 }
+
+/** The Lease part of an observation. */
+export interface ObservedLease {
+  view: LeaseView;
+  serverNow: Date;
+  cfg: LeaseConfig;
+}
+
+/** How a planner without an observed Lease plans: a fresh Lease with the defaults. */
+export const DEFAULT_LEASE: Omit<LeaseConfig, 'name'> = { namespace: 'ephemera-system', holder: 'ephemera', leaseSeconds: 15, skewSeconds: 5 };
 
 /**
  * Plan one EphemeralJob. Pure: no I/O, the clock is `now`. Rules are DESIGN.md's
@@ -39,32 +57,51 @@ export function plan(observed: EjobObserved, now: Date): Plan {
 
   const created = toDate(job.metadata.creationTimestamp) ?? now;
   const createdTtl = afterSeconds(created, spec.ttlSecondsAfterCreated, now);
-  if (createdTtl === 0) return { actions: [deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`)] };
+  if (createdTtl === 0) return { actions: deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`, observed.leaseRef) };
 
-  if (jobFinished(job.status)) return planFinished(job, spec, now, createdTtl);
-  return planActive({ job, spec, pods: observed.pods, createdTtl }, now);
+  if (jobFinished(job.status)) return planFinished({ job, spec, createdTtl, leaseRef: observed.leaseRef }, now);
+  return planActive({ job, spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now) }, now);
 }
 
-function planActive(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; pods: Pod[]; createdTtl: number | undefined }, now: Date): Plan {
-  const { job, spec, pods, createdTtl } = input;
+function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
+  return { view: { kind: 'absent' }, serverNow: now, cfg: { ...DEFAULT_LEASE, name: `ejob-${job.metadata.namespace ?? ''}-${job.metadata.name}` } };
+}
+
+interface ActiveInput {
+  job: EphemeralJobObject;
+  spec: EphemeralJobSpec;
+  pods: Pod[];
+  createdTtl: number | undefined;
+  lease: ObservedLease;
+}
+
+/**
+ * An active job: claim free slots on the Lease, inject only what was claimed, then the
+ * status (only if a field changed) and Events. The order matters: the claim write is the
+ * serialisation point, so a concurrent instance's 409 there stops it before any injection.
+ */
+function planActive(input: ActiveInput, now: Date): Plan {
+  const { job, spec, pods, createdTtl, lease } = input;
   const uid = job.metadata.uid ?? '';
   const { targets, skipped } = selectTargets(spec, uid, pods);
   const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
   const deadlineExceeded = deadlineIn === 0;
 
-  const toInject = spec.paused || deadlineExceeded ? [] : pickInjections(spec, targets);
-  for (const t of toInject) t.state = 'waiting'; // what the status will say once injected
+  const claims = decideClaims({ spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded });
+  const injecting = new Set(claims.inject.map((p) => p.metadata.name));
+  for (const t of targets) if (injecting.has(t.pod.metadata.name)) t.state = 'waiting'; // what the status will say once injected
   const counts = countStates(targets);
   const phase = decidePhase(spec, counts, deadlineExceeded);
 
-  const actions: Action[] = [];
-  for (const t of toInject) actions.push(...injectionActions(job, spec, t.pod, now));
-  const ledger = buildLedger(job.metadata.generation ?? 0, targets);
-  const statusPlan = planStatus(job, { counts, phase, targets, now, ledger, deadlineExceeded });
-  actions.push(...statusPlan.actions);
+  const actions: Action[] = claims.write ? [claims.write] : [];
+  // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
+  for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
+  actions.push(...planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions);
+  for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
 
-  const notes = skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`);
+  const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
   let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
+  requeue = minRequeue(requeue, claims.requeueAfterSeconds);
   if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
   return { actions, requeueAfterSeconds: requeue, notes };
 }
@@ -72,13 +109,6 @@ function planActive(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; po
 /** When the job became active, for activeDeadlineSeconds: its startTime, else its creation. */
 export function activeSince(job: EphemeralJobObject, now: Date): Date {
   return toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
-}
-
-/** Never more than `parallelism` pods with a non-terminal injected container (waiting counts). */
-function pickInjections(spec: EphemeralJobSpec, targets: Target[]): Target[] {
-  const inFlight = targets.filter((t) => t.state === 'waiting' || t.state === 'running').length;
-  const slots = Math.max(0, (spec.parallelism ?? 1) - inFlight);
-  return targets.filter((t) => t.state === 'pending').slice(0, slots);
 }
 
 function countStates(targets: readonly Target[]): Counts {
@@ -108,11 +138,9 @@ export function decidePhase(spec: EphemeralJobSpec, c: Counts, deadlineExceeded:
 export interface StatusInput {
   counts: Counts;
   phase: EjobPhase;
-  /** Target pods with their states (for failure events); may be empty on the ledger path. */
+  /** Target pods with their states (for failure events). */
   targets: readonly Target[];
   now: Date;
-  /** Bookkeeping for pod events (status.ephemera); omitted when finished. */
-  ledger?: Ledger;
   /** Past activeDeadlineSeconds: why a Failed phase failed. */
   deadlineExceeded?: boolean;
 }
@@ -140,9 +168,8 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { actio
     conditions: mergeConditions(prev.conditions ?? [], wanted, now),
   };
   if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);
-  else if (input.ledger) next.ephemera = storedLedger(input.ledger);
-  // A finished job needs no bookkeeping; null removes it in a merge patch.
-  if (finished && (prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
+  // Earlier versions kept a ledger in status.ephemera: drop it with the next write.
+  if ((prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
 
   const actions: Action[] = [];
   if (!jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev))) actions.push(writeStatus(job, next));
@@ -210,15 +237,14 @@ function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Acti
   };
 }
 
-/** Inject into one pod, with its events on the job and the pod. */
-export function injectionActions(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod, now: Date): Action[] {
+/**
+ * One Event per injected pod, on the pod (`kubectl describe pod` shows who added the
+ * containers); the job gets Events for its verdict and failures only. The name is fixed
+ * per job and pod, so a repeated injection plan records it once.
+ */
+function injectedEvent(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod, now: Date): Action {
   const names = spec.template.ephemeralContainers.map((c) => c.name).join(', ');
-  const uid = job.metadata.uid ?? '';
-  return [
-    inject(job, spec, pod),
-    eventAction(jobRef(job), { type: 'Normal', reason: 'Injected', message: `injected ephemeral containers [${names}] into pod ${pod.metadata.name}`, discriminator: pod.metadata.uid ?? pod.metadata.name }, now),
-    eventAction(podRef(pod), { type: 'Normal', reason: 'EphemeralContainersInjected', message: `ephemeral job ${job.metadata.name} injected [${names}]`, discriminator: uid }, now),
-  ];
+  return eventAction(podRef(pod), { type: 'Normal', reason: 'EphemeralContainersInjected', message: `ephemeral job ${job.metadata.name} injected [${names}]`, discriminator: job.metadata.uid ?? '' }, now);
 }
 
 /** A job with a bad spec: phase Error and a JobError condition naming the fields. */
@@ -239,11 +265,12 @@ function planInvalid(job: EphemeralJobObject, message: string, now: Date): Plan 
 }
 
 /** Finished jobs keep their status; only the TTL is left to act on. */
-function planFinished(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date, createdTtl: number | undefined): Plan {
+function planFinished(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; createdTtl: number | undefined; leaseRef: EjobObserved['leaseRef'] }, now: Date): Plan {
+  const { job, spec, createdTtl } = input;
   const completed = toDate(job.status?.completionTime) ?? now;
   const ttl = ttlAfterFinished(spec);
   const left = afterSeconds(completed, ttl, now);
-  if (left === 0) return { actions: [deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`)] };
+  if (left === 0) return { actions: deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`, input.leaseRef) };
   return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, left) };
 }
 
@@ -269,7 +296,13 @@ function planDeleting(job: EphemeralJobObject): Plan {
   };
 }
 
-function deleteJob(job: EphemeralJobObject, why: string): Action {
+/** Delete the job (uid-fenced), then its Lease (a claims record nobody needs any more; gone already is fine). */
+function deleteJob(job: EphemeralJobObject, why: string, leaseRef: EjobObserved['leaseRef']): Action[] {
+  const lease: Action[] = leaseRef ? [{ verb: 'delete', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...leaseRef, reason: `delete the job's Lease: ${why}` }] : [];
+  return [jobDeletion(job, why), ...lease];
+}
+
+function jobDeletion(job: EphemeralJobObject, why: string): Action {
   return {
     verb: 'delete',
     apiVersion: EJOB.apiVersion,

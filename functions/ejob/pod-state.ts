@@ -52,6 +52,28 @@ export function podState(pod: Pod, jobUid: string): PodState {
   return 'waiting';
 }
 
+/**
+ * True when the pod holds one of the job's parallelism slots: it has a container of the
+ * job that has not ended — no status yet, running, or waiting for a reason that can still
+ * resolve. A pod whose outcome is already "failed" (one container exited non-zero) keeps
+ * its slot while another of the job's containers in it is still starting or running
+ * (DESIGN: slots count pods with a non-terminal container, outcomes count results).
+ */
+export function holdsSlot(pod: Pod, jobUid: string): boolean {
+  const owned = ownedContainers(pod, jobUid);
+  if (owned.length === 0) return false;
+  const statuses = new Map<string, ContainerStatus>();
+  for (const s of pod.status?.ephemeralContainerStatuses ?? []) statuses.set(s.name, s);
+  return owned.some((c) => !isTerminal(statuses.get(c.name)?.state));
+}
+
+/** A container that will not run again: terminated, or waiting for a reason that will not resolve. */
+function isTerminal(state: ContainerStatus['state']): boolean {
+  if (!state) return false;
+  if (state.terminated) return true;
+  return state.waiting?.reason !== undefined && TERMINAL_WAITING_REASONS.has(state.waiting.reason);
+}
+
 function isFailed(state: ContainerStatus['state']): boolean {
   if (!state) return false;
   if (state.terminated) return state.terminated.exitCode !== 0;

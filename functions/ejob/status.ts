@@ -51,8 +51,8 @@ export interface NextStatus extends Counts {
   startTime?: string;
   completionTime?: string;
   conditions: Condition[];
-  /** ephemera's pod-event bookkeeping (see ledger.ts). */
-  ephemera?: unknown;
+  /** null removes the `status.ephemera` ledger an earlier version kept there (merge patch). */
+  ephemera?: null;
 }
 
 /** Normalise an observed status for comparison (client-node may hand back Date objects). */

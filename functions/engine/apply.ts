@@ -1,7 +1,6 @@
 import pRetry, { AbortError } from 'p-retry';
 import { isKubeError, type KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
-import type { HeldLock } from './lock.ts';
 import type { Logger } from './logger.ts';
 import type { Action } from './plan.ts';
 
@@ -13,16 +12,25 @@ export interface ApplyResult {
   replan: boolean;
   /** Actions the API server refused for good (422, 403, …), with why. */
   refused: { action: Action; error: KubeError }[];
+  /** Actions not sent because their `withinSeconds` had passed (the next reconcile decides again). */
+  expired: Action[];
 }
 
 export interface ApplyDeps {
   kube: Kube;
-  lock?: HeldLock;
   logger: Logger;
   /** Transient-failure retries per action before giving up (default 4). */
   retries?: number;
   /** Base backoff in ms (default 100; doubles each try, jittered). */
   minTimeoutMs?: number;
+  /** Local monotonic clock in ms for `withinSeconds` (default performance.now; tests move it). */
+  monotonic?: () => number;
+  /**
+   * When the window of `withinSeconds` began, on that clock: the engine passes the moment
+   * before it observed, so the window never starts after the server time a claim records.
+   * Default: the start of this apply run.
+   */
+  startedAt?: number;
 }
 
 /**
@@ -32,8 +40,15 @@ export interface ApplyDeps {
  * (metacontroller's manage_children: one bad child does not block the others).
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
-  const result: ApplyResult = { applied: [], replan: false, refused: [] };
+  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [] };
+  const clock = deps.monotonic ?? (() => performance.now());
+  const started = deps.startedAt ?? clock();
   for (const action of actions) {
+    if (action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000) {
+      deps.logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
+      result.expired.push(action);
+      continue;
+    }
     const outcome = await applyOne(action, deps);
     if (outcome === 'replan') {
       result.replan = true;
@@ -50,8 +65,6 @@ type Outcome = 'done' | 'skipped' | 'replan' | KubeError;
 async function applyOne(action: Action, deps: ApplyDeps): Promise<Outcome> {
   const log = deps.logger;
   try {
-    // Exclusivity matters for writes that change what others plan from (not for events).
-    if (action.kind !== 'Event') await deps.lock?.fence();
     await pRetry(() => performOnce(deps.kube, action), {
       retries: deps.retries ?? 4,
       minTimeout: deps.minTimeoutMs ?? 100,
@@ -77,10 +90,14 @@ async function performOnce(kube: Kube, action: Action): Promise<unknown> {
 }
 
 function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
-  if (!isKubeError(err)) throw err; // LockLostError, bugs: let the engine decide
+  if (!isKubeError(err)) throw err; // bugs: let the engine decide
   if (action.alreadyExists === 'done' && isAlreadyThere(action, err)) {
     log.info({ action: describe(action) }, 'already done');
     return 'done';
+  }
+  if (action.alreadyExists === 'replan' && err.errorClass === 'already-exists') {
+    log.info({ action: describe(action) }, 'created concurrently: re-planning');
+    return 'replan';
   }
   switch (err.errorClass) {
     case 'conflict':
@@ -103,11 +120,17 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
   }
 }
 
-/** 409 AlreadyExists on create, or a duplicate-name 422 on ephemeral container injection. */
-function isAlreadyThere(action: Action, err: KubeError): boolean {
+/**
+ * 409 AlreadyExists on create, or kube-apiserver's answer to an injection whose container
+ * name is already in the pod with other content: 422 with a FieldValueForbidden cause
+ * "existing ephemeral containers \"x\" may not be changed" (ValidatePodEphemeralContainersUpdate).
+ * An identical re-injection is a no-op 200 (the strategic merge changes nothing).
+ */
+export function isAlreadyThere(action: Action, err: KubeError): boolean {
   if (err.errorClass === 'already-exists') return true;
   if (err.errorClass !== 'invalid' || action.subresource !== 'ephemeralcontainers') return false;
-  return err.causes.some((c) => c.reason === 'FieldValueDuplicate') || /Duplicate value/.test(err.message);
+  const changed = /existing ephemeral containers .* may not be changed/;
+  return err.causes.some((c) => c.reason === 'FieldValueForbidden' && changed.test(c.message ?? '')) || changed.test(err.message);
 }
 
 /** "patch v1 Pod ns/name/ephemeralcontainers" for logs. */

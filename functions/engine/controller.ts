@@ -1,5 +1,6 @@
 import type { Envelope } from '../api/envelope.ts';
 import type { Kube } from '../kube/kube.ts';
+import type { LockConfig } from './lock.ts';
 import type { Plan } from './plan.ts';
 
 /** Where an envelope should go: the keys to reconcile, or why it was skipped. */
@@ -9,34 +10,21 @@ export interface Route {
   skipped?: string;
 }
 
-
 /**
- * A controller as the engine drives it: route (which keys does this event concern),
- * observe (read current state for one key), plan (pure). The engine owns locking,
- * applying, conflict re-planning and requeueing, so controllers stay small.
+ * A controller as the engine drives it, shaped like controller-runtime's Reconciler: an
+ * event only names keys (route); for each key the engine reads the world (observe), asks the
+ * pure planner what to do (plan), applies the actions in order and, on a 409, observes and
+ * plans again. Whatever a controller needs serialised (the EphemeralJob's claims on its
+ * Lease) is an ordinary resourceVersion-fenced action of its plan, not an engine path.
  */
 export interface Controller<O> {
-  /** Short name, used in logs, metrics and lock names ("ejob", "sidecar"). */
+  /** Short name, used in logs, metrics and Lease names ("ejob", "sidecar"). */
   readonly name: string;
-  /**
-   * Every write this controller plans is idempotent (fixed names, AlreadyExists = done) or
-   * fenced by resourceVersion, so two instances acting on the same key at once cannot do
-   * anything twice: the engine applies a plan from an unlocked read as it is, with no Lease
-   * and no second read. Leave unset when a plan counts things others may be changing
-   * (the EphemeralJob's parallelism).
-   */
-  readonly fencedWrites?: boolean;
-  /**
-   * Events that usually change nothing for this controller (a pod's unrelated update, our
-   * own status write): the engine plans once from an unlocked, cheap read and takes the
-   * Lease only when there is something to write. Unset: always lock first.
-   */
-  cheapFirst?(trigger: Envelope): boolean;
   route(event: Envelope, kube: Kube): Promise<Route>;
   /**
-   * Read current state for one key. `trigger` is the event that routed here, for a
-   * cheaper partial read; without it (or after a plan asks to reobserve) read fully.
+   * Read current state for one key; null when the key's object is gone. `lock` says where
+   * the controller may keep per-key state (Leases) and how long a claim holds.
    */
-  observe(key: string, kube: Kube, trigger?: Envelope): Promise<O | null>;
+  observe(key: string, kube: Kube, lock?: LockConfig): Promise<O | null>;
   plan(observed: O, now: Date): Plan;
 }

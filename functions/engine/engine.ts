@@ -4,7 +4,7 @@ import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe } from './apply.ts';
 import type { Controller } from './controller.ts';
 import { eventAction } from './events.ts';
-import { acquire, LockLostError, type LockConfig } from './lock.ts';
+import type { LockConfig } from './lock.ts';
 import type { Logger } from './logger.ts';
 import { minRequeue, type Action } from './plan.ts';
 
@@ -13,14 +13,19 @@ export interface EngineDeps {
   kube: Kube;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each controller has its own observed type
   controllers: readonly Controller<any>[];
+  /** Where per-key Leases live and how long a claim holds (the EphemeralJob's state record). */
   lock: LockConfig;
   clock: () => Date;
   logger: Logger;
   /** Re-plans allowed after 409 conflicts within one invocation (default 3). */
   maxReplans?: number;
+  /** Local monotonic clock in ms (default performance.now): bounds how late a claimed injection may be sent. */
+  monotonic?: () => number;
+  /** Backoff of transient write failures (apply.ts defaults: 4 retries from 100 ms). */
+  retry?: { retries?: number; minTimeoutMs?: number };
 }
 
-export const KEY_OUTCOMES = ['done', 'gone', 'busy', 'conflict', 'refused'] as const;
+export const KEY_OUTCOMES = ['done', 'gone', 'conflict', 'refused'] as const;
 export type KeyOutcome = (typeof KEY_OUTCOMES)[number];
 
 /** The result for one key. */
@@ -38,7 +43,7 @@ export interface KeyResult {
 export interface HandleResult {
   keys: KeyResult[];
   skipped: { controller: string; reason: string }[];
-  /** The soonest any key wants another look (busy locks, TTLs, deadlines), or null. */
+  /** The soonest any key wants another look (conflicts, claims, TTLs, deadlines), or null. */
   requeueAfterSeconds: number | null;
 }
 
@@ -58,7 +63,7 @@ export function parseEnvelope(body: unknown): Envelope {
 }
 
 /**
- * One event in, the world nudged toward desired state: route → lock → observe → plan →
+ * One event in, the world nudged toward desired state: route → observe → plan →
  * apply → requeue, for every controller the event concerns. Transient API failures are
  * thrown (the queue redelivers); everything else is a result.
  */
@@ -72,7 +77,7 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
       log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
     }
     for (const key of route.keys) {
-      const r = await reconcileKey(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) }, envelope);
+      const r = await reconcileKey(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) });
       result.keys.push(r);
       result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
     }
@@ -80,73 +85,36 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
   return result;
 }
 
-/** Reconcile one key under its Lease. A busy lock is "look again soon", not an error. */
-export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps, trigger?: Envelope): Promise<KeyResult> {
-  const base = { controller: controller.name, key };
-  // Writes that cannot double up need no Lease: observe, plan, apply.
-  if (controller.fencedWrites) return observePlanApply(controller, { key, trigger }, deps, undefined);
-  let partial = trigger;
-  if (trigger && controller.cheapFirst?.(trigger)) {
-    // Find out from the cheap, partial read before taking the Lease that nothing changes, so
-    // such events cost reads only. Anything to write is planned again under the lock (a
-    // plan from an unlocked read must never be applied: parallelism would race).
-    const peek = await controller.observe(key, deps.kube, trigger);
-    if (peek === null) return { ...base, outcome: 'gone', actions: [] };
-    const preview = controller.plan(peek, deps.clock());
-    if (preview.actions.length === 0 && preview.reobserve === undefined) {
-      for (const note of preview.notes ?? []) deps.logger.debug({ note }, 'plan note');
-      return { ...base, outcome: 'done', actions: [], notes: preview.notes, requeueAfterSeconds: preview.requeueAfterSeconds };
-    }
-    // The partial view was not enough: under the lock, read everything straight away.
-    if (preview.reobserve !== undefined) partial = undefined;
-  }
-  const got = await acquire(deps.kube, deps.lock, controller.name, key);
-  if ('busy' in got) {
-    deps.logger.info({ holder: got.holder, retryAfterSeconds: got.retryAfterSeconds }, 'lock busy: retry later');
-    return { ...base, outcome: 'busy', actions: [], requeueAfterSeconds: got.retryAfterSeconds };
-  }
-  try {
-    return await observePlanApply(controller, { key, trigger: partial }, deps, got.held);
-  } catch (err) {
-    if (err instanceof LockLostError) {
-      deps.logger.warn({ err: err.message }, 'lost the lock mid-reconcile: stopping, will retry');
-      return { ...base, outcome: 'busy', actions: [], requeueAfterSeconds: 1 };
-    }
-    throw err;
-  } finally {
-    await got.held.release().catch((err: unknown) => deps.logger.warn({ err: String(err) }, 'lease release failed (it will expire)'));
-  }
-}
-
-async function observePlanApply(controller: Controller<unknown>, at: { key: string; trigger: Envelope | undefined }, deps: EngineDeps, lock: Parameters<typeof applyPlan>[1]['lock']): Promise<KeyResult> {
-  const { key } = at;
-  let trigger = at.trigger;
+/**
+ * Reconcile one key, the one path every event takes: observe → plan (pure) → apply in
+ * order; a 409 on a fenced write (another instance moved first) means observe and plan
+ * again, at most maxReplans times; then requeueAfter. No lock is taken here: a controller
+ * that must serialise a decision (which pods to inject) plans a resourceVersion-fenced
+ * write that records it, and the 409 of a concurrent instance lands here as a re-plan.
+ */
+export async function reconcileKey(controller: Controller<unknown>, key: string, deps: EngineDeps): Promise<KeyResult> {
   const base = { controller: controller.name, key };
   const applied: Action[] = [];
   const maxReplans = deps.maxReplans ?? 3;
+  const monotonic = deps.monotonic ?? (() => performance.now());
   for (let attempt = 0; attempt <= maxReplans; attempt++) {
-    const observed = await controller.observe(key, deps.kube, trigger);
+    // Before observing: a claim's server time is read during observation, so a window
+    // counted from here ends no later than the claim's own (ejob/README.md, step 4).
+    const startedAt = monotonic();
+    const observed = await controller.observe(key, deps.kube, deps.lock);
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
-    if (plan.reobserve !== undefined) {
-      if (trigger === undefined) throw new Error(`${controller.name} asked to reobserve after a full observation: ${plan.reobserve}`);
-      // A partial observation was not enough: read everything (does not count as a re-plan).
-      deps.logger.debug({ why: plan.reobserve }, 'full observation needed');
-      trigger = undefined;
-      attempt--;
-      continue;
-    }
-    // After a conflict, re-read everything: the partial view is what went stale.
-    trigger = undefined;
-    const r = await applyPlan(plan.actions, { kube: deps.kube, lock, logger: deps.logger });
+    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, ...deps.retry });
     applied.push(...r.applied);
     if (r.replan) continue;
+    // An action sent too late was skipped: look again soon rather than at the plan's leisure.
+    const requeueAfterSeconds = r.expired.length > 0 ? minRequeue(plan.requeueAfterSeconds, 1) : plan.requeueAfterSeconds;
     if (r.refused.length > 0) {
       await reportRefusals(r.refused, deps);
-      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds: plan.requeueAfterSeconds };
+      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds };
     }
-    return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds: plan.requeueAfterSeconds };
+    return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds };
   }
   deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };

@@ -5,7 +5,11 @@ import type { Kube } from '../kube/kube.ts';
 import { shortHash } from './events.ts';
 import type { Action } from './plan.ts';
 
-/** Where and how long per-key Leases are held. */
+/**
+ * Where and how long per-key Leases are held. The relay's leader election takes a Lease with
+ * acquire() below; the engine takes none (the EphemeralJob keeps claims on its job's Lease,
+ * see ejob/claims.ts), but passes this config to controllers for where Leases live.
+ */
 export interface LockConfig {
   /** Namespace holding the Leases (the functions need create/get/update/delete there). */
   namespace: string;

@@ -27,10 +27,20 @@ export interface Action {
   /** Why the planner wants this (logged, and shown by `ephemera invoke`). */
   reason: string;
   /**
-   * How to read a 409 AlreadyExists (create) or a duplicate-name 422 (ephemeral container
-   * injection): "done" means the object is already there, which is success.
+   * How to read a 409 AlreadyExists (create) or an "already injected" refusal (ephemeral
+   * container injection): "done" means the object is already there, which is success;
+   * "replan" means someone else got there first (a Lease created concurrently): observe
+   * and plan again.
    */
-  alreadyExists?: 'done' | 'error';
+  alreadyExists?: 'done' | 'error' | 'replan';
+  /**
+   * Send this action only within this many seconds (local monotonic clock) of the start of
+   * the reconcile attempt that planned it (before its observation); later it is skipped and
+   * the next reconcile decides again. Injections after a Lease claim carry the claim's
+   * lifetime, so a slow or paused instance never injects after its claim may have been
+   * dropped by another one (see ejob/README.md).
+   */
+  withinSeconds?: number;
 }
 
 /** A planner's output. */
@@ -40,11 +50,6 @@ export interface Plan {
   requeueAfterSeconds?: number;
   /** Human-readable notes on what was decided and why (logged, never acted on). */
   notes?: string[];
-  /**
-   * The planner could not decide from a partial observation (e.g. a pod event handled
-   * from the job's ledger): observe fully and plan again. The reason is logged.
-   */
-  reobserve?: string;
 }
 
 /** The smaller of two optional requeue delays. */

@@ -1,78 +1,239 @@
-// API cost per pod event for an EphemeralJob over N pods (issue: "a pod event must not
-// cost a LIST of every pod of the job"). For N = 100 and 1,000 matched pods it runs a job
-// with parallelism 2, plays the kubelet, and measures through the fake API server's
-// request log: the requests and bytes read per pod event, split into events that change
-// nothing (a matched pod's unrelated update), events that move a pod on without freeing a
-// slot, and events that free a slot (the next pod is injected), plus the full reconcile.
-import { handle } from '../../functions/engine/engine.ts';
-import { envelopeFor, finish, inFlight, world } from '../support/ejob-world.ts';
+// API cost of an EphemeralJob over N pods (issue 10, "Performance"), counted at the
+// embedded API server (server.requests). Every pod's container runs, then exits 0 (driven
+// here as the kubelet would: injected → running → exited). Events are produced as one relay
+// delivers them: the relay's own trim, fingerprint (unchanged objects are not re-sent),
+// filter and envelope functions, snapshot included; each event handled once (or, for the
+// duplicate-delivery figures, by 4 instances at once). A job requeue is delivered as a job
+// event when nothing else is pending.
+import type { Envelope } from '../../functions/api/envelope.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import type { ApiServer } from '../../functions/cluster/index.ts';
+import { ejobController, jobKey } from '../../functions/ejob/controller.ts';
+import { handle, type EngineDeps, type HandleResult } from '../../functions/engine/engine.ts';
+import { jobEnvelope, podEnvelope } from '../../relay/envelope.ts';
+import { podFingerprint, trimJob, trimPod, type JobView } from '../../relay/trim.ts';
+import { jobStatus, worldWith } from '../support/ejob-world.ts';
+import { figure } from './report.ts';
 
-function podsAndJob(n: number): unknown[] {
+const JOB = 'probe';
+const NS = 'default';
+const sender = { relayId: 'bench', now: new Date('2026-01-01T01:01:00Z') };
+
+function podsAndJob(n: number, parallelism: number): unknown[] {
   const objects: unknown[] = [];
   for (let i = 0; i < n; i++) {
     objects.push({
       apiVersion: 'v1', kind: 'Pod',
-      metadata: { name: `app-${String(i).padStart(5, '0')}`, namespace: 'default', labels: { app: 'web', tier: 'frontend' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() },
+      metadata: { name: `app-${String(i).padStart(5, '0')}`, namespace: NS, labels: { app: 'web', tier: 'frontend' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60, Math.floor(i / 60))).toISOString() },
       spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'nginx:1.27', env: [{ name: 'MODE', value: 'prod' }], resources: { requests: { cpu: '100m', memory: '128Mi' } } }] },
       status: { phase: 'Running', podIP: '10.0.0.1', containerStatuses: [{ name: 'app', ready: true, restartCount: 0, image: 'nginx:1.27', state: { running: { startedAt: '2026-01-01T00:00:00Z' } } }] },
     });
   }
   objects.push({
     apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
-    metadata: { name: 'probe', namespace: 'default', generation: 1, creationTimestamp: '2026-01-01T01:00:00Z' },
-    spec: { selector: { matchLabels: { app: 'web' } }, parallelism: 2, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app', command: ['true'] }] } },
+    metadata: { name: JOB, namespace: NS, generation: 1, creationTimestamp: '2026-01-01T01:00:00Z' },
+    spec: { selector: { matchLabels: { app: 'web' } }, parallelism, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app', command: ['true'] }] } },
   });
   return objects;
 }
 
-type Tally = { events: number; requests: number; bytes: number; lists: number; ms: number[] };
-const tally = (): Tally => ({ events: 0, requests: 0, bytes: 0, lists: 0, ms: [] });
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? 0;
+/** A relay's view: trimmed objects by fingerprint; what changed since last look becomes envelopes. */
+class RelayView {
+  private readonly pods = new Map<string, string>();
+  private job = '';
+  private readonly server: ApiServer;
+  constructor(server: ApiServer) {
+    this.server = server;
+    for (const p of this.allPods()) this.pods.set(p.metadata.name, podFingerprint(trimPod(p)));
+  }
 
-async function measure(n: number): Promise<Record<string, Tally>> {
-  const { server, deps } = await world(podsAndJob(n), () => new Date('2026-01-01T01:01:00Z'));
-  const out = { full: tally(), noop: tally(), progress: tally(), slotFree: tally() };
-  const reads = (r: { method: string }) => r.method === 'GET';
-  const run = async (t: Tally, fn: () => Promise<unknown>): Promise<void> => {
-    server.requests.clear();
-    const started = performance.now();
-    await fn();
-    t.ms.push(performance.now() - started);
-    const all = server.requests.totals(reads);
-    t.events++;
-    t.requests += server.requests.totals().requests;
-    t.bytes += all.bytes;
-    t.lists += server.requests.filter((r) => r.method === 'GET' && /\/pods$/.test(r.path)).length;
-  };
-  try {
-    await run(out.full, () => handle(envelopeFor('EphemeralJob', 'default', 'probe', 'ADDED'), deps()));
-    for (let round = 0; round < 20; round++) {
-      const other = `app-${String(n - 1 - round).padStart(5, '0')}`; // a matched pod, not in flight
-      await run(out.noop, () => handle(envelopeFor('Pod', 'default', other), deps()));
-      const [a, b] = inFlight(server);
-      if (!a || !b) break;
-      setRunning(server, a);
-      await run(out.progress, () => handle(envelopeFor('Pod', 'default', a), deps()));
-      finish(server, a, 0);
-      await run(out.slotFree, () => handle(envelopeFor('Pod', 'default', a), deps()));
+  private allPods(): Pod[] {
+    return this.server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS }) as unknown as Pod[];
+  }
+
+  /** Envelopes for everything that changed (one per object: the relay coalesces bursts), pods first. */
+  changes(): Envelope[] {
+    const raw = this.server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: NS, name: JOB }) as unknown as Record<string, unknown>;
+    const job = trimJob(raw) as JobView;
+    const out: Envelope[] = [];
+    for (const p of this.allPods()) {
+      const trimmed = trimPod(p);
+      const fp = podFingerprint(trimmed);
+      if (this.pods.get(p.metadata.name) === fp) continue;
+      this.pods.set(p.metadata.name, fp);
+      const e = podEnvelope('MODIFIED', trimmed, [job], sender);
+      if ('envelope' in e) out.push(e.envelope);
+    }
+    const jfp = JSON.stringify(job);
+    if (jfp !== this.job) {
+      out.push(jobEnvelope(this.job === '' ? 'ADDED' : 'MODIFIED', job, sender));
+      this.job = jfp;
     }
     return out;
+  }
+}
+
+/** The kubelet, one step for every pod holding the job's container: → running → exited 0. */
+function kubeletTick(server: ApiServer): number {
+  let moved = 0;
+  for (const pod of server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS }) as unknown as Pod[]) {
+    const ec = pod.spec.ephemeralContainers?.[0];
+    if (!ec) continue;
+    const s = pod.status?.ephemeralContainerStatuses?.[0]?.state;
+    if (s?.terminated) continue;
+    const state = s?.running ? { terminated: { exitCode: 0, reason: 'Completed' } } : { running: { startedAt: '2026-01-01T01:00:30Z' } };
+    server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: [{ name: ec.name, state }] } } as never);
+    moved++;
+  }
+  return moved;
+}
+
+interface Run {
+  injected: number;
+  writes: number;
+  writeAttempts: number;
+  eventWrites: number;
+  reads: number;
+  conflicts: number;
+  status409: number;
+  podEvents: number;
+  podEventRequests: number;
+  podEventBytes: number;
+  ms: number[];
+}
+
+/** How far to run: the whole job, or until so many pods were injected (and have finished) or so many pod events were handled. */
+interface Limits {
+  injected?: number;
+  podEvents?: number;
+}
+
+/** A job: deliver every event the relay would, to `instances` engines at once, until it finished (or a limit). */
+async function wholeJob(n: number, parallelism: number, instances: number, limits: Limits = {}): Promise<Run> {
+  const maxPodEvents = limits.podEvents ?? Number.POSITIVE_INFINITY;
+  const maxInjected = limits.injected ?? Number.POSITIVE_INFINITY;
+  const { server, deps } = await worldWith({ objects: podsAndJob(n, parallelism), now: () => new Date('2026-01-01T01:01:00Z') });
+  const engines: EngineDeps[] = Array.from({ length: instances }, (_, i) => deps(`bench-${i}`));
+  const relay = new RelayView(server);
+  const run: Run = { injected: 0, writes: 0, writeAttempts: 0, eventWrites: 0, reads: 0, conflicts: 0, status409: 0, podEvents: 0, podEventRequests: 0, podEventBytes: 0, ms: [] };
+  try {
+    server.requests.clear();
+    for (let round = 0; round < 20 * n && !jobStatus(server, JOB).completionTime && run.podEvents < maxPodEvents && doneCount(server) < maxInjected; round++) {
+      const events = relay.changes();
+      if (events.length === 0) {
+        if (kubeletTick(server) === 0) events.push(jobEnvelope('RESYNC', trimJob(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: NS, name: JOB }) as never) as JobView, sender));
+        else continue;
+      }
+      for (const e of events) await deliver(server, e, engines, run);
+    }
+    const all = server.requests.entries;
+    // Writes that took effect (2xx); attempts answered 409 (a concurrent instance moved first) are counted apart.
+    run.writes = all.filter((r) => r.method !== 'GET' && !r.path.includes('/events') && r.status < 300).length;
+    run.writeAttempts = all.filter((r) => r.method !== 'GET' && !r.path.includes('/events')).length;
+    run.eventWrites = all.filter((r) => r.method !== 'GET' && r.path.includes('/events')).length;
+    run.reads = all.filter((r) => r.method === 'GET').length;
+    run.status409 = all.filter((r) => r.status === 409).length;
+    run.injected = (server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS }) as unknown as Pod[]).filter((p) => (p.spec.ephemeralContainers ?? []).length > 0).length;
+    return run;
   } finally {
     await server.close();
   }
 }
 
-function setRunning(server: Awaited<ReturnType<typeof world>>['server'], name: string): void {
-  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { status: Record<string, unknown> };
-  pod.status.ephemeralContainerStatuses = [{ name: 'probe', state: { running: { startedAt: '2026-01-01T01:00:30Z' } } }];
-  server.store.put(pod);
+/** Pods whose job container has exited. */
+function doneCount(server: ApiServer): number {
+  return (server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS }) as unknown as Pod[]).filter((p) => p.status?.ephemeralContainerStatuses?.[0]?.state?.terminated).length;
 }
 
-const rows: string[] = [];
-for (const n of [100, 1000]) {
-  const r = await measure(n);
-  for (const [kind, t] of Object.entries(r)) {
-    rows.push(`N=${String(n).padEnd(5)} ${kind.padEnd(9)} events=${String(t.events).padEnd(3)} requests/event=${(t.requests / t.events).toFixed(1).padEnd(5)} bytes read/event=${Math.round(t.bytes / t.events).toString().padEnd(8)} pod LISTs/event=${(t.lists / t.events).toFixed(2)}  event→actions applied p50=${pct(t.ms, 50).toFixed(1)}ms p99=${pct(t.ms, 99).toFixed(1)}ms`);
+async function deliver(server: ApiServer, e: Envelope, engines: EngineDeps[], run: Run): Promise<void> {
+  const before = server.requests.entries.length;
+  const started = performance.now();
+  const results: HandleResult[] = await Promise.all(engines.map((d) => handle(e, d)));
+  run.ms.push(performance.now() - started);
+  for (const r of results) run.conflicts += r.keys.filter((k) => k.outcome === 'conflict').length;
+  if (e.data.kind === 'Pod') {
+    run.podEvents++;
+    const mine = server.requests.entries.slice(before);
+    run.podEventRequests += mine.length;
+    run.podEventBytes += mine.reduce((s, r) => s + r.bytes + r.requestBytes, 0);
   }
 }
-process.stdout.write(`EphemeralJob API cost per event (parallelism 2; requests include the Lease lock and writes; latency is handle() over loopback HTTP to the in-process API server)\n${rows.join('\n')}\n`);
+
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? 0;
+const per = (x: number, pods: number): number => Math.round((x / Math.max(1, pods)) * 100) / 100;
+
+// 1. Writes, Event writes and reads per injected pod, one instance.
+const single: Record<string, Run> = {};
+for (const n of [100, 1000]) {
+  for (const p of [1, 10]) {
+    // The 1,000-pod job runs for its first 100 pods: per-pod counts do not depend on N, and
+    // every reconcile LISTs the job's pods (see the bytes figure), which makes a whole run slow.
+    const r = await wholeJob(n, p, 1, n > 100 ? { injected: 100 } : {});
+    single[`${n}/${p}`] = r;
+    const at = `N=${n}, parallelism ${p}${n > 100 ? ', first 100 pods' : ''}`;
+    figure({ name: `ejob writes/injected pod excl. Events, ${at}`, value: per(r.writes, r.injected), unit: 'writes', what: `POST/PUT/PATCH/DELETE at the API server except Events (${r.injected} pods injected, every container running then exiting 0), one relay, each event handled once`, goal: { op: '<=', bound: p === 1 ? 3 : 1.5, source: 'issue 10' } });
+    figure({ name: `ejob Event writes/injected pod, ${at}`, value: per(r.eventWrites, r.injected), unit: 'writes', what: 'Event creates at the API server over the whole job, per injected pod', goal: { op: '<=', bound: 1, source: 'issue 10' } });
+    figure({ name: `ejob reads/injected pod, ${at}`, value: per(r.reads, r.injected), unit: 'reads', what: 'GETs and LISTs at the API server over the whole job (routing included), per injected pod', goal: { op: '<=', bound: 6, source: 'issue 10' } });
+  }
+}
+
+// 2. Every event delivered to 4 instances at once.
+for (const p of [1, 10]) {
+  const r = await wholeJob(100, p, 4);
+  const base = single[`100/${p}`] as Run;
+  figure({ name: `ejob writes/injected pod, 4 instances vs 1, N=100, parallelism ${p}`, value: Math.round((per(r.writes, r.injected) / per(base.writes, base.injected)) * 100) / 100, unit: 'ratio', what: `writes excl. Events that took effect, per injected pod, when every event reaches 4 instances at once (${per(r.writes, r.injected)}) over the same with one (${per(base.writes, base.injected)})`, goal: { op: '<=', bound: 1.5, source: 'issue 10' } });
+  figure({ name: `ejob write attempts/injected pod, 4 instances vs 1, N=100, parallelism ${p}`, value: Math.round((per(r.writeAttempts, r.injected) / per(base.writeAttempts, base.injected)) * 100) / 100, unit: 'ratio', what: `the same counting every write request, 409s included (${per(r.writeAttempts, r.injected)} vs ${per(base.writeAttempts, base.injected)}): 4 instances plan the same claim/status from the same read and all but one get 409`, goal: { op: '<=', bound: 1.5, source: 'issue 10' } });
+  figure({ name: `ejob conflict requeues/injected pod, 4 instances, N=100, parallelism ${p}`, value: per(r.conflicts, r.injected), unit: 'requeues', what: `reconciles that ended "conflict" (still 409 after 3 re-plans, requeued) per injected pod; there is no "busy" outcome any more. 409 answers seen: ${per(r.status409, r.injected)} per pod`, goal: { op: '<=', bound: 0.5, source: 'issue 10' } });
+}
+
+// 3. Requests and bytes per pod event: 10,000 pods vs 100 (the first 30 pod events of the job).
+const small = await wholeJob(100, 10, 1, { podEvents: 30 });
+const large = await wholeJob(10_000, 10, 1, { podEvents: 30 });
+const perEvent = (r: Run): { requests: number; bytes: number } => ({ requests: r.podEventRequests / r.podEvents, bytes: r.podEventBytes / r.podEvents });
+figure({ name: 'ejob requests/pod event, 10,000 pods vs 100', value: Math.round((perEvent(large).requests / perEvent(small).requests) * 100) / 100, unit: 'ratio', what: `requests per pod event at the API server, first 30 pod events, parallelism 10 (${perEvent(large).requests.toFixed(2)} vs ${perEvent(small).requests.toFixed(2)})`, goal: { op: '<=', bound: 1.1, source: 'issue 10' } });
+figure({ name: 'ejob bytes/pod event, 10,000 pods vs 100', value: Math.round(perEvent(large).bytes / perEvent(small).bytes), unit: 'ratio', what: `response + request body bytes per pod event (${Math.round(perEvent(large).bytes)} vs ${Math.round(perEvent(small).bytes)} B): each reconcile LISTs the job's pods`, goal: { op: '<=', bound: 1.1, source: 'issue 10' } });
+
+// 4. A pod event that changes nothing (a matched pod's unrelated status update, not yet a target's turn).
+{
+  const { server, deps } = await worldWith({ objects: podsAndJob(100, 1) });
+  try {
+    const d = deps();
+    const relay = new RelayView(server);
+    // Settle: the job's first reconcile and the events it causes.
+    for (let pending = relay.changes(); pending.length > 0; pending = relay.changes()) for (const e of pending) await handle(e, d);
+    const noop = async (why: string, change: (p: Pod) => Pod): Promise<void> => {
+      const idle = (server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS }) as unknown as Pod[]).at(-1) as Pod;
+      server.store.put(change(idle) as never);
+      server.requests.clear();
+      const events = relay.changes();
+      for (const e of events) await handle(e, d);
+      const r = server.requests.entries;
+      figure({ name: `ejob requests for a pod event that changes nothing (${why})`, value: r.length, unit: 'requests', what: `${events.length} event(s) the relay sent for it: ${r.map((x) => `${x.verb} ${x.path.split('/').slice(-2).join('/')}`).join(', ') || 'none'} (0 when the relay's snapshot decides, else at most 1 GET)`, goal: { op: '<=', bound: 1, source: 'issue 10' } });
+    };
+    await noop('podIP of a pod waiting its turn', (p) => ({ ...p, status: { ...p.status, podIP: '10.0.0.99' } }));
+    await noop('an unrelated label on a pod waiting its turn', (p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, version: '2' } } }));
+  } finally {
+    await server.close();
+  }
+}
+
+// 5. Event → actions applied, p99 at 1,000 pods, as a ratio to the planner alone.
+{
+  const r = single['1000/10'] as Run;
+  const { server, deps } = await worldWith({ objects: podsAndJob(1000, 10), now: () => new Date('2026-01-01T01:01:00Z') });
+  try {
+    const observed = await ejobController.observe(jobKey(NS, JOB), deps().kube, deps().lock);
+    const planMs: number[] = [];
+    for (let i = 0; i < 200 && observed; i++) {
+      const t = performance.now();
+      ejobController.plan(observed, new Date('2026-01-01T01:01:00Z'));
+      planMs.push(performance.now() - t);
+    }
+    const p99 = pct(r.ms, 99);
+    figure({ name: 'ejob event→actions applied p99, N=1000, parallelism 10', value: Math.round(p99 * 10) / 10, unit: 'ms', what: `handle() per delivered event over loopback HTTP to the in-process API server (${r.ms.length} events; p50 ${pct(r.ms, 50).toFixed(1)} ms); noisy on a shared 2-core machine`, goal: { op: '<=', bound: 50, source: 'issue 10' } });
+    figure({ name: 'ejob event→actions p99 / planner alone p99, N=1000', value: Math.round(p99 / Math.max(0.001, pct(planMs, 99))), unit: 'ratio', what: `the same p99 over plan() alone on one observation of the 1,000-pod job (p99 ${pct(planMs, 99).toFixed(2)} ms): the rest is HTTP, JSON and the LIST` });
+    process.stdout.write(`EphemeralJob whole-job runs: ${Object.entries(single).map(([k, v]) => `${k}: ${v.injected} pods, ${v.writes} writes, ${v.eventWrites} Event writes, ${v.reads} reads`).join('; ')}\n`);
+  } finally {
+    await server.close();
+  }
+}

@@ -1,57 +1,59 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { handle } from '../../functions/engine/engine.ts';
-import { envelopeFor, fixture, injected, jobStatus, world } from '../support/ejob-world.ts';
+import { CRDS, envelopeFor, worldWith, fixture, injected, jobStatus } from '../support/ejob-world.ts';
 
-test('a malformed pod is skipped with a reason; the job goes on with the others', async () => {
-  const objects = fixture('test/fixtures/stories/story1-state.yaml');
-  const { server, deps } = await world(objects);
-  try {
-    // A pod with odd fields: containers is not a list (written past validation, as a broken client might).
-    server.store.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'aaa-broken', namespace: 'default', labels: { app: 'helloworld' }, creationTimestamp: '2025-12-31T00:00:00Z' }, spec: { containers: 'oops' }, status: { phase: 'Running' } });
-    const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
-    assert.equal(r.keys[0]?.outcome, 'done');
-    assert.ok(r.keys[0]?.notes?.some((n) => /aaa-broken skipped: unreadable \(spec\.containers/.test(n)), JSON.stringify(r.keys[0]?.notes));
-    assert.deepEqual(injected(server)['helloworld-865cd8865b-nl8lq'], ['helloworld-ec'], 'the oldest readable pod got it');
-    assert.equal(jobStatus(server, 'hello-world-ephemeral-job').match, 4);
-  } finally {
-    await server.close();
-  }
-});
+for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`, () => {
+  test('a malformed pod is skipped with a reason; the job goes on with the others', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const { server, deps } = await worldWith({ objects, crd });
+    try {
+      // A pod with odd fields: containers is not a list (written past validation, as a broken client might).
+      server.store.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'aaa-broken', namespace: 'default', labels: { app: 'helloworld' }, creationTimestamp: '2025-12-31T00:00:00Z' }, spec: { containers: 'oops' }, status: { phase: 'Running' } });
+      const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
+      assert.equal(r.keys[0]?.outcome, 'done');
+      assert.ok(r.keys[0]?.notes?.some((n) => /aaa-broken skipped: unreadable \(spec\.containers/.test(n)), JSON.stringify(r.keys[0]?.notes));
+      assert.deepEqual(injected(server)['helloworld-865cd8865b-nl8lq'], ['helloworld-ec'], 'the oldest readable pod got it');
+      assert.equal(jobStatus(server, 'hello-world-ephemeral-job').match, 4);
+    } finally {
+      await server.close();
+    }
+  });
 
-test('a job whose spec fails the schema gets phase Error naming the field; a good job beside it is unaffected', async () => {
-  const objects = fixture('test/fixtures/stories/story1-state.yaml');
-  const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { parallelism: number } };
-  bad.metadata = { ...bad.metadata, name: 'broken-job', uid: 'broken-uid' };
-  bad.spec.parallelism = 42;
-  const { server, deps } = await world([...objects, bad]);
-  try {
-    await handle(envelopeFor('EphemeralJob', 'default', 'broken-job', 'ADDED'), deps());
-    await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
-    const s = jobStatus(server, 'broken-job');
-    assert.equal(s.phase, 'Error');
-    const cond = (s.conditions as { type: string; message?: string }[]).find((c) => c.type === 'JobError');
-    assert.match(cond?.message ?? '', /spec\.parallelism/);
-    assert.equal(jobStatus(server, 'hello-world-ephemeral-job').waiting, 1, 'the good job injected as usual');
-    assert.equal(Object.values(injected(server)).flat().length, 1, 'the broken job injected nothing');
-  } finally {
-    await server.close();
-  }
-});
+  test('a job whose spec fails the schema gets phase Error naming the field; a good job beside it is unaffected', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { parallelism: number } };
+    bad.metadata = { ...bad.metadata, name: 'broken-job', uid: 'broken-uid' };
+    bad.spec.parallelism = 42;
+    const { server, deps } = await worldWith({ objects: [...objects, bad], crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', 'broken-job', 'ADDED'), deps());
+      await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
+      const s = jobStatus(server, 'broken-job');
+      assert.equal(s.phase, 'Error');
+      const cond = (s.conditions as { type: string; message?: string }[]).find((c) => c.type === 'JobError');
+      assert.match(cond?.message ?? '', /spec\.parallelism/);
+      assert.equal(jobStatus(server, 'hello-world-ephemeral-job').waiting, 1, 'the good job injected as usual');
+      assert.equal(Object.values(injected(server)).flat().length, 1, 'the broken job injected nothing');
+    } finally {
+      await server.close();
+    }
+  });
 
-test('a job whose metadata does not parse is skipped with the field named, and nothing is written to it', async () => {
-  const objects = fixture('test/fixtures/stories/story1-state.yaml');
-  const job = objects.find((o) => o.kind === 'EphemeralJob') as { metadata: Record<string, unknown> };
-  const { server, deps } = await world(objects);
-  try {
-    // Stored past validation: labels that are not strings.
-    server.store.put({ ...job, metadata: { ...job.metadata, labels: { team: 7 } } } as never);
-    server.requests.clear();
-    const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
-    assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: job default\/hello-world-ephemeral-job unreadable \(metadata\.labels\.team/);
-    assert.deepEqual(server.requests.filter((x) => x.method !== 'GET' && !x.path.includes('/leases')).map((x) => `${x.method} ${x.path}`), []);
-    assert.deepEqual(Object.values(injected(server)).flat(), []);
-  } finally {
-    await server.close();
-  }
+  test('a job whose metadata does not parse is skipped with the field named, and nothing is written to it', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const job = objects.find((o) => o.kind === 'EphemeralJob') as { metadata: Record<string, unknown> };
+    const { server, deps } = await worldWith({ objects, crd });
+    try {
+      // Stored past validation: labels that are not strings.
+      server.store.put({ ...job, metadata: { ...job.metadata, labels: { team: 7 } } } as never);
+      server.requests.clear();
+      const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
+      assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: job default\/hello-world-ephemeral-job unreadable \(metadata\.labels\.team/);
+      assert.deepEqual(server.requests.filter((x) => x.method !== 'GET' && !x.path.includes('/leases')).map((x) => `${x.method} ${x.path}`), []);
+      assert.deepEqual(Object.values(injected(server)).flat(), []);
+    } finally {
+      await server.close();
+    }
+  });
 });

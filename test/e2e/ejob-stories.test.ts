@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { handle } from '../../functions/engine/engine.ts';
-import { envelopeFor, finish, fixture, inFlight, injected, jobStatus, world } from '../support/ejob-world.ts';
+import { CRDS, envelopeFor, worldWith, finish, fixture, inFlight, injected, jobStatus } from '../support/ejob-world.ts';
 
 const JOB = 'hello-world-ephemeral-job';
 const exitCodeOf = (pod: string): number => (pod.includes('no-work') ? 1 : 0); // `pidof helloworld` fails where it does not run
 
-describe('EphemeralJob end to end (engine → client-node → API server over HTTP)', () => {
+for (const { label, crd } of CRDS) describe(`EphemeralJob end to end (engine → client-node → API server over HTTP, ${label})`, () => {
   test('Story 1: 4 matched pods, parallelism 1 → MATCH 4, SUCCEED 2, FAILED 2, phase Failed, completionTime', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       for (let step = 0; step < 10 && !jobStatus(server, JOB).completionTime; step++) {
@@ -32,7 +32,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('Story 2: a running sleep container → phase Running, RUNNING 1', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story2-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story2-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', 'nginx-ephemeral-job'), deps());
       const s = jobStatus(server, 'nginx-ephemeral-job');
@@ -48,7 +48,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     const job = objects.find((o) => o.kind === 'EphemeralJob') as { spec: { parallelism: number } };
     job.spec.parallelism = 2;
-    const { server, deps } = await world(objects);
+    const { server, deps } = await worldWith({ objects, crd });
     try {
       let changed: string[] = [];
       for (let round = 0; round < 6; round++) {
@@ -70,7 +70,7 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
   });
 
   test('a crash between injection and status write converges on the next run, without a second injection', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       const fault = server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/hello-world-ephemeral-job/status', status: 503, times: Number.POSITIVE_INFINITY });
       await assert.rejects(handle(envelopeFor('EphemeralJob', 'default', JOB), deps()), /503|unavailable/i);
@@ -86,8 +86,8 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     }
   });
 
-  test('a pod event that changes nothing costs a few reads: no LIST of pods, no write, not even a Lease', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+  test('a pod event that changes nothing writes nothing: no status, no Lease', async () => {
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       server.requests.clear();
@@ -95,27 +95,30 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
       const r = await handle(envelopeFor('Pod', 'default', 'helloworld-no-work-6cc445bc7-t286v'), deps());
       assert.deepEqual(r.keys.map((k) => k.outcome), ['done']);
       assert.deepEqual(server.requests.filter((x) => x.method !== 'GET').map((x) => `${x.method} ${x.path}`), []);
-      assert.deepEqual(server.requests.filter((x) => /\/pods$/.test(x.path)).length, 0, 'no LIST of pods');
     } finally {
       await server.close();
     }
   });
 
-  test('a job update that changes nothing (our own status write) lists no pods and takes no Lease', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+  test('a job update that changes nothing (our own status write) writes nothing', async () => {
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       server.requests.clear();
       const r = await handle(envelopeFor('EphemeralJob', 'default', JOB, 'MODIFIED'), deps());
       assert.deepEqual(r.keys.map((k) => k.outcome), ['done']);
-      assert.deepEqual(server.requests.entries.map((x) => `${x.verb} ${x.path}`), [`get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/${JOB}`]);
+      assert.deepEqual(server.requests.entries.map((x) => `${x.verb} ${x.path.replace(/ejob-.*$/, 'ejob-…')}`), [
+        `get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/${JOB}`,
+        'get /apis/coordination.k8s.io/v1/namespaces/ephemera-system/leases/ejob-…',
+        'list /api/v1/namespaces/default/pods',
+      ]);
     } finally {
       await server.close();
     }
   });
 
-  test('the event for a job already gone costs one GET: no Lease', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+  test('the event for a job already gone costs one GET', async () => {
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       server.requests.clear();
       const r = await handle(envelopeFor('EphemeralJob', 'default', 'deleted-job', 'DELETED'), deps());
@@ -126,35 +129,32 @@ describe('EphemeralJob end to end (engine → client-node → API server over HT
     }
   });
 
-  test('a spec change seen by the cheap read goes straight to one full read under the Lease', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+  test('a spec change (parallelism 1 → 2) claims the freed slot in one Lease write and injects it', async () => {
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: JOB }) as unknown as { metadata: { generation: number }; spec: { parallelism: number } };
       server.store.put({ ...job, metadata: { ...job.metadata, generation: job.metadata.generation + 1 }, spec: { ...job.spec, parallelism: 2 } } as never);
       server.requests.clear();
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'MODIFIED'), deps());
-      const jobGets = server.requests.filter((x) => x.method === 'GET' && x.path.endsWith(`/ephemeraljobs/${JOB}`)).length;
-      assert.equal(jobGets, 2, 'the cheap read, then the full one: not the cheap one again');
-      assert.equal(server.requests.filter((x) => x.method === 'GET' && /\/pods$/.test(x.path)).length, 1, 'one LIST of pods');
+      assert.equal(server.requests.filter((x) => x.method === 'PUT' && x.path.includes('/leases/')).length, 1, 'one claim write');
       assert.equal(inFlight(server).length, 2, 'parallelism 2 applied');
     } finally {
       await server.close();
     }
   });
 
-  test('a busy lock is "retry later", not an error', async () => {
-    const { server, deps } = await world(fixture('test/fixtures/stories/story1-state.yaml'));
+  test('losing the claim race (409 on the Lease write) re-plans from fresh state: nothing injected twice, no "busy" requeue', async () => {
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
-      const holder = deps('holder');
-      const { acquire } = await import('../../functions/engine/lock.ts');
-      const got = await acquire(holder.kube, holder.lock, 'ejob', `EphemeralJob/default/${JOB}`);
-      assert.ok('held' in got);
-      const r = await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('other'));
-      assert.equal(r.keys[0]?.outcome, 'busy');
-      assert.ok((r.requeueAfterSeconds ?? 0) > 0);
-      assert.deepEqual(Object.values(injected(server)).flat(), [], 'nothing written while busy');
-      await got.held.release();
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+      finish(server, inFlight(server)[0] ?? '', 0);
+      const fault = server.faults.add({ method: 'PUT', pathIncludes: '/leases/', status: 409, times: 1 });
+      const r = await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('b'));
+      assert.equal(fault.hits, 1);
+      assert.equal(r.keys[0]?.outcome, 'done');
+      assert.equal(inFlight(server).length, 1, 'the re-plan claimed and injected the next pod once');
+      for (const [pod, names] of Object.entries(injected(server))) assert.ok(names.length <= 1, pod);
     } finally {
       await server.close();
     }

@@ -144,6 +144,12 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual((due.actions[0]?.body as { preconditions: unknown }).preconditions, { uid: UID });
   });
 
+  test("deleting the job deletes its Lease too (the claims record), after the job", () => {
+    const leaseRef = { namespace: 'ephemera-system', name: 'ejob-x' };
+    const due = plan({ job: job({ ttlSecondsAfterFinished: 60 }, { status: finished }), pods: [], leaseRef }, NOW);
+    assert.deepEqual(due.actions.map((a) => `${a.verb} ${a.kind} ${a.namespace}/${a.name}`), ['delete EphemeralJob ns/j', 'delete Lease ephemera-system/ejob-x']);
+  });
+
   test('ttlSecondsAfterCreated deletes whatever the state; requeues until then', () => {
     assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 600 }), pods: [pod('a', 1, 'running')] }, NOW).actions[0]?.verb, 'delete');
     assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 3600 }), pods: [pod('a', 1, 'running')] }, NOW).requeueAfterSeconds, 1800);
@@ -176,10 +182,16 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     });
   }
 
-  test('events: Injected on the job and on the pod, with names stable across re-plans', () => {
+  test('events: one per injected pod, on the pod, named stably across re-plans; none on the job for an injection', () => {
     const a = plan({ job: job(), pods: [pod('a', 1)] }, NOW).actions.filter((x) => x.kind === 'Event');
     const b = plan({ job: job(), pods: [pod('a', 1)] }, new Date(NOW.getTime() + 5000)).actions.filter((x) => x.kind === 'Event');
-    assert.deepEqual(a.map((e) => (e.body as { involvedObject: { kind: string } }).involvedObject.kind), ['EphemeralJob', 'Pod']);
+    assert.deepEqual(a.map((e) => (e.body as { involvedObject: { kind: string; name: string } }).involvedObject), [{ apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'a', uid: 'uid-a' }]);
     assert.deepEqual(a.map((e) => e.name), b.map((e) => e.name));
+  });
+
+  test('order: the Lease claim first, then the injection (sent only within the claim window), status, Events last', () => {
+    const p = plan({ job: job(), pods: [pod('a', 1)] }, NOW);
+    assert.deepEqual(p.actions.map((x) => `${x.verb} ${x.kind}${x.subresource ? `/${x.subresource}` : ''}`), ['create Lease', 'patch Pod/ephemeralcontainers', 'patch EphemeralJob/status', 'create Event']);
+    assert.equal(p.actions[1]?.withinSeconds, 15);
   });
 });

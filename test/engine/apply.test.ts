@@ -41,10 +41,24 @@ describe('applyPlan', () => {
     assert.deepEqual(r.refused, []);
   });
 
-  test('a duplicate-name 422 on injection means already injected', async () => {
-    const kube = new ScriptedKube().answer(apiError(422, 'Invalid', 'Pod "p" is invalid', [{ reason: 'FieldValueDuplicate', field: 'spec.ephemeralContainers[1].name' }]));
+  test("kube-apiserver's 422 for a container already there (Forbidden: may not be changed) means already injected", async () => {
+    const message = 'Pod "p" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "ec" may not be changed\n';
+    const kube = new ScriptedKube().answer(apiError(422, 'Invalid', message, [{ reason: 'FieldValueForbidden', field: 'spec.ephemeralContainers', message: 'Forbidden: existing ephemeral containers "ec" may not be changed\n' }]));
     const r = await applyPlan([inject], deps(kube));
     assert.deepEqual(r.applied, [inject]);
+  });
+
+  test('a duplicate-name 422 is not "already there" (the server never says that for a re-injection)', async () => {
+    const kube = new ScriptedKube().answer(apiError(422, 'Invalid', 'Pod "p" is invalid', [{ reason: 'FieldValueDuplicate', field: 'spec.ephemeralContainers[1].name' }]));
+    const r = await applyPlan([inject], deps(kube));
+    assert.equal(r.refused.length, 1);
+  });
+
+  test('an action past its withinSeconds is not sent, and the rest still runs', async () => {
+    const kube = new ScriptedKube();
+    const r = await applyPlan([{ ...inject, withinSeconds: 0 }, event], deps(kube));
+    assert.deepEqual(kube.performed, [event]);
+    assert.equal(r.expired.length, 1);
   });
 
   test('any other 422 is a refusal, and the remaining actions still run', async () => {

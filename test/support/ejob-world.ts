@@ -21,13 +21,39 @@ export const STORY_NOW = new Date('2026-01-01T00:21:00Z');
  * `now` is the engine's clock; the server keeps real time unless given serverClock.
  */
 export async function world(objects: unknown[], now: () => Date = () => STORY_NOW, serverClock?: () => Date): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
-  const server = await startApiServer({ objects, ...(serverClock ? { clock: serverClock } : {}) });
+  return worldWith({ objects, now, ...(serverClock ? { serverClock } : {}) });
+}
+
+/** ephemera's own CRD (status keeps unknown fields under `ephemera`) and one mirroring OpenKruise's (prunes them). */
+export const CRDS: readonly { label: string; crd: Record<string, unknown> }[] = [
+  { label: "ephemera's CRD", crd: fixture('infra/crds/ephemeraljob.yaml')[0] ?? {} },
+  { label: "OpenKruise's CRD", crd: fixture('test/fixtures/crds/openkruise-like-ephemeraljob.yaml')[0] ?? {} },
+];
+
+/** What a world can be built with besides its objects. */
+export interface WorldOptions {
+  objects: unknown[];
+  now?: () => Date;
+  serverClock?: () => Date;
+  /** The engine instances' local monotonic clock in ms (the claim window); default real. */
+  monotonic?: () => number;
+  leaseSeconds?: number;
+  skewSeconds?: number;
+  /** Which EphemeralJob CRD the server has installed (default: ephemera's own). */
+  crd?: unknown;
+}
+
+/** Like world(), with every knob: clocks, claim window, the installed CRD. */
+export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
+  const objects = o.crd === undefined ? o.objects : [o.crd, ...o.objects];
+  const server = await startApiServer({ objects, ...(o.serverClock ? { clock: o.serverClock } : {}) });
   const deps = (holder = 'engine-a'): EngineDeps => ({
     kube: createKube(server.kubeConfig(), { timeoutMs: 5000 }),
     controllers: [ejobController],
-    lock: { namespace: 'ephemera-system', holder, leaseSeconds: 15, skewSeconds: 5 },
-    clock: now,
+    lock: { namespace: 'ephemera-system', holder, leaseSeconds: o.leaseSeconds ?? 15, skewSeconds: o.skewSeconds ?? 5 },
+    clock: o.now ?? (() => STORY_NOW),
     logger: silentLogger,
+    ...(o.monotonic ? { monotonic: o.monotonic } : {}),
   });
   return { server, deps };
 }

@@ -220,7 +220,6 @@ async function runHandlers(deps: EngineDeps, events: InputEvent[], once: boolean
     for (const c of deps.controllers) for (const key of (await c.route(envelope, deps.kube)).keys) {
       if (seen.has(`${c.name}/${key}`)) continue;
       seen.add(`${c.name}/${key}`);
-      // No trigger: reconciling "every object once" reads each job in full.
       record(await reconcileKey(c as Controller<unknown>, key, deps) as KeyResult);
     }
   }

@@ -1,0 +1,139 @@
+// The parallelism bugs the issue reproduced against the old controller, and the claim
+// window's purpose, as deterministic schedules through real HTTP (several engine instances,
+// invariants checked from the API server's state after every step). Both bug schedules
+// fail on the code before this rebuild (checked against commit 5a00cd1: 3 pods in flight at
+// parallelism 2; a second pod injected while the first one's container still starts).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { handle } from '../../functions/engine/engine.ts';
+import type { Action } from '../../functions/engine/plan.ts';
+import type { Kube } from '../../functions/kube/kube.ts';
+import { runSchedule } from '../support/ejob-chaos.ts';
+import { CRDS, envelopeFor, finish, fixture, inFlight, injected, jobStatus, worldWith } from '../support/ejob-world.ts';
+
+const JOB = 'hello-world-ephemeral-job';
+
+/** A Kube that dies right after its first successful injection (before the status write). */
+function diesAfterInjection(kube: Kube): Kube {
+  return {
+    get: (r) => kube.get(r),
+    list: (...a) => kube.list(...a),
+    serverNow: () => kube.serverNow(),
+    async perform(action: Action) {
+      const res = await kube.perform(action);
+      if (action.subresource === 'ephemeralcontainers') throw new Error('killed after the injection');
+      return res;
+    },
+  };
+}
+
+for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})`, () => {
+  test('bug 1: killed after injecting but before the status write — later pod events never push a 3rd pod in flight at parallelism 2', async () => {
+    // Old code: the ledger in status still listed the injected pod as queued; a later pod
+    // event skipped it as "no longer a target" without counting its slot and injected the next.
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const job = objects.find((o) => o.kind === 'EphemeralJob') as { spec: { parallelism: number } };
+    job.spec.parallelism = 2;
+    const { server, deps } = await worldWith({ objects, crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+      const [first, second] = inFlight(server);
+      assert.ok(first && second);
+      finish(server, first, 0); // one slot frees; `second` still runs
+      const d = deps('b');
+      await assert.rejects(handle(envelopeFor('Pod', 'default', first), { ...d, kube: diesAfterInjection(d.kube) }), /killed/);
+      assert.equal(inFlight(server).length, 2, 'the third pod was injected, then the process died');
+      // The crashed event is redelivered first (this is what broke the old ledger: the
+      // injected pod was still "queued" there, was skipped as no longer a target and the
+      // next pod injected: 3 in flight), then every pod's event by fresh instances.
+      const p2 = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: second }) as unknown as { status: Record<string, unknown> };
+      server.store.put({ ...p2, status: { ...p2.status, ephemeralContainerStatuses: [{ name: 'helloworld-ec', state: { running: {} } }] } } as never);
+      for (const [i, pod] of [first, ...Object.keys(injected(server)).reverse()].entries()) {
+        await handle(envelopeFor('Pod', 'default', pod), deps(`c${i}`));
+        assert.ok(inFlight(server).length <= 2, `after ${pod}'s event: ${inFlight(server).join(', ')} in flight`);
+      }
+      const st = jobStatus(server, JOB);
+      assert.deepEqual({ running: st.running, waiting: st.waiting, succeeded: st.succeeded }, { running: 1, waiting: 1, succeeded: 1 }, 'the status caught up with the injection that was never recorded');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('bug 2: a pod whose outcome is "failed" (bad image) keeps its slot while its other container still starts', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const job = objects.find((o) => o.kind === 'EphemeralJob') as { spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
+    const good = job.spec.template.ephemeralContainers[0] ?? {};
+    job.spec.template.ephemeralContainers.push({ ...good, name: 'broken', image: 'no-such-registry.invalid/x' });
+    const { server, deps } = await worldWith({ objects, crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const [pod] = inFlight(server);
+      assert.ok(pod);
+      const stored = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: pod }) as unknown as { status: Record<string, unknown> };
+      server.store.put({ ...stored, status: { ...stored.status, ephemeralContainerStatuses: [
+        { name: 'broken', state: { waiting: { reason: 'InvalidImageName' } } },
+        { name: good.name, state: { waiting: { reason: 'ContainerCreating' } } },
+      ] } } as never);
+      await handle(envelopeFor('Pod', 'default', pod), deps());
+      assert.deepEqual(Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p), [pod], 'no second pod while one container of the first is still starting');
+      assert.equal(jobStatus(server, JOB).failed, 1, 'its outcome counts as failed already');
+      // Once that container ends, the slot frees.
+      server.store.put({ ...stored, status: { ...stored.status, ephemeralContainerStatuses: [
+        { name: 'broken', state: { waiting: { reason: 'InvalidImageName' } } },
+        { name: good.name, state: { terminated: { exitCode: 0 } } },
+      ] } } as never);
+      await handle(envelopeFor('Pod', 'default', pod), deps());
+      assert.equal(Object.values(injected(server)).filter((c) => c.length > 0).length, 2);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+test('an instance paused past its claim window injects nothing when it resumes (parallelism lowered meanwhile)', async () => {
+  // Instance 0 claims two pods at parallelism 2 and stops; parallelism becomes 1; the claims
+  // expire and instance 1 claims one pod. Without the window, instance 0 would then inject
+  // both of its pods: 2 in flight at parallelism 1.
+  await runSchedule({ pods: 3, parallelism: 2, replicas: undefined, badImage: false, instances: 4, crd: 0 }, [
+    { op: 'stall', who: 0, target: -1 },
+    { op: 'parallelism', value: 1 },
+    { op: 'time', seconds: 25 },
+    { op: 'deliver', who: [1], target: -1 },
+    { op: 'resume' },
+  ]);
+});
+
+test('the same, resumed within the window: its claims are honoured, and nothing beyond them', async () => {
+  await runSchedule({ pods: 3, parallelism: 2, replicas: undefined, badImage: false, instances: 4, crd: 1 }, [
+    { op: 'stall', who: 0, target: -1 },
+    { op: 'parallelism', value: 1 },
+    { op: 'time', seconds: 10 },
+    { op: 'deliver', who: [1, 2, 3], target: -1 },
+    { op: 'resume' },
+  ]);
+});
+
+test('an observation slower than the claim window (a LIST that hangs after the Lease read) sends no injection: the window counts from before the observation', async () => {
+  let offsetMs = 0;
+  const objects = fixture('test/fixtures/stories/story1-state.yaml');
+  const { server, deps } = await worldWith({
+    objects,
+    serverClock: () => new Date(Date.now() + offsetMs),
+    monotonic: () => performance.now() + offsetMs,
+  });
+  try {
+    const d = deps('slow');
+    const slowList: Kube = { ...d.kube, get: (r) => d.kube.get(r), serverNow: () => d.kube.serverNow(), perform: (a) => d.kube.perform(a), list: async (...a) => {
+      const res = await d.kube.list(...a);
+      offsetMs += 30_000; // the process was stuck 30 s while the pods came in
+      return res;
+    } };
+    const r = await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), { ...d, kube: slowList });
+    assert.deepEqual(Object.values(injected(server)).flat(), [], 'its claim was already stale in server time: no injection');
+    assert.equal(r.requeueAfterSeconds, 1, 'it asks to look again soon');
+    await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('next'));
+    assert.equal(inFlight(server).length, 1, 'the next reconcile drops the stale claim and injects');
+  } finally {
+    await server.close();
+  }
+});

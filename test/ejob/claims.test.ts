@@ -1,0 +1,137 @@
+// The claim rules (ejob/claims.ts) and the Lease record (ejob/lease-record.ts): pure tables,
+// a property over random pods, claims and clocks, and bad Lease contents.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import { decideClaims, type ClaimInput } from '../../functions/ejob/claims.ts';
+import { CLAIMS_ANNOTATION, readLeaseView, type LeaseRecord, type LeaseView } from '../../functions/ejob/lease-record.ts';
+import { selectTargets } from '../../functions/ejob/targets.ts';
+
+const UID = 'job-uid';
+const NOW = new Date('2026-01-01T01:00:00Z');
+const cfg = { namespace: 'ephemera-system', name: 'ejob-x', holder: 'me', leaseSeconds: 15, skewSeconds: 5 };
+const spec = (o: Partial<EphemeralJobSpec> = {}): EphemeralJobSpec => ({ selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] }, parallelism: 1, ...o });
+
+type Ec = 'none' | 'nostatus' | 'waiting' | 'running' | 'ok' | 'err' | 'badimage';
+function pod(i: number, ...ecs: Ec[]): Pod {
+  const owned = ecs.filter((e) => e !== 'none');
+  const p: Pod = { metadata: { name: `p${i}`, namespace: 'ns', uid: `u${i}`, labels: { app: 'x' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() }, spec: { containers: [{ name: 'main' }] }, status: { phase: 'Running' } };
+  if (owned.length === 0) return p;
+  p.spec.ephemeralContainers = owned.map((_, j) => ({ name: `ec${j}`, env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }));
+  const state = (e: Ec): Record<string, unknown> | undefined =>
+    e === 'waiting' ? { waiting: { reason: 'ContainerCreating' } } : e === 'running' ? { running: {} } : e === 'ok' ? { terminated: { exitCode: 0 } } : e === 'err' ? { terminated: { exitCode: 1 } } : e === 'badimage' ? { waiting: { reason: 'InvalidImageName' } } : undefined;
+  p.status = { phase: 'Running', ephemeralContainerStatuses: owned.flatMap((e, j) => (state(e) ? [{ name: `ec${j}`, state: state(e) }] : [])) as never };
+  return p;
+}
+const ours = (record: Partial<LeaseRecord>): LeaseView => ({ kind: 'ours', resourceVersion: '7', record: { v: 1, job: UID, total: 0, claims: [], ...record } });
+const at = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString();
+
+function decide(pods: Pod[], lease: LeaseView, s = spec(), serverNow = NOW): ReturnType<typeof decideClaims> {
+  const input: ClaimInput = { spec: s, jobUid: UID, pods, targets: selectTargets(s, UID, pods).targets, lease, serverNow, cfg, mayClaim: true };
+  return decideClaims(input);
+}
+const names = (d: ReturnType<typeof decideClaims>): string[] => d.inject.map((p) => p.metadata.name);
+const written = (d: ReturnType<typeof decideClaims>): LeaseRecord | undefined => {
+  const text = (d.write?.body as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata?.annotations?.[CLAIMS_ANNOTATION];
+  return text === undefined ? undefined : (JSON.parse(text) as LeaseRecord);
+};
+
+describe('claims: slots and replicas', () => {
+  const cases: { name: string; pods: Pod[]; lease: LeaseView; spec?: Partial<EphemeralJobSpec>; inject: string[] }[] = [
+    { name: 'fresh job: the oldest pod is claimed', pods: [pod(1), pod(0)], lease: { kind: 'absent' }, inject: ['p0'] },
+    { name: 'a pod with a running job container holds the slot', pods: [pod(0, 'running'), pod(1)], lease: ours({ total: 1 }), inject: [] },
+    { name: 'injected with no status yet holds the slot', pods: [pod(0, 'nostatus'), pod(1)], lease: ours({ total: 1 }), inject: [] },
+    { name: 'a failed pod (bad image) with another container still waiting holds the slot', pods: [pod(0, 'badimage', 'waiting'), pod(1)], lease: ours({ total: 1 }), inject: [] },
+    { name: 'a failed pod whose containers all ended frees the slot', pods: [pod(0, 'badimage', 'err'), pod(1)], lease: ours({ total: 1 }), inject: ['p1'] },
+    { name: 'an unexpired claim not yet injected holds a slot, and is not claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(10) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
+    { name: 'an expired claim never injected is dropped: the pod can be claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(21) }] }), inject: ['p0'] },
+    { name: 'a claim whose pod was replaced (other uid) is released', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'old', at: at(1) }] }), inject: ['p0'] },
+    { name: 'replicas counts every pod ever claimed, not only the ones still around', pods: [pod(2), pod(3)], lease: ours({ total: 2 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },
+    { name: 'replicas: what the pods show counts even when the record lags', pods: [pod(0, 'ok'), pod(1, 'ok'), pod(2)], lease: ours({ total: 0 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },
+  ];
+  for (const c of cases) {
+    test(c.name, () => assert.deepEqual(names(decide(c.pods, c.lease, spec(c.spec))), c.inject));
+  }
+
+  test('claims are written first, with the server time, the new total, and the still-pending claims kept', () => {
+    const d = decide([pod(0), pod(1), pod(2)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec({ parallelism: 3 }));
+    assert.equal(d.write?.verb, 'update');
+    assert.equal((d.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '7', 'fenced by the version read');
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 3, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString() }, { pod: 'p2', uid: 'u2', at: NOW.toISOString() }] });
+  });
+
+  test('nothing to claim: no Lease write at all (releases wait for the next claim)', () => {
+    const d = decide([pod(0, 'ok'), pod(1, 'running')], ours({ total: 2, claims: [{ pod: 'p1', uid: 'u1', at: at(1) }] }));
+    assert.equal(d.write, undefined);
+  });
+
+  test('a pending claim asks for a look when its window ends', () => {
+    const d = decide([pod(0)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(12) }] }));
+    assert.equal(d.requeueAfterSeconds, 8);
+  });
+});
+
+describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
+  const lease = (annotations: Record<string, string> | undefined, renewTime = at(2)): unknown => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'x', namespace: 'ephemera-system', resourceVersion: '9', ...(annotations ? { annotations } : {}) }, spec: { renewTime } });
+  test('absent, ours, and each kind of unreadable are told apart, never thrown', () => {
+    assert.equal(readLeaseView(null, UID).kind, 'absent');
+    assert.equal(readLeaseView(lease({ [CLAIMS_ANNOTATION]: JSON.stringify({ v: 1, job: UID, total: 0, claims: [] }) }), UID).kind, 'ours');
+    const why = (raw: unknown): string => {
+      const v = readLeaseView(raw, UID);
+      return v.kind === 'unreadable' ? v.why : v.kind;
+    };
+    assert.match(why(lease(undefined)), /no ephemera.io\/ejob-claims annotation/);
+    assert.match(why(lease({ [CLAIMS_ANNOTATION]: '{oops' })), /not JSON/);
+    assert.match(why(lease({ [CLAIMS_ANNOTATION]: JSON.stringify({ v: 2 }) })), /does not parse/);
+    assert.match(why(lease({ [CLAIMS_ANNOTATION]: JSON.stringify({ v: 1, job: UID, total: 0, claims: [{ pod: 'p', at: 'yesterday' }] }) })), /does not parse/);
+    assert.match(why(lease({ [CLAIMS_ANNOTATION]: JSON.stringify({ v: 1, job: 'other', total: 0, claims: [] }) })), /another job/);
+    assert.match(why({ metadata: 'nope' }), /not a Lease/);
+  });
+
+  test('an unreadable, recently written record may hide live claims: no claims until its window passes, written down in the repair', () => {
+    const view = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(5)), UID);
+    const d = decide([pod(0), pod(1)], view);
+    assert.deepEqual(names(d), []);
+    assert.equal(d.write?.verb, 'update', 'repaired at once');
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], holdUntil: new Date(NOW.getTime() + 15_000).toISOString() });
+    assert.equal(d.requeueAfterSeconds, 15);
+    // The next reconcile reads the repaired record and waits for holdUntil too.
+    const repaired = ours(written(d) ?? {});
+    assert.deepEqual(names(decide([pod(0), pod(1)], repaired)), []);
+    assert.deepEqual(names(decide([pod(0), pod(1)], repaired, spec(), new Date(NOW.getTime() + 16_000))), ['p0']);
+  });
+
+  test('an unreadable record older than a claim window, or one of an earlier job of the same name, is rebuilt from the pods at once', () => {
+    assert.deepEqual(names(decide([pod(0, 'ok'), pod(1)], readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'x' }, at(60)), UID))), ['p1']);
+    const d = decide([pod(0, 'ok'), pod(1)], readLeaseView(lease({ [CLAIMS_ANNOTATION]: JSON.stringify({ v: 1, job: 'earlier', total: 9, claims: [{ pod: 'p1', at: at(1) }] }) }), UID));
+    assert.deepEqual(names(d), ['p1']);
+    assert.equal(written(d)?.total, 2, 'rebuilt: one pod already injected, plus this claim');
+  });
+});
+
+describe('claims: property over random pods, Lease records and clocks', () => {
+  const ec = fc.constantFrom<Ec>('none', 'nostatus', 'waiting', 'running', 'ok', 'err', 'badimage');
+  test('never more than parallelism pods holding a slot after the claims; never a claimed or injected pod; never past replicas', () => {
+    fc.assert(fc.property(
+      fc.array(fc.array(ec, { minLength: 1, maxLength: 2 }), { minLength: 0, maxLength: 8 }),
+      fc.array(fc.record({ pod: fc.integer({ min: 0, max: 9 }), ago: fc.integer({ min: 0, max: 40 }) }), { maxLength: 4 }),
+      fc.record({ parallelism: fc.integer({ min: 0, max: 4 }), replicas: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }), total: fc.integer({ min: 0, max: 8 }) }),
+      (podSpecs, claims, o) => {
+        const pods = podSpecs.map((ecs, i) => pod(i, ...ecs));
+        const s = spec({ parallelism: o.parallelism, ...(o.replicas !== undefined ? { replicas: o.replicas } : {}) });
+        const record = { total: o.total, claims: claims.map((c) => ({ pod: `p${c.pod}`, uid: `u${c.pod}`, at: at(c.ago) })) };
+        const d = decide(pods, ours(record), s);
+        const injected = new Set(pods.filter((p) => (p.spec.ephemeralContainers ?? []).length > 0).map((p) => p.metadata.name));
+        const pending = new Set(record.claims.filter((c) => !injected.has(c.pod) && c.at > at(20)).map((c) => c.pod));
+        for (const p of d.inject) {
+          assert.ok(!injected.has(p.metadata.name), `${p.metadata.name} already injected`);
+          assert.ok(!pending.has(p.metadata.name), `${p.metadata.name} already claimed`);
+        }
+        if (d.inject.length > 0) assert.ok(d.slotsUsed + d.inject.length <= o.parallelism, `${d.slotsUsed} + ${d.inject.length} > ${o.parallelism}`);
+        if (o.replicas !== undefined && d.inject.length > 0) assert.ok((written(d)?.total ?? 0) <= o.replicas);
+      },
+    ), { numRuns: 500, seed: 7 });
+  });
+});
