@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { discovery, VERSION_INFO } from './discovery.ts';
 import { Faults, type FaultSpec } from './faults.ts';
+import { WriteHistory } from './history.ts';
 import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
 import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resources.ts';
@@ -44,12 +45,14 @@ export interface ApiServer {
   readonly requests: RequestLog;
   /** Failure injection and watch-stream control. */
   readonly faults: Faults;
+  /** Every stored write with its cause, and every refused write. */
+  readonly history: WriteHistory;
   /** The server clock. */
   now(): Date;
   /** A client-node KubeConfig for this server, ready for makeApiClient. */
   kubeConfig(): KubeConfig;
-  /** The same as a kubeconfig file (for kubectl or KUBECONFIG). */
-  kubeconfigYaml(): string;
+  /** The same as a kubeconfig file (for kubectl or KUBECONFIG); a token names the client in `requests` and `history`. */
+  kubeconfigYaml(options?: { token?: string }): string;
   /** Drops watch history: watches from any older resourceVersion get 410 Gone. */
   compact(): void;
   /** Ends watches, drops connections, stops listening. */
@@ -62,6 +65,7 @@ interface Ctx {
   rest: Rest;
   faults: Faults;
   requests: RequestLog;
+  history: WriteHistory;
   clock: () => Date;
   bookmarkIntervalMs: number;
   address: string;
@@ -74,7 +78,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000 });
   seed(store, opts.objects ?? []);
   const ctx: Ctx = {
-    registry, store, rest: new Rest(store, clock), faults: new Faults(), requests: new RequestLog(), clock,
+    registry, store, rest: new Rest(store, clock), faults: new Faults(), requests: new RequestLog(), history: new WriteHistory(store, clock), clock,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '',
   };
   const server = createServer((req, res) => {
@@ -89,10 +93,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const url = `http://${host}:${addr.port}`;
   ctx.address = `${host}:${addr.port}`;
   return {
-    url, store, rest: ctx.rest, resources: registry, requests: ctx.requests, faults: ctx.faults,
+    url, store, rest: ctx.rest, resources: registry, requests: ctx.requests, faults: ctx.faults, history: ctx.history,
     now: clock,
     kubeConfig: () => kubeConfigFor(url),
-    kubeconfigYaml: () => kubeconfigYaml(url),
+    kubeconfigYaml: (o) => kubeconfigYaml(url, o?.token),
     compact: () => store.compact(),
     close: () => closeServer(server, ctx.faults),
   };
@@ -132,7 +136,7 @@ function kubeConfigFor(url: string): KubeConfig {
   return kc;
 }
 
-function kubeconfigYaml(url: string): string {
+function kubeconfigYaml(url: string, token?: string): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -143,7 +147,7 @@ function kubeconfigYaml(url: string): string {
     '    insecure-skip-tls-verify: true',
     'users:',
     `- name: ${CLUSTER}`,
-    '  user: {}',
+    token ? `  user: { token: ${JSON.stringify(token)} }` : '  user: {}',
     'contexts:',
     `- name: ${CLUSTER}`,
     '  context:',
@@ -208,22 +212,35 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   const watch = query.watch === 'true' || query.watch === '1';
   const route = parseRoute(ctx.registry, url.pathname);
   const body = await readBody(req);
+  const actor = actorOf(req);
   const record = ctx.requests.add({
-    method, path: url.pathname, query, status: 0, bytes: 0, requestBytes: Buffer.byteLength(body), watch, verb: verbOf(method, route, watch),
+    method, path: url.pathname, query, status: 0, bytes: 0, requestBytes: Buffer.byteLength(body), watch, verb: verbOf(method, route, watch), actor,
   });
+  const fault = ctx.faults.take({ method, path: url.pathname, watch, actor });
+  if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
   res.setHeader('Date', ctx.clock().toUTCString());
-  const fault = ctx.faults.take({ method, path: url.pathname, watch });
-  if (fault) return injectFault(ctx, res, record, fault);
+  if (fault && !fault.after && (fault.reset || fault.status !== undefined)) return injectFault(ctx, res, record, fault);
   try {
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
     if (doc !== undefined) return send(res, record, 200, doc);
     if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
     if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record }, route, query);
-    const [status, out] = dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' });
+    const cause = { verb: record.verb, subresource: route.sub, actor };
+    const [status, out] = ctx.history.during(cause, () => dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' }));
+    // A fault "after" the write: it took effect, but the client never hears so.
+    if (fault?.after && (fault.reset || fault.status !== undefined)) return injectFault(ctx, res, record, fault);
     send(res, record, status, out);
   } catch (err) {
     sendError(ctx, res, err, record);
+    if (method !== 'GET' && record.status >= 400) ctx.history.reject({ verb: record.verb, path: url.pathname, status: record.status, actor });
   }
+}
+
+/** Who sent a request: its bearer token (a kubeconfig user's token names the client), else its User-Agent. */
+function actorOf(req: IncomingMessage): string {
+  const auth = req.headers.authorization ?? '';
+  if (auth.startsWith('Bearer ')) return auth.slice('Bearer '.length);
+  return req.headers['user-agent'] ?? '';
 }
 
 function staticDocument(ctx: Ctx, path: string): unknown {
