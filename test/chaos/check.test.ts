@@ -139,7 +139,7 @@ describe('chaos checker', () => {
     ecStatus(h, a, { probe: state('terminated') });
     ecStatus(h, b, { probe: state('terminated') });
     finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
-    fires(h.run(), 'parallelism', /job ns\/j: 2 pods with a non-terminal container of the job \(ns\/a, ns\/b\), more than parallelism=1/);
+    fires(h.run(), 'parallelism', /job ns\/j: 2 pods with a non-terminal container of the job \(ns\/a \[probe: no status\], ns\/b \[probe: no status\]\), more than parallelism=1/);
   });
 
   test('parallelism: a pod whose first container failed still holds its slot while the second runs', () => {
@@ -153,7 +153,7 @@ describe('chaos checker', () => {
     ecStatus(h, a, { bad: state('InvalidImageName'), good: state('terminated') });
     ecStatus(h, b, { bad: state('InvalidImageName'), good: state('terminated') });
     finishJob(h, j, { phase: 'Failed', succeeded: 0, failed: 2, match: 2 });
-    fires(h.run(), 'parallelism', /2 pods .* more than parallelism=1/);
+    fires(h.run(), 'parallelism', /ns\/a \[bad: InvalidImageName, good: running\], ns\/b \[bad: no status, good: no status\]\), more than parallelism=1/);
   });
 
   test('parallelism follows the spec: raising it allows more', () => {

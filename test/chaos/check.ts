@@ -111,8 +111,18 @@ function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void
   if (!j || !held) return;
   const parallelism = field(j, 'spec', 'parallelism') ?? 1;
   if (held.size <= parallelism) return;
-  const names = [...held].map((u) => (world.pods.get(u) ? keyOf(world.pods.get(u)!) : u)).sort();
+  const names = [...held].map((u) => (world.pods.get(u) ? describe(world.pods.get(u)!, job) : u)).sort();
   once(`parallelism/${job}`, 'parallelism', `${world.jobName(job)}: ${held.size} pods with a non-terminal container of the job (${names.join(', ')}), more than parallelism=${parallelism}, after ${at(w)}`);
+}
+
+/** "ns/pod [probe: running, helper: InvalidImageName]": the job's containers' states, for the message. */
+function describe(pod: KubeObject, job: string): string {
+  const states = jobContainers(pod, job).map((c) => {
+    const st = statusOf(pod, c.name)?.state;
+    const s = st?.terminated ? `exited ${st.terminated.exitCode}` : st?.running ? 'running' : st?.waiting?.reason ?? 'no status';
+    return `${c.name}: ${s}`;
+  });
+  return `${keyOf(pod)} [${states.join(', ')}]`;
 }
 
 /** A process creating a CRR for a pod whose main containers are not all done. */
