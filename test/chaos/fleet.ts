@@ -113,10 +113,15 @@ export class Fleet {
   }
 }
 
-function tail(path: string, lines = 8): string[] {
+/** The log's last error (its first lines and stack top) and last line; else the last few lines. */
+function tail(path: string, lines = 6): string[] {
+  let all: string[];
   try {
-    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines);
+    all = readFileSync(path, 'utf8').trimEnd().split('\n');
   } catch {
     return [];
   }
+  const at = all.findLastIndex((l) => /^\w*(Error|Exception)\b/.test(l));
+  if (at < 0) return all.slice(-lines);
+  return [...all.slice(at, at + 3), ...all.slice(at + 3).filter((l) => /^\s+at /.test(l)).slice(0, 3)];
 }
