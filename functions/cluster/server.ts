@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { discovery, VERSION_INFO } from './discovery.ts';
-import { Faults, type FaultSpec } from './faults.ts';
+import { Faults, type FaultSpec, type FaultTarget } from './faults.ts';
 import { WriteHistory } from './history.ts';
 import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
@@ -216,10 +216,9 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   const record = ctx.requests.add({
     method, path: url.pathname, query, status: 0, bytes: 0, requestBytes: Buffer.byteLength(body), watch, verb: verbOf(method, route, watch), actor,
   });
-  const fault = ctx.faults.take({ method, path: url.pathname, watch, actor });
-  if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+  const failing = await failingFault(ctx, { method, path: url.pathname, watch, actor });
   res.setHeader('Date', ctx.clock().toUTCString());
-  if (fault && !fault.after && (fault.reset || fault.status !== undefined)) return injectFault(ctx, res, record, fault);
+  if (failing && !failing.after) return injectFault(ctx, res, record, failing);
   try {
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
     if (doc !== undefined) return send(res, record, 200, doc);
@@ -228,12 +227,19 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     const cause = { verb: record.verb, subresource: route.sub, actor };
     const [status, out] = ctx.history.during(cause, () => dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' }));
     // A fault "after" the write: it took effect, but the client never hears so.
-    if (fault?.after && (fault.reset || fault.status !== undefined)) return injectFault(ctx, res, record, fault);
+    if (failing) return injectFault(ctx, res, record, failing);
     send(res, record, status, out);
   } catch (err) {
     sendError(ctx, res, err, record);
     if (method !== 'GET' && record.status >= 400) ctx.history.reject({ verb: record.verb, path: url.pathname, status: record.status, actor });
   }
+}
+
+/** The fault this request draws, after holding it for the fault's delay; only faults that fail it are returned. */
+async function failingFault(ctx: Ctx, target: FaultTarget): Promise<FaultSpec | undefined> {
+  const fault = ctx.faults.take(target);
+  if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+  return fault && (fault.reset || fault.status !== undefined) ? fault : undefined;
 }
 
 /** Who sent a request: its bearer token (a kubeconfig user's token names the client), else its User-Agent. */
