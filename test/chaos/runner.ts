@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SimKubelet, startApiServer, type ApiServer, type KubeObject, type WriteRecord } from '../../functions/cluster/index.ts';
+import { SimKubelet, startApiServer, type ApiServer, type KubeObject, type RequestRecord, type WriteRecord } from '../../functions/cluster/index.ts';
 import { check } from './check.ts';
 import { Fleet } from './fleet.ts';
 import { chaosPolicy } from './kubelet-policy.ts';
@@ -77,13 +77,14 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const record: RunRecord = {
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
   };
+  const requests = server.requests.entries;
   await server.close();
   const violations = check(record);
   const result: ScheduleResult = {
     seed: schedule.seed, violations, faults: server.faults.fired(), processes: count, writes: record.writes.length, durationMs: Date.now() - started, startupMs,
   };
   if (violations.length === 0 && !options.keep) rmSync(dir, { recursive: true, force: true });
-  else result.dir = keepFiles(dir, schedule, record, result);
+  else result.dir = keepFiles(dir, { schedule, record, result, requests });
   return result;
 }
 
@@ -185,7 +186,15 @@ function openWork(server: ApiServer): string[] {
   return [...jobs, ...pods];
 }
 
-function keepFiles(dir: string, schedule: Schedule, record: RunRecord, result: ScheduleResult): string {
+interface Kept {
+  schedule: Schedule;
+  record: RunRecord;
+  result: ScheduleResult;
+  requests: RequestRecord[];
+}
+
+function keepFiles(dir: string, { schedule, record, result, requests }: Kept): string {
+  writeFileSync(join(dir, 'requests.jsonl'), requests.map((r) => JSON.stringify(r)).join('\n') + '\n');
   writeFileSync(join(dir, 'schedule.json'), JSON.stringify(schedule, null, 2));
   writeFileSync(join(dir, 'history.jsonl'), record.writes.map((w) => JSON.stringify(w)).join('\n') + '\n');
   writeFileSync(join(dir, 'rejected.jsonl'), record.rejected.map((w) => JSON.stringify(w)).join('\n') + '\n');
