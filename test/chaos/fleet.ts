@@ -123,5 +123,8 @@ function tail(path: string, lines = 6): string[] {
   }
   const at = all.findLastIndex((l) => /^\w*(Error|Exception)\b/.test(l));
   if (at < 0) return all.slice(-lines);
-  return [...all.slice(at, at + 3), ...all.slice(at + 3).filter((l) => /^\s+at /.test(l)).slice(0, 3)];
+  // The first frames of our own code say where it happened; a library's frames rarely do.
+  const frames = all.slice(at + 1).filter((l) => /^\s+at /.test(l));
+  const ours = frames.filter((l) => !l.includes('node_modules') && !l.includes('node:'));
+  return [...all.slice(at, at + 2), ...(ours.length ? ours : frames).slice(0, 3)];
 }
