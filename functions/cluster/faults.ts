@@ -1,8 +1,9 @@
-// Failure injection for the fake API server: error answers, dropped connections, and
-// watch streams that end or break on demand.
+// Failure injection for the fake API server: error answers and dropped connections, before or
+// after a write is applied, slow and stalled requests, and watch streams that end or break on
+// demand. Every fault that fires is counted by kind (`fired`), so a run can report what it did.
 import type { ActiveWatch } from './watch.ts';
 
-/** Which requests a fault hits and how. Give `status` (an error answer) or `reset`. */
+/** Which requests a fault hits and how. Give `status` (an error answer), `reset`, or `delayMs`. */
 export interface FaultSpec {
   /** HTTP method (GET, POST, PUT, PATCH, DELETE); any when unset. */
   method?: string;
@@ -21,6 +22,17 @@ export interface FaultSpec {
   message?: string;
   /** Sets a Retry-After header and details.retryAfterSeconds (429, 503). */
   retryAfterSeconds?: number;
+  /**
+   * Apply the request first, then answer with `status` or drop the connection: the client
+   * sees a failure although its write took effect (a lost response, a proxy timeout).
+   */
+  after?: boolean;
+  /** Hold the request this long before handling it (a slow or, past the client's timeout, stalled server). */
+  delayMs?: number;
+  /** Only requests of this actor (bearer token, else User-Agent). */
+  actor?: string;
+  /** The kind this fault is counted under in `fired` (default: derived from the spec, e.g. "503 after write"). */
+  label?: string;
 }
 
 /** An added fault: how many times it fired, and a way to remove it. */
@@ -41,16 +53,19 @@ export interface FaultTarget {
   method: string;
   path: string;
   watch: boolean;
+  actor?: string;
 }
 
 /** The failure switchboard exposed as `server.faults`. */
 export class Faults {
   private readonly entries: Entry[] = [];
   private readonly watches = new Set<ActiveWatch>();
+  private readonly counts = new Map<string, number>();
 
   /** Adds a fault; the first matching fault with hits left fires, in the order added. */
   add(spec: FaultSpec): Fault {
-    if (spec.status === undefined && !spec.reset) throw new Error('faults.add needs a status or reset: true');
+    if (spec.status === undefined && !spec.reset && !spec.delayMs) throw new Error('faults.add needs a status, reset: true or delayMs');
+    if (spec.delayMs !== undefined && !(spec.delayMs >= 0)) throw new Error(`faults.add: delayMs must be ≥ 0, got ${spec.delayMs}`);
     if (spec.status !== undefined && (spec.status < 400 || spec.status > 599)) throw new Error(`faults.add: status must be 400..599, got ${spec.status}`);
     const entry: Entry = { spec, left: spec.times ?? 1, hits: 0 };
     this.entries.push(entry);
@@ -75,6 +90,7 @@ export class Faults {
   closeWatches(): number {
     const all = [...this.watches];
     all.forEach((w) => w.end());
+    this.count('watch closed', all.length);
     return all.length;
   }
 
@@ -82,7 +98,18 @@ export class Faults {
   resetWatches(): number {
     const all = [...this.watches];
     all.forEach((w) => w.reset());
+    this.count('watch reset', all.length);
     return all.length;
+  }
+
+  /** Adds n to the count of a kind of fault (for faults played outside this class, e.g. compaction). */
+  count(kind: string, n = 1): void {
+    if (n > 0) this.counts.set(kind, (this.counts.get(kind) ?? 0) + n);
+  }
+
+  /** How many faults fired, by kind. */
+  fired(): Record<string, number> {
+    return Object.fromEntries([...this.counts].sort(([a], [b]) => a.localeCompare(b)));
   }
 
   /** How many watch streams are open now. */
@@ -96,6 +123,7 @@ export class Faults {
     if (!e) return undefined;
     e.left--;
     e.hits++;
+    this.count(e.spec.label ?? labelOf(e.spec));
     return e.spec;
   }
 
@@ -110,5 +138,13 @@ function matches(s: FaultSpec, t: FaultTarget): boolean {
   if (s.method && s.method.toUpperCase() !== t.method) return false;
   if (s.pathIncludes && !t.path.includes(s.pathIncludes)) return false;
   if (s.watch !== undefined && s.watch !== t.watch) return false;
+  if (s.actor !== undefined && s.actor !== t.actor) return false;
   return true;
+}
+
+/** "429", "reset after write", "slow 200 ms"… */
+export function labelOf(s: FaultSpec): string {
+  const what = s.reset ? 'reset' : s.status !== undefined ? String(s.status) : `slow ${s.delayMs} ms`;
+  const delayed = (s.reset || s.status !== undefined) && s.delayMs ? ` after ${s.delayMs} ms` : '';
+  return `${what}${delayed}${s.after ? ' after write' : ''}`;
 }

@@ -4,6 +4,7 @@ export { ObjectStore, timestamp, type KubeObject, type ObjectKey, type StoreEven
 export { Rest, PATCH_TYPES, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
 export { Faults, type Fault, type FaultSpec } from './faults.ts';
 export { RequestLog, type RequestRecord } from './request-log.ts';
+export { WriteHistory, type RejectedWrite, type WriteCause, type WriteRecord } from './history.ts';
 export { BUILTIN_RESOURCES, ResourceRegistry, apiVersionOf, type ResourceDef } from './resources.ts';
 export { ApiError, type StatusBody, type StatusCause } from './status.ts';
 export { SimKubelet, stateOf, type ContainerFate, type ContainerSpec, type ContainerStatus, type KubeletPolicy } from './kubelet.ts';

@@ -15,6 +15,8 @@ export interface RequestRecord {
   watch: boolean;
   /** The verb Kubernetes audit logs would name: get, list, watch, create, update, patch, delete, deletecollection. */
   verb: string;
+  /** Who sent it: the bearer token, else the User-Agent ('' when neither). */
+  actor?: string;
 }
 
 /** The request log exposed as `server.requests`. */

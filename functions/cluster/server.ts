@@ -8,7 +8,8 @@ import { admit } from './admission.ts';
 import { discovery, VERSION_INFO } from './discovery.ts';
 import { checkFields } from './field-validation.ts';
 import { openApiDocument } from './openapi.ts';
-import { Faults, type FaultSpec } from './faults.ts';
+import { Faults, type FaultSpec, type FaultTarget } from './faults.ts';
+import { WriteHistory } from './history.ts';
 import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
 import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resources.ts';
@@ -60,12 +61,14 @@ export interface ApiServer {
   readonly requests: RequestLog;
   /** Failure injection and watch-stream control. */
   readonly faults: Faults;
+  /** Every stored write with its cause, and every refused write. */
+  readonly history: WriteHistory;
   /** The server clock. */
   now(): Date;
   /** A client-node KubeConfig for this server, ready for makeApiClient. */
   kubeConfig(): KubeConfig;
-  /** The same as a kubeconfig file (for kubectl or KUBECONFIG). */
-  kubeconfigYaml(): string;
+  /** The same as a kubeconfig file (for kubectl or KUBECONFIG); a token names the client in `requests` and `history`. */
+  kubeconfigYaml(options?: { token?: string }): string;
   /** Drops watch history: watches from any older resourceVersion get 410 Gone. */
   compact(): void;
   /** Ends watches, drops connections, stops listening. */
@@ -78,6 +81,7 @@ interface Ctx {
   rest: Rest;
   faults: Faults;
   requests: RequestLog;
+  history: WriteHistory;
   clock: () => Date;
   bookmarkIntervalMs: number;
   address: string;
@@ -91,7 +95,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000 });
   seed(store, (opts.objects ?? []).filter((o) => !isCrd(o)));
   const ctx: Ctx = {
-    registry, store, rest: new Rest(store, clock, opts.admission ? admit : undefined), faults: new Faults(), requests: new RequestLog(), clock,
+    registry, store, rest: new Rest(store, clock, opts.admission ? admit : undefined), faults: new Faults(), requests: new RequestLog(), history: new WriteHistory(store, clock), clock,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '',
   };
   const server = createServer((req, res) => {
@@ -106,10 +110,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const url = `http://${host}:${addr.port}`;
   ctx.address = `${host}:${addr.port}`;
   return {
-    url, store, rest: ctx.rest, resources: registry, requests: ctx.requests, faults: ctx.faults,
+    url, store, rest: ctx.rest, resources: registry, requests: ctx.requests, faults: ctx.faults, history: ctx.history,
     now: clock,
     kubeConfig: () => kubeConfigFor(url),
-    kubeconfigYaml: () => kubeconfigYaml(url),
+    kubeconfigYaml: (o) => kubeconfigYaml(url, o?.token),
     compact: () => store.compact(),
     close: () => closeServer(server, ctx.faults),
   };
@@ -152,7 +156,7 @@ function kubeConfigFor(url: string): KubeConfig {
   return kc;
 }
 
-function kubeconfigYaml(url: string): string {
+function kubeconfigYaml(url: string, token?: string): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -163,7 +167,7 @@ function kubeconfigYaml(url: string): string {
     '    insecure-skip-tls-verify: true',
     'users:',
     `- name: ${CLUSTER}`,
-    '  user: {}',
+    token ? `  user: { token: ${JSON.stringify(token)} }` : '  user: {}',
     'contexts:',
     `- name: ${CLUSTER}`,
     '  context:',
@@ -228,12 +232,13 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   const watch = query.watch === 'true' || query.watch === '1';
   const route = parseRoute(ctx.registry, url.pathname);
   const body = await readBody(req);
+  const actor = actorOf(req);
   const record = ctx.requests.add({
-    method, path: url.pathname, query, status: 0, bytes: 0, requestBytes: Buffer.byteLength(body), watch, verb: verbOf(method, route, watch),
+    method, path: url.pathname, query, status: 0, bytes: 0, requestBytes: Buffer.byteLength(body), watch, verb: verbOf(method, route, watch), actor,
   });
+  const failing = await failingFault(ctx, { method, path: url.pathname, watch, actor });
   res.setHeader('Date', ctx.clock().toUTCString());
-  const fault = ctx.faults.take({ method, path: url.pathname, watch });
-  if (fault) return injectFault(ctx, res, record, fault);
+  if (failing && !failing.after) return injectFault(ctx, res, record, failing);
   try {
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
     if (doc !== undefined) return send(res, record, 200, doc);
@@ -244,11 +249,29 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
     const warnings = checkFields(route.def, { method, contentType: req.headers['content-type'] ?? '', body, directive: query.fieldValidation });
     if (warnings.length > 0) res.setHeader('Warning', warnings);
-    const [status, out] = dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' });
+    const cause = { verb: record.verb, subresource: route.sub, actor };
+    const [status, out] = ctx.history.during(cause, () => dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' }));
+    // A fault "after" the write: it took effect, but the client never hears so.
+    if (failing) return injectFault(ctx, res, record, failing);
     send(res, record, status, asTable ? asTable(out) : out);
   } catch (err) {
     sendError(ctx, res, err, record);
+    if (method !== 'GET' && record.status >= 400) ctx.history.reject({ verb: record.verb, path: url.pathname, status: record.status, actor });
   }
+}
+
+/** The fault this request draws, after holding it for the fault's delay; only faults that fail it are returned. */
+async function failingFault(ctx: Ctx, target: FaultTarget): Promise<FaultSpec | undefined> {
+  const fault = ctx.faults.take(target);
+  if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+  return fault && (fault.reset || fault.status !== undefined) ? fault : undefined;
+}
+
+/** Who sent a request: its bearer token (a kubeconfig user's token names the client), else its User-Agent. */
+function actorOf(req: IncomingMessage): string {
+  const auth = req.headers.authorization ?? '';
+  if (auth.startsWith('Bearer ')) return auth.slice('Bearer '.length);
+  return req.headers['user-agent'] ?? '';
 }
 
 function staticDocument(ctx: Ctx, path: string): unknown {

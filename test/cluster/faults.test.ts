@@ -62,8 +62,84 @@ describe('fault injection', () => {
     server.faults.add({ status: 500, times: Infinity });
     server.faults.clear();
     await core.listNamespacedPod({ namespace: 'default' });
-    assert.throws(() => server.faults.add({}), /needs a status or reset/);
+    assert.throws(() => server.faults.add({}), /needs a status, reset: true or delayMs/);
+    assert.throws(() => server.faults.add({ delayMs: -1 }), /delayMs must be ≥ 0/);
     assert.throws(() => server.faults.add({ status: 200 }), /400\.\.599/);
+  });
+});
+
+describe('faults after the write, slow requests, actors, counts', () => {
+  test('a 500 after the write: the client sees the error, the write took effect and is in the history', async () => {
+    const { core, server } = await harness({ objects: [pod('web')] });
+    server.faults.add({ method: 'PATCH', status: 500, after: true });
+    await rejects(core.patchNamespacedPod({ namespace: 'default', name: 'web', body: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }] }), 500);
+    const stored = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web' })!;
+    assert.deepEqual(stored.metadata.labels, { a: 'b' });
+    const last = server.history.writes.at(-1)!;
+    assert.equal(last.verb, 'patch');
+    assert.equal(last.object.metadata.resourceVersion, stored.metadata.resourceVersion);
+    assert.deepEqual(server.faults.fired(), { '500 after write': 1 });
+  });
+
+  test('a reset after the write drops the answer but keeps the write', async () => {
+    const { core, server } = await harness();
+    server.faults.add({ method: 'POST', reset: true, after: true, label: 'reset after write' });
+    await assert.rejects(core.createNamespacedPod({ namespace: 'default', body: pod('a') as V1Pod }));
+    assert.equal(server.store.list({ kind: 'Pod' }).length, 1);
+    assert.equal(server.requests.entries[0]!.status, 0);
+    assert.deepEqual(server.faults.fired(), { 'reset after write': 1 });
+  });
+
+  test('a reset before the write changes nothing', async () => {
+    const { core, server } = await harness();
+    server.faults.add({ method: 'POST', reset: true });
+    await assert.rejects(core.createNamespacedPod({ namespace: 'default', body: pod('a') as V1Pod }));
+    assert.equal(server.store.list({ kind: 'Pod' }).length, 0);
+    assert.deepEqual(server.history.writes, []);
+  });
+
+  test('delayMs holds a request; a client that gives up still finds the write applied (stalled)', async () => {
+    const { server } = await harness();
+    server.faults.add({ method: 'POST', delayMs: 300, label: 'stalled' });
+    const res = fetch(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: JSON.stringify(pod('slow')), signal: AbortSignal.timeout(50) });
+    await assert.rejects(res, /abort|timeout/i);
+    assert.equal(server.store.list({ kind: 'Pod' }).length, 0, 'not yet applied while stalled');
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(server.store.list({ kind: 'Pod' }).length, 1);
+    assert.deepEqual(server.faults.fired(), { stalled: 1 });
+  });
+
+  test('the actor is the bearer token of the kubeconfig (else the User-Agent); faults can target one actor', async () => {
+    const { server } = await harness();
+    const headers = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+    server.faults.add({ actor: 'proc-2', status: 503 });
+    const ok = await fetch(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', headers: headers('proc-1'), body: JSON.stringify(pod('a')) });
+    const refused = await fetch(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', headers: headers('proc-2'), body: JSON.stringify(pod('b')) });
+    assert.deepEqual([ok.status, refused.status], [201, 503]);
+    assert.deepEqual(server.requests.entries.map((r) => r.actor), ['proc-1', 'proc-2']);
+    assert.deepEqual(server.history.writes.map((w) => [w.actor, w.verb, w.object.metadata.name]), [['proc-1', 'create', 'a']]);
+    assert.match(server.kubeconfigYaml({ token: 'proc-3' }), /token: "proc-3"/);
+  });
+
+  test('refused writes are recorded apart from injected faults; in-process writes are attributed to in-process', async () => {
+    const { core, server } = await harness({ objects: [pod('web')] });
+    server.faults.add({ method: 'PATCH', status: 422 });
+    await rejects(core.patchNamespacedPod({ namespace: 'default', name: 'web', body: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }] }), 422);
+    await rejects(core.createNamespacedPod({ namespace: 'default', body: pod('web') as V1Pod }), 409);
+    assert.deepEqual(server.history.rejected.map((r) => [r.verb, r.status]), [['create', 409]]);
+    server.store.put(pod('direct'));
+    assert.deepEqual(server.history.writes.map((w) => [w.actor, w.verb]), [['in-process', 'store']]);
+  });
+
+  test('watch breaks are counted by kind', async () => {
+    const { server } = await harness();
+    const ctl = new AbortController();
+    const res = await fetch(`${server.url}/api/v1/pods?watch=1`, { signal: ctl.signal });
+    assert.equal(res.status, 200);
+    assert.equal(server.faults.resetWatches(), 1);
+    server.faults.count('compaction');
+    assert.deepEqual(server.faults.fired(), { compaction: 1, 'watch reset': 1 });
+    ctl.abort();
   });
 });
 

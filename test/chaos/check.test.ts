@@ -1,0 +1,250 @@
+// The chaos checker on synthetic histories: a clean run passes, and each invariant fires,
+// with a message naming what broke, when its history is broken in that one way.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
+import { check } from './check.ts';
+import type { Invariant, RunRecord } from './record.ts';
+
+type Obj = Record<string, unknown>;
+const JOB = 'job-uid-1';
+
+/** Builds a history write by write; each write stores a copy of the object as it is now. */
+class History {
+  readonly writes: WriteRecord[] = [];
+  private readonly latest = new Map<string, KubeObject>();
+
+  put(obj: KubeObject, o: { actor?: string; verb?: string; subresource?: string; type?: WriteRecord['type'] } = {}): KubeObject {
+    const copy = structuredClone(obj);
+    const type = o.type ?? (this.latest.has(copy.metadata.uid!) ? 'MODIFIED' : 'ADDED');
+    copy.metadata.resourceVersion = String(this.writes.length + 10);
+    this.writes.push({ seq: this.writes.length + 1, time: new Date(Date.UTC(2026, 0, 1, 0, 0, this.writes.length)).toISOString(), type, verb: o.verb ?? 'store', subresource: o.subresource ?? '', actor: o.actor ?? 'in-process', object: copy });
+    if (type === 'DELETED') this.latest.delete(copy.metadata.uid!);
+    else this.latest.set(copy.metadata.uid!, copy);
+    return obj;
+  }
+
+  final(): KubeObject[] {
+    return [...this.latest.values()];
+  }
+
+  run(over: Partial<RunRecord> = {}): RunRecord {
+    return { writes: this.writes, rejected: [], final: this.final(), exits: [], converged: true, ...over };
+  }
+}
+
+const meta = (name: string): KubeObject['metadata'] => ({ name, namespace: 'ns', uid: `uid-${name}` });
+
+function job(spec: Obj = {}): KubeObject {
+  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { ...meta('j'), uid: JOB }, spec: { parallelism: 1, selector: { matchLabels: { app: 'a' } }, ...spec } };
+}
+
+function appPod(name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: meta(name), spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } };
+}
+
+const ec = (name: string, uid = JOB): Obj => ({ name, image: 'busybox', env: [{ name: 'KRUISE_EJOB_ID', value: uid }] });
+const state = (s: string, code = 0): Obj => (s === 'running' ? { running: {} } : s === 'terminated' ? { terminated: { exitCode: code } } : { waiting: { reason: s } });
+
+function inject(h: History, pod: KubeObject, names: string[], uid = JOB): void {
+  const spec = pod.spec as Obj;
+  spec.ephemeralContainers = [...((spec.ephemeralContainers as Obj[]) ?? []), ...names.map((n) => ec(n, uid))];
+  h.put(pod, { actor: 'proc-1', verb: 'patch', subresource: 'ephemeralcontainers' });
+}
+
+function ecStatus(h: History, pod: KubeObject, states: Record<string, Obj>): void {
+  (pod.status as Obj).ephemeralContainerStatuses = Object.entries(states).map(([name, st]) => ({ name, state: st }));
+  h.put(pod, { subresource: 'status' });
+}
+
+function finishJob(h: History, j: KubeObject, status: Obj): void {
+  j.status = status;
+  h.put(j, { actor: 'proc-1', verb: 'update', subresource: 'status' });
+}
+
+const SIDECAR_ENV = [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }];
+
+function sidecarPod(restartPolicy = 'Never'): KubeObject {
+  return {
+    apiVersion: 'v1', kind: 'Pod', metadata: meta('batch'),
+    spec: { restartPolicy, containers: [{ name: 'main', image: 'job:1' }, { name: 'shipper', image: 'fluent:3', env: SIDECAR_ENV }] },
+    status: { phase: 'Running', containerStatuses: [{ name: 'main', state: state('running') }, { name: 'shipper', state: state('running') }] },
+  };
+}
+
+function setMain(h: History, pod: KubeObject, main: Obj, end?: { sidecar: Obj; phase: string }): void {
+  pod.status = { phase: end?.phase ?? 'Running', containerStatuses: [{ name: 'main', state: main }, { name: 'shipper', state: end?.sidecar ?? state('running') }] };
+  h.put(pod, { subresource: 'status' });
+}
+
+function crr(h: History): void {
+  h.put({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: meta('sidecar-termination-uid-batch'), spec: { podName: 'batch', containers: [{ name: 'shipper' }] } }, { actor: 'proc-2', verb: 'create' });
+}
+
+/** A clean run: a job over two pods one at a time, and a Job pod whose sidecar is stopped by a CRR after main exits. */
+function cleanStory(): { h: History; j: KubeObject; a: KubeObject; b: KubeObject; s: KubeObject } {
+  const h = new History();
+  const j = h.put(job());
+  const a = h.put(appPod('a'));
+  const b = h.put(appPod('b'));
+  const s = h.put(sidecarPod());
+  inject(h, a, ['probe']);
+  ecStatus(h, a, { probe: state('running') });
+  ecStatus(h, a, { probe: state('terminated') });
+  inject(h, b, ['probe']);
+  ecStatus(h, b, { probe: state('terminated', 1) });
+  finishJob(h, j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2 });
+  setMain(h, s, state('terminated'));
+  crr(h);
+  setMain(h, s, state('terminated'), { sidecar: state('terminated'), phase: 'Succeeded' });
+  return { h, j, a, b, s };
+}
+
+function fires(run: RunRecord, invariant: Invariant, message: RegExp): void {
+  const v = check(run);
+  assert.deepEqual(v.map((x) => x.invariant), [invariant], `expected only ${invariant}, got ${JSON.stringify(v, null, 2)}`);
+  assert.match(v[0]!.message, message);
+}
+
+describe('chaos checker', () => {
+  test('a clean history passes', () => {
+    assert.deepEqual(check(cleanStory().h.run()), []);
+  });
+
+  test('converged: a run that hit its time limit', () => {
+    fires(cleanStory().h.run({ converged: false, pending: ['job ns/j Running'] }), 'converged', /did not converge.*job ns\/j Running/);
+  });
+
+  test('injected-once: a second write adding the job\'s containers to the same pod', () => {
+    const { h, a } = cleanStory();
+    inject(h, a, ['probe-2']);
+    ecStatus(h, a, { probe: state('terminated'), 'probe-2': state('terminated') });
+    fires(h.run(), 'injected-once', /pod ns\/a got job ns\/j's containers a second time \(probe-2 after probe\) in write #\d+ patch\/ephemeralcontainers by proc-1/);
+  });
+
+  test('another job\'s containers in the same pod are no double injection', () => {
+    const { h, a } = cleanStory();
+    inject(h, a, ['other'], 'another-job');
+    ecStatus(h, a, { probe: state('terminated'), other: state('terminated') });
+    assert.deepEqual(check(h.run()), []);
+  });
+
+  test('parallelism: a second pod injected while the first still runs', () => {
+    const h = new History();
+    const j = h.put(job());
+    const a = h.put(appPod('a'));
+    const b = h.put(appPod('b'));
+    inject(h, a, ['probe']);
+    inject(h, b, ['probe']);
+    ecStatus(h, a, { probe: state('terminated') });
+    ecStatus(h, b, { probe: state('terminated') });
+    finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
+    fires(h.run(), 'parallelism', /job ns\/j: 2 pods with a non-terminal container of the job \(ns\/a \[probe: no status\], ns\/b \[probe: no status\]\), more than parallelism=1/);
+  });
+
+  test('parallelism: a pod whose first container failed still holds its slot while the second runs', () => {
+    const h = new History();
+    const j = h.put(job());
+    const a = h.put(appPod('a'));
+    const b = h.put(appPod('b'));
+    inject(h, a, ['bad', 'good']);
+    ecStatus(h, a, { bad: state('InvalidImageName'), good: state('running') });
+    inject(h, b, ['bad', 'good']);
+    ecStatus(h, a, { bad: state('InvalidImageName'), good: state('terminated') });
+    ecStatus(h, b, { bad: state('InvalidImageName'), good: state('terminated') });
+    finishJob(h, j, { phase: 'Failed', succeeded: 0, failed: 2, match: 2 });
+    fires(h.run(), 'parallelism', /ns\/a \[bad: InvalidImageName, good: running\], ns\/b \[bad: no status, good: no status\]\), more than parallelism=1/);
+  });
+
+  test('parallelism follows the spec: raising it allows more', () => {
+    const h = new History();
+    const j = h.put(job({ parallelism: 0 }));
+    (j.spec as Obj).parallelism = 2;
+    h.put(j);
+    const a = h.put(appPod('a'));
+    const b = h.put(appPod('b'));
+    inject(h, a, ['probe']);
+    inject(h, b, ['probe']);
+    ecStatus(h, a, { probe: state('terminated') });
+    ecStatus(h, b, { probe: state('terminated') });
+    finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
+    assert.deepEqual(check(h.run()), []);
+  });
+
+  test('replicas: more pods injected than replicas', () => {
+    const h = new History();
+    const j = h.put(job({ replicas: 1, parallelism: 5 }));
+    const a = h.put(appPod('a'));
+    const b = h.put(appPod('b'));
+    inject(h, a, ['probe']);
+    ecStatus(h, a, { probe: state('terminated') });
+    inject(h, b, ['probe']);
+    ecStatus(h, b, { probe: state('terminated') });
+    finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
+    fires(h.run(), 'replicas', /job ns\/j has containers in 2 pods, more than replicas=1/);
+  });
+
+  test('job-finished: a job left Running, and counters that do not match the pods', () => {
+    const running = cleanStory();
+    finishJob(running.h, running.j, { phase: 'Running', succeeded: 1, failed: 1, match: 2 });
+    fires(running.h.run(), 'job-finished', /job ns\/j: phase is Running/);
+    const miscounted = cleanStory();
+    finishJob(miscounted.h, miscounted.j, { phase: 'Failed', succeeded: 2, failed: 1, match: 3 });
+    fires(miscounted.h.run(), 'job-finished', /status.succeeded=2 but the pods say 1; status.match=3 but the pods say 2/);
+    const wrongPhase = cleanStory();
+    finishJob(wrongPhase.h, wrongPhase.j, { phase: 'Succeeded', succeeded: 1, failed: 1, match: 2 });
+    fires(wrongPhase.h.run(), 'job-finished', /phase Succeeded although 1 pod\(s\) failed/);
+  });
+
+  test('sidecar-pod-ended: a Job pod whose sidecar still runs at the end', () => {
+    const h = new History();
+    const s = h.put(sidecarPod());
+    setMain(h, s, state('terminated'));
+    fires(h.run(), 'sidecar-pod-ended', /Job pod ns\/batch with sidecars did not end: phase Running, not terminated: shipper/);
+  });
+
+  test('sidecar-stopped-after-main: a CRR while main runs', () => {
+    const h = new History();
+    const s = h.put(sidecarPod());
+    crr(h);
+    setMain(h, s, state('terminated'), { sidecar: state('terminated'), phase: 'Succeeded' });
+    fires(h.run(), 'sidecar-stopped-after-main', /ContainerRecreateRequest sidecar-termination-uid-batch for pod ns\/batch created while a main container had not finished, in write #2 create by proc-2/);
+  });
+
+  test('sidecar-stopped-after-main: a signal container, an image swap, a phase write while main runs', () => {
+    const signal = new History();
+    const s1 = signal.put(sidecarPod());
+    (s1.spec as Obj).ephemeralContainers = [{ name: 'ephemera-stop-shipper', env: [{ name: 'EPHEMERA_SIGNAL_TARGET', value: 'shipper' }] }];
+    signal.put(s1, { actor: 'proc-3', verb: 'patch', subresource: 'ephemeralcontainers' });
+    setMain(signal, s1, state('terminated'), { sidecar: state('terminated'), phase: 'Succeeded' });
+    fires(signal.run(), 'sidecar-stopped-after-main', /pod ns\/batch: signal container ephemera-stop-shipper injected while a main container had not finished/);
+
+    const swap = new History();
+    const s2 = swap.put(sidecarPod());
+    ((s2.spec as Obj).containers as Obj[])[1]!.image = 'exit-now:1';
+    swap.put(s2, { actor: 'proc-1', verb: 'patch' });
+    setMain(swap, s2, state('terminated'), { sidecar: state('terminated'), phase: 'Succeeded' });
+    fires(swap.run(), 'sidecar-stopped-after-main', /sidecar shipper's image swapped to exit-now:1/);
+
+    const phase = new History();
+    const s3 = phase.put(sidecarPod('OnFailure'));
+    setMain(phase, s3, state('terminated', 1));
+    (s3.status as Obj).phase = 'Succeeded';
+    phase.put(s3, { actor: 'proc-1', verb: 'patch', subresource: 'status' });
+    fires(phase.run(), 'sidecar-stopped-after-main', /phase set to Succeeded while a main container had not finished/);
+  });
+
+  test('no-unexpected-exit: a process that ended without being killed', () => {
+    const run = cleanStory().h.run({ exits: [
+      { name: 'proc-1#1', code: null, signal: 'SIGKILL', killed: true, tail: [] },
+      { name: 'proc-2#1', code: 1, signal: null, killed: false, tail: ['TypeError: boom'] },
+    ] });
+    fires(run, 'no-unexpected-exit', /process proc-2#1 exited by itself \(code 1, signal null\)[\s\S]*TypeError: boom/);
+  });
+
+  test('no-422-storm: more than 3 refused writes to one pod', () => {
+    const rejected = Array.from({ length: 4 }, (_, i) => ({ time: '', verb: 'patch', path: `/api/v1/namespaces/ns/pods/a${i % 2 ? '/ephemeralcontainers' : ''}`, status: 422, actor: 'proc-1' }));
+    fires(cleanStory().h.run({ rejected }), 'no-422-storm', /4 writes to \/api\/v1\/namespaces\/ns\/pods\/a refused with 422/);
+    assert.deepEqual(check(cleanStory().h.run({ rejected: rejected.slice(1) })), []);
+  });
+});

@@ -1,0 +1,195 @@
+// The chaos checker: a pure function from what the API server recorded (writes in order,
+// refused writes, final objects) and how the processes ended, to the invariants broken.
+// It replays the history write by write, so "at any point" means after every stored write.
+import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
+import {
+  allTerminated, containers, field, holdsSlot, isJob, isPod, isSidecar, isSidecarPod, jobContainers, jobsIn, keyOf, mainsDone,
+  outcome, phaseOf, podEnded, podSpec, statusOf, type Container,
+} from './pod-view.ts';
+import type { Invariant, RunRecord, Violation } from './record.ts';
+
+/** More 422 answers than this for one object is a storm (a write retried that can never succeed). */
+export const MAX_422_PER_OBJECT = 3;
+
+/** Every invariant broken by the run, in the order of INVARIANTS; [] when it is clean. */
+export function check(run: RunRecord): Violation[] {
+  const out: Violation[] = [];
+  const add = (invariant: Invariant, message: string): void => {
+    out.push({ invariant, message });
+  };
+  if (!run.converged) add('converged', `did not converge before the time limit${run.pending?.length ? `; still open: ${run.pending.join('; ')}` : ''}`);
+  replayChecks(run.writes, add);
+  finalChecks(run.final, add);
+  for (const e of run.exits.filter((x) => !x.killed)) {
+    add('no-unexpected-exit', `process ${e.name} exited by itself (code ${e.code}, signal ${e.signal}); last lines:\n    ${e.tail.join('\n    ')}`);
+  }
+  stormCheck(run, add);
+  return out;
+}
+
+type Add = (invariant: Invariant, message: string) => void;
+const at = (w: WriteRecord): string => `write #${w.seq} ${w.verb}${w.subresource ? `/${w.subresource}` : ''} by ${w.actor} at ${w.time}`;
+
+/** The current state while replaying: pods and jobs by uid, and per job the pods holding a slot / injected. */
+class World {
+  readonly pods = new Map<string, KubeObject>();
+  readonly jobs = new Map<string, KubeObject>();
+  readonly holders = new Map<string, Set<string>>();
+  readonly injected = new Map<string, Set<string>>();
+
+  jobName(uid: string): string {
+    const j = this.jobs.get(uid);
+    return j ? `job ${keyOf(j)}` : `job uid ${uid}`;
+  }
+
+  podByName(namespace: string, name: string): KubeObject | undefined {
+    for (const p of this.pods.values()) if (p.metadata.namespace === namespace && p.metadata.name === name) return p;
+    return undefined;
+  }
+}
+
+function replayChecks(writes: WriteRecord[], add: Add): void {
+  const world = new World();
+  const reported = new Set<string>();
+  const once = (key: string, invariant: Invariant, message: string): void => {
+    if (reported.has(key)) return;
+    reported.add(key);
+    add(invariant, message);
+  };
+  for (const w of writes) {
+    const uid = w.object.metadata.uid ?? keyOf(w.object);
+    if (isJob(w.object)) {
+      if (w.type === 'DELETED') world.jobs.delete(uid);
+      else world.jobs.set(uid, w.object);
+      checkSlots(world, uid, w, once);
+      continue;
+    }
+    if (w.object.kind === 'ContainerRecreateRequest' && w.type === 'ADDED') checkCrr(world, w, once);
+    if (!isPod(w.object)) continue;
+    const prev = world.pods.get(uid);
+    if (prev && w.actor !== 'in-process') checkSidecarStop(prev, w, once);
+    checkInjection(world, prev, w, once);
+    if (w.type === 'DELETED') world.pods.delete(uid);
+    else world.pods.set(uid, w.object);
+    for (const job of new Set([...jobsIn(w.object), ...(prev ? jobsIn(prev) : [])])) {
+      const set = world.holders.get(job) ?? new Set<string>();
+      if (w.type !== 'DELETED' && holdsSlot(w.object, job)) set.add(uid);
+      else set.delete(uid);
+      world.holders.set(job, set);
+      checkSlots(world, job, w, once);
+    }
+  }
+}
+
+type Once = (key: string, invariant: Invariant, message: string) => void;
+
+/** A write that adds a job's containers to a pod that already had some of that job's. */
+function checkInjection(world: World, prev: KubeObject | undefined, w: WriteRecord, once: Once): void {
+  if (w.type === 'DELETED') return;
+  const pod = w.object;
+  const uid = pod.metadata.uid ?? keyOf(pod);
+  for (const job of jobsIn(pod)) {
+    const before = prev ? jobContainers(prev, job).map((c) => c.name) : [];
+    const added = jobContainers(pod, job).map((c) => c.name).filter((n) => !before.includes(n));
+    if (added.length === 0) continue;
+    if (before.length > 0) {
+      once(`twice/${uid}/${job}`, 'injected-once', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers a second time (${added.join(', ')} after ${before.join(', ')}) in ${at(w)}`);
+    }
+    const set = world.injected.get(job) ?? new Set<string>();
+    set.add(uid);
+    world.injected.set(job, set);
+    const replicas = world.jobs.get(job) ? field(world.jobs.get(job)!, 'spec', 'replicas') : undefined;
+    if (replicas !== undefined && set.size > replicas) {
+      once(`replicas/${job}`, 'replicas', `${world.jobName(job)} has containers in ${set.size} pods, more than replicas=${replicas}, after ${at(w)}`);
+    }
+  }
+}
+
+function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void {
+  const j = world.jobs.get(job);
+  const held = world.holders.get(job);
+  if (!j || !held) return;
+  const parallelism = field(j, 'spec', 'parallelism') ?? 1;
+  if (held.size <= parallelism) return;
+  const names = [...held].map((u) => (world.pods.get(u) ? describe(world.pods.get(u)!, job) : u)).sort();
+  once(`parallelism/${job}`, 'parallelism', `${world.jobName(job)}: ${held.size} pods with a non-terminal container of the job (${names.join(', ')}), more than parallelism=${parallelism}, after ${at(w)}`);
+}
+
+/** "ns/pod [probe: running, helper: InvalidImageName]": the job's containers' states, for the message. */
+function describe(pod: KubeObject, job: string): string {
+  const states = jobContainers(pod, job).map((c) => {
+    const st = statusOf(pod, c.name)?.state;
+    const s = st?.terminated ? `exited ${st.terminated.exitCode}` : st?.running ? 'running' : st?.waiting?.reason ?? 'no status';
+    return `${c.name}: ${s}`;
+  });
+  return `${keyOf(pod)} [${states.join(', ')}]`;
+}
+
+/** A process creating a CRR for a pod whose main containers are not all done. */
+function checkCrr(world: World, w: WriteRecord, once: Once): void {
+  if (w.actor === 'in-process') return;
+  const spec = podSpec(w.object);
+  const pod = world.podByName(w.object.metadata.namespace ?? '', String(spec.podName ?? ''));
+  if (pod && !mainsDone(pod)) {
+    once(`early/${keyOf(pod)}/crr`, 'sidecar-stopped-after-main', `ContainerRecreateRequest ${w.object.metadata.name} for pod ${keyOf(pod)} created while a main container had not finished, in ${at(w)}`);
+  }
+}
+
+/** The ways a process stops sidecars through the pod itself: a signal container, an image swap, a phase. */
+function checkSidecarStop(prev: KubeObject, w: WriteRecord, once: Once): void {
+  if (w.type === 'DELETED' || mainsDone(prev)) return;
+  const how = stopAction(prev, w.object, w.subresource);
+  if (how) once(`early/${keyOf(prev)}/${how}`, 'sidecar-stopped-after-main', `pod ${keyOf(prev)}: ${how} while a main container had not finished, in ${at(w)}`);
+}
+
+function stopAction(prev: KubeObject, next: KubeObject, sub: string): string | undefined {
+  if (sub === 'ephemeralcontainers') {
+    const before = new Set(list(podSpec(prev).ephemeralContainers).map((c) => c.name));
+    const signal = list(podSpec(next).ephemeralContainers).find((c) => !before.has(c.name) && (c.env ?? []).some((e) => e.name === 'EPHEMERA_SIGNAL_TARGET'));
+    return signal ? `signal container ${signal.name} injected` : undefined;
+  }
+  if (sub === 'status') return !podEnded(prev) && podEnded(next) ? `phase set to ${phaseOf(next)}` : undefined;
+  const old = new Map(containers(prev).map((c) => [c.name, c.image]));
+  const swapped = containers(next).find((c) => isSidecar(c) && old.has(c.name) && old.get(c.name) !== c.image);
+  return swapped ? `sidecar ${swapped.name}'s image swapped to ${swapped.image}` : undefined;
+}
+
+const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[]) : []);
+
+function finalChecks(final: KubeObject[], add: Add): void {
+  const pods = final.filter(isPod);
+  for (const job of final.filter(isJob)) checkJobEnd(job, pods, add);
+  for (const pod of pods.filter(isSidecarPod)) {
+    if (!podEnded(pod) && !allTerminated(pod)) {
+      const open = containers(pod).filter((c) => !statusOf(pod, c.name)?.state?.terminated).map((c) => c.name);
+      add('sidecar-pod-ended', `Job pod ${keyOf(pod)} with sidecars did not end: phase ${phaseOf(pod) || 'none'}, not terminated: ${open.join(', ')}`);
+    }
+  }
+}
+
+/** Every job ends Succeeded or Failed, and its counters are the outcomes of the pods it injected. */
+function checkJobEnd(job: KubeObject, pods: KubeObject[], add: Add): void {
+  const uid = job.metadata.uid ?? '';
+  const mine = pods.filter((p) => jobContainers(p, uid).length > 0);
+  const count = (o: string): number => mine.filter((p) => outcome(p, uid) === o).length;
+  const want = { succeeded: count('succeeded'), failed: count('failed'), match: mine.length };
+  const got = { succeeded: field(job, 'status', 'succeeded') ?? 0, failed: field(job, 'status', 'failed') ?? 0, match: field(job, 'status', 'match') ?? 0 };
+  const phase = phaseOf(job);
+  const problems: string[] = [];
+  if (phase !== 'Succeeded' && phase !== 'Failed') problems.push(`phase is ${phase || 'unset'}`);
+  if (phase === 'Succeeded' && want.failed > 0) problems.push(`phase Succeeded although ${want.failed} pod(s) failed`);
+  if (phase === 'Failed' && want.failed === 0) problems.push('phase Failed although no pod failed');
+  for (const k of ['succeeded', 'failed', 'match'] as const) if (got[k] !== want[k]) problems.push(`status.${k}=${got[k]} but the pods say ${want[k]}`);
+  const open = mine.filter((p) => outcome(p, uid) === 'open').map(keyOf);
+  if (open.length) problems.push(`pods still open: ${open.join(', ')}`);
+  if (problems.length) add('job-finished', `job ${keyOf(job)}: ${problems.join('; ')}`);
+}
+
+function stormCheck(run: RunRecord, add: Add): void {
+  const per = new Map<string, number>();
+  for (const r of run.rejected.filter((x) => x.status === 422)) {
+    const object = r.path.replace(/\/(status|ephemeralcontainers)$/, '');
+    per.set(object, (per.get(object) ?? 0) + 1);
+  }
+  for (const [object, n] of per) if (n > MAX_422_PER_OBJECT) add('no-422-storm', `${n} writes to ${object} refused with 422 (more than ${MAX_422_PER_OBJECT})`);
+}

@@ -1,0 +1,49 @@
+// What one chaos schedule leaves behind for the checker: the API server's history of writes,
+// the writes it refused, the objects at the end, and how every ephemera process ended.
+import type { KubeObject, RejectedWrite, WriteRecord } from '../../functions/cluster/index.ts';
+
+/** How one ephemera process ended. */
+export interface ProcessExit {
+  /** The process's name in the run ("proc-2#3": the third start of slot 2). */
+  name: string;
+  code: number | null;
+  signal: string | null;
+  /** The harness sent SIGKILL (or SIGTERM at the end of the run) to it. */
+  killed: boolean;
+  /** The last lines of its stderr/stdout, for the report. */
+  tail: string[];
+}
+
+/** Everything the invariants are checked on. Pure data: a test builds one by hand. */
+export interface RunRecord {
+  writes: WriteRecord[];
+  rejected: RejectedWrite[];
+  /** Every object the server holds at the end. */
+  final: KubeObject[];
+  exits: ProcessExit[];
+  /** Every job finished and every sidecar pod ended before the time limit. */
+  converged: boolean;
+  /** What was still open when the time limit hit (for the message). */
+  pending?: string[];
+}
+
+/** The invariants, by name. */
+export const INVARIANTS = [
+  'converged',
+  'injected-once',
+  'parallelism',
+  'replicas',
+  'job-finished',
+  'sidecar-pod-ended',
+  'sidecar-stopped-after-main',
+  'no-unexpected-exit',
+  'no-422-storm',
+] as const;
+/** One invariant's name. */
+export type Invariant = (typeof INVARIANTS)[number];
+
+/** One broken invariant, with a message that names the objects and the history positions. */
+export interface Violation {
+  invariant: Invariant;
+  message: string;
+}

@@ -1,0 +1,204 @@
+// Runs one chaos schedule: the embedded API server and simulated kubelet in this process,
+// 2–4 real ephemera processes against it, the schedule's arrivals, faults and kills played on
+// time, until every job has finished and every sidecar pod has ended (or the time limit).
+// Then the checker judges the API server's history. A failing schedule keeps its files.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SimKubelet, startApiServer, type ApiServer, type KubeObject, type RequestRecord, type WriteRecord } from '../../functions/cluster/index.ts';
+import { check } from './check.ts';
+import { Fleet } from './fleet.ts';
+import { chaosPolicy } from './kubelet-policy.ts';
+import { allTerminated, isJob, isPod, isSidecarPod, keyOf, phaseOf, podEnded } from './pod-view.ts';
+import type { RunRecord, Violation } from './record.ts';
+import type { FaultEvent, Kill, Schedule } from './world.ts';
+
+/** How a schedule is run (not part of the schedule: the same seed may run with other limits). */
+export interface RunOptions {
+  /** Give up (a "did not converge" violation) after this long past the start (default 30 s). */
+  limitMs?: number;
+  /** Simulated kubelet tick (default 100 ms). */
+  tickMs?: number;
+  /** Keep the files even when the schedule passes. */
+  keep?: boolean;
+  /** Override the schedule's number of processes. */
+  processes?: number;
+  /** The processes' LOG_LEVEL (default warn). */
+  logLevel?: string;
+}
+
+/** What one schedule did and found. */
+export interface ScheduleResult {
+  seed: number;
+  violations: Violation[];
+  /** Faults that fired, by kind (counted by the API server), kills included. */
+  faults: Record<string, number>;
+  processes: number;
+  writes: number;
+  durationMs: number;
+  /** Of which: until every process watched (process start-up). */
+  startupMs: number;
+  /** The directory with history, world and logs, when kept. */
+  dir?: string;
+}
+
+/** Environment of every ephemera process: short leases and timeouts so a schedule takes seconds. */
+const PROCESS_ENV = {
+  EPHEMERA_RELAY_LEADER_ELECTION: 'false',
+  EPHEMERA_RELAY_LISTEN: '127.0.0.1:0',
+  EPHEMERA_RELAY_COALESCE_MS: '30',
+  EPHEMERA_RELAY_RESYNC_SECONDS: '10',
+  EPHEMERA_LEASE_SECONDS: '2',
+  EPHEMERA_LEASE_SKEW_SECONDS: '1',
+  EPHEMERA_API_TIMEOUT_MS: '1000',
+};
+
+/** Runs one schedule to the end and checks it. */
+export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<ScheduleResult> {
+  const dir = mkdtempSync(join(tmpdir(), `ephemera-chaos-${schedule.seed}-`));
+  const started = Date.now();
+  const server = await startApiServer();
+  const kubelet = new SimKubelet(server, chaosPolicy());
+  const fleet = new Fleet({ dir, kubeconfig: (actor) => server.kubeconfigYaml({ token: actor }), env: { ...PROCESS_ENV, LOG_LEVEL: options.logLevel ?? 'warn' } });
+  const count = options.processes ?? schedule.processes;
+  let outcome: { converged: boolean; pending: string[] };
+  let startupMs: number;
+  try {
+    for (let slot = 0; slot < count; slot++) fleet.start(slot);
+    watchInjections(server, fleet, schedule.kills);
+    await waitForWatches(server, fleet, 15_000);
+    startupMs = Date.now() - started;
+    kubelet.run(options.tickMs ?? 100);
+    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count });
+  } finally {
+    kubelet.stop();
+    await fleet.stop();
+  }
+  const record: RunRecord = {
+    writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
+  };
+  const requests = server.requests.entries;
+  await server.close();
+  const violations = check(record);
+  const result: ScheduleResult = {
+    seed: schedule.seed, violations, faults: server.faults.fired(), processes: count, writes: record.writes.length, durationMs: Date.now() - started, startupMs,
+  };
+  if (violations.length === 0 && !options.keep) rmSync(dir, { recursive: true, force: true });
+  else result.dir = keepFiles(dir, { schedule, record, result, requests });
+  return result;
+}
+
+/** SIGKILL the process that made the n-th injection write, synchronously, before it hears the answer. */
+function watchInjections(server: ApiServer, fleet: Fleet, kills: Kill[]): void {
+  let n = 0;
+  server.history.onWrite((w: WriteRecord) => {
+    if (w.subresource !== 'ephemeralcontainers' || !w.actor.startsWith('proc-')) return;
+    n++;
+    for (const k of kills) {
+      if ('afterInjection' in k && k.afterInjection === n && fleet.killActor(w.actor, k.restartAfterMs)) server.faults.count('SIGKILL right after an injection');
+    }
+  });
+}
+
+/** The clock starts once every process watches (so fault times mean the same in every run). */
+async function waitForWatches(server: ApiServer, fleet: Fleet, boundMs: number): Promise<void> {
+  const start = Date.now();
+  const watching = (): boolean => fleet.actors().every((a) => server.requests.entries.filter((r) => r.watch && r.actor === a).length >= 2);
+  while (!watching() && Date.now() - start < boundMs) await sleep(20);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Plays the timeline, then waits for convergence; returns whether it converged and what stayed open. */
+async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { limitMs: number; slots: number }): Promise<{ converged: boolean; pending: string[] }> {
+  const t0 = Date.now();
+  const todo = timeline(schedule);
+  let settledAt: number | undefined;
+  for (;;) {
+    const t = Date.now() - t0;
+    while (todo.length && todo[0]!.atMs <= t) todo.shift()!.run(server, fleet, o.slots);
+    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server);
+    if (pending.length === 0 && t >= schedule.calmAfterMs) {
+      // Converged: watch a little longer, so a late extra injection would still be seen.
+      settledAt ??= Date.now();
+      if (Date.now() - settledAt >= 500) return { converged: true, pending: [] };
+    } else settledAt = undefined;
+    if (t > o.limitMs) return { converged: false, pending };
+    await sleep(25);
+  }
+}
+
+interface Step {
+  atMs: number;
+  run(server: ApiServer, fleet: Fleet, slots: number): void;
+}
+
+function timeline(s: Schedule): Step[] {
+  const steps: Step[] = [
+    ...s.arrivals.map((a) => ({ atMs: a.atMs, run: (server: ApiServer) => create(server, a.object) })),
+    ...s.raises.map((r) => ({ atMs: r.atMs, run: (server: ApiServer) => raise(server, r) })),
+    ...s.faults.map((f) => ({ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) })),
+    ...s.kills.flatMap((k) => ('atMs' in k ? [{
+      atMs: k.atMs,
+      run: (server: ApiServer, fleet: Fleet, slots: number) => {
+        if (fleet.kill(k.slot % slots, k.restartAfterMs)) server.faults.count('SIGKILL at a random time');
+      },
+    }] : [])),
+  ];
+  return steps.sort((a, b) => a.atMs - b.atMs);
+}
+
+function create(server: ApiServer, object: KubeObject): void {
+  const def = server.store.defFor(object.apiVersion, object.kind);
+  server.rest.create(def, def.namespaced ? object.metadata.namespace ?? 'default' : '', object);
+}
+
+function raise(server: ApiServer, r: Schedule['raises'][number]): void {
+  const def = server.store.defFor('apps.kruise.io/v1alpha1', 'EphemeralJob');
+  const job = server.store.read(def, r.namespace, r.name);
+  if (!job) return;
+  (job.spec as Record<string, unknown>).parallelism = r.parallelism;
+  server.rest.update({ def, namespace: r.namespace, name: r.name }, job);
+}
+
+function playFault(server: ApiServer, f: FaultEvent): void {
+  switch (f.kind) {
+    case 'request': server.faults.add(f.spec); return;
+    case 'watch-reset': server.faults.resetWatches(); return;
+    case 'watch-close': server.faults.closeWatches(); return;
+    case 'compact':
+      server.compact();
+      server.faults.count('compaction');
+      return;
+    case 'gone-on-resume':
+      // Compact, then end every watch: each resume asks for a version that is gone (410).
+      server.compact();
+      server.faults.count('410 on resume');
+      server.faults.closeWatches();
+  }
+}
+
+/** Jobs not finished and sidecar pods not ended: what convergence waits for. */
+function openWork(server: ApiServer): string[] {
+  const all = server.store.all();
+  const jobs = all.filter(isJob).filter((j) => !['Succeeded', 'Failed'].includes(phaseOf(j))).map((j) => `job ${keyOf(j)} ${phaseOf(j) || 'no phase'}`);
+  const pods = all.filter(isPod).filter(isSidecarPod).filter((p) => !podEnded(p) && !allTerminated(p)).map((p) => `sidecar pod ${keyOf(p)} ${phaseOf(p) || 'no phase'}`);
+  return [...jobs, ...pods];
+}
+
+interface Kept {
+  schedule: Schedule;
+  record: RunRecord;
+  result: ScheduleResult;
+  requests: RequestRecord[];
+}
+
+function keepFiles(dir: string, { schedule, record, result, requests }: Kept): string {
+  writeFileSync(join(dir, 'requests.jsonl'), requests.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(join(dir, 'schedule.json'), JSON.stringify(schedule, null, 2));
+  writeFileSync(join(dir, 'history.jsonl'), record.writes.map((w) => JSON.stringify(w)).join('\n') + '\n');
+  writeFileSync(join(dir, 'rejected.jsonl'), record.rejected.map((w) => JSON.stringify(w)).join('\n') + '\n');
+  writeFileSync(join(dir, 'final.json'), JSON.stringify(record.final, null, 2));
+  writeFileSync(join(dir, 'result.json'), JSON.stringify({ ...result, exits: record.exits, pending: record.pending }, null, 2));
+  return dir;
+}

@@ -1,0 +1,206 @@
+// A chaos schedule from a seed: the world (namespaces, app pods, EphemeralJobs, Job pods
+// with sidecars, late arrivals), the faults the API server plays and when, and when ephemera
+// processes are killed. Pure: the same seed gives the same schedule (fast-check's seeded
+// generator), so a failing seed can be re-run; only process timing differs between runs.
+import fc from 'fast-check';
+import type { KubeObject } from '../../functions/cluster/index.ts';
+import type { FaultSpec } from '../../functions/cluster/faults.ts';
+
+/** One object the harness creates, at a time after the start (0: before the processes see anything). */
+export interface Arrival {
+  atMs: number;
+  object: KubeObject;
+}
+
+/** A fault the harness plays at a time: a request fault (added to server.faults) or a watch/history one. */
+export type FaultEvent =
+  | { atMs: number; kind: 'request'; spec: FaultSpec }
+  | { atMs: number; kind: 'watch-reset' | 'watch-close' | 'compact' | 'gone-on-resume' };
+
+/** When to SIGKILL a process: at a time (slot), or right after the n-th injection write (whoever made it). */
+export type Kill = { atMs: number; slot: number; restartAfterMs: number } | { afterInjection: number; restartAfterMs: number };
+
+/** A whole schedule. */
+export interface Schedule {
+  seed: number;
+  /** How many ephemera processes run at once. */
+  processes: number;
+  arrivals: Arrival[];
+  /** Jobs created with parallelism 0 and raised later (a spec change while running). */
+  raises: { atMs: number; namespace: string; name: string; parallelism: number }[];
+  faults: FaultEvent[];
+  kills: Kill[];
+  /** Faults and kills happen before this; afterwards the system must converge undisturbed. */
+  calmAfterMs: number;
+}
+
+type G = fc.GeneratorValue;
+const EJOB_API = 'apps.kruise.io/v1alpha1';
+const APPS = ['web', 'api', 'db'] as const;
+const TIERS = ['a', 'b'] as const;
+/** Annotation the chaos kubelet reads: the exit code of a sidecar stopped with SIGTERM. */
+export const SIGTERM_EXIT_ANNOTATION = 'chaos.ephemera.io/sigterm-exit';
+/** The nodes every schedule has: a normal one and a virtual-kubelet one. */
+export const NODES: KubeObject[] = [
+  { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a' } } },
+  { apiVersion: 'v1', kind: 'Node', metadata: { name: 'vk-1', labels: { type: 'virtual-kubelet' } } },
+];
+
+// fast-check biases its values towards the bounds (good for finding edge cases, wrong for a
+// world's proportions), so every draw here is unbiased.
+const uniform = (min: number, max: number): fc.Arbitrary<number> => fc.noBias(fc.integer({ min, max }));
+const int = (g: G, min: number, max: number): number => g(uniform, min, max);
+const pick = <T>(g: G, xs: readonly T[]): T => xs[int(g, 0, xs.length - 1)]!;
+const chance = (g: G, p: number): boolean => int(g, 0, 9999) < p * 10_000;
+
+/** The schedule of a seed. */
+export function generate(seed: number): Schedule {
+  const g = fc.sample(fc.gen(), { seed, numRuns: 1 })[0]!;
+  const namespaces = chance(g, 0.3) ? ['chaos-1', 'chaos-2'] : ['chaos-1'];
+  const calmAfterMs = int(g, 2000, 4000);
+  const arrivals = [...NODES.map((object) => ({ atMs: 0, object })), ...appPods(g, namespaces), ...jobPods(g, namespaces)];
+  const raises: Schedule['raises'] = [];
+  arrivals.push(...jobs(g, { arrivals, raises }));
+  return {
+    seed, processes: int(g, 2, 4), arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises,
+    faults: faults(g, calmAfterMs), kills: kills(g, calmAfterMs), calmAfterMs,
+  };
+}
+
+const late = (g: G): number => (chance(g, 0.2) ? int(g, 200, 1500) : 0);
+
+function appPods(g: G, namespaces: string[]): Arrival[] {
+  const n = int(g, 5, 30);
+  return Array.from({ length: n }, (_, i) => ({
+    // app-0 is there from the start, so every job can select a pod that exists.
+    atMs: i === 0 ? 0 : late(g),
+    object: {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: `app-${i}`, namespace: pick(g, namespaces), labels: { app: pick(g, APPS), tier: pick(g, TIERS) } },
+      spec: { nodeName: 'node-a', restartPolicy: 'Always', containers: [{ name: 'app', image: 'chaos/app:run' }] },
+    },
+  }));
+}
+
+function jobPods(g: G, namespaces: string[]): Arrival[] {
+  const n = int(g, 0, 10);
+  return Array.from({ length: n }, (_, i) => {
+    // On a virtual-kubelet node only an image swap can stop a sidecar, so every sidecar there names its exit image.
+    const vk = chance(g, 0.25);
+    const signal = !vk && chance(g, 0.5);
+    const sidecars = Array.from({ length: int(g, 0, 2) }, (_, k) => sidecar(g, k, vk));
+    const restartPolicy = pick(g, ['Never', 'OnFailure'] as const);
+    const exit = restartPolicy === 'Never' ? pick(g, [0, 0, 1]) : pick(g, [0, 1]);
+    return {
+      atMs: late(g),
+      object: {
+        apiVersion: 'v1', kind: 'Pod',
+        metadata: {
+          name: `job-${i}`, namespace: pick(g, namespaces), labels: { role: 'batch' },
+          annotations: { [SIGTERM_EXIT_ANNOTATION]: String(pick(g, [0, 0, 143])), ...(signal ? { 'ephemera.io/sidecar-termination': 'ephemeral-signal' } : {}) },
+        },
+        spec: {
+          nodeName: vk ? 'vk-1' : 'node-a', restartPolicy,
+          containers: [{ name: 'main', image: `chaos/main:exit-${exit}-after-${int(g, 1, 4)}` }, ...sidecars],
+        },
+      },
+    };
+  });
+}
+
+function sidecar(g: G, k: number, vk: boolean): Record<string, unknown> {
+  const env = [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }];
+  if (vk) env.push({ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', value: 'chaos/exit-now:1' });
+  if (chance(g, 0.3)) env.push({ name: 'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', value: 'true' });
+  return { name: `sidecar-${k}`, image: 'chaos/sidecar:run', env, securityContext: { runAsUser: 1000 } };
+}
+
+interface JobInputs {
+  arrivals: Arrival[];
+  raises: Schedule['raises'];
+}
+
+function jobs(g: G, { arrivals, raises }: JobInputs): Arrival[] {
+  const n = int(g, 1, 3);
+  const out: Arrival[] = [];
+  for (let i = 0; i < n; i++) {
+    // Select labels some app pod present from the start has, so every job has work.
+    const present = arrivals.filter((a) => a.atMs === 0 && a.object.metadata.name.startsWith('app-'));
+    const anchor = pick(g, present).object;
+    const labels = anchor.metadata.labels as Record<string, string>;
+    const selector = { matchLabels: chance(g, 0.3) ? { app: labels.app!, tier: labels.tier! } : { app: labels.app! } };
+    const parallelism = chance(g, 0.1) ? 0 : chance(g, 0.8) ? int(g, 1, 3) : int(g, 4, 10);
+    const replicas = chance(g, 0.6) ? undefined : int(g, 1, 4);
+    const namespace = anchor.metadata.namespace!;
+    const name = `ejob-${i}`;
+    const atMs = late(g);
+    if (parallelism === 0) raises.push({ atMs: atMs + int(g, 500, 2000), namespace, name, parallelism: int(g, 1, 3) });
+    out.push({
+      atMs,
+      object: {
+        apiVersion: EJOB_API, kind: 'EphemeralJob', metadata: { name, namespace },
+        spec: { selector, parallelism, ...(replicas !== undefined ? { replicas } : {}), template: { ephemeralContainers: template(g, i) } },
+      },
+    });
+  }
+  return out;
+}
+
+function template(g: G, job: number): Record<string, unknown>[] {
+  const two = chance(g, 0.4);
+  // Names unique per job: a pod holding another job's container of the same name is skipped by design, and a job left with no pods waits forever.
+  const names = two ? [`probe-${job}`, `helper-${job}`] : [`probe-${job}`];
+  // With two containers, sometimes one has an image the kubelet refuses (InvalidImageName) while the other runs on.
+  const invalid = two && chance(g, 0.4) ? int(g, 0, 1) : -1;
+  return names.map((name, i) => ({
+    name,
+    image: i === invalid ? 'chaos/INVALID:image' : `chaos/probe:exit-${pick(g, [0, 0, 0, 1])}-after-${int(g, 0, 3)}`,
+    imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app', command: ['probe'],
+  }));
+}
+
+/** Request faults by kind; `writes`: only POST/PATCH/PUT requests (the fault is about a write). */
+const REQUEST_FAULTS: { label: string; spec: FaultSpec; writes?: boolean }[] = [
+  { label: '409 conflict', spec: { status: 409, reason: 'Conflict', message: 'injected conflict: the object has been modified' }, writes: true },
+  { label: '429 Retry-After', spec: { status: 429, retryAfterSeconds: 1 } },
+  { label: '500', spec: { status: 500 } },
+  { label: '503 before write', spec: { status: 503 }, writes: true },
+  { label: '500 after write', spec: { status: 500, after: true }, writes: true },
+  { label: '504 after write', spec: { status: 504, after: true }, writes: true },
+  { label: 'reset before write', spec: { reset: true }, writes: true },
+  { label: 'reset after write', spec: { reset: true, after: true }, writes: true },
+  { label: 'reset', spec: { reset: true } },
+  { label: 'slow request', spec: { delayMs: 200 } },
+  { label: 'stalled request', spec: { delayMs: 1500 } },
+  { label: '410 on watch', spec: { status: 410, watch: true } },
+];
+const METHODS = [undefined, 'GET', 'POST', 'PATCH', 'PUT'] as const;
+const WRITE_METHODS = ['POST', 'PATCH', 'PATCH', 'PUT'] as const;
+const PATHS = [undefined, undefined, '/ephemeralcontainers', '/status', '/pods/', '/ephemeraljobs', '/leases'] as const;
+const WATCH_FAULTS = ['watch-reset', 'watch-close', 'compact', 'gone-on-resume'] as const;
+
+function faults(g: G, calmAfterMs: number): FaultEvent[] {
+  const out: FaultEvent[] = [];
+  for (let t = int(g, 100, 300); t < calmAfterMs; t += int(g, 60, 300)) {
+    if (chance(g, 0.2)) {
+      out.push({ atMs: t, kind: pick(g, WATCH_FAULTS) });
+      continue;
+    }
+    const f = pick(g, REQUEST_FAULTS);
+    const watchOnly = f.spec.watch === true;
+    const method = watchOnly ? undefined : f.writes ? pick(g, WRITE_METHODS) : pick(g, METHODS);
+    const path = watchOnly ? undefined : pick(g, PATHS);
+    out.push({
+      atMs: t, kind: 'request',
+      spec: { ...f.spec, label: f.label, times: int(g, 1, 3), ...(method ? { method } : {}), ...(path ? { pathIncludes: path } : {}), ...(watchOnly ? {} : { watch: false }) },
+    });
+  }
+  return out;
+}
+
+function kills(g: G, calmAfterMs: number): Kill[] {
+  const out: Kill[] = [];
+  for (let i = int(g, 1, 3); i > 0; i--) out.push({ atMs: int(g, 200, calmAfterMs), slot: int(g, 0, 3), restartAfterMs: int(g, 100, 800) });
+  for (let i = int(g, 0, 2); i > 0; i--) out.push({ afterInjection: int(g, 1, 6), restartAfterMs: int(g, 100, 800) });
+  return out;
+}
