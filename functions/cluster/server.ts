@@ -243,21 +243,40 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
     if (doc !== undefined) return send(res, record, 200, doc);
     if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
-    const table = method === 'GET' && route.sub === '' ? tableVersion(req.headers.accept) : undefined;
-    const include = table ? includeObject(query) : 'None';
-    const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include, now: ctx.clock() }) : undefined;
-    if (watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
-    const warnings = checkFields(route.def, { method, contentType: req.headers['content-type'] ?? '', body, directive: query.fieldValidation });
-    if (warnings.length > 0) res.setHeader('Warning', warnings);
-    const cause = { verb: record.verb, subresource: route.sub, actor };
-    const [status, out] = ctx.history.during(cause, () => dispatch(ctx, method, route, { query, body, contentType: req.headers['content-type'] ?? '' }));
-    // A fault "after" the write: it took effect, but the client never hears so.
-    if (failing) return injectFault(ctx, res, record, failing);
-    send(res, record, status, asTable ? asTable(out) : out);
+    serveResource(ctx, { req, res, record, route, query, body, watch, failing });
   } catch (err) {
     sendError(ctx, res, err, record);
     if (method !== 'GET' && record.status >= 400) ctx.history.reject({ verb: record.verb, path: url.pathname, status: record.status, actor });
   }
+}
+
+interface ResourceRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  record: RequestRecord;
+  route: NonNullable<ReturnType<typeof parseRoute>>;
+  query: Record<string, string>;
+  body: string;
+  watch: boolean;
+  failing: FaultSpec | undefined;
+}
+
+/** A request for a resource: a watch, or a read or write (as a table when kubectl asks for one). */
+function serveResource(ctx: Ctx, r: ResourceRequest): void {
+  const { req, res, record, route, query } = r;
+  const method = record.method;
+  const contentType = req.headers['content-type'] ?? '';
+  const table = method === 'GET' && route.sub === '' ? tableVersion(req.headers.accept) : undefined;
+  const include = table ? includeObject(query) : 'None';
+  const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include, now: ctx.clock() }) : undefined;
+  if (r.watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
+  const warnings = checkFields(route.def, { method, contentType, body: r.body, directive: query.fieldValidation });
+  if (warnings.length > 0) res.setHeader('Warning', warnings);
+  const cause = { verb: record.verb, subresource: route.sub, actor: record.actor ?? '' };
+  const [status, out] = ctx.history.during(cause, () => dispatch(ctx, method, route, { query, body: r.body, contentType }));
+  // A fault "after" the write: it took effect, but the client never hears so.
+  if (r.failing) return injectFault(ctx, res, record, r.failing);
+  send(res, record, status, asTable ? asTable(out) : out);
 }
 
 /** The fault this request draws, after holding it for the fault's delay; only faults that fail it are returned. */

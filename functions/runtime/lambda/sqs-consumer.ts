@@ -12,7 +12,7 @@ import { NOT_BEFORE_ATTRIBUTE } from './sqs-queue.ts';
 /** Refused at the first batch: FIFO queues have no per-message delay, so requeues would loop. */
 export class FifoQueueError extends Error {
   constructor() {
-    super('FIFO queues are not supported: they have no per-message delay, so every "look again in N s" would come straight back (a hot loop until the TTL). Use a standard queue (the infra/aws stack makes one); resourceVersion-fenced writes (the EphemeralJob's Lease claims) and idempotent planners make redelivery safe.');
+    super('FIFO queues are not supported: they have no per-message delay, so every "look again in N s" would come straight back (a hot loop until the TTL). Use a standard queue (the infra/aws stack makes one); resourceVersion-fenced writes (the EphemeralJob Lease claims) and idempotent planners make redelivery safe.');
     this.name = 'FifoQueueError';
   }
 }
