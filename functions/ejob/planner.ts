@@ -18,6 +18,7 @@ import { decideClaims } from './claims.ts';
 import type { LeaseConfig, LeaseView } from './lease-record.ts';
 import { failureReason } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
+import { statusDeferral } from './status-deferral.ts';
 import { selectTargets, type Target } from './targets.ts';
 
 /** What the EphemeralJob planner needs: the job, its Lease, and the pods its selector matches. */
@@ -96,12 +97,17 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const actions: Action[] = claims.write ? [claims.write] : [];
   // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
-  actions.push(...planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions);
+  const deferFor = statusDeferral({ previousPhase: job.status?.phase, phase, jobUid: uid, targets, injecting: claims.inject, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg });
+  const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions;
+  // A deferred status write waits for the kubelet's report on the injected pod (status-deferral.ts).
+  actions.push(...(deferFor === undefined ? status : status.filter((a) => !isStatusWrite(a))));
   for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
 
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
+  if (deferFor !== undefined && status.some(isStatusWrite)) notes.push(`status write deferred until the injected pods report (at most ${deferFor}s)`);
   let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
   requeue = minRequeue(requeue, claims.requeueAfterSeconds);
+  if (status.some(isStatusWrite)) requeue = minRequeue(requeue, deferFor);
   if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
   return { actions, requeueAfterSeconds: requeue, notes };
 }
@@ -214,6 +220,10 @@ function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
     body: { metadata: { resourceVersion: job.metadata.resourceVersion }, status },
     reason: `status: ${status.phase} match=${status.match} succeeded=${status.succeeded} failed=${status.failed} running=${status.running} waiting=${status.waiting}`,
   };
+}
+
+function isStatusWrite(a: Action): boolean {
+  return a.kind === EJOB.kind && a.subresource === 'status';
 }
 
 /** All template containers in one request, each carrying the job's uid so we know it is ours. */
