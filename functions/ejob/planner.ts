@@ -97,17 +97,17 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const actions: Action[] = claims.write ? [claims.write] : [];
   // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
-  const deferFor = statusDeferral({ previousPhase: job.status?.phase, phase, jobUid: uid, targets, injecting: claims.inject, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg });
   const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions;
-  // A deferred status write waits for the kubelet's report on the injected pod (status-deferral.ts).
+  const deferFor = status.some(isStatusWrite) && claims.inject.length === 0 ? runningFlipDeferral(job, { counts, phase, targets, now, deadlineExceeded }, lease.cfg) : undefined;
+  // A deferred status write waits for the container's exit, within a bound (status-deferral.ts).
   actions.push(...(deferFor === undefined ? status : status.filter((a) => !isStatusWrite(a))));
   for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
 
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
-  if (deferFor !== undefined && status.some(isStatusWrite)) notes.push(`status write deferred until the injected pods report (at most ${deferFor}s)`);
+  if (deferFor !== undefined) notes.push(`status write deferred: only pods moving from waiting to running (at most ${deferFor}s more)`);
   let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
   requeue = minRequeue(requeue, claims.requeueAfterSeconds);
-  if (status.some(isStatusWrite)) requeue = minRequeue(requeue, deferFor);
+  requeue = minRequeue(requeue, deferFor);
   if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
   return { actions, requeueAfterSeconds: requeue, notes };
 }
@@ -220,6 +220,15 @@ function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
     body: { metadata: { resourceVersion: job.metadata.resourceVersion }, status },
     reason: `status: ${status.phase} match=${status.match} succeeded=${status.succeeded} failed=${status.failed} running=${status.running} waiting=${status.waiting}`,
   };
+}
+
+/** The deferral of a status write whose only change is pods starting to run (status-deferral.ts), or undefined. */
+function runningFlipDeferral(job: EphemeralJobObject, input: StatusInput, cfg: ObservedLease['cfg']): number | undefined {
+  const prev = job.status ?? {};
+  const unflipped = { ...input.counts, running: prev.running ?? 0, waiting: prev.waiting ?? 0 };
+  const onlyRunningWaiting = !planStatus(job, { ...input, counts: unflipped }).actions.some(isStatusWrite);
+  const jobUid = job.metadata.uid ?? '';
+  return statusDeferral({ previous: prev, phase: input.phase, counts: input.counts, onlyRunningWaiting, jobUid, targets: input.targets, now: input.now, windowSeconds: cfg.leaseSeconds + cfg.skewSeconds });
 }
 
 function isStatusWrite(a: Action): boolean {

@@ -81,7 +81,8 @@ function kubeletTick(server: ApiServer): number {
     if (!ec) continue;
     const s = pod.status?.ephemeralContainerStatuses?.[0]?.state;
     if (s?.terminated) continue;
-    const state = s?.running ? { terminated: { exitCode: 0, reason: 'Completed' } } : { running: { startedAt: '2026-01-01T01:00:30Z' } };
+    // startedAt is "now" on the engines' clock, as a kubelet stamps it (the status deferral reads it).
+    const state = s?.running ? { terminated: { exitCode: 0, reason: 'Completed' } } : { running: { startedAt: '2026-01-01T01:01:00Z' } };
     server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: [{ name: ec.name, state }] } } as never);
     moved++;
   }

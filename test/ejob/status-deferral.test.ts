@@ -1,11 +1,10 @@
-// The status write that waits for the kubelet's first report on an injected pod
-// (ejob/status-deferral.ts), through the planner: when it waits, when it must not.
+// The status write that waits when its only change is pods starting to run
+// (ejob/status-deferral.ts), through the planner: when it waits, and when it must not.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { Action } from '../../functions/engine/plan.ts';
-import type { LeaseRecord } from '../../functions/ejob/lease-record.ts';
 import { DEFAULT_LEASE, plan, type ObservedLease } from '../../functions/ejob/planner.ts';
 
 const UID = 'job-uid';
@@ -21,8 +20,8 @@ function job(status?: Record<string, unknown>, spec: Record<string, unknown> = {
   };
 }
 
-/** ec: 'none' not injected; 'unreported' injected, no container status yet; else the container's state. */
-function pod(name: string, created: number, ec: 'none' | 'unreported' | 'running' | 'ok'): Pod {
+/** ec: 'none' not injected; 'waiting' injected, not started; 'running' started `startedAgo` seconds before NOW (null: not said); 'ok' exited 0. */
+function pod(name: string, created: number, ec: 'none' | 'waiting' | 'running' | 'ok', startedAgo: number | null = 2): Pod {
   const p: Pod = {
     metadata: { name, namespace: 'ns', uid: `uid-${name}`, labels: { app: 'x' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, created)).toISOString() },
     spec: { containers: [{ name: 'main' }] },
@@ -30,61 +29,70 @@ function pod(name: string, created: number, ec: 'none' | 'unreported' | 'running
   };
   if (ec === 'none') return p;
   p.spec = { ...p.spec, ephemeralContainers: [{ name: 'ec', env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }] };
-  if (ec !== 'unreported') p.status = { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state: ec === 'running' ? { running: {} } : { terminated: { exitCode: 0 } } }] };
+  const running = startedAgo === null ? {} : { startedAt: new Date(NOW.getTime() - startedAgo * 1000).toISOString() };
+  const state = ec === 'waiting' ? { waiting: { reason: 'ContainerCreating' } } : ec === 'running' ? { running } : { terminated: { exitCode: 0 } };
+  p.status = { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state }] };
   return p;
 }
 
-function lease(claims: { pod: string; secondsAgo: number }[], total: number): ObservedLease {
-  const record: LeaseRecord = { v: 1, job: UID, total, claims: claims.map((c) => ({ pod: c.pod, uid: `uid-${c.pod}`, at: new Date(NOW.getTime() - c.secondsAgo * 1000).toISOString() })) };
-  return { view: { kind: 'ours', resourceVersion: '9', record }, serverNow: NOW, cfg };
-}
-
-const running = { phase: 'Running', match: 2, succeeded: 0, failed: 0, running: 1, waiting: 0, startTime: '2026-01-01T00:30:00Z', conditions: [] };
-const statusWrite = (actions: Action[]): Action | undefined => actions.find((a) => a.subresource === 'status');
+const lease: ObservedLease = { view: { kind: 'ours', resourceVersion: '9', record: { v: 1, job: UID, total: 1, claims: [] } }, serverNow: NOW, cfg };
+const WINDOW = cfg.leaseSeconds + cfg.skewSeconds;
+const statusWrite = (actions: Action[]): Record<string, unknown> | undefined => (actions.find((a) => a.subresource === 'status')?.body as { status: Record<string, unknown> } | undefined)?.status;
 const injections = (actions: Action[]): string[] => actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name);
+/** The job with the status the planner writes for these pods (a first write, never deferred). */
+function settled(pods: Pod[], spec: Record<string, unknown> = {}): EphemeralJobObject {
+  const status = statusWrite(plan({ job: job(undefined, spec), pods, lease }, NOW).actions);
+  assert.ok(status, 'a first status write');
+  return job(status, spec);
+}
+/** a finished, b injected and waiting, c next: phase Running. */
+const bWaiting = (): EphemeralJobObject => settled([pod('a', 1, 'ok'), pod('b', 2, 'waiting'), pod('c', 3, 'none')]);
 
 describe('EphemeralJob status deferral', () => {
-  test('a reconcile that injects (phase unchanged) defers the status write, and requeues within the claim window', () => {
-    // a finished, so b is injected; the status would say succeeded 1, waiting 1.
-    const p = plan({ job: job(running), pods: [pod('a', 1, 'ok'), pod('b', 2, 'none')], lease: lease([{ pod: 'a', secondsAgo: 60 }], 1) }, NOW);
-    assert.deepEqual(injections(p.actions), ['b']);
-    assert.equal(statusWrite(p.actions), undefined);
-    assert.ok(p.requeueAfterSeconds !== undefined && p.requeueAfterSeconds <= cfg.leaseSeconds + cfg.skewSeconds, `requeue ${p.requeueAfterSeconds}`);
-  });
-
-  test('the pod event of the injection itself (containers shown, no report yet, claim in the window) writes nothing', () => {
-    const p = plan({ job: job(running), pods: [pod('a', 1, 'ok'), pod('b', 2, 'unreported')], lease: lease([{ pod: 'b', secondsAgo: 2 }], 2) }, NOW);
+  test('a pod that just started running (waiting → running, nothing else changed) writes nothing yet, and requeues for the end of the window', () => {
+    const p = plan({ job: bWaiting(), pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', 2), pod('c', 3, 'none')], lease }, NOW);
     assert.deepEqual(p.actions, []);
-    assert.equal(p.requeueAfterSeconds, cfg.leaseSeconds + cfg.skewSeconds - 2);
+    assert.equal(p.requeueAfterSeconds, WINDOW - 2);
   });
 
-  test('the kubelet report writes the status, with everything deferred folded in', () => {
-    const p = plan({ job: job(running), pods: [pod('a', 1, 'ok'), pod('b', 2, 'running')], lease: lease([{ pod: 'b', secondsAgo: 3 }], 2) }, NOW);
-    const s = (statusWrite(p.actions)?.body as { status: Record<string, unknown> }).status;
-    assert.deepEqual([s.succeeded, s.running, s.waiting], [1, 1, 0]);
+  test('its exit is written at once, with the next pod waiting: one status write for the whole pod', () => {
+    // The status still says b waiting (its start was deferred); b exits, c is injected.
+    const p = plan({ job: bWaiting(), pods: [pod('a', 1, 'ok'), pod('b', 2, 'ok'), pod('c', 3, 'none')], lease }, NOW);
+    assert.deepEqual(injections(p.actions), ['c']);
+    const s = statusWrite(p.actions);
+    assert.deepEqual([s?.succeeded, s?.running, s?.waiting], [2, 0, 1]);
   });
 
-  test('no report by the end of the claim window: the status is written as it is (waiting)', () => {
-    const p = plan({ job: job(running), pods: [pod('a', 1, 'ok'), pod('b', 2, 'unreported')], lease: lease([{ pod: 'b', secondsAgo: 21 }], 2) }, NOW);
-    const s = (statusWrite(p.actions)?.body as { status: Record<string, unknown> }).status;
-    assert.deepEqual([s.succeeded, s.running, s.waiting], [1, 0, 1]);
+  test('a container still running at the end of the window is shown running', () => {
+    const p = plan({ job: bWaiting(), pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', WINDOW), pod('c', 3, 'none')], lease }, NOW);
+    assert.deepEqual([statusWrite(p.actions)?.running, statusWrite(p.actions)?.waiting], [1, 0]);
   });
 
-  test('an injected pod with no claim left in the record (released by a later claim write) does not defer', () => {
-    const p = plan({ job: job(running), pods: [pod('a', 1, 'ok'), pod('b', 2, 'unreported')], lease: lease([], 2) }, NOW);
-    assert.ok(statusWrite(p.actions));
+  test('a start that does not say when is shown at once', () => {
+    const p = plan({ job: bWaiting(), pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', null), pod('c', 3, 'none')], lease }, NOW);
+    assert.equal(statusWrite(p.actions)?.running, 1);
   });
 
-  test("the job's first status write is never deferred (a user sees the job picked up at once)", () => {
-    const p = plan({ job: job(), pods: [pod('a', 1, 'none')], lease: lease([], 0) }, NOW);
-    assert.deepEqual(injections(p.actions), ['a']);
-    assert.equal((statusWrite(p.actions)?.body as { status: Record<string, unknown> }).status.waiting, 1);
+  test('a long runner among the running pods: the flip is shown at once (which pod just started cannot be told from counts)', () => {
+    const before = settled([pod('a', 1, 'running', 600), pod('b', 2, 'waiting')], { parallelism: 2, replicas: 2 });
+    const p = plan({ job: before, pods: [pod('a', 1, 'running', 600), pod('b', 2, 'running', 1)], lease }, NOW);
+    assert.deepEqual([statusWrite(p.actions)?.running, statusWrite(p.actions)?.waiting], [2, 0]);
   });
 
-  test('a phase change is never deferred (a verdict, or Waiting → Running)', () => {
-    const waitingJob = job({ ...running, phase: 'Waiting', running: 0, waiting: 1, match: 2 }, { parallelism: 2 });
-    const p = plan({ job: waitingJob, pods: [pod('a', 1, 'running'), pod('b', 2, 'none')], lease: lease([], 1) }, NOW);
-    assert.deepEqual(injections(p.actions), ['b']);
-    assert.equal((statusWrite(p.actions)?.body as { status: Record<string, unknown> }).status.phase, 'Running');
+  test("the job's first status write and a phase change (Waiting → Running) are never deferred", () => {
+    const first = plan({ job: job(), pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', 1), pod('c', 3, 'none')], lease }, NOW);
+    assert.equal(statusWrite(first.actions)?.running, 1);
+    const waiting = settled([pod('a', 1, 'waiting'), pod('b', 2, 'none')]);
+    assert.equal(waiting.status?.phase, 'Waiting');
+    const flip = plan({ job: waiting, pods: [pod('a', 1, 'running', 1), pod('b', 2, 'none')], lease }, NOW);
+    assert.equal(statusWrite(flip.actions)?.phase, 'Running');
+  });
+
+  test('a plan that injects writes its status (the new pod counted as waiting)', () => {
+    // parallelism raised from 1 to 2 while b waited: b starts and c is injected in one plan.
+    const before = settled([pod('a', 1, 'ok'), pod('b', 2, 'waiting'), pod('c', 3, 'none')]);
+    const p = plan({ job: { ...before, spec: { ...before.spec, parallelism: 2 } }, pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', 1), pod('c', 3, 'none')], lease }, NOW);
+    assert.deepEqual(injections(p.actions), ['c']);
+    assert.deepEqual([statusWrite(p.actions)?.running, statusWrite(p.actions)?.waiting], [1, 1]);
   });
 });
