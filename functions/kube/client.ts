@@ -11,8 +11,10 @@ import {
 // The observable stub's `of`/`from` are not re-exported at the root; middleware must return them.
 import { from, of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import type { Action, PatchType } from '../engine/plan.ts';
+import { withFreshCredentialOn401, type KubeAuth } from './auth.ts';
 import { KubeError } from './errors.ts';
 import type { Kube, ListOptions, ObjectList, ObjectRef } from './kube.ts';
+import { networkError, statusError } from './status-error.ts';
 
 const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
   merge: PatchStrategy.MergePatch,
@@ -28,13 +30,8 @@ export interface KubeClientOptions {
   auth?: KubeAuth;
 }
 
-/** Where a request's Authorization header comes from, for credentials that expire or rotate. */
-export interface KubeAuth {
-  /** The Authorization header value for the next request. */
-  header(): Promise<string>;
-  /** Forget the cached credential after a 401, so the next header() reads or signs a fresh one. */
-  invalidate(): void;
-}
+/** Where a request's Authorization header comes from (shared with the lean client: auth.ts). */
+export type { KubeAuth } from './auth.ts';
 
 type Api = { core: CoreV1Api; coord: CoordinationV1Api; custom: CustomObjectsApi };
 type Call = { patchType?: PatchType };
@@ -101,27 +98,6 @@ function authMiddleware(auth: KubeAuth): ObservableMiddleware {
   };
 }
 
-/**
- * A 401 means the token expired early or was rotated: read a fresh one and try once more.
- * A second 401 is an authentication failure, terminal (status 401), never retried.
- */
-async function withFreshCredentialOn401<T>(auth: KubeAuth, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (!(err instanceof KubeError) || err.status !== 401 || err.reason === 'CredentialError') throw err;
-    auth.invalidate();
-    try {
-      return await fn();
-    } catch (again) {
-      if (again instanceof KubeError && again.status === 401) {
-        throw new KubeError({ status: 401, reason: 'Unauthorized', message: `the API server refused a freshly read credential: ${again.message}`, cause: again });
-      }
-      throw again;
-    }
-  }
-}
-
 /** Run a call; translate client-node and network failures into classified KubeErrors. */
 async function guard<T>(fn: () => Promise<T>, nullOn404 = false): Promise<T> {
   try {
@@ -135,39 +111,9 @@ async function guard<T>(fn: () => Promise<T>, nullOn404 = false): Promise<T> {
 
 /** Normalise anything a client-node call can throw. */
 export function toKubeError(err: unknown): KubeError {
-  if (err instanceof KubeError) return err;
-  if (err instanceof ApiException) {
-    const status = parseStatus(err.body);
-    const retryAfter = Number(err.headers?.['retry-after']);
-    return new KubeError({
-      status: err.code,
-      reason: status.reason,
-      message: status.message ?? `HTTP ${err.code}`,
-      causes: status.details?.causes,
-      retryAfterSeconds: Number.isFinite(retryAfter) ? retryAfter : undefined,
-      cause: err,
-    });
-  }
+  if (err instanceof ApiException) return statusError(err.code, err.body, err.headers?.['retry-after'], err);
   // Network errors, resets, timeouts (AbortError/TimeoutError): status 0 = transient.
-  const message = err instanceof Error ? err.message : String(err);
-  return new KubeError({ status: 0, reason: 'NetworkError', message, cause: err });
-}
-
-interface StatusBody {
-  reason?: string;
-  message?: string;
-  details?: { causes?: { field?: string; message?: string; reason?: string }[] };
-}
-
-function parseStatus(body: unknown): StatusBody {
-  if (typeof body === 'string') {
-    try {
-      return parseStatus(JSON.parse(body));
-    } catch {
-      return { message: body.slice(0, 500) };
-    }
-  }
-  return body && typeof body === 'object' ? (body as StatusBody) : {};
+  return networkError(err);
 }
 
 function splitApiVersion(apiVersion: string): { group: string; version: string } {
