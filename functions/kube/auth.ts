@@ -4,7 +4,7 @@ import { KubeError } from './errors.ts';
 
 /** Where a request's Authorization header comes from, for credentials that expire or rotate. */
 export interface KubeAuth {
-  /** The Authorization header value for the next request. */
+  /** The Authorization header value for the next request ('' sends none). */
   header(): Promise<string>;
   /** Forget the cached credential after a 401, so the next header() reads or signs a fresh one. */
   invalidate(): void;

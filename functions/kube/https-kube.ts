@@ -51,7 +51,8 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
   const auth = options.auth;
 
   const once = async (req: Req, nullOn404: boolean): Promise<unknown> => {
-    const headers: Record<string, string> = auth ? { authorization: await auth.header() } : {};
+    const authorization = auth ? await auth.header() : '';
+    const headers: Record<string, string> = authorization ? { authorization } : {};
     const res = await send(req, headers);
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
     if (date && !Number.isNaN(date.getTime())) server = { date, at: performance.now() };
