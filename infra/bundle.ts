@@ -1,6 +1,6 @@
 // The one esbuild recipe every deployable shares: a single minified ESM file for Node 24.
 // Used by the Lambda assets (infra/aws/assets.ts) and the relay image (relay/build.ts).
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,10 +8,16 @@ import { fileURLToPath } from 'node:url';
 /** The repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Bundle `entry` (relative to the root) into `outfile`. */
-export async function bundleNode(entry: string, outfile: string, opts: { sourcemap?: boolean } = {}): Promise<void> {
-  mkdirSync(dirname(outfile), { recursive: true });
-  await build({
+/** Options of bundleNode. */
+export interface BundleOptions {
+  sourcemap?: boolean;
+  /** Packages left as imports, for a runtime that provides them (Lambda's AWS SDK v3). */
+  external?: string[];
+}
+
+/** The esbuild options for `entry` (relative to the root): exported so tests inspect the very same build. */
+export function nodeBuildOptions(entry: string, outfile: string, opts: BundleOptions = {}): BuildOptions {
+  return {
     entryPoints: [join(ROOT, entry)],
     outfile,
     bundle: true,
@@ -20,8 +26,15 @@ export async function bundleNode(entry: string, outfile: string, opts: { sourcem
     format: 'esm',
     minify: true,
     sourcemap: opts.sourcemap ? 'linked' : false,
+    external: opts.external ?? [],
     // Some CommonJS dependencies call require(); give the ESM bundle one.
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
     logLevel: 'warning',
-  });
+  };
+}
+
+/** Bundle `entry` (relative to the root) into `outfile`. */
+export async function bundleNode(entry: string, outfile: string, opts: BundleOptions = {}): Promise<void> {
+  mkdirSync(dirname(outfile), { recursive: true });
+  await build(nodeBuildOptions(entry, outfile, opts));
 }
