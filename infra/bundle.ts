@@ -2,7 +2,7 @@
 // Used by the Lambda assets (infra/aws/assets.ts) and the relay image (relay/build.ts).
 import { build, type BuildOptions } from 'esbuild';
 import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
@@ -13,13 +13,19 @@ export interface BundleOptions {
   sourcemap?: boolean;
   /** Packages left as imports, for a runtime that provides them (Lambda's AWS SDK v3). */
   external?: string[];
+  /**
+   * Dynamic imports become chunks next to `outfile`, loaded (and compiled) only when first
+   * used: code a cold start does not run costs it nothing. Off for the relay's one-file image.
+   */
+  splitting?: boolean;
 }
 
 /** The esbuild options for `entry` (relative to the root): exported so tests inspect the very same build. */
 export function nodeBuildOptions(entry: string, outfile: string, opts: BundleOptions = {}): BuildOptions {
   return {
-    entryPoints: [join(ROOT, entry)],
-    outfile,
+    ...(opts.splitting
+      ? { entryPoints: { [basename(outfile, '.mjs')]: join(ROOT, entry) }, outdir: dirname(outfile), splitting: true, chunkNames: 'chunks/[name]-[hash]', outExtension: { '.js': '.mjs' } }
+      : { entryPoints: [join(ROOT, entry)], outfile }),
     bundle: true,
     platform: 'node',
     target: 'node24',

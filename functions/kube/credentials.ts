@@ -58,7 +58,7 @@ export interface ClusterConnections {
 }
 
 /** Connections for the given sources. `kubeconfig` sources use `loadKubeconfig` (default: KUBECONFIG / in-cluster). */
-export function clusterConnections(sources: ClusterSources, aws: () => AwsLookups, loadKubeconfig: () => KubeConnection = loadKubeconfigConnection): ClusterConnections {
+export function clusterConnections(sources: ClusterSources, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection> = loadKubeconfigConnection): ClusterConnections {
   const made = new Map<string, Promise<ClusterConnection>>();
   return {
     names: Object.keys(sources).sort(),
@@ -77,10 +77,10 @@ export function clusterConnections(sources: ClusterSources, aws: () => AwsLookup
   };
 }
 
-async function connectTo(name: string, source: ClusterSource, aws: () => AwsLookups, loadKubeconfig: () => KubeConnection): Promise<ClusterConnection> {
+async function connectTo(name: string, source: ClusterSource, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection>): Promise<ClusterConnection> {
   if ('kubeconfig' in source) {
     try {
-      return { name, ...loadKubeconfig() };
+      return { name, ...(await loadKubeconfig()) };
     } catch (err) {
       throw new CredentialError(`cluster "${name}": ${(err as Error).message}`, err);
     }

@@ -5,10 +5,10 @@
 // providers are refused with a pointer to the eks and secret sources.
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { parse } from 'yaml';
 import { z } from 'zod';
 import { formatZodIssues } from '../api/field-path.ts';
 import { bearerAuth, type KubeAuth } from './auth.ts';
+import { cjsExports } from './cjs-import.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 
 /** An endpoint and, when the kubeconfig names one, where its bearer token comes from. */
@@ -47,7 +47,7 @@ const SA = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_FILE_TTL_MS = 60_000;
 
 /** KUBECONFIG (its first file) if set, else the in-cluster service account; an Error says what is missing. */
-export function loadKubeconfigConnection(env: Record<string, string | undefined> = process.env): KubeConnection {
+export async function loadKubeconfigConnection(env: Record<string, string | undefined> = process.env): Promise<KubeConnection> {
   const file = env.KUBECONFIG?.split(':').find((f) => f !== '');
   if (file) return fromFile(file);
   if (env.KUBERNETES_SERVICE_HOST) return inCluster(env.KUBERNETES_SERVICE_HOST, env.KUBERNETES_SERVICE_PORT ?? '443');
@@ -59,7 +59,9 @@ function inCluster(host: string, port: string): KubeConnection {
   return { endpoint: { server, ca: readFileSync(join(SA, 'ca.crt')) }, auth: tokenFileAuth(join(SA, 'token')) };
 }
 
-function fromFile(file: string): KubeConnection {
+async function fromFile(file: string): Promise<KubeConnection> {
+  // The YAML parser (~110 KB) loads only here: an eks or secret deployment never compiles it.
+  const { parse } = await cjsExports(import('yaml'));
   let doc: unknown;
   try {
     doc = parse(readFileSync(file, 'utf8'));

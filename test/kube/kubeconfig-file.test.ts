@@ -56,23 +56,23 @@ describe('kubeconfig source (no client-node)', () => {
   test('CA, client certificate and token from files relative to the kubeconfig, or inline data', async () => {
     write('ca.pem', 'CA PEM');
     write('token', 'file-token\n');
-    const viaFiles = loadKubeconfigConnection({ KUBECONFIG: write('files.yaml', kubeconfig('tokenFile: token\n    client-certificate: ca.pem\n    client-key: ca.pem')) });
+    const viaFiles = await loadKubeconfigConnection({ KUBECONFIG: write('files.yaml', kubeconfig('tokenFile: token\n    client-certificate: ca.pem\n    client-key: ca.pem')) });
     assert.equal(viaFiles.endpoint.ca?.toString(), 'CA PEM');
     assert.equal(viaFiles.endpoint.cert?.toString(), 'CA PEM');
     assert.equal(await viaFiles.auth?.header(), 'Bearer file-token');
     const b64 = Buffer.from('INLINE').toString('base64');
-    const inline = loadKubeconfigConnection({ KUBECONFIG: write('inline.yaml', kubeconfig('token: abc', `server: https://k8s.example\n    certificate-authority-data: ${b64}\n    tls-server-name: api.internal`)) });
+    const inline = await loadKubeconfigConnection({ KUBECONFIG: write('inline.yaml', kubeconfig('token: abc', `server: https://k8s.example\n    certificate-authority-data: ${b64}\n    tls-server-name: api.internal`)) });
     assert.deepEqual([inline.endpoint.ca?.toString(), inline.endpoint.tlsServerName, await inline.auth?.header()], ['INLINE', 'api.internal', 'Bearer abc']);
   });
 
   test('what it cannot use is refused naming the file and the fix; the connect error names the cluster', async () => {
     const exec = write('exec.yaml', kubeconfig('exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}'));
-    assert.throws(() => loadKubeconfigConnection({ KUBECONFIG: exec }), new RegExp(`kubeconfig ${exec}: user "u" authenticates with an exec plugin.*eks or secret cluster source`));
+    await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: exec }), new RegExp(`kubeconfig ${exec}: user "u" authenticates with an exec plugin.*eks or secret cluster source`));
     const badCtx = write('ctx.yaml', kubeconfig('token: abc').replace('current-context: c', 'current-context: nope'));
-    assert.throws(() => loadKubeconfigConnection({ KUBECONFIG: badCtx }), /current-context "nope" is not among its contexts/);
+    await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: badCtx }), /current-context "nope" is not among its contexts/);
     const bad = write('bad.yaml', 'clusters: 3');
-    assert.throws(() => loadKubeconfigConnection({ KUBECONFIG: bad }), /is malformed: .*current-context/);
-    assert.throws(() => loadKubeconfigConnection({}), /neither KUBECONFIG nor KUBERNETES_SERVICE_HOST is set/);
+    await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: bad }), /is malformed: .*current-context/);
+    await assert.rejects(loadKubeconfigConnection({}), /neither KUBECONFIG nor KUBERNETES_SERVICE_HOST is set/);
     const conns = clusterConnections({ local: { kubeconfig: {} } }, noAws, () => loadKubeconfigConnection({}));
     await assert.rejects(conns.connect('local'), (e: unknown) => e instanceof CredentialError && /^cluster "local": neither KUBECONFIG/.test(e.message));
   });
