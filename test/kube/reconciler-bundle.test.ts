@@ -26,6 +26,7 @@ test('the reconciler bundle holds no client-node, undici or node-fetch; @aws-sdk
   const eager = Object.keys(entry.inputs);
   assert.ok(eager.some((i) => i.includes('node_modules/zod/')), 'the entry chunk is the one compiled at a cold start');
   assert.deepEqual(eager.filter((i) => /node_modules\/(yaml|@smithy\/signature-v4)\//.test(i)), [], 'only a kubeconfig source or an EKS token pays for these');
+  assert.deepEqual(eager.filter((i) => /^(?!zod-en:).*zod\/v4\/locales\/(?!en\.js)/.test(i)), [], 'zod in English only (zod-en: is the one-locale index)');
   const imports = Object.values(r.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
   assert.ok(imports.includes('@aws-sdk/client-sqs'), `SQS client imported from the runtime, got ${imports.join(', ')}`);
 });
@@ -37,6 +38,8 @@ test('the built reconciler handles an event for an EKS cluster: its lazily loade
   try {
     await bundleNode(LAMBDA_ENTRIES.reconciler, join(dir, 'index.mjs'), LAMBDA_BUNDLE);
     const { buildConsumer } = (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { buildConsumer: typeof BuildConsumer };
+    // zod's English messages survive the English-only locale bundle.
+    assert.throws(() => buildConsumer({ EPHEMERA_QUEUE_URL: 'not a url' }), /EPHEMERA_QUEUE_URL: Invalid URL/);
     const described: string[] = [];
     const aws = (): AwsLookups => ({
       region: 'eu-west-1',
