@@ -1,13 +1,14 @@
 // Per-cluster connections for the functions: endpoint, CA and a short-lived or re-readable
 // credential, from a ClusterSource reference. Nothing here reads the environment; the AWS
 // calls come in as AwsLookups so tests pass scripted ones (no module mocks).
-import { KubeConfig } from '@kubernetes/client-node';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { formatZodIssues } from '../api/field-path.ts';
-import type { KubeAuth } from './client.ts';
+import type { KubeAuth } from './auth.ts';
 import { ClusterSecret, type ClusterSource, type ClusterSources } from './cluster-source.ts';
 import { eksTokenSource } from './eks-token.ts';
+import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
+import { loadKubeconfigConnection, type KubeConnection } from './kubeconfig-file.ts';
 
 /** The AWS calls the credential sources need (real ones: aws-lookups.ts). */
 export interface AwsLookups {
@@ -41,11 +42,11 @@ export class UnknownClusterError extends Error {
   }
 }
 
-/** How to reach one cluster: a KubeConfig (endpoint, CA) and the bearer token source. */
+/** How to reach one cluster: its endpoint (server, CA) and the bearer token source. */
 export interface ClusterConnection {
   name: string;
-  kubeConfig: KubeConfig;
-  /** Absent for kubeconfig sources (client-node authenticates itself). */
+  endpoint: KubeEndpoint;
+  /** Absent when the kubeconfig authenticates by client certificate alone. */
   auth?: KubeAuth;
 }
 
@@ -56,8 +57,8 @@ export interface ClusterConnections {
   connect(name: string): Promise<ClusterConnection>;
 }
 
-/** Connections for the given sources. `kubeconfig` sources use `loadKubeConfig` (default: KUBECONFIG / in-cluster). */
-export function clusterConnections(sources: ClusterSources, aws: () => AwsLookups, loadKubeConfig: () => KubeConfig = defaultKubeConfig): ClusterConnections {
+/** Connections for the given sources. `kubeconfig` sources use `loadKubeconfig` (default: KUBECONFIG / in-cluster). */
+export function clusterConnections(sources: ClusterSources, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection> = loadKubeconfigConnection): ClusterConnections {
   const made = new Map<string, Promise<ClusterConnection>>();
   return {
     names: Object.keys(sources).sort(),
@@ -66,7 +67,7 @@ export function clusterConnections(sources: ClusterSources, aws: () => AwsLookup
       if (!source) return Promise.reject(new UnknownClusterError(`cluster "${name}" is not served by this deployment (EPHEMERA_CLUSTERS has: ${Object.keys(sources).sort().join(', ')})`));
       let p = made.get(name);
       if (!p) {
-        p = connectTo(name, source, aws, loadKubeConfig);
+        p = connectTo(name, source, aws, loadKubeconfig);
         // A failed connect is not cached: the next message tries again (e.g. after a fix to IAM).
         p.catch(() => made.delete(name));
         made.set(name, p);
@@ -76,8 +77,14 @@ export function clusterConnections(sources: ClusterSources, aws: () => AwsLookup
   };
 }
 
-async function connectTo(name: string, source: ClusterSource, aws: () => AwsLookups, loadKubeConfig: () => KubeConfig): Promise<ClusterConnection> {
-  if ('kubeconfig' in source) return { name, kubeConfig: loadKubeConfig() };
+async function connectTo(name: string, source: ClusterSource, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection>): Promise<ClusterConnection> {
+  if ('kubeconfig' in source) {
+    try {
+      return { name, ...(await loadKubeconfig()) };
+    } catch (err) {
+      throw new CredentialError(`cluster "${name}": ${(err as Error).message}`, err);
+    }
+  }
   if ('eks' in source) return eksConnection(name, source.eks, aws());
   return secretConnection(name, source.secret, aws());
 }
@@ -93,7 +100,7 @@ async function eksConnection(name: string, eks: { name: string; region?: string 
   const tokens = eksTokenSource({ cluster: eks.name, region, credentials: aws.credentials });
   return {
     name,
-    kubeConfig: kubeConfigFor(name, described.endpoint, described.certificateAuthorityData),
+    endpoint: endpointFor(described.endpoint, described.certificateAuthorityData),
     auth: {
       header: async () => {
         try {
@@ -114,7 +121,7 @@ async function secretConnection(name: string, secret: { secretId: string; region
   let token: Promise<string> | undefined = Promise.resolve(first.token);
   return {
     name,
-    kubeConfig: kubeConfigFor(name, first.server, first.certificateAuthorityData),
+    endpoint: endpointFor(first.server, first.certificateAuthorityData),
     auth: {
       header: async () => {
         token ??= read().then((s) => s.token);
@@ -151,17 +158,7 @@ export async function readClusterSecret(cluster: string, secretId: string, get: 
   return r.data;
 }
 
-/** A KubeConfig with only a cluster: the bearer token is added per request by KubeAuth. */
-export function kubeConfigFor(name: string, server: string, caData: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  // A plain-HTTP server (the embedded test cluster) needs skipTLSVerify in client-node.
-  const plain = server.startsWith('http://');
-  kc.loadFromClusterAndUser({ name, server, ...(caData ? { caData } : {}), skipTLSVerify: plain }, { name: `ephemera@${name}` });
-  return kc;
-}
-
-function defaultKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
+/** An endpoint from a server URL and a base64 PEM CA; the bearer token is added per request by KubeAuth. */
+export function endpointFor(server: string, caData: string | undefined): KubeEndpoint {
+  return caData ? { server, ca: Buffer.from(caData, 'base64') } : { server };
 }

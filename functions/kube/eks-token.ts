@@ -5,9 +5,10 @@
 // authenticator replays the URL to STS, so the token proves the role without any
 // long-lived secret. STS honours such a URL for 15 minutes after X-Amz-Date whatever
 // X-Amz-Expires says; 60 is what every client sends (older authenticators insist on ≤ 60).
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
+// The signer (and the @smithy/core it drags in) loads on the first token, not at import:
+// it would add ~15 ms to every cold start of a deployment that serves no EKS cluster.
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { cjsExports } from './cjs-import.ts';
 
 /** The token's version prefix. */
 export const EKS_TOKEN_PREFIX = 'k8s-aws-v1.';
@@ -38,6 +39,7 @@ export interface EksToken {
 /** Sign one token. Pure apart from the hashing: same input, same token. */
 export async function signEksToken(input: EksTokenInput): Promise<EksToken> {
   const hostname = `sts.${input.region}.amazonaws.com`;
+  const [{ Sha256 }, { SignatureV4 }] = await Promise.all([cjsExports(import('@aws-crypto/sha256-js')), cjsExports(import('@smithy/signature-v4'))]);
   const signer = new SignatureV4({ service: 'sts', region: input.region, credentials: input.credentials, sha256: Sha256, applyChecksum: false });
   const signed = await signer.presign(
     {

@@ -7,8 +7,9 @@ import type { Controller } from '../engine/controller.ts';
 import type { EngineDeps } from '../engine/engine.ts';
 import type { Logger } from '../engine/logger.ts';
 import { ejobController } from '../ejob/controller.ts';
-import { createKube } from '../kube/client.ts';
 import { UnknownClusterError, type ClusterConnections } from '../kube/credentials.ts';
+import { createKube } from '../kube/client.ts';
+import { createHttpsKube } from '../kube/https-kube.ts';
 import type { Kube } from '../kube/kube.ts';
 import { sidecarController } from '../sidecar/controller.ts';
 import { sidecarOptionsFromConfig } from '../sidecar/config.ts';
@@ -32,6 +33,10 @@ export function controllersFor(config: FunctionsConfig): Controller<unknown>[] {
  * invocation (`withFreshHolder`), so two concurrent handlers in one process never share it.
  */
 export function createEngineDeps(config: FunctionsConfig, kc: KubeConfig, logger: Logger, kube: Kube = createKube(kc, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS })): EngineDeps {
+  return engineDeps(config, logger, kube);
+}
+
+function engineDeps(config: FunctionsConfig, logger: Logger, kube: Kube): EngineDeps {
   return {
     kube,
     controllers: controllersFor(config),
@@ -63,7 +68,7 @@ export function clusterEngines(config: FunctionsConfig, connections: ClusterConn
     if (name === undefined) throw new UnknownClusterError(`the envelope names no cluster and this deployment serves several (${connections.names.join(', ')}): set EPHEMERA_RELAY_CLUSTER on the relay or EPHEMERA_DEFAULT_CLUSTER here`);
     let p = made.get(name);
     if (!p) {
-      p = connections.connect(name).then((c) => createEngineDeps(config, c.kubeConfig, logger.child({ cluster: name }), createKube(c.kubeConfig, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS, ...(c.auth ? { auth: c.auth } : {}) })));
+      p = connections.connect(name).then((c) => engineDeps(config, logger.child({ cluster: name }), createHttpsKube(c.endpoint, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS, ...(c.auth ? { auth: c.auth } : {}) })));
       p.catch(() => made.delete(name));
       made.set(name, p);
     }

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createKube } from '../../functions/kube/client.ts';
 import { clusterConnections, CredentialError, readClusterSecret, type AwsLookups } from '../../functions/kube/credentials.ts';
 import { EKS_TOKEN_PREFIX } from '../../functions/kube/eks-token.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
+import { createHttpsKube } from '../../functions/kube/https-kube.ts';
 
 /** A tiny API server that records Authorization headers and answers 401 to tokens in `refuse`. */
 let server: Server;
@@ -49,7 +49,7 @@ function lookups(over: Partial<AwsLookups> = {}): AwsLookups & { calls: string[]
   };
 }
 
-const getNode = async (conn: Awaited<ReturnType<ReturnType<typeof clusterConnections>['connect']>>) => createKube(conn.kubeConfig, { timeoutMs: 2000, ...(conn.auth ? { auth: conn.auth } : {}) }).get({ apiVersion: 'v1', kind: 'Node', name: 'n1' });
+const getNode = async (conn: Awaited<ReturnType<ReturnType<typeof clusterConnections>['connect']>>) => createHttpsKube(conn.endpoint, { timeoutMs: 2000, ...(conn.auth ? { auth: conn.auth } : {}) }).get({ apiVersion: 'v1', kind: 'Node', name: 'n1' });
 
 describe('cluster credentials', () => {
   test('EKS: endpoint from DescribeCluster (once), every request carries a k8s-aws-v1 token for that cluster', async () => {

@@ -2,7 +2,6 @@
 // on the first invocation (not at import), from the environment, validated with zod.
 // The environment names clusters only (EKS cluster names, Secrets Manager secret ids):
 // no credential is ever placed in it.
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
@@ -11,7 +10,7 @@ import { ClusterSources } from '../../kube/cluster-source.ts';
 import { clusterConnections, type AwsLookups } from '../../kube/credentials.ts';
 import { clusterEngines, createLogger } from '../deps.ts';
 import { createSqsConsumer, FifoQueueError } from './sqs-consumer.ts';
-import { sqsDeadLetter, sqsRequeue } from './sqs-queue.ts';
+import { lazySqsClient, sqsDeadLetter, sqsRequeue, type SqsSender } from './sqs-queue.ts';
 
 const json = z.string().transform((s, ctx) => {
   try {
@@ -37,13 +36,13 @@ type Consumer = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse
 let consumer: Consumer | undefined;
 
 /** Build the consumer from an environment (exported for tests and the cold-start bench). */
-export function buildConsumer(env: Record<string, string | undefined>, inject: { sqs?: SQSClient; aws?: () => AwsLookups } = {}): Consumer {
+export function buildConsumer(env: Record<string, string | undefined>, inject: { sqs?: SqsSender; aws?: () => AwsLookups } = {}): Consumer {
   const config = parseEnv(LambdaConfig, env);
   if (config.EPHEMERA_QUEUE_URL.endsWith('.fifo')) throw new ConfigError(`EPHEMERA_QUEUE_URL: ${new FifoQueueError().message}`);
   if (config.EPHEMERA_DEFAULT_CLUSTER !== undefined && !(config.EPHEMERA_DEFAULT_CLUSTER in config.EPHEMERA_CLUSTERS)) {
     throw new ConfigError(`EPHEMERA_DEFAULT_CLUSTER: "${config.EPHEMERA_DEFAULT_CLUSTER}" is not one of EPHEMERA_CLUSTERS (${Object.keys(config.EPHEMERA_CLUSTERS).join(', ')})`);
   }
-  const client = inject.sqs ?? new SQSClient({ region: config.AWS_REGION });
+  const client = inject.sqs ?? lazySqsClient(config.AWS_REGION);
   const logger = createLogger(config.LOG_LEVEL);
   const connections = clusterConnections(config.EPHEMERA_CLUSTERS, inject.aws ?? ((): AwsLookups => awsLookups(config.AWS_REGION)));
   return createSqsConsumer({

@@ -1,5 +1,22 @@
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SendMessageCommand, SendMessageCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../api/envelope.ts';
+
+/** What the queue functions need of an SQS client (lazySqsClient loads the SDK on first use). */
+export type SqsSender = Pick<SQSClient, 'send'>;
+
+// Loaded on the first send, not at import: a first event that needs no requeue never pays
+// for the SDK (the Lambda runtime provides it; the bundle leaves it external).
+const sendMessage = async (input: SendMessageCommandInput): Promise<SendMessageCommand> => new (await import('@aws-sdk/client-sqs')).SendMessageCommand(input);
+
+/** An SQS client made on its first send, for the given region. */
+export function lazySqsClient(region: string): SqsSender {
+  let client: Promise<SQSClient> | undefined;
+  const send = async (command: Parameters<SQSClient['send']>[0]): Promise<unknown> => {
+    client ??= import('@aws-sdk/client-sqs').then((m) => new m.SQSClient({ region }));
+    return (await client).send(command);
+  };
+  return { send: send as SQSClient['send'] };
+}
 
 /** SQS's per-message delay limit (standard queues). */
 export const MAX_SQS_DELAY_SECONDS = 900;
@@ -11,12 +28,12 @@ export const NOT_BEFORE_ATTRIBUTE = 'ephemera-not-before';
  * chained: the message carries when it is due, and the consumer sends it on until then
  * (a TTL of a day costs 96 messages, not a hot loop). FIFO queues are refused at start.
  */
-export function sqsRequeue(client: SQSClient, queueUrl: string, clock: () => number = Date.now): (envelope: Envelope, delaySeconds: number) => Promise<void> {
+export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => number = Date.now): (envelope: Envelope, delaySeconds: number) => Promise<void> {
   return async (envelope, delaySeconds) => {
     const wait = Math.max(0, Math.ceil(delaySeconds));
     const now = clock();
     const body = JSON.stringify({ ...envelope, id: `${envelope.id.split('+requeue@')[0]}+requeue@${now}`, time: new Date(now).toISOString() });
-    await client.send(new SendMessageCommand({
+    await client.send(await sendMessage({
       QueueUrl: queueUrl,
       MessageBody: body,
       DelaySeconds: Math.min(MAX_SQS_DELAY_SECONDS, wait),
@@ -26,9 +43,9 @@ export function sqsRequeue(client: SQSClient, queueUrl: string, clock: () => num
 }
 
 /** Dead-letter through SQS: the original body, with the reason as a message attribute. */
-export function sqsDeadLetter(client: SQSClient, dlqUrl: string): (body: string, reason: string) => Promise<void> {
+export function sqsDeadLetter(client: SqsSender, dlqUrl: string): (body: string, reason: string) => Promise<void> {
   return async (body, reason) => {
-    await client.send(new SendMessageCommand({
+    await client.send(await sendMessage({
       QueueUrl: dlqUrl,
       MessageBody: body.length > 0 ? body : '(empty)',
       MessageAttributes: { reason: { DataType: 'String', StringValue: reason.slice(0, 1000) } },

@@ -143,15 +143,23 @@ describe('ephemera invoke', () => {
     assert.doesNotMatch(blank.stderr, /\n\s+at /);
   });
 
-  test('pods whose owner (a ReplicaSet) the state leaves out are kept through a run that releases the Lease', async () => {
+  test('pods whose owner (a ReplicaSet) the state leaves out are kept through a run that deletes something', async () => {
     const objects = parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as { kind: string; metadata: Record<string, unknown> });
     for (const o of objects.filter((x) => x.kind === 'Pod')) o.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'helloworld-865cd8865b', uid: '11111111-2222-4333-8444-555555555555', controller: true }];
+    // A job finished long ago and past its TTL: the run deletes it, so the collector runs.
+    const finished = {
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
+      metadata: { name: 'old-check', namespace: 'default', uid: '0e1a5e00-0000-4000-8000-0000000001d0', generation: 1, creationTimestamp: '2025-12-31T00:00:00Z' },
+      spec: { selector: { matchLabels: { app: 'helloworld' } }, ttlSecondsAfterFinished: 60, template: { ephemeralContainers: [{ name: 'old', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'helloworld' }] } },
+      status: { phase: 'Succeeded', match: 0, succeeded: 0, failed: 0, running: 0, waiting: 0, completionTime: '2025-12-31T00:01:00Z' },
+    };
     const state = join(dir, 'owned.json');
-    writeFileSync(state, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+    writeFileSync(state, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [...objects, finished] }));
     const out = await invokeJson('--state', state, '--now', '2026-01-01T00:20:30Z');
+    assert.ok(out.actions.some((a) => a.verb === 'delete' && a.kind === 'EphemeralJob' && a.name === 'old-check'), 'the run deleted the expired job');
     assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq']);
     assert.equal(out.objects.filter((o) => o.kind === 'Pod').length, 4, 'every pod of the state is still there');
-    assert.equal(out.objects.filter((o) => o.kind === 'Lease').length, 0, 'the run did release its Lease (a DELETE happened)');
+    assert.equal(out.objects.filter((o) => o.kind === 'EphemeralJob' && o.metadata?.name === 'old-check').length, 0);
     assert.equal(job(out)?.status?.match, 4);
   });
 

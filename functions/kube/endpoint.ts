@@ -1,0 +1,19 @@
+/**
+ * How to reach one API server: its URL and TLS material, already resolved (PEM contents,
+ * not file names or base64). Credentials that expire come separately as a KubeAuth.
+ */
+export interface KubeEndpoint {
+  /** `https://host[:port][/prefix]`; `http://` only for the embedded test cluster. */
+  server: string;
+  /** PEM of the CA(s) that sign the server's certificate; the system's roots when absent. */
+  ca?: string | Buffer;
+  /** Client certificate and key (PEM) for x509 client authentication. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** kubeconfig's insecure-skip-tls-verify: accept any server certificate. */
+  insecureSkipTlsVerify?: boolean;
+  /** kubeconfig's tls-server-name: the name to verify the certificate against (SNI). */
+  tlsServerName?: string;
+  /** Extra headers on every request (kubeconfig's `as`: Impersonate-User). */
+  headers?: Record<string, string>;
+}

@@ -1,0 +1,155 @@
+// The lean Kube: the ~10 endpoints the functions use, straight over node:http(s). It
+// costs nothing in a bundle (client-node is ~1 MB minified: its serializer registers
+// every model at import) and behaves as the client-node wrapper does (client.ts): same
+// paths, content types, error classes and Date-header clock, proven by
+// test/kube/contract.case.ts against both.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Action, PatchType } from '../engine/plan.ts';
+import { withFreshCredentialOn401, type KubeAuth } from './auth.ts';
+import type { KubeEndpoint } from './endpoint.ts';
+import { KubeError } from './errors.ts';
+import type { Kube, ListOptions, ObjectList } from './kube.ts';
+import { actionOperation, pathFor } from './resources.ts';
+import { networkError, statusError } from './status-error.ts';
+
+// getBuiltinModule, not `import`: an ES import of node:http builds its whole namespace,
+// which loads Node's fetch stack (undici) through lazy exports — ~20 ms of every cold start.
+const http = process.getBuiltinModule('node:http');
+const https = process.getBuiltinModule('node:https');
+
+/** Options of the lean Kube (the same as client.ts's). */
+export interface HttpsKubeOptions {
+  /** Per-request timeout, answer included; a timed-out call is a transient KubeError (default 10 s). */
+  timeoutMs?: number;
+  /** A bearer token per request (EKS IAM token, a secret's token); see credentials.ts. */
+  auth?: KubeAuth;
+}
+
+/** The Content-Type of each patch kind; a patch without one is a JSON patch, as in client-node. */
+export const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  json: 'application/json-patch+json',
+};
+
+const METHOD = { create: 'POST', patch: 'PATCH', update: 'PUT', delete: 'DELETE' } as const;
+
+interface Req {
+  method: string;
+  path: string;
+  body?: unknown;
+  contentType?: string;
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** A Kube over node:http(s) for one endpoint; keeps its connections alive between calls. */
+export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOptions = {}): Kube {
+  const send = sender(endpoint, options.timeoutMs ?? 10_000);
+  let server: { date: Date; at: number } | undefined;
+  const auth = options.auth;
+
+  const once = async (req: Req, nullOn404: boolean): Promise<unknown> => {
+    const authorization = auth ? await auth.header() : '';
+    const headers: Record<string, string> = authorization ? { authorization } : {};
+    const res = await send(req, headers);
+    const date = res.headers.date ? new Date(res.headers.date) : undefined;
+    if (date && !Number.isNaN(date.getTime())) server = { date, at: performance.now() };
+    if (res.status >= 200 && res.status < 300) return parseBody(req, res);
+    if (nullOn404 && res.status === 404) return null;
+    throw statusError(res.status, res.text, headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
+  };
+  const call = (req: () => Req, nullOn404 = false): Promise<unknown> => {
+    // async so a refused request (resources.ts) is a rejection, not a throw.
+    const run = async (): Promise<unknown> => once(req(), nullOn404);
+    return auth ? withFreshCredentialOn401(auth, run) : run();
+  };
+
+  return {
+    get: (ref) => call(() => ({ method: 'GET', path: pathFor('get', ref) }), true),
+    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }))),
+    perform: (action) => call(() => actionRequest(action)),
+    serverNow: () => (server ? new Date(server.date.getTime() + (performance.now() - server.at)) : undefined),
+  };
+}
+
+function listPath(apiVersion: string, kind: string, namespace: string | undefined, lo: ListOptions): string {
+  const q = new URLSearchParams();
+  if (lo.labelSelector) q.set('labelSelector', lo.labelSelector);
+  if (lo.fieldSelector) q.set('fieldSelector', lo.fieldSelector);
+  const query = q.size ? `?${q.toString()}` : '';
+  return `${pathFor('list', { apiVersion, kind, namespace })}${query}`;
+}
+
+function toList(body: unknown): ObjectList<unknown> {
+  const list = (body ?? {}) as { items?: unknown[] | null; metadata?: { resourceVersion?: string } };
+  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion };
+}
+
+function actionRequest(a: Action): Req {
+  const path = pathFor(actionOperation(a), a);
+  const method = METHOD[a.verb];
+  if (a.body === undefined) return { method, path };
+  const contentType = a.verb === 'patch' ? PATCH_CONTENT_TYPE[a.patchType ?? 'json'] : 'application/json';
+  return { method, path, body: a.body, contentType };
+}
+
+function parseBody(req: Req, res: Answer): unknown {
+  if (res.text === '') return {};
+  try {
+    return JSON.parse(res.text) as unknown;
+  } catch (err) {
+    throw new KubeError({ status: 0, reason: 'NetworkError', message: `${req.method} ${req.path}: the API server answered ${res.status} with a body that is not JSON`, cause: err });
+  }
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+type Send = (req: Req, headers: Record<string, string>) => Promise<Answer>;
+
+/** One HTTP exchange with the endpoint: TLS options once, a timeout per request, the whole answer read. */
+function sender(endpoint: KubeEndpoint, timeoutMs: number): Send {
+  const base = new URL(endpoint.server);
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const tls = base.protocol === 'https:';
+  const agent = tls
+    ? new https.Agent({
+      keepAlive: true,
+      rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
+      ...(endpoint.ca ? { ca: endpoint.ca } : {}),
+      ...(endpoint.cert ? { cert: endpoint.cert } : {}),
+      ...(endpoint.key ? { key: endpoint.key } : {}),
+      ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
+    })
+    : new http.Agent({ keepAlive: true });
+  const request = tls ? https.request : http.request;
+
+  return async (req, extra) => {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: Record<string, string> = { accept: 'application/json', ...endpoint.headers, ...extra };
+    if (payload !== undefined) Object.assign(headers, { 'content-type': req.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
+    try {
+      return await new Promise<Answer>((resolve, reject) => {
+        const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
+          // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        });
+        r.on('error', reject);
+        r.end(payload);
+      });
+    } catch (err) {
+      if (signal.aborted) throw networkError(new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`, { cause: err }));
+      throw networkError(err);
+    }
+  };
+}
