@@ -91,7 +91,7 @@ describe('EphemeralJob status deferral', () => {
   test('a plan that injects writes its status (the new pod counted as waiting)', () => {
     // parallelism raised from 1 to 2 while b waited: b starts and c is injected in one plan.
     const before = settled([pod('a', 1, 'ok'), pod('b', 2, 'waiting'), pod('c', 3, 'none')]);
-    const p = plan({ job: { ...before, spec: { ...before.spec, parallelism: 2 } }, pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', 1), pod('c', 3, 'none')], lease }, NOW);
+    const p = plan({ job: { ...before, spec: { ...(before.spec as Record<string, unknown>), parallelism: 2 } }, pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', 1), pod('c', 3, 'none')], lease }, NOW);
     assert.deepEqual(injections(p.actions), ['c']);
     assert.deepEqual([statusWrite(p.actions)?.running, statusWrite(p.actions)?.waiting], [1, 1]);
   });
