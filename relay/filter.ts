@@ -8,6 +8,19 @@ import { containerRoles } from '../functions/sidecar/env.ts';
 import { podDue } from '../functions/sidecar/predicate.ts';
 import type { JobView } from './trim.ts';
 
+/**
+ * A job's selector, parsed once per job view: the same view meets every pod event of its
+ * namespace, and parsing it each time cost more than matching it. A changed job is a new
+ * view (trim.ts builds one per event), so nothing stale is kept.
+ */
+const selectors = new WeakMap<JobView, ReturnType<typeof LabelSelector.safeParse>>();
+
+function parsedSelector(job: JobView): ReturnType<typeof LabelSelector.safeParse> {
+  let parsed = selectors.get(job);
+  if (parsed === undefined) selectors.set(job, (parsed = LabelSelector.safeParse(job.selector)));
+  return parsed;
+}
+
 /** Forward, or skip with a reason (pepr-style). */
 export type Verdict = { forward: true; why: string } | { forward: false; reason: string };
 
@@ -22,7 +35,7 @@ export function filterPod(pod: Pod, jobsInNamespace: Iterable<JobView>, deleted 
   }
   for (const job of jobsInNamespace) {
     if (job.finished) continue;
-    const selector = LabelSelector.safeParse(job.selector);
+    const selector = parsedSelector(job);
     // A job whose selector we cannot read is told about every pod: its reconcile reports the error.
     if (!selector.success || selectorMatches(selector.data, pod.metadata.labels)) return { forward: true, why: `selected by EphemeralJob ${job.name}` };
   }

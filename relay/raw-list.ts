@@ -8,7 +8,6 @@
 //   per line, in a process whose budget is 150 MiB for 10,000 pods.
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** One page of a LIST: raw items, the snapshot's resourceVersion and the continue token. */
@@ -104,20 +103,24 @@ export function watchRaw(kc: KubeConfig, path: string, query: Record<string, str
   return { abort: () => finish(null) };
 }
 
-/** Split the body into lines and parse each: one JSON watch event per line. */
+/**
+ * Split the body into lines and parse each: one JSON watch event per line. Lines are cut
+ * from the bytes (a newline byte never occurs inside a UTF-8 sequence) and each is decoded
+ * once, straight from the chunk: no running string to append to and slice again.
+ */
 function stream(res: IncomingMessage, h: { onEvent(type: string, obj: unknown): void; onLineError(err: string): void }, finish: WatchDone): void {
-  const decoder = new StringDecoder('utf8');
-  let buf = '';
+  let rest: Buffer | undefined;
   res.on('data', (chunk: Buffer) => {
-    buf += decoder.write(chunk);
-    let nl = buf.indexOf('\n');
+    const data = rest ? Buffer.concat([rest, chunk]) : chunk;
     let start = 0;
+    let nl = data.indexOf(10);
     while (nl >= 0) {
-      line(buf.slice(start, nl), h);
+      line(data.toString('utf8', start, nl), h);
       start = nl + 1;
-      nl = buf.indexOf('\n', start);
+      nl = data.indexOf(10, start);
     }
-    buf = buf.slice(start);
+    // Copied: a view would pin the whole chunk until the line is complete.
+    rest = start < data.length ? Buffer.from(data.subarray(start)) : undefined;
   });
   res.on('end', () => finish(null));
   res.on('error', (err) => finish(err));

@@ -7,6 +7,7 @@ import { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB_ID_ENV } from '../functions/ap
 import { jobFinished } from '../functions/ejob/finished.ts';
 import { Pod } from '../functions/api/pod.ts';
 import { trimPodForSidecar } from '../functions/sidecar/predicate.ts';
+import { plainPodShape } from './pod-shape.ts';
 import type { Decoded, Unreadable } from './reflector.ts';
 
 /** A trimmed EphemeralJob: what the relay's filter and resync need. */
@@ -51,11 +52,28 @@ export function podFingerprint(trimmed: Pod): string {
   return JSON.stringify({ ...trimmed, metadata: meta });
 }
 
-/** A raw pod (list item or watch object) → trimmed, keyed and fingerprinted; or why not. */
+/**
+ * A raw pod (list item or watch object) → trimmed, keyed and fingerprinted; or why not.
+ * A pod whose picked fields plainly fit the schema skips zod (pod-shape.ts; proven to give
+ * what decodePodWithZod gives); anything else goes through zod.
+ */
 export function decodePod(raw: unknown): Decoded<Pod> | Unreadable {
-  const parsed = Pod.safeParse(pickPod(raw));
+  const picked = pickPod(raw);
+  return plainPodShape(picked) ? decoded(trimPod(picked as Pod)) : validated(raw, picked);
+}
+
+/** decodePod with zod for every pod: the plain path the shortcut is held to (tests). */
+export function decodePodWithZod(raw: unknown): Decoded<Pod> | Unreadable {
+  return validated(raw, pickPod(raw));
+}
+
+function validated(raw: unknown, picked: unknown): Decoded<Pod> | Unreadable {
+  const parsed = Pod.safeParse(picked);
   if (!parsed.success) return { key: keyOf(raw), error: formatZodIssues(parsed.error.issues, '') };
-  const object = trimPod(parsed.data);
+  return decoded(trimPod(parsed.data));
+}
+
+function decoded(object: Pod): Decoded<Pod> {
   return { key: `${object.metadata.namespace ?? ''}/${object.metadata.name}`, fingerprint: podFingerprint(object), object };
 }
 
@@ -89,7 +107,7 @@ function expiry(completed: unknown, ttlFinished: unknown, created: unknown, ttlC
  * whole pod (volumes, probes, resources…) costs more than everything else the relay does
  * per event. Anything odd is passed through unchanged, so validation still names it.
  */
-function pickPod(raw: unknown): unknown {
+export function pickPod(raw: unknown): unknown {
   if (!isObject(raw) || !isObject(raw.metadata) || !isObject(raw.spec)) return raw;
   const { metadata: m, spec: s } = raw;
   const status = raw.status;
