@@ -6,7 +6,7 @@ import { SIDECAR_STRATEGIES } from './sidecar/config.ts';
  * default; a bad value stops the process with the variable's name and what was expected.
  */
 export const FunctionsConfig = z.object({
-  EPHEMERA_LOCK_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name (DNS-1123 label)').default('ephemera-system'),
+  EPHEMERA_LOCK_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name (DNS-1123 label)').default('ephemera-locks'),
   EPHEMERA_LEASE_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
   EPHEMERA_LEASE_SKEW_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   EPHEMERA_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),

@@ -43,7 +43,7 @@ export interface ObservedLease {
 }
 
 /** How a planner without an observed Lease plans: a fresh Lease with the defaults. */
-export const DEFAULT_LEASE: Omit<LeaseConfig, 'name'> = { namespace: 'ephemera-system', holder: 'ephemera', leaseSeconds: 15, skewSeconds: 5 };
+export const DEFAULT_LEASE: Omit<LeaseConfig, 'name'> = { namespace: 'ephemera-locks', holder: 'ephemera', leaseSeconds: 15, skewSeconds: 5 };
 
 /**
  * Plan one EphemeralJob. Pure: no I/O, the clock is `now`. Rules are DESIGN.md's

@@ -67,7 +67,7 @@ test('`ephemera start --kubeconfig FILE --namespace a,b` says which cluster and 
   const s = start(['--kubeconfig', kubeconfig, '--namespace', 'a,b'], {});
   try {
     await s.until(/acting on/);
-    assert.match(s.stderr(), new RegExp(`acting on the cluster at ${real.url.replace(/\./g, '\\.')} \\(context ephemera-fake, kubeconfig ${kubeconfig}\\), namespaces a, b; controllers ejob,sidecar; Leases in ephemera-system`));
+    assert.match(s.stderr(), new RegExp(`acting on the cluster at ${real.url.replace(/\./g, '\\.')} \\(context ephemera-fake, kubeconfig ${kubeconfig}\\), namespaces a, b; controllers ejob,sidecar; Leases in ephemera-locks`));
     const watched = async (): Promise<string[]> => {
       for (let i = 0; i < 100 && real.requests.filter((r) => r.watch).length < 4; i++) await new Promise((r) => setTimeout(r, 50));
       return [...new Set(real.requests.filter((r) => r.path.startsWith('/api') && (r.verb === 'list' || r.watch)).map((r) => r.path))].sort();
