@@ -20,23 +20,13 @@ export interface LockConfig {
   skewSeconds: number;
 }
 
-/** A held lock: renew it before writes that rely on exclusivity; release when done. */
+/** A held lock: renew it by acquiring again as the same holder; release when done. */
 export interface HeldLock {
   readonly name: string;
-  /** Renew if more than half the lease has passed (local monotonic time); throws LockLostError if taken over. */
-  fence(): Promise<void>;
   release(): Promise<void>;
 }
 
 export type Acquired = { held: HeldLock } | { busy: true; retryAfterSeconds: number; holder: string };
-
-/** The lock was taken over (our lease expired): stop writing. */
-export class LockLostError extends Error {
-  constructor(name: string, options?: ErrorOptions) {
-    super(`lease ${name} was taken over by another holder`, options);
-    this.name = 'LockLostError';
-  }
-}
 
 /** Lease names must be DNS subdomains; keep something readable plus a hash for uniqueness. */
 export function leaseName(controller: string, key: string): string {
@@ -63,7 +53,10 @@ export async function acquire(kube: Kube, cfg: LockConfig, controller: string, k
   if (holder !== '' && holder !== cfg.holder && expiresAt > now.getTime()) {
     return { busy: true, holder, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - now.getTime()) / 1000)) };
   }
-  const held = { acquireTime: rfc3339(now), transitions: (spec.leaseTransitions ?? 0) + (holder === cfg.holder ? 0 : 1) };
+  // Renewing our own lease keeps when we took it; taking it over starts a new holding.
+  const ours = holder === cfg.holder;
+  const kept = ours ? toDate(spec.acquireTime) : undefined;
+  const held = { acquireTime: rfc3339(kept ?? now), transitions: (spec.leaseTransitions ?? 0) + (ours ? 0 : 1) };
   const body = leaseBody(cfg, name, now, { resourceVersion: lease.metadata.resourceVersion, ...held });
   try {
     const res = await kube.perform(leaseAction('update', cfg, name, body));
@@ -93,22 +86,9 @@ interface Holding {
 }
 
 function heldLock(kube: Kube, cfg: LockConfig, name: string, holding: Holding): HeldLock {
-  let { resourceVersion } = holding;
-  let renewedAt = performance.now();
+  const { resourceVersion } = holding;
   return {
     name,
-    async fence() {
-      if (performance.now() - renewedAt < (cfg.leaseSeconds * 1000) / 2) return;
-      const now = kube.serverNow() ?? new Date();
-      try {
-        const res = await kube.perform(leaseAction('update', cfg, name, leaseBody(cfg, name, now, { ...holding, resourceVersion })));
-        resourceVersion = Lease.parse(res).metadata.resourceVersion;
-        renewedAt = performance.now();
-      } catch (err) {
-        if (isKubeError(err, 'conflict', 'not-found')) throw new LockLostError(name, { cause: err });
-        throw err;
-      }
-    },
     async release() {
       // Delete only our own version: if it was taken over meanwhile, the 409 leaves it alone.
       try {

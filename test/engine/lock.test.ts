@@ -63,20 +63,27 @@ describe('Lease lock', () => {
     assert.equal((update?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '7');
   });
 
-  test('renewing keeps acquireTime and leaseTransitions, moves renewTime, and is resourceVersion-fenced', async () => {
-    const kube = withLease({ ...leaseHeldBy('other', '2025-12-31T23:59:00Z'), spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2025-12-31T23:59:00Z', leaseTransitions: 3 } });
-    const got = await acquire(kube, { ...cfg, leaseSeconds: 0 }, 'ejob', KEY); // 0: every fence renews
-    assert.ok('held' in got);
+  test('renewing (acquiring again as the same holder) keeps acquireTime and leaseTransitions, moves renewTime, and is resourceVersion-fenced', async () => {
+    const kube = withLease({ ...leaseHeldBy('relay-a', '2026-01-01T00:00:00Z'), spec: { holderIdentity: 'relay-a', leaseDurationSeconds: 15, acquireTime: '2025-12-31T23:00:00Z', renewTime: '2026-01-01T00:00:00Z', leaseTransitions: 3 } });
     kube.now = new Date('2026-01-01T00:00:09Z');
-    await got.held.fence();
-    const renew = kube.performed[1];
+    const got = await acquire(kube, { ...cfg, holder: 'relay-a' }, 'ejob', KEY);
+    assert.ok('held' in got);
+    const renew = kube.performed[0];
     assert.equal(renew?.verb, 'update');
     const body = renew?.body as { metadata: { resourceVersion?: string }; spec: Record<string, unknown> };
     assert.deepEqual(
       { acquireTime: body.spec.acquireTime, renewTime: body.spec.renewTime, leaseTransitions: body.spec.leaseTransitions },
-      { acquireTime: '2026-01-01T00:00:00Z', renewTime: '2026-01-01T00:00:09Z', leaseTransitions: 4 },
+      { acquireTime: '2025-12-31T23:00:00Z', renewTime: '2026-01-01T00:00:09Z', leaseTransitions: 3 },
     );
-    assert.ok(body.metadata.resourceVersion !== undefined, 'fenced');
+    assert.equal(body.metadata.resourceVersion, '7', 'fenced');
+  });
+
+  test('taking over an expired lease starts a new holding: acquireTime now, one more transition', async () => {
+    const kube = withLease({ ...leaseHeldBy('other', '2025-12-31T23:59:00Z'), spec: { holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: '2025-12-31T23:00:00Z', renewTime: '2025-12-31T23:59:00Z', leaseTransitions: 3 } });
+    const got = await acquire(kube, cfg, 'ejob', KEY);
+    assert.ok('held' in got);
+    const body = kube.performed[0]?.body as { spec: Record<string, unknown> };
+    assert.deepEqual({ acquireTime: body.spec.acquireTime, leaseTransitions: body.spec.leaseTransitions }, { acquireTime: '2026-01-01T00:00:00Z', leaseTransitions: 4 });
   });
 
   test('a released lease (empty holder) is taken at once', async () => {
