@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ClusterSources } from '../../functions/kube/cluster-source.ts';
+import { FunctionsConfig } from '../../functions/config.ts';
+import { DEFAULT_SIDECAR_OPTIONS, SIDECAR_STRATEGIES } from '../../functions/sidecar/config.ts';
 
 const Vpc = z.object({
   vpcId: z.string().regex(/^vpc-[0-9a-f]+$/, 'a VPC id (vpc-…)'),
@@ -25,6 +27,15 @@ export const DeploySettings = z.object({
   /** Namespace of the functions' per-key Leases in every cluster. */
   lockNamespace: z.string().default('ephemera-locks'),
   controllers: z.string().default('ejob,sidecar'),
+  /**
+   * How sidecars are ended when a pod carries no strategy annotation: `crr` needs
+   * OpenKruise's kruise-daemon on the nodes; `ephemeral-signal` works on any cluster.
+   */
+  sidecarStrategy: z.enum(SIDECAR_STRATEGIES).default(DEFAULT_SIDECAR_OPTIONS.defaultStrategy),
+  /** Image of the ephemeral container that signals a sidecar (strategy `ephemeral-signal`). */
+  signalImage: z.string().trim().min(1, 'an image reference').default(DEFAULT_SIDECAR_OPTIONS.signalImage),
+  /** The reconciler's pino level. */
+  logLevel: FunctionsConfig.shape.LOG_LEVEL,
   reconciler: z.object({
     memoryMiB: z.number().int().min(128).max(10240).default(256),
     timeoutSeconds: z.number().int().min(10).max(900).default(60),
