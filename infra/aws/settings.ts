@@ -24,9 +24,11 @@ export const DeploySettings = z.object({
   clusters: ClusterSources,
   /** Which cluster an envelope without a name belongs to (default: the only one). */
   defaultCluster: z.string().min(1).optional(),
-  /** Namespace of the functions' per-key Leases in every cluster. */
-  lockNamespace: z.string().default('ephemera-locks'),
-  controllers: z.string().default('ejob,sidecar'),
+  /** Namespace of the functions' per-job claim Leases in every cluster (the manifests' namespace). */
+  // The functions' own checks, so a typo fails the synth instead of every invocation.
+  lockNamespace: FunctionsConfig.shape.EPHEMERA_LOCK_NAMESPACE.unwrap().default('ephemera-locks'),
+  /** Which controllers run: a comma-separated list of ejob, sidecar. */
+  controllers: FunctionsConfig.shape.EPHEMERA_CONTROLLERS,
   /**
    * How sidecars are ended when a pod carries no strategy annotation: `crr` needs
    * OpenKruise's kruise-daemon on the nodes; `ephemeral-signal` works on any cluster.

@@ -190,12 +190,20 @@ describe('deployment settings', () => {
     assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'x' } } }, defaultCluster: 'b' }), /defaultCluster: defaultCluster must be one of clusters/);
     assert.throws(() => parseSettings({ clusters: {} }), /clusters: at least one cluster/);
     assert.throws(() => parseSettings({ clusters: { a: { token: 'abc' } } }), /clusters\.a/);
+    const clusters = { a: { kubeconfig: {} } };
+    assert.throws(() => parseSettings({ clusters, lockNamespace: 'Ephemera_Locks' }), /lockNamespace: a namespace name \(DNS-1123 label\)/);
+    assert.throws(() => parseSettings({ clusters, lockNamespace: '' }), /lockNamespace: /);
+    assert.throws(() => parseSettings({ clusters, controllers: 'ejob,sidecars' }), /controllers: a comma-separated list of: ejob, sidecar/);
+    assert.throws(() => parseSettings({ clusters, controllers: 'ejob, sidecar' }), /controllers: /);
+    assert.equal(parseSettings({ clusters, controllers: 'sidecar', lockNamespace: 'ops-locks' }).controllers, 'sidecar');
   });
 
   test('defaults fill in the rest', () => {
     const s: DeploySettings = parseSettings({ clusters: { a: { kubeconfig: {} } } });
     assert.equal(s.reconciler.timeoutSeconds, 60);
     assert.equal(s.webhook.reservedConcurrency, 10);
+    assert.equal(s.lockNamespace, 'ephemera-locks');
+    assert.equal(s.controllers, 'ejob,sidecar');
     assert.equal(s.sidecarStrategy, 'crr');
     assert.equal(s.signalImage, 'busybox:1.36');
     assert.equal(s.logLevel, 'info');
