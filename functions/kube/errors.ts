@@ -3,12 +3,12 @@
  * from this class alone (sqs-consumer style: a few classes, the original kept as cause).
  */
 export const KUBE_ERROR_CLASSES = [
-  'transient', // 429, 5xx, timeouts, resets: retry with backoff, then requeue
+  'transient', // 408, 429, 5xx, timeouts, resets: retry with backoff, then requeue
   'conflict', // 409 Conflict on a fenced write: re-read and re-plan
   'already-exists', // 409 AlreadyExists on create
   'not-found', // 404
   'invalid', // 422: the request was understood and refused
-  'terminal', // any other 4xx: will not succeed by retrying
+  'terminal', // any other 4xx (400, 401, 403, …): will not succeed by retrying
 ] as const;
 export type KubeErrorClass = (typeof KUBE_ERROR_CLASSES)[number];
 
@@ -40,7 +40,9 @@ export class KubeError extends Error {
 }
 
 function classify(status: number, reason: string): KubeErrorClass {
-  if (status === 0 || status === 429 || status >= 500) return 'transient';
+  // 408: the server gave up waiting for the request (a slow or stalled connection); the
+  // same request may well succeed again, unlike the other 4xx.
+  if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';
   if (status === 409) return reason === 'AlreadyExists' ? 'already-exists' : 'conflict';
   if (status === 404) return 'not-found';
   if (status === 422) return 'invalid';

@@ -70,6 +70,9 @@ export class FunctionsStack extends Stack {
         ...(s.defaultCluster ? { EPHEMERA_DEFAULT_CLUSTER: s.defaultCluster } : {}),
         EPHEMERA_LOCK_NAMESPACE: s.lockNamespace,
         EPHEMERA_CONTROLLERS: s.controllers,
+        EPHEMERA_SIDECAR_STRATEGY: s.sidecarStrategy,
+        EPHEMERA_SIGNAL_IMAGE: s.signalImage,
+        LOG_LEVEL: s.logLevel,
       },
       ...this.vpcProps(s),
     });

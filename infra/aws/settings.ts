@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ClusterSources } from '../../functions/kube/cluster-source.ts';
+import { FunctionsConfig } from '../../functions/config.ts';
+import { DEFAULT_SIDECAR_OPTIONS, SIDECAR_STRATEGIES } from '../../functions/sidecar/config.ts';
 
 const Vpc = z.object({
   vpcId: z.string().regex(/^vpc-[0-9a-f]+$/, 'a VPC id (vpc-…)'),
@@ -22,9 +24,20 @@ export const DeploySettings = z.object({
   clusters: ClusterSources,
   /** Which cluster an envelope without a name belongs to (default: the only one). */
   defaultCluster: z.string().min(1).optional(),
-  /** Namespace of the functions' per-key Leases in every cluster. */
-  lockNamespace: z.string().default('ephemera-locks'),
-  controllers: z.string().default('ejob,sidecar'),
+  /** Namespace of the functions' per-job claim Leases in every cluster (the manifests' namespace). */
+  // The functions' own checks, so a typo fails the synth instead of every invocation.
+  lockNamespace: FunctionsConfig.shape.EPHEMERA_LOCK_NAMESPACE.unwrap().default('ephemera-locks'),
+  /** Which controllers run: a comma-separated list of ejob, sidecar. */
+  controllers: FunctionsConfig.shape.EPHEMERA_CONTROLLERS,
+  /**
+   * How sidecars are ended when a pod carries no strategy annotation: `crr` needs
+   * OpenKruise's kruise-daemon on the nodes; `ephemeral-signal` works on any cluster.
+   */
+  sidecarStrategy: z.enum(SIDECAR_STRATEGIES).default(DEFAULT_SIDECAR_OPTIONS.defaultStrategy),
+  /** Image of the ephemeral container that signals a sidecar (strategy `ephemeral-signal`). */
+  signalImage: z.string().trim().min(1, 'an image reference').default(DEFAULT_SIDECAR_OPTIONS.signalImage),
+  /** The reconciler's pino level. */
+  logLevel: FunctionsConfig.shape.LOG_LEVEL,
   reconciler: z.object({
     memoryMiB: z.number().int().min(128).max(10240).default(256),
     timeoutSeconds: z.number().int().min(10).max(900).default(60),

@@ -9,6 +9,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { SimKubelet, startApiServer } from '../../functions/cluster/index.ts';
+import { FunctionsConfig } from '../../functions/config.ts';
+import { applyPlan } from '../../functions/engine/apply.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { RelayConfig } from '../../relay/config.ts';
+import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
 import { CLI } from '../support/cli.ts';
 import { jobStatus } from '../support/ejob-world.ts';
 import { eventually, pod } from '../support/relay-world.ts';
@@ -48,4 +53,21 @@ test('`ephemera relay --sink memory` with the manifest\'s configuration runs a j
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the manifest\'s handling deadline outlasts one API call that stalls on every try', async () => {
+  const docs = parseAllDocuments(readFileSync('infra/kubernetes/all-in-cluster.yaml', 'utf8')).map((d) => d.toJS() as Doc);
+  const config = docs.find((d) => d.kind === 'ConfigMap')!.data!;
+  // How many times apply sends one action that keeps failing transiently, counted, not assumed.
+  const kube = new ScriptedKube().answer(...Array.from({ length: 50 }, () => apiError(504, 'Timeout')));
+  const action = { kind: 'Pod', apiVersion: 'v1', namespace: 'default', name: 'web-1', verb: 'patch', body: {}, reason: 'probe' } as const;
+  await assert.rejects(applyPlan([action], { kube, logger: silentLogger, minTimeoutMs: 1 }));
+  const tries = kube.performed.length;
+  assert.ok(tries > 1, 'apply retries transient failures');
+  const apiTimeoutMs = FunctionsConfig.parse(config).EPHEMERA_API_TIMEOUT_MS;
+  const relay = RelayConfig.parse(config);
+  // relay/cli.ts gives the memory sink EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS as its deadline.
+  const deadlineMs = relay.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
+  assert.ok(deadlineMs > apiTimeoutMs * tries, `handling deadline ${deadlineMs} ms ≤ API timeout ${apiTimeoutMs} ms × ${tries} tries`);
+  assert.ok(relay.EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS * 1000 > deadlineMs, '/readyz does not fail during one long handling');
 });

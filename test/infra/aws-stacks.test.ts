@@ -4,14 +4,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import nag from 'cdk-nag';
 import { defineStacks } from '../../infra/aws/app.ts';
 import { JUSTIFIED } from '../../infra/aws/nag-suppressions.ts';
-import { parseSettings, type DeploySettings } from '../../infra/aws/settings.ts';
+import { loadSettings, parseSettings, type DeploySettings } from '../../infra/aws/settings.ts';
 import { ClusterSources } from '../../functions/kube/cluster-source.ts';
+import { FunctionsConfig } from '../../functions/config.ts';
 
 const dirs: string[] = [];
 /** A code directory with a stand-in bundle: the stacks only hash and upload it. */
@@ -67,9 +69,22 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.equal(fn.Properties.Runtime, 'nodejs24.x');
     assert.match((fn.Properties.Code as { S3Key: string }).S3Key, /^[0-9a-f]{64}\.zip$/);
     const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-    assert.deepEqual(Object.keys(env).sort(), ['EPHEMERA_CLUSTERS', 'EPHEMERA_CONTROLLERS', 'EPHEMERA_DEFAULT_CLUSTER', 'EPHEMERA_DLQ_URL', 'EPHEMERA_LOCK_NAMESPACE', 'EPHEMERA_QUEUE_URL']);
+    assert.deepEqual(Object.keys(env).sort(), ['EPHEMERA_CLUSTERS', 'EPHEMERA_CONTROLLERS', 'EPHEMERA_DEFAULT_CLUSTER', 'EPHEMERA_DLQ_URL', 'EPHEMERA_LOCK_NAMESPACE', 'EPHEMERA_QUEUE_URL', 'EPHEMERA_SIDECAR_STRATEGY', 'EPHEMERA_SIGNAL_IMAGE', 'LOG_LEVEL']);
+    assert.equal(env.EPHEMERA_SIDECAR_STRATEGY, 'crr', 'the functions\' own default');
     assert.deepEqual(Object.keys(ClusterSources.parse(JSON.parse(env.EPHEMERA_CLUSTERS as string))).sort(), ['edge', 'eu-prod', 'prod'], 'the Lambda parses what the stack writes');
     assert.doesNotMatch(JSON.stringify(env), /token|kubeconfig|resolve:secretsmanager|BEGIN CERTIFICATE/i);
+  });
+
+  test('the sidecar strategy, signal image and log level reach the reconciler, as the functions parse them', () => {
+    const { functions: t } = synth({ sidecarStrategy: 'ephemeral-signal', signalImage: 'registry.example/tools/busybox:1.37', logLevel: 'debug' });
+    const env = (ofType(t, 'AWS::Lambda::Function')[0]!.Properties.Environment as { Variables: Record<string, string> }).Variables;
+    const config = FunctionsConfig.parse(env);
+    assert.equal(config.EPHEMERA_SIDECAR_STRATEGY, 'ephemeral-signal');
+    assert.equal(config.EPHEMERA_SIGNAL_IMAGE, 'registry.example/tools/busybox:1.37');
+    assert.equal(config.LOG_LEVEL, 'debug');
+    assert.throws(() => parseSettings({ ...base, sidecarStrategy: 'signal' }), /sidecarStrategy: /);
+    assert.throws(() => parseSettings({ ...base, signalImage: ' ' }), /signalImage: an image reference/);
+    assert.throws(() => parseSettings({ ...base, logLevel: 'verbose' }), /logLevel: /);
   });
 
   test('a new bundle is a new asset (content hash); the same bundle is the same key', () => {
@@ -175,11 +190,27 @@ describe('deployment settings', () => {
     assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'x' } } }, defaultCluster: 'b' }), /defaultCluster: defaultCluster must be one of clusters/);
     assert.throws(() => parseSettings({ clusters: {} }), /clusters: at least one cluster/);
     assert.throws(() => parseSettings({ clusters: { a: { token: 'abc' } } }), /clusters\.a/);
+    const clusters = { a: { kubeconfig: {} } };
+    assert.throws(() => parseSettings({ clusters, lockNamespace: 'Ephemera_Locks' }), /lockNamespace: a namespace name \(DNS-1123 label\)/);
+    assert.throws(() => parseSettings({ clusters, lockNamespace: '' }), /lockNamespace: /);
+    assert.throws(() => parseSettings({ clusters, controllers: 'ejob,sidecars' }), /controllers: a comma-separated list of: ejob, sidecar/);
+    assert.throws(() => parseSettings({ clusters, controllers: 'ejob, sidecar' }), /controllers: /);
+    assert.equal(parseSettings({ clusters, controllers: 'sidecar', lockNamespace: 'ops-locks' }).controllers, 'sidecar');
   });
 
   test('defaults fill in the rest', () => {
     const s: DeploySettings = parseSettings({ clusters: { a: { kubeconfig: {} } } });
     assert.equal(s.reconciler.timeoutSeconds, 60);
     assert.equal(s.webhook.reservedConcurrency, 10);
+    assert.equal(s.lockNamespace, 'ephemera-locks');
+    assert.equal(s.controllers, 'ejob,sidecar');
+    assert.equal(s.sidecarStrategy, 'crr');
+    assert.equal(s.signalImage, 'busybox:1.36');
+    assert.equal(s.logLevel, 'info');
+  });
+
+  test('the example settings file is valid and picks the strategy that needs no kruise-daemon', () => {
+    const s = loadSettings(fileURLToPath(new URL('../../infra/aws/settings.example.json', import.meta.url)));
+    assert.equal(s.sidecarStrategy, 'ephemeral-signal');
   });
 });

@@ -53,6 +53,26 @@ describe('Kubernetes manifests', () => {
     }
   });
 
+  test('the README names where each namespace is defined and applies those files before the ones that only use it', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const start = readme.indexOf('### Namespaces, RBAC and Leases');
+    assert.ok(start >= 0, 'the README has the section');
+    const section = readme.slice(start, readme.indexOf('\n### ', start + 1));
+    const [prose = '', order = ''] = section.split('Apply order:');
+    assert.ok(order, 'the section states the apply order');
+    for (const ns of new Set(of('Namespace').map((d) => d.metadata.name))) {
+      const definers = [...new Set(of('Namespace').filter((d) => d.metadata.name === ns).map((d) => d.file))];
+      for (const f of definers) assert.ok(prose.includes(`\`${f}\``), `the README says ${f} defines ${ns}`);
+      const users = [...new Set(all.filter((d) => d.metadata.namespace === ns && !definers.includes(d.file)).map((d) => d.file))];
+      for (const u of users) {
+        assert.ok(prose.includes(`\`${u}\``), `the README says ${u} uses ${ns} without defining it`);
+        const at = order.indexOf(`\`${u}\``);
+        assert.ok(at >= 0, `${u} is in the apply order`);
+        assert.ok(definers.some((f) => order.includes(`\`${f}\``) && order.indexOf(`\`${f}\``) < at), `${u} is applied after a file that defines ${ns}`);
+      }
+    }
+  });
+
   test('`patch pods` is granted only by the optional virtual-kubelet ClusterRole', () => {
     const patching = of('ClusterRole').concat(of('Role')).filter((r) => r.rules?.some((x) => x.apiGroups.includes('') && x.resources.includes('pods') && (x.verbs.includes('patch') || x.verbs.includes('*'))));
     assert.deepEqual(patching.map((r) => `${r.file}:${r.metadata.name}`), ['infra/kubernetes/functions-rbac-virtual-kubelet.yaml:ephemera-functions-virtual-kubelet']);

@@ -142,12 +142,26 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
     log.warn({ retryAfterSeconds: err.retryAfterSeconds }, 'API server asked to retry later: requeued with its delay');
     return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record);
   }
+  const final = finalKubeError(err);
+  if (final) {
+    // A refusal that no retry can change (403, 400, 422, …): redelivering it would only cost
+    // maxReceiveCount invocations before SQS's redrive, so it goes to the dead letters now.
+    return deadLetter(record, `${envelope.subject}: the API server refused it for good (HTTP ${final.status}${final.reason ? ` ${final.reason}` : ''}): ${final.message}`, b, 'refused for good');
+  }
   log.warn({ err: (err as Error).message }, 'handling failed: leaving the message for redelivery');
   return 'fail';
 }
 
-async function deadLetter(record: SQSRecord, reason: string, b: Batch): Promise<Outcome> {
-  b.log.error({ messageId: record.messageId, reason }, 'bad message: dead-lettering');
+/** The KubeError in an error's cause chain, when its class says retrying cannot succeed. */
+function finalKubeError(err: unknown): KubeError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof KubeError) return e.errorClass === 'terminal' || e.errorClass === 'invalid' ? e : undefined;
+  }
+  return undefined;
+}
+
+async function deadLetter(record: SQSRecord, reason: string, b: Batch, what = 'bad message'): Promise<Outcome> {
+  b.log.error({ messageId: record.messageId, reason }, `${what}: dead-lettering`);
   if (!b.deps.deadLetter) return 'fail'; // the queue's redrive policy moves it after maxReceiveCount
   return settle(() => b.deps.deadLetter!(record.body, reason), b, record);
 }

@@ -17,8 +17,9 @@ const gates = new Map<string, Promise<void>>();
 
 /**
  * A controller whose behaviour the pod name picks: boom-* throws, later-* asks for 30 s,
- * slow-* never finishes, busy-* gets a 429 with Retry-After 7, gate-X waits for gate X to
- * open (set by the test), ok-* just finishes.
+ * slow-* never finishes, busy-* gets a 429 with Retry-After 7, forbid-* a 403, wrapped-* a 400
+ * as the cause of another error, stalled-* a 408, gate-X waits for gate X to open (set by the
+ * test), ok-* just finishes.
  */
 const probe: Controller<string> = {
   name: 'probe',
@@ -29,6 +30,9 @@ const probe: Controller<string> = {
     if (name.startsWith('slow')) await new Promise(() => {});
     if (name.startsWith('busy')) throw new KubeError({ status: 429, message: 'too many requests', retryAfterSeconds: 7 });
     if (name.startsWith('auth')) throw new CredentialError('cluster "b": secret ephemera/b is malformed');
+    if (name.startsWith('forbid')) throw new KubeError({ status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io "ejob-x" is forbidden' });
+    if (name.startsWith('wrapped')) throw new Error('observe failed', { cause: new KubeError({ status: 400, reason: 'BadRequest', message: 'bad selector' }) });
+    if (name.startsWith('stalled')) throw new KubeError({ status: 408, reason: 'Timeout', message: 'request timed out' });
     await gates.get(name);
     return name.startsWith('later') ? { keys: [`Pod/ns/${name}`] } : { keys: [], skipped: 'probe' };
   },
@@ -149,6 +153,22 @@ describe('Lambda SQS consumer', () => {
     assert.deepEqual(ids(r).sort(), ['1', '2']);
     assert.ok(seen.includes('a:ok-3'));
     assert.ok(!seen.includes('b:ok-2'), 'not attempted after the cluster refused the credential');
+  });
+
+  test('a refusal no retry can change is dead-lettered at once with its reason; transient failures are redelivered', async () => {
+    const { consume, dead } = consumer();
+    const r = await consume(ev(record('1', pod('forbid-1')), record('2', pod('forbid-1')), record('3', pod('wrapped-3')), record('4', pod('stalled-4')), record('5', pod('boom-5')), record('6', pod('ok-6'))));
+    assert.deepEqual(ids(r).sort(), ['4', '5'], 'only the transient failures are left for redelivery');
+    assert.equal(dead.length, 3);
+    assert.match(dead[0]?.[1] ?? '', /refused it for good \(HTTP 403 Forbidden\): leases.* is forbidden/);
+    assert.match(dead.find(([body]) => body.includes('wrapped-3'))?.[1] ?? '', /HTTP 400 BadRequest\): bad selector/);
+    assert.equal(seen.filter((x) => x === '-:forbid-1').length, 2, 'the key\'s later record is not blocked by the dead-lettered one');
+    assert.ok(seen.includes('-:ok-6'));
+  });
+
+  test('without a dead-letter queue configured, a terminal refusal is left to the queue redrive policy', async () => {
+    const { consume } = consumer({ deadLetter: false });
+    assert.deepEqual(ids(await consume(ev(record('1', pod('forbid-1'))))), ['1']);
   });
 
   test('a handler asking to look again later gets the envelope requeued with that delay', async () => {
