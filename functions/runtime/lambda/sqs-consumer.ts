@@ -117,7 +117,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     const engine = b.deps.engineFor ? await b.deps.engineFor(envelope.cluster) : b.deps.engine!;
     const result = await withDeadline(handle(envelope, engine), left);
     if (result === 'timeout') {
-      // The Lease it may hold expires within leaseSeconds; redelivery picks the key up again.
+      // A pod it claimed but did not inject is repaired by the next reconcile (or the claim lapses); redelivery picks the key up again.
       log.warn({ budgetMs: left }, 'handling did not finish within the invocation: leaving the message for redelivery');
       return 'fail';
     }
