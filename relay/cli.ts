@@ -7,7 +7,7 @@ import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { handle } from '../functions/engine/engine.ts';
 import { createKube } from '../functions/kube/client.ts';
 import { createEngineDeps, createLogger, withFreshHolder } from '../functions/runtime/deps.ts';
-import { RelayConfig } from './config.ts';
+import { leaderLock, RelayConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
 import { createRelay, type Relay } from './relay.ts';
 import { startOpsServer } from './server.ts';
@@ -61,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
     deliveryGraceSeconds: config.EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS,
     logger,
     ...(config.EPHEMERA_RELAY_LEADER_ELECTION
-      ? { election: { kube: createKube(kc), lock: { namespace: config.EPHEMERA_RELAY_LEASE_NAMESPACE, holder: config.EPHEMERA_RELAY_ID, leaseSeconds: 15, skewSeconds: 5 } } }
+      ? { election: { kube: createKube(kc), lock: leaderLock(config) } }
       : {}),
   });
   box.relay = relay;

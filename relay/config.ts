@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { FunctionsConfig } from '../functions/config.ts';
+import type { LockConfig } from '../functions/engine/lock.ts';
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
 const hostPort = z.string().regex(/^[^:]+:\d{1,5}$/, 'HOST:PORT');
@@ -21,9 +23,17 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_CLUSTER: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name (lower-case letters, digits, "-" and ".")').max(100).optional(),
   EPHEMERA_RELAY_LEADER_ELECTION: bool.default(true),
   EPHEMERA_RELAY_LEASE_NAMESPACE: z.string().min(1).default('ephemera-system'),
+  /** The leader Lease's duration and clock allowance: the functions' variables, one meaning. */
+  EPHEMERA_LEASE_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SECONDS,
+  EPHEMERA_LEASE_SKEW_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SKEW_SECONDS,
   EPHEMERA_SQS_QUEUE_URL: z.url().optional(),
   EPHEMERA_SQS_ENDPOINT: z.url().optional(),
   AWS_REGION: z.string().min(1).default('us-east-1'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 export type RelayConfig = z.infer<typeof RelayConfig>;
+
+/** The leader-election Lease this relay competes for (EPHEMERA_RELAY_LEASE_NAMESPACE, EPHEMERA_LEASE_*). */
+export function leaderLock(config: RelayConfig): LockConfig {
+  return { namespace: config.EPHEMERA_RELAY_LEASE_NAMESPACE, holder: config.EPHEMERA_RELAY_ID, leaseSeconds: config.EPHEMERA_LEASE_SECONDS, skewSeconds: config.EPHEMERA_LEASE_SKEW_SECONDS };
+}
