@@ -39,9 +39,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ephemera relay: ${sink.message}\n${USAGE}\n`);
     return 2;
   }
-  const [host, port] = config.EPHEMERA_RELAY_LISTEN.split(':') as [string, string];
   const metrics = createMetrics();
-  const ops = await startOpsServer({ host, port: Number(port), ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
+  const ops = await startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
   const stopping = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);

@@ -13,3 +13,19 @@ describe('RelayConfig', () => {
     assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_LEASE_SECONDS: '0' }), (err: Error) => err instanceof ConfigError && /EPHEMERA_LEASE_SECONDS: /.test(err.message));
   });
 });
+
+describe('EPHEMERA_RELAY_LISTEN', () => {
+  test('HOST:PORT, :PORT and [IPv6]:PORT become host and port; 0.0.0.0:8080 unset', () => {
+    const listen = (v?: string): unknown => parseEnv(RelayConfig, v === undefined ? {} : { EPHEMERA_RELAY_LISTEN: v }).EPHEMERA_RELAY_LISTEN;
+    assert.deepEqual(listen(), { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(listen('127.0.0.1:9090'), { host: '127.0.0.1', port: 9090 });
+    assert.deepEqual(listen(':9090'), { host: '0.0.0.0', port: 9090 });
+    assert.deepEqual(listen('[::1]:0'), { host: '::1', port: 0 });
+  });
+
+  test('a port out of range or a malformed value is refused, naming the variable', () => {
+    for (const bad of ['127.0.0.1:99999', '127.0.0.1:65536', 'nowhere', '127.0.0.1:', '::1:8080']) {
+      assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_RELAY_LISTEN: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(`EPHEMERA_RELAY_LISTEN: expected HOST:PORT with a port from 0 to 65535 (e.g. 0.0.0.0:8080) (got "${bad}")`), bad);
+    }
+  });
+});
