@@ -1,8 +1,9 @@
 // The relay's environment: what each variable becomes, and bad values named.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, parseEnv } from '../../functions/config.ts';
+import { ConfigError, FunctionsConfig, parseEnv } from '../../functions/config.ts';
 import { leaderLock, RelayConfig } from '../../relay/config.ts';
+import { runCli } from '../support/cli.ts';
 
 describe('RelayConfig', () => {
   test('the leader Lease follows EPHEMERA_LEASE_SECONDS and EPHEMERA_LEASE_SKEW_SECONDS (15 s and 5 s unset)', () => {
@@ -27,5 +28,13 @@ describe('EPHEMERA_RELAY_LISTEN', () => {
     for (const bad of ['127.0.0.1:99999', '127.0.0.1:65536', 'nowhere', '127.0.0.1:', '::1:8080']) {
       assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_RELAY_LISTEN: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(`EPHEMERA_RELAY_LISTEN: expected HOST:PORT with a port from 0 to 65535 (e.g. 0.0.0.0:8080) (got "${bad}")`), bad);
     }
+  });
+});
+
+describe('ephemera relay --help', () => {
+  test('lists every variable the relay reads, the functions\' ones included (for --sink memory)', async () => {
+    const r = await runCli(['relay', '--help'], {});
+    assert.equal(r.code, 0);
+    for (const name of [...Object.keys(RelayConfig.shape), ...Object.keys(FunctionsConfig.shape)]) assert.ok(r.stdout.includes(name), `${name} is missing from the help`);
   });
 });
