@@ -7,7 +7,7 @@ import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { handle } from '../functions/engine/engine.ts';
 import { createKube } from '../functions/kube/client.ts';
 import { createEngineDeps, createLogger, withFreshHolder } from '../functions/runtime/deps.ts';
-import { RelayConfig } from './config.ts';
+import { leaderLock, RelayConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
 import { createRelay, type Relay } from './relay.ts';
 import { startOpsServer } from './server.ts';
@@ -39,9 +39,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ephemera relay: ${sink.message}\n${USAGE}\n`);
     return 2;
   }
-  const [host, port] = config.EPHEMERA_RELAY_LISTEN.split(':') as [string, string];
   const metrics = createMetrics();
-  const ops = await startOpsServer({ host, port: Number(port), ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
+  const ops = await startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
   const stopping = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
@@ -61,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
     deliveryGraceSeconds: config.EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS,
     logger,
     ...(config.EPHEMERA_RELAY_LEADER_ELECTION
-      ? { election: { kube: createKube(kc), lock: { namespace: config.EPHEMERA_RELAY_LEASE_NAMESPACE, holder: config.EPHEMERA_RELAY_ID, leaseSeconds: 15, skewSeconds: 5 } } }
+      ? { election: { kube: createKube(kc), lock: leaderLock(config) } }
       : {}),
   });
   box.relay = relay;

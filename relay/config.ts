@@ -1,8 +1,17 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { FunctionsConfig } from '../functions/config.ts';
+import type { LockConfig } from '../functions/engine/lock.ts';
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
-const hostPort = z.string().regex(/^[^:]+:\d{1,5}$/, 'HOST:PORT');
+/** `HOST:PORT`, `:PORT` (all interfaces) or `[IPv6]:PORT`, port 0–65535 (0: any free port); as `--listen` takes it. */
+const hostPort = z.string().transform((value, ctx) => {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[3]) : NaN;
+  if (m && port <= 65535) return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+  ctx.addIssue({ code: 'custom', message: 'expected HOST:PORT with a port from 0 to 65535 (e.g. 0.0.0.0:8080)' });
+  return z.NEVER;
+});
 
 /** The relay's configuration, from the environment (validated at start). */
 export const RelayConfig = z.object({
@@ -15,15 +24,23 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   /** Deadline of one send to the queue (SendMessageBatch with its retries; one in-process handling). */
   EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(900).default(10),
-  EPHEMERA_RELAY_LISTEN: hostPort.default('0.0.0.0:8080'),
+  EPHEMERA_RELAY_LISTEN: hostPort.prefault('0.0.0.0:8080'),
   EPHEMERA_RELAY_ID: z.string().min(1).default(hostname()),
   /** This cluster's name, stamped on every envelope so one function deployment can serve many. */
   EPHEMERA_RELAY_CLUSTER: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name (lower-case letters, digits, "-" and ".")').max(100).optional(),
   EPHEMERA_RELAY_LEADER_ELECTION: bool.default(true),
   EPHEMERA_RELAY_LEASE_NAMESPACE: z.string().min(1).default('ephemera-system'),
+  /** The leader Lease's duration and clock allowance: the functions' variables, one meaning. */
+  EPHEMERA_LEASE_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SECONDS,
+  EPHEMERA_LEASE_SKEW_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SKEW_SECONDS,
   EPHEMERA_SQS_QUEUE_URL: z.url().optional(),
   EPHEMERA_SQS_ENDPOINT: z.url().optional(),
   AWS_REGION: z.string().min(1).default('us-east-1'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 export type RelayConfig = z.infer<typeof RelayConfig>;
+
+/** The leader-election Lease this relay competes for (EPHEMERA_RELAY_LEASE_NAMESPACE, EPHEMERA_LEASE_*). */
+export function leaderLock(config: RelayConfig): LockConfig {
+  return { namespace: config.EPHEMERA_RELAY_LEASE_NAMESPACE, holder: config.EPHEMERA_RELAY_ID, leaseSeconds: config.EPHEMERA_LEASE_SECONDS, skewSeconds: config.EPHEMERA_LEASE_SKEW_SECONDS };
+}

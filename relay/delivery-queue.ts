@@ -3,7 +3,11 @@
 // - coalescing: a key's first event opens its window; later ones replace it (latest wins);
 // - outage buffering: what the sink could not take stays as the latest state per key;
 // - workqueue semantics (client-go): a key is queued once however often it is added, and a
-//   key being sent is never sent again in parallel (its newer state waits its turn).
+//   key being sent is never sent again in parallel (its newer state waits its turn);
+// - per-key backoff (client-go's ItemExponentialFailureRateLimiter): a failed key waits
+//   its own exponential delay, so one failing key never slows the others. The whole queue
+//   backs off only when a batch with a key that had not failed before failed entirely
+//   (the sink, not a key, is down); a batch of keys already backing off says nothing new.
 // Memory is bounded by `capacity` entries whatever happens to the sink; past it, new keys
 // are not queued but a resync is requested once the sink takes envelopes again, so the need
 // to reconcile is replayed from the watch cache, never silently lost. Replays are pulled
@@ -56,11 +60,16 @@ interface Slot {
   /** When the oldest undelivered state of this key was queued (for the age metric and health). */
   queuedAt: number;
   due: number;
+  /** Failed sends of this key in a row (its own backoff); forgotten once it is delivered. */
+  failures: number;
 }
 
 /** A bounded, keyed, coalescing queue in front of a sink. */
 export class DeliveryQueue {
   private readonly pending = new Map<string, Slot>();
+  /** Failed keys waiting out their own backoff (kept apart: `pending` stays in due order). */
+  private readonly retrying = new Map<string, Slot>();
+  private retryingDue = Infinity;
   private inFlight = new Map<string, Slot>();
   private overflowed = false;
   /** Replays waiting to be pulled into the queue, oldest first. */
@@ -69,6 +78,7 @@ export class DeliveryQueue {
   private retryAt = 0;
   private lastAckAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly opts: DeliveryQueueOptions;
@@ -81,13 +91,14 @@ export class DeliveryQueue {
 
   /** Keys queued or being sent: the real backlog. */
   get depth(): number {
-    return this.pending.size + this.inFlight.size;
+    return this.pending.size + this.inFlight.size + this.retrying.size;
   }
 
   /** Queue the latest state of a key; false when the queue was full (a resync will follow). */
   add(envelope: Envelope): boolean {
     const key = envelopeKey(envelope);
-    const slot = this.pending.get(key);
+    // A key backing off keeps its delay (a failing key must not be retried by every event).
+    const slot = this.pending.get(key) ?? this.retrying.get(key);
     if (slot) {
       slot.envelope = envelope;
       this.opts.hooks.coalesced?.();
@@ -100,8 +111,12 @@ export class DeliveryQueue {
       return false;
     }
     const now = this.now();
-    this.pending.set(key, { envelope, queuedAt: now, due: now + this.opts.windowMs });
-    // A timer already set fires no later than this key's window ends (keys are due in order).
+    this.pending.set(key, { envelope, queuedAt: now, due: now + this.opts.windowMs, failures: 0 });
+    // A timer set for a key backing off may fire later than this key's window ends.
+    if (this.timer && this.timerAt > now + this.opts.windowMs) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     this.schedule();
     return true;
   }
@@ -117,6 +132,7 @@ export class DeliveryQueue {
     let oldest = Infinity;
     for (const s of this.pending.values()) oldest = Math.min(oldest, s.queuedAt);
     for (const s of this.inFlight.values()) oldest = Math.min(oldest, s.queuedAt);
+    for (const s of this.retrying.values()) oldest = Math.min(oldest, s.queuedAt);
     return oldest === Infinity ? 0 : (this.now() - oldest) / 1000;
   }
 
@@ -176,6 +192,7 @@ export class DeliveryQueue {
   private takeDue(): Slot[] {
     this.fill();
     const now = this.now();
+    this.releaseRetries(now);
     const batch: Slot[] = [];
     const max = this.opts.batchMax ?? 100;
     // Insertion order is (nearly) due order: stop at the first key still inside its window.
@@ -198,9 +215,23 @@ export class DeliveryQueue {
         continue;
       }
       const key = envelopeKey(next.value);
-      const slot = this.pending.get(key);
+      const slot = this.pending.get(key) ?? this.retrying.get(key);
       if (slot) slot.envelope = next.value;
-      else this.pending.set(key, { envelope: next.value, queuedAt: now, due: now });
+      else this.pending.set(key, { envelope: next.value, queuedAt: now, due: now, failures: 0 });
+    }
+  }
+
+  /** Failed keys whose backoff is over go back to the end of `pending`, due now. */
+  private releaseRetries(now: number): void {
+    if (now < this.retryingDue) return;
+    this.retryingDue = Infinity;
+    for (const [key, s] of this.retrying) {
+      if (s.due > now) {
+        this.retryingDue = Math.min(this.retryingDue, s.due);
+        continue;
+      }
+      this.retrying.delete(key);
+      this.pending.set(key, s);
     }
   }
 
@@ -215,11 +246,17 @@ export class DeliveryQueue {
       else failed.push({ slot, error: o.error });
     });
     for (const [kind, n] of acked) this.opts.hooks.delivered?.(kind, n);
-    if (acked.size > 0) this.lastAckAt = this.now();
+    if (acked.size > 0) {
+      this.lastAckAt = this.now();
+      this.failures = 0;
+      this.maybeResync();
+    }
+    if (failed.length === 0) return;
+    this.opts.hooks.failed?.(failed.length);
+    const sinkDown = failed.length === batch.length && failed.some((f) => f.slot.failures === 0);
     for (const f of failed) this.requeueFailed(f.slot);
-    if (failed.length > 0) return this.backOff(failed.length, failed[0]?.error ?? '');
-    this.failures = 0;
-    this.maybeResync();
+    if (sinkDown) this.backOff(failed.length, failed[0]?.error ?? '');
+    else this.opts.logger.warn({ sink: this.opts.sink.name, failed: failed.length, keys: failed.slice(0, 5).map((f) => envelopeKey(f.slot.envelope)), err: failed[0]?.error }, 'sink did not take some envelopes; those keys back off');
   }
 
   private reject(slot: Slot, error: string): void {
@@ -227,16 +264,22 @@ export class DeliveryQueue {
     this.opts.logger.error({ key: envelopeKey(slot.envelope), err: error }, 'the sink refused an envelope for good; dropped');
   }
 
-  /** A failed entry goes back unless a newer state of its key is already queued (latest wins). */
+  /**
+   * A failed key waits its own backoff, with its newer state if one was queued meanwhile
+   * (latest wins), and keeps its age.
+   */
   private requeueFailed(slot: Slot): void {
     const key = envelopeKey(slot.envelope);
     const newer = this.pending.get(key);
-    if (newer) newer.queuedAt = Math.min(newer.queuedAt, slot.queuedAt);
-    else this.pending.set(key, { ...slot, due: this.now() });
+    this.pending.delete(key);
+    const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
+    const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
+    const next: Slot = { envelope: newer?.envelope ?? slot.envelope, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1 };
+    this.retrying.set(key, next);
+    this.retryingDue = Math.min(this.retryingDue, due);
   }
 
   private backOff(count: number, error: string): void {
-    this.opts.hooks.failed?.(count);
     const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
     const wait = jitteredBackoffMs(this.failures++, b.minMs, b.maxMs, b.random);
     this.retryAt = this.now() + wait;
@@ -253,9 +296,10 @@ export class DeliveryQueue {
 
   /** Wake up for the next due key or the end of a backoff. */
   private schedule(): void {
-    if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.backfills.length === 0)) return;
+    if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.retrying.size === 0 && this.backfills.length === 0)) return;
     const first = this.pending.values().next().value as Slot | undefined;
-    const at = Math.max(first?.due ?? 0, this.retryAt);
+    const at = Math.max(Math.min(first?.due ?? Infinity, this.retryingDue, this.backfills.length > 0 ? 0 : Infinity), this.retryAt);
+    this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.kick();

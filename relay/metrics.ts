@@ -22,6 +22,7 @@ export function createMetrics(): {
   oldestUndelivered: Gauge;
   watchRestarts: Counter<'kind'>;
   leader: Gauge;
+  absent: Gauge<'kind'>;
   /** Point the backlog gauges at the queue (they are computed when scraped). */
   observeQueue(probe: QueueProbe): void;
 } {
@@ -47,6 +48,7 @@ export function createMetrics(): {
     } }),
     watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone or an error', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
+    absent: new Gauge({ name: 'ephemera_relay_resource_absent', help: '1 while a kind\'s list answers 404/403 (no CRD or no list right): its controller is idle', labelNames: ['kind'] as const, ...c }),
     observeQueue(p) {
       probe = p;
     },

@@ -48,6 +48,18 @@ export interface ReflectorOptions<T> {
   backoff?: { minMs: number; maxMs: number; random?: () => number };
   /** Server-side watch timeout (client-go picks 5–10 min). */
   watchTimeoutSeconds?: number;
+  /**
+   * A list answered with one of `statuses` means "this resource is not here for us" (no CRD,
+   * no list right): the loop counts as synced with nothing cached and lists again every
+   * `retryMs`, so a CRD installed later is picked up. Any other failure keeps the backoff.
+   */
+  absent?: { statuses: readonly number[]; retryMs: number; onChange(absent: Absent | undefined): void };
+}
+
+/** Why a resource counts as absent: the status and message of the list that said so. */
+export interface Absent {
+  status: number;
+  message: string;
 }
 
 type WatchEnd = { kind: 'closed'; events: number } | { kind: 'gone' } | { kind: 'error'; message: string } | { kind: 'relist' } | { kind: 'stopped' };
@@ -65,6 +77,7 @@ export class Reflector<T> {
   /** Aborts a list in progress when the loop is stopped (a slow LIST must not hold shutdown). */
   private readonly stopping = new AbortController();
   private synced = false;
+  private absentNow: Absent | undefined;
   private readonly syncedOnce: Promise<void>;
   private resolveSynced: () => void = () => undefined;
   private readonly opts: ReflectorOptions<T>;
@@ -122,6 +135,10 @@ export class Reflector<T> {
     while (!this.stopped) {
       if (needList || this.relistWanted !== undefined) {
         const listed = await this.list().then(() => true, (err: unknown) => this.listFailed(err, failures));
+        if (listed === 'absent') {
+          await this.sleep(this.opts.absent?.retryMs ?? 0);
+          continue;
+        }
         if (!listed) {
           await this.sleep(this.backoff(failures++));
           continue;
@@ -142,11 +159,33 @@ export class Reflector<T> {
     }
   }
 
-  private listFailed(err: unknown, failures: number): false {
+  private listFailed(err: unknown, failures: number): false | 'absent' {
     if (this.stopped) return false;
     const e = err as { statusCode?: number; message?: string };
+    if (e.statusCode !== undefined && this.opts.absent?.statuses.includes(e.statusCode)) return this.markAbsent({ status: e.statusCode, message: e.message ?? String(err) });
     this.opts.logger.warn({ kind: this.opts.kind, attempt: failures + 1, status: e.statusCode, err: e.message ?? String(err) }, this.synced ? 're-list failed; retrying' : 'initial list failed; retrying');
     return false;
+  }
+
+  /** The resource is not here for us: an empty list (cached objects are gone), synced. */
+  private markAbsent(absent: Absent): 'absent' {
+    if (this.absentNow?.status !== absent.status) this.opts.absent?.onChange(absent);
+    this.absentNow = absent;
+    for (const [key, old] of this.cache) {
+      this.cache.delete(key);
+      this.opts.onEvent('DELETED', this.opts.fromFingerprint(old), true);
+    }
+    this.resourceVersion = '';
+    this.markSynced();
+    return 'absent';
+  }
+
+  private markSynced(): void {
+    if (!this.synced) {
+      this.synced = true;
+      this.resolveSynced();
+    }
+    this.opts.onSynced?.();
   }
 
   private backoff(failures: number): number {
@@ -179,11 +218,11 @@ export class Reflector<T> {
     }
     this.resourceVersion = rv;
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
-    if (!this.synced) {
-      this.synced = true;
-      this.resolveSynced();
+    if (this.absentNow) {
+      this.absentNow = undefined;
+      this.opts.absent?.onChange(undefined);
     }
-    this.opts.onSynced?.();
+    this.markSynced();
   }
 
   private listed(d: Decoded<T>, seen: Set<string>): void {

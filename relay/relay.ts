@@ -13,7 +13,7 @@ import { jobEnvelope, podEnvelope, withoutSnapshot } from './envelope.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
-import { Reflector, type ReflectorEvent, type Unreadable } from './reflector.ts';
+import { Reflector, type Absent, type ReflectorEvent, type Unreadable } from './reflector.ts';
 import { Requeue } from './requeue.ts';
 import { replayCache, type ReplayScope } from './replay.ts';
 import type { Sink } from './sinks/sink.ts';
@@ -42,6 +42,8 @@ export interface RelayOptions {
   backoff?: { minMs: number; maxMs: number; random?: () => number };
   /** LIST page size (default 500). */
   listPageSize?: number;
+  /** How often an EphemeralJob list that answered 404/403 is tried again (default 60 s). */
+  absentRetryMs?: number;
 }
 
 export interface Relay {
@@ -222,6 +224,17 @@ function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean):
   forward(st, jobEnvelope(type, job, { relayId: st.opts.relayId, cluster: st.opts.cluster, now: st.clock() }));
 }
 
+/** One clear line when the EphemeralJob list starts or stops answering 404/403, and a gauge. */
+function onJobsAbsent(st: State, ns: string | undefined, absent: Absent | undefined): void {
+  const log = st.opts.logger;
+  const crd = `${EJOB.plural}.${EJOB.apiVersion.split('/')[0] ?? ''}`;
+  st.metrics.absent.set({ kind: EJOB.kind }, absent ? 1 : 0);
+  if (!absent) return log.info({ kind: EJOB.kind, namespace: ns }, `${crd} can be listed again: the EphemeralJob controller is active`);
+  const why = absent.status === 404 ? `the CRD ${crd} is not installed` : `this identity may not list ${crd} (RBAC)`;
+  const retry = Math.round((st.opts.absentRetryMs ?? 60_000) / 1000);
+  log.warn({ kind: EJOB.kind, namespace: ns, status: absent.status, err: absent.message }, `${why}: no EphemeralJobs here, the EphemeralJob controller is idle; pods are still watched (SidecarTerminator runs); listing again every ${retry}s`);
+}
+
 function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] } {
   const { opts, metrics } = st;
   const scopes: (string | undefined)[] = opts.namespaces.length > 0 ? opts.namespaces : [undefined];
@@ -253,6 +266,8 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     decode: decodeJob,
     fromFingerprint: (fp) => JSON.parse(fp) as JobView,
     onEvent: (type, j, changed) => onJob(st, type, j, changed),
+    // No CRD or no list right must not stop the pod watches (the SidecarTerminator needs no jobs).
+    absent: { statuses: [403, 404], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },
   }));
   return { pods, jobs };
 }

@@ -1,4 +1,7 @@
 import { envelopeKey, type Envelope } from '../../functions/api/envelope.ts';
+import { InvalidEnvelopeError } from '../../functions/engine/engine.ts';
+import { UnknownClusterError } from '../../functions/kube/credentials.ts';
+import { isKubeError } from '../../functions/kube/errors.ts';
 import type { SendOutcome, Sink } from './sink.ts';
 
 /** What the in-process handler tells the relay back: look at this key again after a while. */
@@ -9,6 +12,17 @@ export interface MemorySinkOptions {
   concurrency?: number;
   /** A handling not done by then counts as failed (and is retried once it has ended). */
   timeoutMs?: number;
+  /** Failed handlings of one key in a row before it is dropped (default 15, as client-go controllers' maxRetries). */
+  maxAttempts?: number;
+}
+
+/** Errors that retrying cannot fix: a refused request (403, 401, 400, 422) or bad input. */
+function isPermanent(err: unknown): boolean {
+  // Classified errors may arrive wrapped: look a few causes deep.
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (isKubeError(e, 'terminal', 'invalid') || e instanceof InvalidEnvelopeError || e instanceof UnknownClusterError) return true;
+  }
+  return false;
 }
 
 /**
@@ -16,12 +30,28 @@ export interface MemorySinkOptions {
  * overdue handling is reported failed (the relay retries it); a requeue goes to `requeue`,
  * which keeps one timer per key. As in client-go's workqueue, a key is never handled twice
  * at once: while an overdue handling of it still runs, the key is reported failed.
+ * The dead-letter path: an error retrying cannot fix, or the `maxAttempts`-th failure of a
+ * key in a row, is reported `permanent`, so the queue logs the key, counts and drops it
+ * (the periodic resync brings the key back if it still needs work).
  */
 export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: number) => void, opts: MemorySinkOptions = {}): Sink {
   const running = new Set<string>();
   const timeoutMs = opts.timeoutMs ?? 60_000;
+  const maxAttempts = opts.maxAttempts ?? 15;
+  /** Failed handlings in a row, per key (forgotten on success or drop). */
+  const attempts = new Map<string, number>();
+  const failed = (key: string, error: string, permanent: boolean): SendOutcome => {
+    const n = (attempts.get(key) ?? 0) + 1;
+    if (!permanent && n < maxAttempts) {
+      attempts.set(key, n);
+      return { ok: false, error };
+    }
+    attempts.delete(key);
+    return { ok: false, permanent: true, error: permanent ? `not retryable: ${error}` : `gave up after ${n} attempts: ${error}` };
+  };
   const handleOne = async (e: Envelope): Promise<SendOutcome> => {
     const key = envelopeKey(e);
+    // Not an attempt: the key's earlier handling still runs.
     if (running.has(key)) return { ok: false, error: `${key} is still being handled` };
     running.add(key);
     const handling = handler(e).finally(() => running.delete(key));
@@ -29,11 +59,12 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
     const overdue = new Promise<'overdue'>((r) => (timer = setTimeout(() => r('overdue'), timeoutMs)));
     try {
       const r = await Promise.race([handling, overdue]);
-      if (r === 'overdue') return { ok: false, error: `handling ${key} took longer than ${timeoutMs} ms` };
+      if (r === 'overdue') return failed(key, `handling ${key} took longer than ${timeoutMs} ms`, false);
+      attempts.delete(key);
       if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
       return { ok: true };
     } catch (err) {
-      return { ok: false, error: (err as Error).message ?? String(err) };
+      return failed(key, (err as Error).message ?? String(err), isPermanent(err));
     } finally {
       clearTimeout(timer);
     }

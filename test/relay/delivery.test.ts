@@ -10,10 +10,14 @@ import { Requeue } from '../../relay/requeue.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
 import { eventually, job, pod, relayWorld } from '../support/relay-world.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { KubeError } from '../../functions/kube/errors.ts';
+import type { SendOutcome } from '../../relay/sinks/sink.ts';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'default' } as const;
 type PodLike = { metadata: Record<string, unknown> & { resourceVersion: string }; status: Record<string, unknown> };
 const counter = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> => (await c.get()).values.reduce((n, v) => n + v.value, 0);
+const someEnvelope = (name: string): Envelope => makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name, namespace: 'ns' } }, relayId: 't', now: new Date() });
 const pods = (n: number) => Array.from({ length: n }, (_, i) => pod(`web-${i}`, { app: 'web' }));
 
 /** A relevant change (a label) to every pod, `rounds` times. */
@@ -179,5 +183,65 @@ describe('in-memory sink and requeues (workqueue semantics)', () => {
     finish();
     await eventually(async () => assert.equal((await sink.send([env('a')]))[0]?.ok, true));
     assert.equal(calls, 2);
+  });
+});
+
+describe('a failing key', () => {
+  test('backs off on its own: a key added after it failed many times is delivered at once', async () => {
+    // Were the whole queue to back off with the failing key, after six failures it would
+    // wait 50·2⁶ ms = 3.2 s; the key added then must not wait for that.
+    const w = await relayWorld([pod('poison', { app: 'web' }), job('j', { app: 'web' })], { backoff: { minMs: 50, maxMs: 60_000, random: () => 1 } });
+    try {
+      w.sink.failSubjects.add('Pod/default/poison');
+      await eventually(async () => assert.ok(await counter(w.relay.metrics.sendFailures) >= 6), 10_000);
+      w.server.store.put(pod('healthy', { app: 'web' }));
+      await eventually(() => assert.ok(w.sink.subjects().includes('ADDED Pod/default/healthy'), w.sink.subjects().join(', ')), 1500);
+      assert.ok(!w.sink.subjects().some((s) => s.endsWith('poison')), 'the failing key was not delivered');
+      assert.equal(await counter(w.relay.metrics.bufferDepth), 1, 'the failing key is still queued, nothing lost');
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe('the memory sink\'s dead-letter path', () => {
+  const refused = new KubeError({ status: 403, reason: 'Forbidden', message: 'leases is forbidden' });
+  test('an error retrying cannot fix is reported permanent at once; the queue logs the key, counts and drops it', async () => {
+    let calls = 0;
+    const sink = memorySink(async () => {
+      calls++;
+      throw new Error('observe failed', { cause: refused });
+    }, () => undefined);
+    const logged: unknown[] = [];
+    const logger = { ...silentLogger, error: (o: unknown) => void logged.push(o) } as typeof silentLogger;
+    const w = await relayWorld([pod('web-1', { app: 'web' }), job('j', { app: 'web' })], { sink, logger });
+    try {
+      await eventually(async () => assert.equal(await counter(w.relay.metrics.rejected), 2));
+      assert.equal(calls, 2, 'each key handled once, not retried');
+      assert.deepEqual(logged.map((o) => (o as { key: string }).key).sort(), ['EphemeralJob/default/j', 'Pod/default/web-1']);
+      assert.equal(await counter(w.relay.metrics.bufferDepth), 0);
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('a transient error is retried, then dropped after maxAttempts; a success in between resets the count', async () => {
+    let calls = 0;
+    let fail = true;
+    const sink = memorySink(async () => {
+      calls++;
+      if (fail) throw new KubeError({ status: 503, message: 'unavailable' });
+      return { requeueAfterSeconds: null };
+    }, () => undefined, { maxAttempts: 3 });
+    const send = async (name = 'a'): Promise<SendOutcome | undefined> => (await sink.send([someEnvelope(name)]))[0];
+    assert.deepEqual(await send(), { ok: false, error: 'unavailable' });
+    fail = false;
+    assert.deepEqual(await send(), { ok: true });
+    fail = true;
+    assert.deepEqual(await send(), { ok: false, error: 'unavailable' });
+    assert.deepEqual(await send(), { ok: false, error: 'unavailable' });
+    assert.deepEqual(await send('b'), { ok: false, error: 'unavailable' }, 'another key counts on its own');
+    assert.deepEqual(await send(), { ok: false, permanent: true, error: 'gave up after 3 attempts: unavailable' }, 'the third failure in a row is the last');
+    assert.equal(calls, 6);
   });
 });

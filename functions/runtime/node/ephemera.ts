@@ -39,10 +39,25 @@ account) and forwards the events that matter to a queue.
   --sink record:PATH   append one event per line, for ephemera invoke --event PATH
   -h, --help           this help
 
-Variables: EPHEMERA_SQS_QUEUE_URL, AWS_REGION, EPHEMERA_SQS_ENDPOINT, EPHEMERA_RELAY_NAMESPACES,
-EPHEMERA_RELAY_RESYNC_SECONDS, EPHEMERA_RELAY_COALESCE_MS, EPHEMERA_RELAY_BUFFER_MAX,
-EPHEMERA_RELAY_LISTEN, EPHEMERA_RELAY_LEADER_ELECTION, EPHEMERA_RELAY_LEASE_NAMESPACE,
-EPHEMERA_RELAY_ID, LOG_LEVEL (see the README's relay section).
+Variables (a bad value stops the relay, naming it; see the README's relay section):
+  EPHEMERA_SQS_QUEUE_URL                  queue for --sink sqs
+  AWS_REGION, EPHEMERA_SQS_ENDPOINT       us-east-1; endpoint override (emulators)
+  EPHEMERA_RELAY_NAMESPACES               namespaces to watch, comma-separated (all)
+  EPHEMERA_RELAY_RESYNC_SECONDS           600    periodic resync from the watch cache
+  EPHEMERA_RELAY_COALESCE_MS              1000   per-object coalescing window
+  EPHEMERA_RELAY_BUFFER_MAX               50000  capacity of the delivery queue
+  EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS     10     deadline of one send (SQS batch, in-process handling)
+  EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS   120    /readyz fails while the sink takes nothing longer
+  EPHEMERA_RELAY_LISTEN                   0.0.0.0:8080  /healthz, /readyz, /metrics
+  EPHEMERA_RELAY_LEADER_ELECTION          true   only the Lease holder forwards
+  EPHEMERA_RELAY_LEASE_NAMESPACE          ephemera-system  namespace of the leader Lease
+  EPHEMERA_LEASE_SECONDS, EPHEMERA_LEASE_SKEW_SECONDS  15, 5  leader Lease duration, clock allowance
+  EPHEMERA_RELAY_ID                       hostname  this replica's identity
+  EPHEMERA_RELAY_CLUSTER                  this cluster's name, stamped on every envelope
+  LOG_LEVEL                               info
+With --sink memory, also the functions' variables: EPHEMERA_LOCK_NAMESPACE,
+EPHEMERA_API_TIMEOUT_MS, EPHEMERA_SIDECAR_STRATEGY, EPHEMERA_SIGNAL_IMAGE,
+EPHEMERA_CONTROLLERS (see the README's Configuration).
 `;
 
 function version(): string {

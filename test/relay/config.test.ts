@@ -1,0 +1,40 @@
+// The relay's environment: what each variable becomes, and bad values named.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, FunctionsConfig, parseEnv } from '../../functions/config.ts';
+import { leaderLock, RelayConfig } from '../../relay/config.ts';
+import { runCli } from '../support/cli.ts';
+
+describe('RelayConfig', () => {
+  test('the leader Lease follows EPHEMERA_LEASE_SECONDS and EPHEMERA_LEASE_SKEW_SECONDS (15 s and 5 s unset)', () => {
+    const env = { EPHEMERA_RELAY_ID: 'relay-0', EPHEMERA_RELAY_LEASE_NAMESPACE: 'ops' };
+    assert.deepEqual(leaderLock(parseEnv(RelayConfig, env)), { namespace: 'ops', holder: 'relay-0', leaseSeconds: 15, skewSeconds: 5 });
+    const set = parseEnv(RelayConfig, { ...env, EPHEMERA_LEASE_SECONDS: '40', EPHEMERA_LEASE_SKEW_SECONDS: '2' });
+    assert.deepEqual(leaderLock(set), { namespace: 'ops', holder: 'relay-0', leaseSeconds: 40, skewSeconds: 2 });
+    assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_LEASE_SECONDS: '0' }), (err: Error) => err instanceof ConfigError && /EPHEMERA_LEASE_SECONDS: /.test(err.message));
+  });
+});
+
+describe('EPHEMERA_RELAY_LISTEN', () => {
+  test('HOST:PORT, :PORT and [IPv6]:PORT become host and port; 0.0.0.0:8080 unset', () => {
+    const listen = (v?: string): unknown => parseEnv(RelayConfig, v === undefined ? {} : { EPHEMERA_RELAY_LISTEN: v }).EPHEMERA_RELAY_LISTEN;
+    assert.deepEqual(listen(), { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(listen('127.0.0.1:9090'), { host: '127.0.0.1', port: 9090 });
+    assert.deepEqual(listen(':9090'), { host: '0.0.0.0', port: 9090 });
+    assert.deepEqual(listen('[::1]:0'), { host: '::1', port: 0 });
+  });
+
+  test('a port out of range or a malformed value is refused, naming the variable', () => {
+    for (const bad of ['127.0.0.1:99999', '127.0.0.1:65536', 'nowhere', '127.0.0.1:', '::1:8080']) {
+      assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_RELAY_LISTEN: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(`EPHEMERA_RELAY_LISTEN: expected HOST:PORT with a port from 0 to 65535 (e.g. 0.0.0.0:8080) (got "${bad}")`), bad);
+    }
+  });
+});
+
+describe('ephemera relay --help', () => {
+  test('lists every variable the relay reads, the functions\' ones included (for --sink memory)', async () => {
+    const r = await runCli(['relay', '--help'], {});
+    assert.equal(r.code, 0);
+    for (const name of [...Object.keys(RelayConfig.shape), ...Object.keys(FunctionsConfig.shape)]) assert.ok(r.stdout.includes(name), `${name} is missing from the help`);
+  });
+});

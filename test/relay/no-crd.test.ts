@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { startApiServer } from '../../functions/cluster/index.ts';
+import { createRelay } from '../../relay/relay.ts';
+import { CollectingSink, eventually, FAST_BACKOFF, job, pod } from '../support/relay-world.ts';
+
+const sidecar = [{ name: 'main', image: 'app' }, { name: 'proxy', image: 'envoy', env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }] }];
+/** A pod whose main container exited while its sidecar runs: the SidecarTerminator's work. */
+const duePod = {
+  ...pod('batch-1', { app: 'batch' }, { restartPolicy: 'Never', containers: sidecar }),
+  status: { phase: 'Running', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 0 } } }, { name: 'proxy', state: { running: {} } }] },
+};
+
+async function world(status: number): Promise<{ server: Awaited<ReturnType<typeof startApiServer>>; relay: ReturnType<typeof createRelay>; sink: CollectingSink; installCrd(): void; close(): Promise<void> }> {
+  const server = await startApiServer({ objects: [duePod], bookmarkIntervalMs: 200 });
+  // Every non-watch request on the EphemeralJob collection: as without the CRD (404) or the list right (403).
+  const fault = server.faults.add({ pathIncludes: '/ephemeraljobs', watch: false, status, times: Infinity });
+  const sink = new CollectingSink();
+  const relay = createRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, absentRetryMs: 100 });
+  return { server, relay, sink, installCrd: () => fault.remove(), close: async () => { await relay.stop(); await server.close(); } };
+}
+
+describe('relay in a cluster without EphemeralJobs', () => {
+  for (const status of [404, 403]) {
+    test(`a ${status} on the EphemeralJob list: pods are still watched, a due sidecar pod is forwarded, readyz is ready`, async () => {
+      const w = await world(status);
+      try {
+        await eventually(async () => {
+          await w.relay.flush();
+          assert.deepEqual(w.sink.subjects(), ['RESYNC Pod/default/batch-1']);
+        });
+        assert.equal(w.relay.readiness(), 'ready');
+        assert.equal((await w.relay.metrics.absent.get()).values.find((v) => v.labels.kind === 'EphemeralJob')?.value, 1);
+      } finally {
+        await w.close();
+      }
+    });
+  }
+
+  test('the job list keeps being tried slowly: a CRD installed later is picked up and its jobs forwarded', async () => {
+    const w = await world(404);
+    try {
+      const jobLists = (): number => w.server.requests.filter((r) => r.verb === 'list' && r.path.includes('/ephemeraljobs')).length;
+      await eventually(() => assert.ok(jobLists() >= 3, `${jobLists()} job lists`));
+      w.server.store.put(job('j', { app: 'web' }));
+      w.installCrd();
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.ok(w.sink.subjects().includes('RESYNC EphemeralJob/default/j'), w.sink.subjects().join(', '));
+      });
+      assert.equal((await w.relay.metrics.absent.get()).values.find((v) => v.labels.kind === 'EphemeralJob')?.value, 0);
+    } finally {
+      await w.close();
+    }
+  });
+});
