@@ -25,7 +25,7 @@ export interface JobView {
 /**
  * A pod as the relay keeps and forwards it: the sidecar predicate's fields (marking env
  * vars, container states), plus labels and this job's ownership marks on ephemeral
- * containers and their states (the EphemeralJob router and the ledger need those).
+ * containers and their states (the EphemeralJob router and the planner need those).
  */
 export function trimPod(pod: Pod): Pod {
   const base = trimPodForSidecar(pod);
