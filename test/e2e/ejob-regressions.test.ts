@@ -8,23 +8,18 @@ import { describe, test } from 'node:test';
 import { handle } from '../../functions/engine/engine.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import type { Kube } from '../../functions/kube/kube.ts';
-import { runSchedule } from '../support/ejob-chaos.ts';
+import { runSchedule, withWrites } from '../support/ejob-chaos.ts';
 import { CRDS, envelopeFor, finish, fixture, inFlight, injected, jobStatus, worldWith } from '../support/ejob-world.ts';
 
 const JOB = 'hello-world-ephemeral-job';
 
 /** A Kube that dies right after its first successful injection (before the status write). */
 function diesAfterInjection(kube: Kube): Kube {
-  return {
-    get: (r) => kube.get(r),
-    list: (...a) => kube.list(...a),
-    serverNow: () => kube.serverNow(),
-    async perform(action: Action) {
-      const res = await kube.perform(action);
-      if (action.subresource === 'ephemeralcontainers') throw new Error('killed after the injection');
-      return res;
-    },
-  };
+  return withWrites(kube, async (action: Action) => {
+    const res = await kube.perform(action);
+    if (action.subresource === 'ephemeralcontainers') throw new Error('killed after the injection');
+    return res;
+  });
 }
 
 for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})`, () => {

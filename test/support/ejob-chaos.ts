@@ -170,39 +170,33 @@ function kubeletStep(server: ApiServer, name: string): void {
   server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: statuses } } as never);
 }
 
+/** The same Kube with its writes wrapped (reads pass straight through): for crashes and stalls. */
+export function withWrites(kube: Kube, perform: (action: Action) => Promise<unknown>): Kube {
+  return { get: (r) => kube.get(r), list: (...a) => kube.list(...a), serverNow: () => kube.serverNow(), perform };
+}
+
 /** A Kube that dies (throws a non-API error) before its (k+1)-th write: the writes before it took effect. */
 export function crashingKube(kube: Kube, afterWrites: number): Kube {
   let writes = 0;
-  return {
-    ...kube,
-    get: (r) => kube.get(r),
-    list: (...a) => kube.list(...a),
-    serverNow: () => kube.serverNow(),
-    async perform(action: Action) {
-      if (writes >= afterWrites) throw new Error('crashed (process killed between writes)');
-      writes++;
-      return kube.perform(action);
-    },
-  };
+  return withWrites(kube, async (action) => {
+    if (writes >= afterWrites) throw new Error('crashed (process killed between writes)');
+    writes++;
+    return kube.perform(action);
+  });
 }
 
 /** A Kube that stops after its first Lease write until released (a paused process); `reached` is called when it stops. */
 export function stallingKube(kube: Kube, gate: Promise<void>, reached: () => void = () => undefined): Kube {
   let stalled = false;
-  return {
-    get: (r) => kube.get(r),
-    list: (...a) => kube.list(...a),
-    serverNow: () => kube.serverNow(),
-    async perform(action: Action) {
-      const res = await kube.perform(action);
-      if (!stalled && action.kind === 'Lease') {
-        stalled = true;
-        reached();
-        await gate;
-      }
-      return res;
-    },
-  };
+  return withWrites(kube, async (action) => {
+    const res = await kube.perform(action);
+    if (!stalled && action.kind === 'Lease') {
+      stalled = true;
+      reached();
+      await gate;
+    }
+    return res;
+  });
 }
 
 const envelope = (t: number, pods: number): ReturnType<typeof envelopeFor> =>
