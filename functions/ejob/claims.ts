@@ -19,6 +19,8 @@ export interface ClaimInput {
   cfg: LeaseConfig;
   /** False when paused or past the deadline: nothing new is claimed. */
   mayClaim: boolean;
+  /** Record the job's verdict on the Lease (nothing is claimed then, or ever after). */
+  seal?: boolean;
 }
 
 /** The decision: which pods to inject now, the Lease write that claims them first, when to look again. */
@@ -50,7 +52,8 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   const notes = [...base.notes, ...kept.notes];
   const holdUntil = toDate(base.record.holdUntil);
   const holding = holdUntil !== undefined && holdUntil.getTime() > serverNow.getTime();
-  const free = input.mayClaim && !holding ? Math.max(0, (spec.parallelism ?? 1) - inFlight.size) : 0;
+  const sealed = input.seal === true || base.record.finished === true;
+  const free = input.mayClaim && !holding && !sealed ? Math.max(0, (spec.parallelism ?? 1) - inFlight.size) : 0;
   const left = spec.replicas === undefined ? Number.POSITIVE_INFINITY : Math.max(0, spec.replicas - total);
   const claimed = new Set(kept.pending.map((c) => c.pod));
   const inject = input.targets.filter((t) => t.state === 'pending' && !claimed.has(t.pod.metadata.name)).slice(0, Math.min(free, left)).map((t) => t.pod);
@@ -60,7 +63,7 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
     notes.push(`no new claims until ${holdUntil.toISOString()} (an unreadable Lease record may have held live claims)`);
   }
   const decision: ClaimDecision = { inject, notes, slotsUsed: inFlight.size, ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}) };
-  if (inject.length === 0 && !base.repair) return decision;
+  if (inject.length === 0 && !base.repair && !needsSeal(input, base.record)) return decision;
   const at = serverNow.toISOString();
   const record: LeaseRecord = {
     v: 1,
@@ -68,8 +71,9 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
     total: total + inject.length,
     claims: [...kept.pending, ...inject.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at }))],
     ...(holding ? { holdUntil: holdUntil.toISOString() } : {}),
+    ...(sealed ? { finished: true } : {}),
   };
-  const why = inject.length > 0 ? `claim ${inject.map((p) => p.metadata.name).join(', ')} for injection` : `repair the Lease record (${base.notes.join('; ')})`;
+  const why = inject.length > 0 ? `claim ${inject.map((p) => p.metadata.name).join(', ')} for injection` : input.seal ? 'record the verdict: no claims after it' : `repair the Lease record (${base.notes.join('; ')})`;
   return { ...decision, write: leaseWrite({ cfg, view: input.lease, serverNow }, record, why) };
 }
 
@@ -117,6 +121,11 @@ function keptClaims(claims: readonly Claim[], input: ClaimInput): { pending: Cla
     if (out.nextExpiry === undefined || expires < out.nextExpiry.getTime()) out.nextExpiry = new Date(expires);
   }
   return out;
+}
+
+/** A verdict to record that the record does not hold yet. */
+function needsSeal(input: ClaimInput, record: LeaseRecord): boolean {
+  return input.seal === true && record.finished !== true;
 }
 
 function secondsUntil(t: Date, now: Date): number {

@@ -27,6 +27,12 @@ export const LeaseRecord = z.object({
   claims: z.array(Claim),
   /** No new claims before this server time (set when an unreadable record was repaired). */
   holdUntil: z.string().optional(),
+  /**
+   * The job's verdict was decided: no claim after it. Written (fenced, like a claim) before
+   * the verdict's status write, so a concurrent claim of a late pod and the verdict cannot
+   * both succeed from different views of the pods.
+   */
+  finished: z.boolean().optional(),
 });
 export type LeaseRecord = z.infer<typeof LeaseRecord>;
 

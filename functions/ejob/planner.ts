@@ -14,9 +14,9 @@ import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
-import { decideClaims } from './claims.ts';
+import { decideClaims, type ClaimDecision, type ClaimInput } from './claims.ts';
 import type { LeaseConfig, LeaseView } from './lease-record.ts';
-import { failureReason } from './pod-state.ts';
+import { failureReason, ownedContainers } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { statusDeferral } from './status-deferral.ts';
 import { selectTargets, type Target } from './targets.ts';
@@ -84,17 +84,22 @@ interface ActiveInput {
 function planActive(input: ActiveInput, now: Date): Plan {
   const { job, spec, pods, createdTtl, lease } = input;
   const uid = job.metadata.uid ?? '';
-  const { targets, skipped } = selectTargets(spec, uid, pods);
+  // Once the verdict is on the Lease, the job's pods are the ones it injected: a pod that
+  // appears later is not a target (finished → inject nothing), so the counts stay the verdict's.
+  const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
+  const { targets, skipped } = selectTargets(spec, uid, sealed ? pods.filter((p) => ownedContainers(p, uid).length > 0) : pods);
   const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
   const deadlineExceeded = deadlineIn === 0;
 
-  const claims = decideClaims({ spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded });
+  const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded };
+  const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
   for (const t of targets) if (injecting.has(t.pod.metadata.name)) t.state = 'waiting'; // what the status will say once injected
   const counts = countStates(targets);
   const phase = decidePhase(spec, counts, deadlineExceeded);
 
-  const actions: Action[] = claims.write ? [claims.write] : [];
+  const lw = leaseWriteFor(claimInput, claims, { phase, sealed });
+  const actions: Action[] = lw ? [lw] : [];
   // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
   const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions;
@@ -110,6 +115,17 @@ function planActive(input: ActiveInput, now: Date): Plan {
   requeue = minRequeue(requeue, deferFor);
   if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
   return { actions, requeueAfterSeconds: requeue, notes };
+}
+
+/**
+ * The Lease write of this plan, if any. A verdict is a decision like a claim: it is sealed on
+ * the Lease first (with any repair), at the resourceVersion read, so an instance that
+ * meanwhile claimed a late pod makes this 409 and re-plan, and no claim follows it.
+ */
+function leaseWriteFor(input: ClaimInput, claims: ClaimDecision, at: { phase: EjobPhase; sealed: boolean }): Action | undefined {
+  const verdict = at.phase === 'Succeeded' || at.phase === 'Failed';
+  if (!verdict || at.sealed || claims.inject.length > 0) return claims.write;
+  return decideClaims({ ...input, mayClaim: false, seal: true }).write;
 }
 
 /** When the job became active, for activeDeadlineSeconds: its startTime, else its creation. */

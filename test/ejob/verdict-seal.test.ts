@@ -1,0 +1,72 @@
+// The verdict is sealed on the job's Lease before the status says it (claims.ts, planner.ts):
+// chaos seed 443 found a verdict written from one view of the pods while another instance,
+// from an older view, claimed and injected a pod that appeared late, so the finished job's
+// counters no longer matched its pods. Sealing first makes the two writes race on one Lease.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import type { Action } from '../../functions/engine/plan.ts';
+import { CLAIMS_ANNOTATION, type LeaseRecord } from '../../functions/ejob/lease-record.ts';
+import { DEFAULT_LEASE, plan, type ObservedLease } from '../../functions/ejob/planner.ts';
+
+const UID = 'job-uid';
+const NOW = new Date('2026-01-01T01:00:00Z');
+const template = { ephemeralContainers: [{ name: 'ec', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' }] };
+const cfg = { ...DEFAULT_LEASE, name: 'ejob-ns-j' };
+
+const job = (status?: Record<string, unknown>): EphemeralJobObject => ({
+  metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '5', creationTimestamp: '2026-01-01T00:30:00Z' },
+  spec: { selector: { matchLabels: { app: 'x' } }, parallelism: 2, template },
+  ...(status ? { status: status as never } : {}),
+});
+
+/** A matching pod; done: it holds the job's container, exited 0. */
+function pod(name: string, created: number, done: boolean): Pod {
+  const p: Pod = {
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, labels: { app: 'x' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, created)).toISOString() },
+    spec: { containers: [{ name: 'main' }] },
+    status: { phase: 'Running' },
+  };
+  if (!done) return p;
+  p.spec = { ...p.spec, ephemeralContainers: [{ name: 'ec', env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }] };
+  p.status = { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 0 } } }] };
+  return p;
+}
+
+const lease = (record: Partial<LeaseRecord> = {}): ObservedLease => ({ view: { kind: 'ours', resourceVersion: '9', record: { v: 1, job: UID, total: 2, claims: [], ...record } }, serverNow: NOW, cfg });
+const running = { phase: 'Running', match: 2, succeeded: 1, failed: 0, running: 1, waiting: 0, startTime: '2026-01-01T00:30:01Z' };
+const statusOf = (actions: Action[]): Record<string, unknown> | undefined => (actions.find((a) => a.subresource === 'status')?.body as { status: Record<string, unknown> } | undefined)?.status;
+const recordOf = (a: Action | undefined): LeaseRecord => JSON.parse((a?.body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[CLAIMS_ANNOTATION] ?? 'null') as LeaseRecord;
+
+describe('EphemeralJob verdict sealed on the Lease', () => {
+  test('the verdict is recorded on the Lease, at the resourceVersion read, before the status says it', () => {
+    const p = plan({ job: job(running), pods: [pod('a', 1, true), pod('b', 2, true)], lease: lease() }, NOW);
+    const [first] = p.actions;
+    assert.equal(first?.kind, 'Lease');
+    assert.equal(first?.verb, 'update');
+    assert.equal((first?.body as { metadata: { resourceVersion?: string } }).metadata.resourceVersion, '9', 'fenced like a claim');
+    assert.equal(recordOf(first).finished, true);
+    assert.deepEqual(recordOf(first).claims, []);
+    assert.equal(statusOf(p.actions)?.phase, 'Succeeded');
+    assert.ok(p.actions.findIndex((a) => a.kind === 'Lease') < p.actions.findIndex((a) => a.subresource === 'status'));
+  });
+
+  test('after the seal, a pod that appears late is neither claimed nor injected, and the counts stay the verdict\'s', () => {
+    const pods = [pod('a', 1, true), pod('b', 2, true), pod('late', 3, false)];
+    const p = plan({ job: job(running), pods, lease: lease({ finished: true }) }, NOW);
+    assert.equal(p.actions.filter((a) => a.kind === 'Lease' || a.subresource === 'ephemeralcontainers').length, 0);
+    const status = statusOf(p.actions);
+    assert.equal(status?.phase, 'Succeeded');
+    assert.equal(status?.match, 2);
+    assert.equal(status?.succeeded, 2);
+  });
+
+  test('before the seal, the same late pod is a target: it is claimed first, and no verdict is written', () => {
+    const pods = [pod('a', 1, true), pod('b', 2, true), pod('late', 3, false)];
+    const p = plan({ job: job(running), pods, lease: lease() }, NOW);
+    assert.equal(recordOf(p.actions[0]).claims.map((c) => c.pod).join(), 'late');
+    assert.equal(recordOf(p.actions[0]).finished, undefined);
+    assert.notEqual(statusOf(p.actions)?.phase, 'Succeeded');
+  });
+});
