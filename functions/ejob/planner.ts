@@ -103,13 +103,13 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
   const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions;
-  const deferFor = status.some(isStatusWrite) && claims.inject.length === 0 ? runningFlipDeferral(job, { counts, phase, targets, now, deadlineExceeded }, lease.cfg) : undefined;
+  const deferFor = status.some(isStatusWrite) && claims.inject.length === 0 ? runningFlipDeferral(job, spec, { counts, phase, targets, now, deadlineExceeded }, lease.cfg) : undefined;
   // A deferred status write waits for the container's exit, within a bound (status-deferral.ts).
   actions.push(...(deferFor === undefined ? status : status.filter((a) => !isStatusWrite(a))));
   for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
 
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
-  if (deferFor !== undefined) notes.push(`status write deferred: only pods moving from waiting to running (at most ${deferFor}s more)`);
+  if (deferFor !== undefined) notes.push(`status write deferred: only pods moving from waiting to running${phase !== job.status?.phase ? ` (and ${job.status?.phase} → ${phase})` : ''}, at most ${deferFor}s more`);
   let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
   requeue = minRequeue(requeue, claims.requeueAfterSeconds);
   requeue = minRequeue(requeue, deferFor);
@@ -238,13 +238,19 @@ function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
   };
 }
 
-/** The deferral of a status write whose only change is pods starting to run (status-deferral.ts), or undefined. */
-function runningFlipDeferral(job: EphemeralJobObject, input: StatusInput, cfg: ObservedLease['cfg']): number | undefined {
+/**
+ * The deferral of a status write whose only change is pods starting to run (status-deferral.ts),
+ * or undefined. "Only" is checked by planning the status with the running/waiting counts the
+ * job shows now, and the phase those counts give: if that writes nothing, the starts (and the
+ * Waiting → Running they bring) are all that changed.
+ */
+function runningFlipDeferral(job: EphemeralJobObject, spec: EphemeralJobSpec, input: StatusInput, cfg: ObservedLease['cfg']): number | undefined {
   const prev = job.status ?? {};
   const unflipped = { ...input.counts, running: prev.running ?? 0, waiting: prev.waiting ?? 0 };
-  const onlyRunningWaiting = !planStatus(job, { ...input, counts: unflipped }).actions.some(isStatusWrite);
+  const unflippedPhase = decidePhase(spec, unflipped, input.deadlineExceeded === true);
+  const onlyStarts = !planStatus(job, { ...input, counts: unflipped, phase: unflippedPhase }).actions.some(isStatusWrite);
   const jobUid = job.metadata.uid ?? '';
-  return statusDeferral({ previous: prev, phase: input.phase, counts: input.counts, onlyRunningWaiting, jobUid, targets: input.targets, now: input.now, windowSeconds: cfg.leaseSeconds + cfg.skewSeconds });
+  return statusDeferral({ previous: prev, phase: input.phase, counts: input.counts, onlyStarts, jobUid, targets: input.targets, now: input.now, windowSeconds: cfg.leaseSeconds + cfg.skewSeconds });
 }
 
 function isStatusWrite(a: Action): boolean {
