@@ -16,7 +16,7 @@ import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
 import { decideClaims, type ClaimDecision, type ClaimInput } from './claims.ts';
 import type { LeaseConfig, LeaseView } from './lease-record.ts';
-import { failureReason, ownedContainers } from './pod-state.ts';
+import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { statusDeferral } from './status-deferral.ts';
 import { selectTargets, type Target } from './targets.ts';
@@ -84,10 +84,15 @@ interface ActiveInput {
 function planActive(input: ActiveInput, now: Date): Plan {
   const { job, spec, pods, createdTtl, lease } = input;
   const uid = job.metadata.uid ?? '';
-  // Once the verdict is on the Lease, the job's pods are the ones it injected: a pod that
-  // appears later is not a target (finished → inject nothing), so the counts stay the verdict's.
+  // Once the verdict is on the Lease, nothing is claimed (claims.ts), and once no pod holds a
+  // slot the job's pods are the ones it injected: a pod that appeared later is not a target,
+  // so a verdict re-planned after its seal keeps the verdict's counts. While a pod still holds
+  // a slot (a deadline verdict, a failed pod whose other container runs), such a pod is
+  // counted like any other, never injected; that keeps targets a matter of pods alone
+  // whenever a slot is held, which the observation that skips the Lease relies on (README).
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
-  const { targets, skipped } = selectTargets(spec, uid, sealed ? pods.filter((p) => ownedContainers(p, uid).length > 0) : pods);
+  const injectedOnly = sealed && slotHolders(pods, uid).length === 0;
+  const { targets, skipped } = selectTargets(spec, uid, injectedOnly ? pods.filter((p) => ownedContainers(p, uid).length > 0) : pods);
   const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
   const deadlineExceeded = deadlineIn === 0;
 
