@@ -14,7 +14,7 @@ export interface ClaimInput {
   pods: readonly Pod[];
   targets: readonly Target[];
   lease: LeaseView;
-  /** The API server's time when the Lease was read (its Date header, advanced locally). */
+  /** The API server's time when the Lease was read (its Date header, advanced locally; when not read, when the pods were). */
   serverNow: Date;
   cfg: LeaseConfig;
   /** False when paused or past the deadline: nothing new is claimed. */
@@ -32,6 +32,11 @@ export interface ClaimDecision {
   notes: string[];
   /** Pods holding a slot: a non-terminal container of the job, or an unexpired claim. */
   slotsUsed: number;
+  /**
+   * Set when the Lease was not read and this decision would have written it (what it would
+   * have done): then nothing is claimed, and the planner plans nothing (planner.ts).
+   */
+  needsLease?: string;
 }
 
 /**
@@ -66,6 +71,8 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   const decision: ClaimDecision = { inject, notes, slotsUsed: inFlight.size, ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}) };
   const pinHold = holding && candidates.length > 0 && base.undated;
   if (inject.length === 0 && !pinHold && !needsSeal(input, base.record)) return decision;
+  // Nothing is ever decided from a Lease that was not read: say what would have been.
+  if (input.lease.kind === 'not-read') return { ...decision, inject: [], needsLease: writeReason(input, inject, base) };
   const at = serverNow.toISOString();
   const record: LeaseRecord = {
     v: 1,
@@ -108,7 +115,8 @@ function baseRecord(input: ClaimInput): { record: LeaseRecord; repair: boolean; 
   if (lease.kind === 'ours') return { record: lease.record, repair: false, undated: false, notes: [] };
   const injected = input.pods.filter((p) => ownedContainers(p, jobUid).length > 0).length;
   const rebuilt: LeaseRecord = { v: 1, job: jobUid, total: injected, claims: [] };
-  if (lease.kind === 'absent') return { record: rebuilt, repair: false, undated: false, notes: [] };
+  // Not read: planned as if rebuilt from the pods, only to tell what would be decided (never written).
+  if (lease.kind === 'absent' || lease.kind === 'not-read') return { record: rebuilt, repair: false, undated: false, notes: [] };
   const windowMs = (cfg.leaseSeconds + cfg.skewSeconds) * 1000;
   // A record of an earlier job with this name holds no claim on this job's pods.
   const from = lease.otherJob ? undefined : (lease.renewedAt ?? serverNow);

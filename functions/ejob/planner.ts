@@ -84,15 +84,8 @@ interface ActiveInput {
 function planActive(input: ActiveInput, now: Date): Plan {
   const { job, spec, pods, createdTtl, lease } = input;
   const uid = job.metadata.uid ?? '';
-  // Once the verdict is on the Lease, nothing is claimed (claims.ts), and once no pod holds a
-  // slot the job's pods are the ones it injected: a pod that appeared later is not a target,
-  // so a verdict re-planned after its seal keeps the verdict's counts. While a pod still holds
-  // a slot (a deadline verdict, a failed pod whose other container runs), such a pod is
-  // counted like any other, never injected; that keeps targets a matter of pods alone
-  // whenever a slot is held, which the observation that skips the Lease relies on (README).
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
-  const injectedOnly = sealed && slotHolders(pods, uid).length === 0;
-  const { targets, skipped } = selectTargets(spec, uid, injectedOnly ? pods.filter((p) => ownedContainers(p, uid).length > 0) : pods);
+  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed));
   const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
   const deadlineExceeded = deadlineIn === 0;
 
@@ -103,8 +96,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const counts = countStates(targets);
   const phase = decidePhase(spec, counts, deadlineExceeded);
 
-  const lw = leaseWriteFor(claimInput, claims, { phase, sealed });
-  const actions: Action[] = lw ? [lw] : [];
+  const decided = leaseDecision(claimInput, claims, { phase, sealed });
+  const undecided = claims.needsLease ?? decided.needsLease;
+  if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
+  const actions: Action[] = decided.write ? [decided.write] : [];
   // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
   const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions;
@@ -114,23 +109,57 @@ function planActive(input: ActiveInput, now: Date): Plan {
   for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
 
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
-  if (deferFor !== undefined) notes.push(`status write deferred: only pods moving from waiting to running${phase !== job.status?.phase ? ` (and ${job.status?.phase} → ${phase})` : ''}, at most ${deferFor}s more`);
-  let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
-  requeue = minRequeue(requeue, claims.requeueAfterSeconds);
-  requeue = minRequeue(requeue, deferFor);
-  if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
+  if (deferFor !== undefined) notes.push(deferralNote(job.status?.phase, phase, deferFor));
+  const finished = phase === 'Succeeded' || phase === 'Failed';
+  const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, deferFor, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
   return { actions, requeueAfterSeconds: requeue, notes };
 }
 
 /**
- * The Lease write of this plan, if any. A verdict is a decision like a claim: it is sealed on
- * the Lease first (with any repair), at the resourceVersion read, so an instance that
- * meanwhile claimed a late pod makes this 409 and re-plan, and no claim follows it.
+ * The pods targets are chosen from. Once the verdict is on the Lease, nothing is claimed
+ * (claims.ts), and once no pod holds a slot the job's pods are the ones it injected: a pod
+ * that appeared later is not a target, so a verdict re-planned after its seal keeps the
+ * verdict's counts. While a pod still holds a slot (a deadline verdict, a failed pod whose
+ * other container runs), such a pod is counted like any other, never injected; that keeps
+ * targets a matter of pods alone whenever a slot is held, which the observation that skips
+ * the Lease relies on (README, step 7).
  */
-function leaseWriteFor(input: ClaimInput, claims: ClaimDecision, at: { phase: EjobPhase; sealed: boolean }): Action | undefined {
+function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
+  if (!sealed || slotHolders(pods, uid).length > 0) return pods;
+  return pods.filter((p) => ownedContainers(p, uid).length > 0);
+}
+
+function deferralNote(before: string | undefined, phase: EjobPhase, seconds: number): string {
+  const flip = before !== phase ? ` (and ${before ?? '—'} → ${phase})` : '';
+  return `status write deferred: only pods moving from waiting to running${flip}, at most ${seconds}s more`;
+}
+
+/**
+ * The decision whose Lease write this plan makes, if any. A verdict is a decision like a
+ * claim: it is sealed on the Lease first (with any repair), at the resourceVersion read, so
+ * an instance that meanwhile claimed a late pod makes this 409 and re-plan, and no claim
+ * follows it.
+ */
+function leaseDecision(input: ClaimInput, claims: ClaimDecision, at: { phase: EjobPhase; sealed: boolean }): ClaimDecision {
   const verdict = at.phase === 'Succeeded' || at.phase === 'Failed';
-  if (!verdict || at.sealed || claims.inject.length > 0) return claims.write;
-  return decideClaims({ ...input, mayClaim: false, seal: true }).write;
+  if (!verdict || at.sealed || claims.inject.length > 0) return claims;
+  return decideClaims({ ...input, mayClaim: false, seal: true });
+}
+
+/**
+ * A plan from an observation that did not read the Lease, which would have decided
+ * something (claimed, sealed, repaired): the observation should have read it
+ * (lease-needed.ts), so plan nothing — no Lease write, no injection, no status that would
+ * count either — and look again soon. Defensive: only a planner clock ahead of the server's
+ * by more than skewSeconds near a deadline gets here (controller.ts).
+ */
+function notReadPlan(would: string, createdTtl: number | undefined): Plan {
+  return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again`] };
+}
+
+/** True once the job has been active longer than activeDeadlineSeconds (never when unset). */
+export function pastDeadline(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): boolean {
+  return afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now) === 0;
 }
 
 /** When the job became active, for activeDeadlineSeconds: its startTime, else its creation. */
@@ -138,7 +167,8 @@ export function activeSince(job: EphemeralJobObject, now: Date): Date {
   return toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
 }
 
-function countStates(targets: readonly Target[]): Counts {
+/** The status counters of these targets. */
+export function countStates(targets: readonly Target[]): Counts {
   const c: Counts = { match: targets.length, succeeded: 0, failed: 0, running: 0, waiting: 0 };
   for (const t of targets) {
     if (t.state === 'succeeded') c.succeeded++;
