@@ -3,7 +3,7 @@ import { toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action } from '../engine/plan.ts';
 import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView } from './lease-record.ts';
-import { holdsSlot, isActive, ownedContainers } from './pod-state.ts';
+import { isActive, ownedContainers, slotHolders } from './pod-state.ts';
 import type { Target } from './targets.ts';
 
 /** What the claim rules need: the job's pods (read after the Lease), its Lease, the server's time. */
@@ -14,7 +14,7 @@ export interface ClaimInput {
   pods: readonly Pod[];
   targets: readonly Target[];
   lease: LeaseView;
-  /** The API server's time when the Lease was read (its Date header, advanced locally). */
+  /** The API server's time when the Lease was read (its Date header, advanced locally; when not read, when the pods were). */
   serverNow: Date;
   cfg: LeaseConfig;
   /** False when paused or past the deadline: nothing new is claimed. */
@@ -32,19 +32,26 @@ export interface ClaimDecision {
   notes: string[];
   /** Pods holding a slot: a non-terminal container of the job, or an unexpired claim. */
   slotsUsed: number;
+  /**
+   * Set when the Lease was not read and this decision would have written it (what it would
+   * have done): then nothing is claimed, and the planner plans nothing (planner.ts).
+   */
+  needsLease?: string;
 }
 
 /**
  * Decide new claims (DESIGN: never more than `parallelism` pods with a non-terminal
  * container of the job; never more than `replicas` pods). Slots are the union of pods that
  * show a non-terminal container of the job and claims not yet seen injected whose window
- * (claim time + leaseSeconds + skew, server time) has not passed. Pure.
+ * (claim time + leaseSeconds + skew, server time) has not passed. The Lease is written only
+ * when something is decided: a claim, the verdict's seal, or a hold on new claims that needs
+ * a fixed end (see baseRecord); an unreadable record is repaired by that write. Pure.
  */
 export function decideClaims(input: ClaimInput): ClaimDecision {
-  const { spec, serverNow, cfg } = input;
+  const { serverNow } = input;
   const base = baseRecord(input);
   const kept = keptClaims(base.record.claims, input);
-  const inFlight = new Set(input.pods.filter((p) => isActive(p) && holdsSlot(p, input.jobUid)).map((p) => p.metadata.name));
+  const inFlight = new Set(slotHolders(input.pods, input.jobUid).map((p) => p.metadata.name));
   for (const c of kept.pending) inFlight.add(c.pod);
   // Never below what the pods show: a record that lags them must not let replicas be exceeded.
   const injectedVisible = input.pods.filter((p) => ownedContainers(p, input.jobUid).length > 0).length;
@@ -53,17 +60,19 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   const holdUntil = toDate(base.record.holdUntil);
   const holding = holdUntil !== undefined && holdUntil.getTime() > serverNow.getTime();
   const sealed = input.seal === true || base.record.finished === true;
-  const free = input.mayClaim && !holding && !sealed ? Math.max(0, (spec.parallelism ?? 1) - inFlight.size) : 0;
-  const left = spec.replicas === undefined ? Number.POSITIVE_INFINITY : Math.max(0, spec.replicas - total);
-  const claimed = new Set(kept.pending.map((c) => c.pod));
-  const inject = input.targets.filter((t) => t.state === 'pending' && !claimed.has(t.pod.metadata.name)).slice(0, Math.min(free, left)).map((t) => t.pod);
+  // What would be claimed but for a hold: a hold is written down only when it stops a claim.
+  const candidates = input.mayClaim && !sealed ? claimable(input, { inFlight: inFlight.size, total, pending: kept.pending }) : [];
+  const inject = holding ? [] : candidates;
   let requeue = kept.nextExpiry === undefined ? undefined : secondsUntil(kept.nextExpiry, serverNow);
   if (holding) {
     requeue = Math.min(requeue ?? Number.POSITIVE_INFINITY, secondsUntil(holdUntil, serverNow));
     notes.push(`no new claims until ${holdUntil.toISOString()} (an unreadable Lease record may have held live claims)`);
   }
   const decision: ClaimDecision = { inject, notes, slotsUsed: inFlight.size, ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}) };
-  if (inject.length === 0 && !base.repair && !needsSeal(input, base.record)) return decision;
+  const pinHold = holding && candidates.length > 0 && base.undated;
+  if (inject.length === 0 && !pinHold && !needsSeal(input, base.record)) return decision;
+  // Nothing is ever decided from a Lease that was not read: say what would have been.
+  if (input.lease.kind === 'not-read') return { ...decision, inject: [], needsLease: writeReason(input, inject, base) };
   const at = serverNow.toISOString();
   const record: LeaseRecord = {
     v: 1,
@@ -73,28 +82,47 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
     ...(holding ? { holdUntil: holdUntil.toISOString() } : {}),
     ...(sealed ? { finished: true } : {}),
   };
-  const why = inject.length > 0 ? `claim ${inject.map((p) => p.metadata.name).join(', ')} for injection` : input.seal ? 'record the verdict: no claims after it' : `repair the Lease record (${base.notes.join('; ')})`;
-  return { ...decision, write: leaseWrite({ cfg, view: input.lease, serverNow }, record, why) };
+  return { ...decision, write: leaseWrite({ cfg: input.cfg, view: input.lease, serverNow }, record, writeReason(input, inject, base)) };
+}
+
+/** The pods to claim now if nothing holds claims back: free slots, replicas left, oldest pending targets first. */
+function claimable(input: ClaimInput, used: { inFlight: number; total: number; pending: readonly Claim[] }): Pod[] {
+  const free = Math.max(0, (input.spec.parallelism ?? 1) - used.inFlight);
+  const left = input.spec.replicas === undefined ? Number.POSITIVE_INFINITY : Math.max(0, input.spec.replicas - used.total);
+  const claimed = new Set(used.pending.map((c) => c.pod));
+  return input.targets.filter((t) => t.state === 'pending' && !claimed.has(t.pod.metadata.name)).slice(0, Math.min(free, left)).map((t) => t.pod);
+}
+
+function writeReason(input: ClaimInput, inject: readonly Pod[], base: { repair: boolean; notes: string[] }): string {
+  const repair = base.repair ? ` (and repair the Lease record: ${base.notes.join('; ')})` : '';
+  if (inject.length > 0) return `claim ${inject.map((p) => p.metadata.name).join(', ')} for injection${repair}`;
+  if (input.seal === true) return `record the verdict: no claims after it${repair}`;
+  return `hold new claims: the Lease record is unreadable and does not say when it was written${repair}`;
 }
 
 /**
  * The record to plan from. A record of ours is taken as it is. Absent: rebuilt from the
  * pods (only someone deleting the Lease by hand can lose a claim that way; see README). An
  * unreadable one may have held claims: no new claims until it is older than a claim's
- * window (renewTime + leaseSeconds + skew), written down as holdUntil in its repair.
+ * window (renewTime + leaseSeconds + skew). That end is the same for every reader, so the
+ * record is repaired only by the next write that decides something (a claim after the hold,
+ * or the verdict's seal). A Lease that says nothing of when it was written (`undated`) gets
+ * a hold counted from now, which moves with every reader: it is written down (`holdUntil`)
+ * when it first stops a claim.
  */
-function baseRecord(input: ClaimInput): { record: LeaseRecord; repair: boolean; notes: string[] } {
+function baseRecord(input: ClaimInput): { record: LeaseRecord; repair: boolean; undated: boolean; notes: string[] } {
   const { lease, jobUid, serverNow, cfg } = input;
-  if (lease.kind === 'ours') return { record: lease.record, repair: false, notes: [] };
+  if (lease.kind === 'ours') return { record: lease.record, repair: false, undated: false, notes: [] };
   const injected = input.pods.filter((p) => ownedContainers(p, jobUid).length > 0).length;
   const rebuilt: LeaseRecord = { v: 1, job: jobUid, total: injected, claims: [] };
-  if (lease.kind === 'absent') return { record: rebuilt, repair: false, notes: [] };
+  // Not read: planned as if rebuilt from the pods, only to tell what would be decided (never written).
+  if (lease.kind === 'absent' || lease.kind === 'not-read') return { record: rebuilt, repair: false, undated: false, notes: [] };
   const windowMs = (cfg.leaseSeconds + cfg.skewSeconds) * 1000;
   // A record of an earlier job with this name holds no claim on this job's pods.
   const from = lease.otherJob ? undefined : (lease.renewedAt ?? serverNow);
   const holdUntil = from === undefined ? undefined : new Date(Math.max(from.getTime(), serverNow.getTime() - windowMs) + windowMs);
   const record = holdUntil && holdUntil.getTime() > serverNow.getTime() ? { ...rebuilt, holdUntil: holdUntil.toISOString() } : rebuilt;
-  return { record, repair: true, notes: [`Lease record unreadable (${lease.why}): rebuilt from the pods`] };
+  return { record, repair: true, undated: !lease.otherJob && lease.renewedAt === undefined, notes: [`Lease record unreadable (${lease.why}): rebuilt from the pods`] };
 }
 
 /**

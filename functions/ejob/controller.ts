@@ -7,6 +7,7 @@ import { leaseName, type LockConfig } from '../engine/lock.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube } from '../kube/kube.ts';
 import { jobFinished } from './finished.ts';
+import { leaseNeeded } from './lease-needed.ts';
 import { readLeaseView } from './lease-record.ts';
 import { ownedBy } from './pod-state.ts';
 import { DEFAULT_LEASE, plan, type EjobObserved } from './planner.ts';
@@ -75,10 +76,14 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
 }
 
 /**
- * Read the job, then its Lease, then every pod its selector matches (one LIST, filtered by
- * the API server). The order is part of the safety argument (README.md, step 3): pods read
- * after the Lease show every injection made under a claim the Lease no longer lists.
- * A finished, deleting or invalid job needs neither.
+ * Observe in two stages, for one planner. Stage 1: the job, then every pod its selector
+ * matches (one LIST, filtered by the API server). If those pods prove that no plan can
+ * claim, seal or repair anything (lease-needed.ts: enough pods hold a slot, and no verdict),
+ * the Lease is not read: the planner gets the view `not-read`, from which it decides
+ * nothing on the Lease. Otherwise stage 2: the Lease, then the pods again — the order is
+ * part of the safety argument (README.md, step 3): pods read after the Lease show every
+ * injection made under a claim the Lease no longer lists. A finished, deleting or invalid
+ * job needs neither.
  */
 async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<EjobObservation | null> {
   const ref = parseObjectKey(EJOB.kind, key);
@@ -92,9 +97,22 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   const cfg = { ...DEFAULT_LEASE, ...(lock ?? {}), name: jobLeaseName(key) };
   const leaseRef = { namespace: cfg.namespace, name: cfg.name };
   if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { readable: true, job: job.data, pods: [], leaseRef, notes: [] };
+  const podQuery = { labelSelector: selectorToQuery(spec.spec.selector) };
+  const first = await listPods(kube, ref.namespace, podQuery);
+  // The deadline is judged skewSeconds ahead of the server's time: a planner clock up to that
+  // far ahead still finds no verdict the Lease would be needed for.
+  const serverNow = kube.serverNow() ?? new Date();
+  const need = leaseNeeded(job.data, spec.spec, first.pods, new Date(serverNow.getTime() + cfg.skewSeconds * 1000));
+  if (!need.needed) return { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, leaseRef, notes: [...first.notes, `Lease not read: ${need.why}`] };
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
-  const list = await kube.list('v1', 'Pod', ref.namespace, { labelSelector: selectorToQuery(spec.spec.selector) });
+  const second = await listPods(kube, ref.namespace, podQuery);
+  return { readable: true, job: job.data, pods: second.pods, lease, leaseRef, notes: [...second.notes, `Lease read: ${need.why}`] };
+}
+
+/** The pods a LIST returns, and a note for each it could not read. */
+async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: Pod[]; notes: string[] }> {
+  const list = await kube.list('v1', 'Pod', namespace, query);
   const pods: Pod[] = [];
   const notes: string[] = [];
   for (const item of list.items) {
@@ -102,7 +120,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
     if (p.success) pods.push(p.data);
     else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }
-  return { readable: true, job: job.data, pods, lease, leaseRef, notes };
+  return { pods, notes };
 }
 
 function nameOf(item: unknown): string {

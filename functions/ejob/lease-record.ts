@@ -8,7 +8,8 @@ import type { Action } from '../engine/plan.ts';
  * The EphemeralJob's state between events, kept on the job's Lease (in the lock namespace)
  * because a Lease has no schema that could prune it, unlike the job's status under
  * OpenKruise's CRD. The Lease is written only with resourceVersion preconditions, and only
- * when a reconcile decides something: it claims pods for injection. See README.md.
+ * when a reconcile decides something: it claims pods for injection or seals the verdict.
+ * See README.md.
  */
 export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 
@@ -43,14 +44,20 @@ export type LeaseConfig = Pick<LockConfig, 'namespace' | 'holder' | 'leaseSecond
  * The Lease as the planner sees it. `unreadable` covers a Lease that exists but whose
  * annotation is missing, not ours, for another job, or does not parse: it may have held
  * claims we cannot read, so it is trusted to have none only once it is old enough.
+ * `not-read`: the observation did not read the Lease, because the pods alone showed that
+ * no plan of this job could claim, seal or repair anything (lease-needed.ts). It says
+ * nothing about the Lease — never "absent" — and nothing may be decided from it.
  */
-export type LeaseView =
+export type LeaseView = ReadLeaseView | { kind: 'not-read' };
+
+/** A Lease that was read: the views a decision can be written from. */
+export type ReadLeaseView =
   | { kind: 'absent' }
   | { kind: 'ours'; resourceVersion: string | undefined; record: LeaseRecord }
   | { kind: 'unreadable'; resourceVersion: string | undefined; why: string; renewedAt: Date | undefined; otherJob: boolean };
 
 /** Read a Lease (or its absence) for the job with this uid. Never throws. */
-export function readLeaseView(raw: unknown, jobUid: string): LeaseView {
+export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
   if (raw === null || raw === undefined) return { kind: 'absent' };
   const lease = Lease.safeParse(raw);
   if (!lease.success) return { kind: 'unreadable', resourceVersion: undefined, why: 'not a Lease', renewedAt: undefined, otherJob: false };
@@ -78,7 +85,7 @@ export function readLeaseView(raw: unknown, jobUid: string): LeaseView {
  * holderIdentity and renewTime are there for `kubectl get lease`, and renewTime also tells
  * a later reader how old an unreadable record is.
  */
-export function leaseWrite(at: { cfg: LeaseConfig; view: LeaseView; serverNow: Date }, record: LeaseRecord, why: string): Action {
+export function leaseWrite(at: { cfg: LeaseConfig; view: ReadLeaseView; serverNow: Date }, record: LeaseRecord, why: string): Action {
   const { cfg, view, serverNow } = at;
   const rv = view.kind === 'absent' ? undefined : view.resourceVersion;
   const body = {

@@ -16,7 +16,7 @@ import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
 import { decideClaims, type ClaimDecision, type ClaimInput } from './claims.ts';
 import type { LeaseConfig, LeaseView } from './lease-record.ts';
-import { failureReason, ownedContainers } from './pod-state.ts';
+import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { statusDeferral } from './status-deferral.ts';
 import { selectTargets, type Target } from './targets.ts';
@@ -84,10 +84,8 @@ interface ActiveInput {
 function planActive(input: ActiveInput, now: Date): Plan {
   const { job, spec, pods, createdTtl, lease } = input;
   const uid = job.metadata.uid ?? '';
-  // Once the verdict is on the Lease, the job's pods are the ones it injected: a pod that
-  // appears later is not a target (finished → inject nothing), so the counts stay the verdict's.
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
-  const { targets, skipped } = selectTargets(spec, uid, sealed ? pods.filter((p) => ownedContainers(p, uid).length > 0) : pods);
+  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed));
   const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
   const deadlineExceeded = deadlineIn === 0;
 
@@ -98,34 +96,70 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const counts = countStates(targets);
   const phase = decidePhase(spec, counts, deadlineExceeded);
 
-  const lw = leaseWriteFor(claimInput, claims, { phase, sealed });
-  const actions: Action[] = lw ? [lw] : [];
+  const decided = leaseDecision(claimInput, claims, { phase, sealed });
+  const undecided = claims.needsLease ?? decided.needsLease;
+  if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
+  const actions: Action[] = decided.write ? [decided.write] : [];
   // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
   const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions;
-  const deferFor = status.some(isStatusWrite) && claims.inject.length === 0 ? runningFlipDeferral(job, { counts, phase, targets, now, deadlineExceeded }, lease.cfg) : undefined;
+  const deferFor = status.some(isStatusWrite) && claims.inject.length === 0 ? runningFlipDeferral(job, spec, { counts, phase, targets, now, deadlineExceeded }, lease.cfg) : undefined;
   // A deferred status write waits for the container's exit, within a bound (status-deferral.ts).
   actions.push(...(deferFor === undefined ? status : status.filter((a) => !isStatusWrite(a))));
   for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
 
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
-  if (deferFor !== undefined) notes.push(`status write deferred: only pods moving from waiting to running (at most ${deferFor}s more)`);
-  let requeue = minRequeue(createdTtl, deadlineExceeded ? undefined : deadlineIn);
-  requeue = minRequeue(requeue, claims.requeueAfterSeconds);
-  requeue = minRequeue(requeue, deferFor);
-  if (phase === 'Succeeded' || phase === 'Failed') requeue = minRequeue(requeue, ttlAfterFinished(spec));
+  if (deferFor !== undefined) notes.push(deferralNote(job.status?.phase, phase, deferFor));
+  const finished = phase === 'Succeeded' || phase === 'Failed';
+  const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, deferFor, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
   return { actions, requeueAfterSeconds: requeue, notes };
 }
 
 /**
- * The Lease write of this plan, if any. A verdict is a decision like a claim: it is sealed on
- * the Lease first (with any repair), at the resourceVersion read, so an instance that
- * meanwhile claimed a late pod makes this 409 and re-plan, and no claim follows it.
+ * The pods targets are chosen from. Once the verdict is on the Lease, nothing is claimed
+ * (claims.ts), and once no pod holds a slot the job's pods are the ones it injected: a pod
+ * that appeared later is not a target, so a verdict re-planned after its seal keeps the
+ * verdict's counts. While a pod still holds a slot (a deadline verdict, a failed pod whose
+ * other container runs), such a pod is counted like any other, never injected; that keeps
+ * targets a matter of pods alone whenever a slot is held, which the observation that skips
+ * the Lease relies on (README, step 7).
  */
-function leaseWriteFor(input: ClaimInput, claims: ClaimDecision, at: { phase: EjobPhase; sealed: boolean }): Action | undefined {
+function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
+  if (!sealed || slotHolders(pods, uid).length > 0) return pods;
+  return pods.filter((p) => ownedContainers(p, uid).length > 0);
+}
+
+function deferralNote(before: string | undefined, phase: EjobPhase, seconds: number): string {
+  const flip = before !== phase ? ` (and ${before ?? '—'} → ${phase})` : '';
+  return `status write deferred: only pods moving from waiting to running${flip}, at most ${seconds}s more`;
+}
+
+/**
+ * The decision whose Lease write this plan makes, if any. A verdict is a decision like a
+ * claim: it is sealed on the Lease first (with any repair), at the resourceVersion read, so
+ * an instance that meanwhile claimed a late pod makes this 409 and re-plan, and no claim
+ * follows it.
+ */
+function leaseDecision(input: ClaimInput, claims: ClaimDecision, at: { phase: EjobPhase; sealed: boolean }): ClaimDecision {
   const verdict = at.phase === 'Succeeded' || at.phase === 'Failed';
-  if (!verdict || at.sealed || claims.inject.length > 0) return claims.write;
-  return decideClaims({ ...input, mayClaim: false, seal: true }).write;
+  if (!verdict || at.sealed || claims.inject.length > 0) return claims;
+  return decideClaims({ ...input, mayClaim: false, seal: true });
+}
+
+/**
+ * A plan from an observation that did not read the Lease, which would have decided
+ * something (claimed, sealed, repaired): the observation should have read it
+ * (lease-needed.ts), so plan nothing — no Lease write, no injection, no status that would
+ * count either — and look again soon. Defensive: only a planner clock ahead of the server's
+ * by more than skewSeconds near a deadline gets here (controller.ts).
+ */
+function notReadPlan(would: string, createdTtl: number | undefined): Plan {
+  return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again`] };
+}
+
+/** True once the job has been active longer than activeDeadlineSeconds (never when unset). */
+export function pastDeadline(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): boolean {
+  return afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now) === 0;
 }
 
 /** When the job became active, for activeDeadlineSeconds: its startTime, else its creation. */
@@ -133,7 +167,8 @@ export function activeSince(job: EphemeralJobObject, now: Date): Date {
   return toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
 }
 
-function countStates(targets: readonly Target[]): Counts {
+/** The status counters of these targets. */
+export function countStates(targets: readonly Target[]): Counts {
   const c: Counts = { match: targets.length, succeeded: 0, failed: 0, running: 0, waiting: 0 };
   for (const t of targets) {
     if (t.state === 'succeeded') c.succeeded++;
@@ -238,13 +273,19 @@ function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
   };
 }
 
-/** The deferral of a status write whose only change is pods starting to run (status-deferral.ts), or undefined. */
-function runningFlipDeferral(job: EphemeralJobObject, input: StatusInput, cfg: ObservedLease['cfg']): number | undefined {
+/**
+ * The deferral of a status write whose only change is pods starting to run (status-deferral.ts),
+ * or undefined. "Only" is checked by planning the status with the running/waiting counts the
+ * job shows now, and the phase those counts give: if that writes nothing, the starts (and the
+ * Waiting → Running they bring) are all that changed.
+ */
+function runningFlipDeferral(job: EphemeralJobObject, spec: EphemeralJobSpec, input: StatusInput, cfg: ObservedLease['cfg']): number | undefined {
   const prev = job.status ?? {};
   const unflipped = { ...input.counts, running: prev.running ?? 0, waiting: prev.waiting ?? 0 };
-  const onlyRunningWaiting = !planStatus(job, { ...input, counts: unflipped }).actions.some(isStatusWrite);
+  const unflippedPhase = decidePhase(spec, unflipped, input.deadlineExceeded === true);
+  const onlyStarts = !planStatus(job, { ...input, counts: unflipped, phase: unflippedPhase }).actions.some(isStatusWrite);
   const jobUid = job.metadata.uid ?? '';
-  return statusDeferral({ previous: prev, phase: input.phase, counts: input.counts, onlyRunningWaiting, jobUid, targets: input.targets, now: input.now, windowSeconds: cfg.leaseSeconds + cfg.skewSeconds });
+  return statusDeferral({ previous: prev, phase: input.phase, counts: input.counts, onlyStarts, jobUid, targets: input.targets, now: input.now, windowSeconds: cfg.leaseSeconds + cfg.skewSeconds });
 }
 
 function isStatusWrite(a: Action): boolean {

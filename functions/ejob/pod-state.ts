@@ -67,6 +67,15 @@ export function holdsSlot(pod: Pod, jobUid: string): boolean {
   return owned.some((c) => !isTerminal(statuses.get(c.name)?.state));
 }
 
+/**
+ * The pods holding one of the job's slots: active, with a container of the job not ended
+ * (holdsSlot). The one count the claim rules, the sealed verdict and the observation that
+ * skips the Lease all use.
+ */
+export function slotHolders(pods: readonly Pod[], jobUid: string): Pod[] {
+  return pods.filter((p) => isActive(p) && holdsSlot(p, jobUid));
+}
+
 /** A container that will not run again: terminated, or waiting for a reason that will not resolve. */
 function isTerminal(state: ContainerStatus['state']): boolean {
   if (!state) return false;

@@ -10,8 +10,12 @@ export interface DeferralInput {
   previous: { phase?: string } & Partial<Counts>;
   phase: string;
   counts: Counts;
-  /** True when the planned status differs from the current one in `running`/`waiting` only. */
-  onlyRunningWaiting: boolean;
+  /**
+   * True when the planned status, with the counts `running`/`waiting` the status shows now
+   * and the phase that follows from those, is the current status: what differs is only what
+   * pods starting change (the two counts, and Waiting → Running).
+   */
+  onlyStarts: boolean;
   jobUid: string;
   targets: readonly Target[];
   now: Date;
@@ -21,26 +25,32 @@ export interface DeferralInput {
 
 /**
  * When a status write may wait: its only change is pods moving from waiting to running
- * (same phase, nothing finished, nothing new injected), and each of those containers started
- * within the window. Short checks (pidof, curl) usually exit within it, and the exit's status
- * write then carries the whole change — at parallelism 1 one status write per pod instead of
- * two. Completions, failures, injections and phase changes are never deferred, and a long
- * runner is shown running once the window has passed (the returned requeue brings that look).
- * Status is never read for safety (slots come from pods and the Lease), so deferring it only
- * delays what users see. Returns the seconds until the deferral ends, or undefined: write now.
+ * (nothing finished, failed or newly injected), with the phase Waiting → Running that the
+ * first start brings, and each of those containers started within the window. Short checks
+ * (pidof, curl) usually exit within it, and the exit's status write then carries the whole
+ * change — at parallelism 1 one status write per pod instead of two, and no write of its own
+ * for the job's first start. The job's first status write (it sets startTime, which the
+ * deadline counts from), completions, failures, injections and any other phase change are
+ * never deferred, and a long runner is shown running once the window has passed (the
+ * returned requeue brings that look). Status is never read for safety (slots come from pods
+ * and the Lease), so deferring it only delays what users see. Returns the seconds until the
+ * deferral ends, or undefined: write now.
  */
 export function statusDeferral(input: DeferralInput): number | undefined {
   const { previous, counts, now } = input;
-  if (previous.phase === undefined || previous.phase !== input.phase || !input.onlyRunningWaiting) return undefined;
-  if (counts.running <= (previous.running ?? 0)) return undefined;
+  if (previous.phase === undefined || !input.onlyStarts) return undefined;
+  if (previous.phase !== input.phase && !(previous.phase === 'Waiting' && input.phase === 'Running')) return undefined;
+  // Pods moved from waiting to running, and nothing else moved in or out of the two counts.
+  const started = counts.running - (previous.running ?? 0);
+  if (started <= 0 || counts.waiting !== (previous.waiting ?? 0) - started) return undefined;
   const windowMs = input.windowSeconds * 1000;
   let until = 0;
   for (const t of input.targets) {
     if (t.state !== 'running') continue;
-    for (const started of startTimes(t.pod, input.jobUid)) {
+    for (const startedAt of startTimes(t.pod, input.jobUid)) {
       // A start we cannot date, or one older than the window, is shown now.
-      if (started === undefined || started.getTime() + windowMs <= now.getTime()) return undefined;
-      until = Math.max(until, started.getTime() + windowMs);
+      if (startedAt === undefined || startedAt.getTime() + windowMs <= now.getTime()) return undefined;
+      until = Math.max(until, startedAt.getTime() + windowMs);
     }
   }
   return until === 0 ? undefined : Math.max(1, Math.ceil((until - now.getTime()) / 1000));

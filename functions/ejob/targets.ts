@@ -18,9 +18,25 @@ export interface Skipped {
 
 /** Oldest first: creationTimestamp, then name (stable across reconciles). */
 export function compareAge(a: Pod, b: Pod): number {
-  const ta = toDate(a.metadata.creationTimestamp)?.getTime() ?? 0;
-  const tb = toDate(b.metadata.creationTimestamp)?.getTime() ?? 0;
-  return ta - tb || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
+  return byAge(ageKey(a), ageKey(b));
+}
+
+interface AgeKey {
+  at: number;
+  name: string;
+}
+
+function ageKey(pod: Pod): AgeKey {
+  return { at: toDate(pod.metadata.creationTimestamp)?.getTime() ?? 0, name: pod.metadata.name };
+}
+
+function byAge(a: AgeKey, b: AgeKey): number {
+  return a.at - b.at || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+/** The pods oldest first (compareAge), each timestamp parsed once: every reconcile sorts all of a job's pods. */
+function oldestFirst(pods: readonly Pod[]): Pod[] {
+  return pods.map((pod) => ({ pod, key: ageKey(pod) })).sort((a, b) => byAge(a.key, b.key)).map((x) => x.pod);
 }
 
 /**
@@ -34,7 +50,7 @@ export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: read
   const skipped: Skipped[] = [];
   const injected: Target[] = [];
   const fresh: Target[] = [];
-  for (const pod of [...pods].sort(compareAge)) {
+  for (const pod of oldestFirst(pods)) {
     if (!selectorMatches(spec.selector, pod.metadata.labels)) continue;
     if (!isActive(pod)) {
       skipped.push({ name: pod.metadata.name, reason: 'pod is not active (finished or deleting)' });

@@ -238,3 +238,33 @@ figure({ name: 'ejob bytes/pod event, 10,000 pods vs 100', value: Math.round(per
     await server.close();
   }
 }
+
+// 6. Reads per injected pod by what was read (100 pods, one instance): Lease GETs, pod LISTs,
+// job GETs, and the namespace's job LISTs that route pod events. Issue 10 asks for no Lease
+// traffic for events that cannot lead to an injection.
+async function readsByWhat(p: number): Promise<void> {
+  const { server, deps } = await worldWith({ objects: podsAndJob(100, p), now: () => new Date('2026-01-01T01:01:00Z') });
+  try {
+    const d = deps('bench-reads');
+    const relay = new RelayView(server);
+    const run: Run = { injected: 0, writes: 0, writeAttempts: 0, eventWrites: 0, reads: 0, conflicts: 0, status409: 0, podEvents: 0, podEventRequests: 0, podEventBytes: 0, ms: [] };
+    server.requests.clear();
+    for (let round = 0; round < 2000 && !jobStatus(server, JOB).completionTime; round++) {
+      const events = relay.changes();
+      const resync = events.length === 0 && kubeletTick(server) === 0;
+      if (resync) events.push(jobEnvelope('RESYNC', trimJob(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: NS, name: JOB }) as never) as JobView, sender));
+      for (const e of events) await deliver(server, e, [d], run);
+    }
+    const gets = server.requests.entries.filter((r) => r.method === 'GET');
+    const injected = (server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS }) as unknown as Pod[]).filter((x) => (x.spec.ephemeralContainers ?? []).length > 0).length;
+    const count = (pred: (path: string) => boolean): number => gets.filter((r) => pred(r.path)).length;
+    const leases = count((x) => x.includes('/leases/'));
+    const podLists = count((x) => x.endsWith('/pods'));
+    const jobGets = count((x) => /\/ephemeraljobs\/[^/]+$/.test(x));
+    const jobLists = count((x) => x.endsWith('/ephemeraljobs'));
+    figure({ name: `ejob Lease GETs/injected pod, N=100, parallelism ${p}`, value: per(leases, injected), unit: 'reads', what: `GETs of the job's Lease over the whole job (${injected} pods injected, one instance); of ${per(gets.length, injected)} reads per pod: pod LISTs ${per(podLists, injected)}, job GETs ${per(jobGets, injected)}, job LISTs (routing) ${per(jobLists, injected)}, other ${per(gets.length - leases - podLists - jobGets - jobLists, injected)}` });
+  } finally {
+    await server.close();
+  }
+}
+for (const p of [1, 10]) await readsByWhat(p);

@@ -100,7 +100,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob end to end (engine →
     }
   });
 
-  test('a job update that changes nothing (our own status write) writes nothing', async () => {
+  test('a job update that changes nothing (our own status write) writes nothing, and reads no Lease while the one slot is held', async () => {
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
@@ -109,9 +109,30 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob end to end (engine →
       assert.deepEqual(r.keys.map((k) => k.outcome), ['done']);
       assert.deepEqual(server.requests.entries.map((x) => `${x.verb} ${x.path.replace(/ejob-.*$/, 'ejob-…')}`), [
         `get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/${JOB}`,
+        'list /api/v1/namespaces/default/pods',
+      ]);
+      assert.match(r.keys[0]?.notes?.join('\n') ?? '', /Lease not read: no claim, seal or repair is possible \(1 of 1 slots held/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('once the slot frees, the Lease is read and the pods listed again after it (README step 3), then the next pod is claimed', async () => {
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const [first] = inFlight(server);
+      assert.ok(first);
+      finish(server, first, 0);
+      server.requests.clear();
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'MODIFIED'), deps());
+      assert.deepEqual(server.requests.entries.filter((x) => x.verb === 'get' || x.verb === 'list').map((x) => `${x.verb} ${x.path.replace(/ejob-.*$/, 'ejob-…')}`), [
+        `get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/${JOB}`,
+        'list /api/v1/namespaces/default/pods',
         'get /apis/coordination.k8s.io/v1/namespaces/ephemera-system/leases/ejob-…',
         'list /api/v1/namespaces/default/pods',
       ]);
+      assert.equal(inFlight(server).length, 1, 'the next pod claimed and injected');
     } finally {
       await server.close();
     }

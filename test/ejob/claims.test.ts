@@ -90,17 +90,44 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.match(why({ metadata: 'nope' }), /not a Lease/);
   });
 
-  test('an unreadable, recently written record may hide live claims: no claims until its window passes, written down in the repair', () => {
+  test('an unreadable, recently written record may hide live claims: no claims until its window passes, counted from its renewTime by every reader, and no write of its own', () => {
     const view = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(5)), UID);
     const d = decide([pod(0), pod(1)], view);
     assert.deepEqual(names(d), []);
-    assert.equal(d.write?.verb, 'update', 'repaired at once');
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], holdUntil: new Date(NOW.getTime() + 15_000).toISOString() });
+    assert.equal(d.write, undefined, 'nothing decided, nothing written: the hold ends at renewTime + window for everyone');
     assert.equal(d.requeueAfterSeconds, 15);
+    // A later reader of the same Lease holds until the same moment.
+    const later = decide([pod(0), pod(1)], view, spec(), new Date(NOW.getTime() + 10_000));
+    assert.deepEqual(names(later), []);
+    assert.equal(later.requeueAfterSeconds, 5);
+    // Once the window has passed, the claim's write repairs the record, at the version read.
+    const after = decide([pod(0), pod(1)], view, spec(), new Date(NOW.getTime() + 16_000));
+    assert.deepEqual(names(after), ['p0']);
+    assert.equal(after.write?.verb, 'update');
+    assert.equal((after.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '9');
+    assert.deepEqual(written(after), { v: 1, job: UID, total: 1, claims: [{ pod: 'p0', uid: 'u0', at: new Date(NOW.getTime() + 16_000).toISOString() }] });
+    assert.match(after.write?.reason ?? '', /repair the Lease record/);
+  });
+
+  test('an unreadable record that says nothing of when it was written: the hold it causes is written down when it first stops a claim, and only then', () => {
+    const undated = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, ''), UID);
+    assert.ok(undated.kind === 'unreadable' && undated.renewedAt === undefined);
+    assert.equal(decide([pod(0, 'running'), pod(1)], undated).write, undefined, 'the slot is full anyway: the hold stops nothing');
+    const d = decide([pod(0), pod(1)], undated);
+    assert.deepEqual(names(d), []);
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], holdUntil: new Date(NOW.getTime() + 20_000).toISOString() });
     // The next reconcile reads the repaired record and waits for holdUntil too.
     const repaired = ours(written(d) ?? {});
-    assert.deepEqual(names(decide([pod(0), pod(1)], repaired)), []);
-    assert.deepEqual(names(decide([pod(0), pod(1)], repaired, spec(), new Date(NOW.getTime() + 16_000))), ['p0']);
+    const soon = decide([pod(0), pod(1)], repaired, spec(), new Date(NOW.getTime() + 5_000));
+    assert.deepEqual([names(soon), soon.write], [[], undefined]);
+    assert.deepEqual(names(decide([pod(0), pod(1)], repaired, spec(), new Date(NOW.getTime() + 21_000))), ['p0']);
+  });
+
+  test('an unreadable record is repaired by the verdict\'s seal too (holdUntil kept while it holds)', () => {
+    const view = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(5)), UID);
+    const input: ClaimInput = { spec: spec(), jobUid: UID, pods: [pod(0, 'ok')], targets: selectTargets(spec(), UID, [pod(0, 'ok')]).targets, lease: view, serverNow: NOW, cfg, mayClaim: false, seal: true };
+    const d = decideClaims(input);
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, claims: [], holdUntil: new Date(NOW.getTime() + 15_000).toISOString(), finished: true });
   });
 
   test('an unreadable record older than a claim window, or one of an earlier job of the same name, is rebuilt from the pods at once', () => {

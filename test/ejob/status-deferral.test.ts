@@ -79,13 +79,50 @@ describe('EphemeralJob status deferral', () => {
     assert.deepEqual([statusWrite(p.actions)?.running, statusWrite(p.actions)?.waiting], [2, 0]);
   });
 
-  test("the job's first status write and a phase change (Waiting → Running) are never deferred", () => {
+  test("the job's first status write is never deferred (it sets startTime, which the deadline counts from)", () => {
     const first = plan({ job: job(), pods: [pod('a', 1, 'ok'), pod('b', 2, 'running', 1), pod('c', 3, 'none')], lease }, NOW);
     assert.equal(statusWrite(first.actions)?.running, 1);
+    assert.ok(statusWrite(first.actions)?.startTime);
+  });
+
+  test('the first start (Waiting → Running, nothing else changed) waits too; its exit writes the whole change', () => {
     const waiting = settled([pod('a', 1, 'waiting'), pod('b', 2, 'none')]);
     assert.equal(waiting.status?.phase, 'Waiting');
-    const flip = plan({ job: waiting, pods: [pod('a', 1, 'running', 1), pod('b', 2, 'none')], lease }, NOW);
-    assert.equal(statusWrite(flip.actions)?.phase, 'Running');
+    const start = plan({ job: waiting, pods: [pod('a', 1, 'running', 1), pod('b', 2, 'none')], lease }, NOW);
+    assert.deepEqual(start.actions, [], 'no status write for the start, nothing else to do (a holds the slot)');
+    assert.equal(start.requeueAfterSeconds, WINDOW - 1);
+    assert.match(start.notes?.join('\n') ?? '', /Waiting → Running/);
+    const exit = plan({ job: waiting, pods: [pod('a', 1, 'ok'), pod('b', 2, 'none')], lease }, NOW);
+    assert.deepEqual(injections(exit.actions), ['b']);
+    const s = statusWrite(exit.actions);
+    assert.deepEqual([s?.phase, s?.succeeded, s?.running, s?.waiting], ['Running', 1, 0, 1]);
+  });
+
+  test('Waiting → Running is shown at once when the start is older than the window, or not dated', () => {
+    const waiting = settled([pod('a', 1, 'waiting'), pod('b', 2, 'none')]);
+    for (const startedAgo of [WINDOW, null]) {
+      const p = plan({ job: waiting, pods: [pod('a', 1, 'running', startedAgo), pod('b', 2, 'none')], lease }, NOW);
+      assert.deepEqual([statusWrite(p.actions)?.phase, statusWrite(p.actions)?.running, statusWrite(p.actions)?.waiting], ['Running', 1, 0], `started ${String(startedAgo)}s ago`);
+    }
+  });
+
+  test('Waiting → Running with anything besides starts is written at once: a pod done, or a pod injected by another instance', () => {
+    const two = { parallelism: 2, replicas: 2 };
+    const waiting = settled([pod('a', 1, 'waiting'), pod('b', 2, 'waiting')], two);
+    assert.equal(waiting.status?.phase, 'Waiting');
+    const done = plan({ job: waiting, pods: [pod('a', 1, 'running', 1), pod('b', 2, 'ok')], lease }, NOW);
+    assert.deepEqual([statusWrite(done.actions)?.phase, statusWrite(done.actions)?.succeeded, statusWrite(done.actions)?.running], ['Running', 1, 1]);
+    // The status shows a waiting and b not yet injected; b was injected meanwhile (its injector's own status write not yet landed).
+    const one = settled([pod('a', 1, 'waiting'), pod('b', 2, 'none')]);
+    const seen = plan({ job: { ...one, spec: { ...(one.spec as Record<string, unknown>), parallelism: 2 } }, pods: [pod('a', 1, 'running', 1), pod('b', 2, 'waiting')], lease }, NOW);
+    assert.deepEqual([statusWrite(seen.actions)?.phase, statusWrite(seen.actions)?.running, statusWrite(seen.actions)?.waiting], ['Running', 1, 1]);
+  });
+
+  test('other phase changes are never deferred: Paused → Running when the job is resumed', () => {
+    const paused = settled([pod('a', 1, 'running', 1), pod('b', 2, 'none')], { paused: true });
+    assert.equal(paused.status?.phase, 'Paused');
+    const resumed = plan({ job: { ...paused, spec: { ...(paused.spec as Record<string, unknown>), paused: false } }, pods: [pod('a', 1, 'running', 1), pod('b', 2, 'none')], lease }, NOW);
+    assert.equal(statusWrite(resumed.actions)?.phase, 'Running');
   });
 
   test('a plan that injects writes its status (the new pod counted as waiting)', () => {

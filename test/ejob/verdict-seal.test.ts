@@ -34,6 +34,16 @@ function pod(name: string, created: number, done: boolean): Pod {
   return p;
 }
 
+/** A pod the job injected two containers into: one could not start (the pod failed), the other still `second`. */
+function failedPod(name: string, created: number, second: 'running' | 'exited'): Pod {
+  const p = pod(name, created, false);
+  const env = [{ name: 'KRUISE_EJOB_ID', value: UID }];
+  p.spec = { ...p.spec, ephemeralContainers: [{ name: 'ec', env }, { name: 'broken', env }] };
+  const state = second === 'running' ? { running: {} } : { terminated: { exitCode: 0 } };
+  p.status = { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state }, { name: 'broken', state: { waiting: { reason: 'InvalidImageName' } } }] };
+  return p;
+}
+
 const lease = (record: Partial<LeaseRecord> = {}): ObservedLease => ({ view: { kind: 'ours', resourceVersion: '9', record: { v: 1, job: UID, total: 2, claims: [], ...record } }, serverNow: NOW, cfg });
 const running = { phase: 'Running', match: 2, succeeded: 1, failed: 0, running: 1, waiting: 0, startTime: '2026-01-01T00:30:01Z' };
 const statusOf = (actions: Action[]): Record<string, unknown> | undefined => (actions.find((a) => a.subresource === 'status')?.body as { status: Record<string, unknown> } | undefined)?.status;
@@ -68,5 +78,17 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.equal(recordOf(p.actions[0]).claims.map((c) => c.pod).join(), 'late');
     assert.equal(recordOf(p.actions[0]).finished, undefined);
     assert.notEqual(statusOf(p.actions)?.phase, 'Succeeded');
+  });
+
+  test('after the seal, while a pod still holds a slot, a late pod is counted like any other but never claimed; once no pod holds a slot the verdict\'s counts return', () => {
+    // The verdict (Failed: a done, b failed) was sealed while b's first container still ran; its status write was lost.
+    const sealed = lease({ finished: true });
+    const held = plan({ job: job(running), pods: [pod('a', 1, true), failedPod('b', 2, 'running'), pod('late', 3, false)], lease: sealed }, NOW);
+    assert.equal(held.actions.filter((a) => a.kind === 'Lease' || a.subresource === 'ephemeralcontainers').length, 0, 'sealed: nothing claimed, nothing injected');
+    assert.deepEqual([statusOf(held.actions)?.phase, statusOf(held.actions)?.match], ['Running', 3]);
+    const freed = plan({ job: job(running), pods: [pod('a', 1, true), failedPod('b', 2, 'exited'), pod('late', 3, false)], lease: sealed }, NOW);
+    assert.equal(freed.actions.filter((a) => a.kind === 'Lease' || a.subresource === 'ephemeralcontainers').length, 0);
+    const s = statusOf(freed.actions);
+    assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed], ['Failed', 2, 1, 1]);
   });
 });
