@@ -1,6 +1,7 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
 import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
+import { parsePod } from '../api/pod-shape.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
 import { leaseName, type LockConfig } from '../engine/lock.ts';
@@ -132,13 +133,17 @@ function unreadableJob(ref: { namespace?: string; name: string }, issues: Parame
   return { readable: false, notes: [`skipped: job ${ref.namespace ?? ''}/${ref.name} unreadable (${formatZodIssues(issues, '')})`] };
 }
 
-/** The pods a LIST returns, and a note for each it could not read. */
+/**
+ * The pods a LIST returns, and a note for each it could not read. Pods that plainly fit the
+ * schema skip zod (pod-shape.ts: the same pods, proven by a property test); a LIST of a
+ * large job's pods is read once or twice per reconcile.
+ */
 async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: Pod[]; notes: string[] }> {
   const list = await kube.list('v1', 'Pod', namespace, query);
   const pods: Pod[] = [];
   const notes: string[] = [];
   for (const item of list.items) {
-    const p = Pod.safeParse(item);
+    const p = parsePod(item);
     if (p.success) pods.push(p.data);
     else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }
