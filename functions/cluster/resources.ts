@@ -24,6 +24,12 @@ export interface ResourceDef {
   labelName?: boolean;
   /** A custom resource's structural schema (openAPIV3Schema): unknown fields are pruned on write (crd-prune.ts). */
   schema?: unknown;
+  /**
+   * A PUT to a name that does not exist creates the object (the resource's strategy answers
+   * AllowCreateOnUpdate() true in kube-apiserver: Leases do; ConfigMaps, Pods and custom
+   * resources answer 404).
+   */
+  createOnUpdate?: boolean;
 }
 
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -45,7 +51,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   { group: '', version: 'v1', resource: 'namespaces', singular: 'namespace', kind: 'Namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'], fieldLabels: ['status.phase'], labelName: true },
   { group: '', version: 'v1', resource: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'], fieldLabels: EVENT_FIELDS },
   { group: '', version: 'v1', resource: 'configmaps', singular: 'configmap', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] },
-  { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', singular: 'lease', kind: 'Lease', namespaced: true },
+  { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', singular: 'lease', kind: 'Lease', namespaced: true, createOnUpdate: true },
   {
     group: 'events.k8s.io', version: 'v1', resource: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'],
     fieldLabels: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'reason', 'reportingController', 'type'],

@@ -139,11 +139,28 @@ export class Rest {
     this.checkKind(def, req);
     if (meta.name && meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
     if (def.namespaced && meta.namespace && meta.namespace !== ns) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    if (this.createsOnUpdate(t)) return this.createOnUpdate(t, req);
     const old = this.get(t);
     if (!meta.resourceVersion && def.custom) {
       throw invalidError(def.kind, def.group, name, [invalid('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
     }
     return this.commit(def, old, req, sub);
+  }
+
+  /** True when a PUT here would create the object: it does not exist and its kind allows create on update (Leases). */
+  createsOnUpdate({ def, namespace, name, sub = '' }: Target): boolean {
+    return def.createOnUpdate === true && sub === '' && !this.store.exists(def, namespace, name);
+  }
+
+  /**
+   * kube-apiserver's create-on-update (registry Store.Update): the object is created as given,
+   * whatever resourceVersion it carries; a uid in it is a precondition, which an absent object
+   * fails with 409 ("UID in object meta: " empty).
+   */
+  private createOnUpdate(t: Target, req: KubeObject): KubeObject {
+    const uid = req.metadata.uid;
+    if (uid) throw conflict(subject(t.def, t.name), `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: `);
+    return this.create(t.def, t.namespace, { ...req, metadata: { ...req.metadata, name: t.name } });
   }
 
   /** PATCH of the given content type, applied to the current object then committed as an update. */

@@ -352,7 +352,10 @@ function dispatch(ctx: Ctx, method: string, route: Route, input: Input): [number
   const t = { def, namespace: ns, name, sub };
   switch (method) {
     case 'GET': return [200, ctx.rest.get(t)];
-    case 'PUT': return [200, ctx.rest.update(t, parseJson(input.body))];
+    case 'PUT': {
+      const body = parseJson(input.body);
+      return [ctx.rest.createsOnUpdate(t) ? 201 : 200, ctx.rest.update(t, body)];
+    }
     case 'PATCH': return [200, ctx.rest.patch(t, { contentType: input.contentType, body: input.body })];
     case 'DELETE':
       if (sub !== '') break;

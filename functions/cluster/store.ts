@@ -144,6 +144,11 @@ export class ObjectStore {
     return e ? clone(e.obj) : undefined;
   }
 
+  /** Is there an object by this resource, namespace ('' when cluster-scoped) and name? */
+  exists(def: ResourceDef, namespace: string, name: string): boolean {
+    return this.objects.has(keyOf(def, namespace, name));
+  }
+
   /** Copies of a resource's objects in a namespace (or all namespaces), in key order. */
   readAll(def: ResourceDef, namespace: string | undefined): KubeObject[] {
     const out: KubeObject[] = [];

@@ -1,20 +1,21 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
 import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
+import { parsePod } from '../api/pod-shape.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
 import { leaseName, type LockConfig } from '../engine/lock.ts';
 import type { Plan } from '../engine/plan.ts';
-import type { Kube } from '../kube/kube.ts';
+import type { Kube, ObjectRef } from '../kube/kube.ts';
 import { jobFinished } from './finished.ts';
 import { leaseNeeded } from './lease-needed.ts';
-import { readLeaseView } from './lease-record.ts';
+import { leaseOwner, readLeaseView, type LeaseConfig } from './lease-record.ts';
 import { ownedBy } from './pod-state.ts';
-import { DEFAULT_LEASE, plan, type EjobObserved } from './planner.ts';
+import { DEFAULT_LEASE, plan, type EjobDeparted, type EjobObserved } from './planner.ts';
 
 /** What observe found: the planner's input plus notes on what it had to skip, or an unreadable job. */
 export type EjobObservation =
-  | ({ readable: true } & EjobObserved & { notes: string[] })
+  | ({ readable: true } & (EjobObserved | EjobDeparted) & { notes: string[] })
   /** Not readable as an EphemeralJob at all (metadata): nothing can be written safely. */
   | { readable: false; notes: string[] };
 
@@ -82,41 +83,67 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
  * the Lease is not read: the planner gets the view `not-read`, from which it decides
  * nothing on the Lease. Otherwise stage 2: the Lease, then the pods again — the order is
  * part of the safety argument (README.md, step 3): pods read after the Lease show every
- * injection made under a claim the Lease no longer lists. A finished, deleting or invalid
- * job needs neither.
+ * injection made under a claim the Lease no longer lists. A finished or invalid job needs
+ * neither; a job being deleted, or gone, needs its Lease and the job again (departed()).
  */
 async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<EjobObservation | null> {
   const ref = parseObjectKey(EJOB.kind, key);
   if (!ref) throw new Error(`not an EphemeralJob key: ${key}`);
-  const raw = await kube.get({ apiVersion: EJOB.apiVersion, kind: EJOB.kind, ...ref });
-  if (raw === null) return null;
+  const jobRef = { apiVersion: EJOB.apiVersion, kind: EJOB.kind, ...ref };
+  const raw = await kube.get(jobRef);
+  const cfg = { ...DEFAULT_LEASE, ...(lock ?? {}), name: jobLeaseName(key) };
+  if (raw === null) return departed(kube, cfg, jobRef, null);
   const job = EphemeralJobObject.safeParse(raw);
   // The API server validates metadata, so this is a schema of ours out of step with it: skip, say why.
-  if (!job.success) return { readable: false, notes: [`skipped: job ${ref.namespace}/${ref.name} unreadable (${formatZodIssues(job.error.issues, '')})`] };
+  if (!job.success) return unreadableJob(ref, job.error.issues);
+  if (job.data.metadata.deletionTimestamp !== undefined) return departed(kube, cfg, jobRef, job.data);
   const spec = parseEjobSpec(job.data.spec);
-  const cfg = { ...DEFAULT_LEASE, ...(lock ?? {}), name: jobLeaseName(key) };
-  const leaseRef = { namespace: cfg.namespace, name: cfg.name };
-  if (!spec.ok || jobFinished(job.data.status) || job.data.metadata.deletionTimestamp !== undefined) return { readable: true, job: job.data, pods: [], leaseRef, notes: [] };
+  if (!spec.ok || jobFinished(job.data.status)) return { readable: true, job: job.data, pods: [], notes: [] };
   const podQuery = { labelSelector: selectorToQuery(spec.spec.selector) };
   const first = await listPods(kube, ref.namespace, podQuery);
   // The deadline is judged skewSeconds ahead of the server's time: a planner clock up to that
   // far ahead still finds no verdict the Lease would be needed for.
   const serverNow = kube.serverNow() ?? new Date();
   const need = leaseNeeded(job.data, spec.spec, first.pods, new Date(serverNow.getTime() + cfg.skewSeconds * 1000));
-  if (!need.needed) return { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, leaseRef, notes: [...first.notes, `Lease not read: ${need.why}`] };
+  if (!need.needed) return { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] };
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   const second = await listPods(kube, ref.namespace, podQuery);
-  return { readable: true, job: job.data, pods: second.pods, lease, leaseRef, notes: [...second.notes, `Lease read: ${need.why}`] };
+  return { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}`] };
 }
 
-/** The pods a LIST returns, and a note for each it could not read. */
+/**
+ * A job being deleted (`job`), or gone (null): what it may have left behind. Its Lease is
+ * read, and if it holds a record, the job is read again *after* it: the planner deletes the
+ * Lease only when that later read shows the record's job gone for good (lease-cleanup.ts),
+ * so a job created again under the name, which may already have written its own record, is
+ * never robbed of it (README.md, "When a job goes"). Null when there is nothing to do: the
+ * job is gone and no record is left.
+ */
+async function departed(kube: Kube, cfg: LeaseConfig, jobRef: ObjectRef, job: EphemeralJobObject | null): Promise<EjobObservation | null> {
+  const owner = leaseOwner(await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name }));
+  if (owner === undefined) return job === null ? null : { readable: true, departed: true, job, notes: ['no Lease record to delete'] };
+  const raw = await kube.get(jobRef);
+  const after = raw === null ? null : EphemeralJobObject.safeParse(raw);
+  if (after !== null && !after.success) return unreadableJob(jobRef, after.error.issues);
+  return { readable: true, departed: true, job: after === null ? null : after.data, lease: { namespace: cfg.namespace, name: cfg.name, owner }, notes: [] };
+}
+
+function unreadableJob(ref: { namespace?: string; name: string }, issues: Parameters<typeof formatZodIssues>[0]): EjobObservation {
+  return { readable: false, notes: [`skipped: job ${ref.namespace ?? ''}/${ref.name} unreadable (${formatZodIssues(issues, '')})`] };
+}
+
+/**
+ * The pods a LIST returns, and a note for each it could not read. Pods that plainly fit the
+ * schema skip zod (pod-shape.ts: the same pods, proven by a property test); a LIST of a
+ * large job's pods is read once or twice per reconcile.
+ */
 async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: Pod[]; notes: string[] }> {
   const list = await kube.list('v1', 'Pod', namespace, query);
   const pods: Pod[] = [];
   const notes: string[] = [];
   for (const item of list.items) {
-    const p = Pod.safeParse(item);
+    const p = parsePod(item);
     if (p.success) pods.push(p.data);
     else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }

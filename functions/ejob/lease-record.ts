@@ -53,30 +53,60 @@ export type LeaseView = ReadLeaseView | { kind: 'not-read' };
 /** A Lease that was read: the views a decision can be written from. */
 export type ReadLeaseView =
   | { kind: 'absent' }
-  | { kind: 'ours'; resourceVersion: string | undefined; record: LeaseRecord }
-  | { kind: 'unreadable'; resourceVersion: string | undefined; why: string; renewedAt: Date | undefined; otherJob: boolean };
+  | { kind: 'ours'; resourceVersion: string | undefined; uid?: string; record: LeaseRecord }
+  | { kind: 'unreadable'; resourceVersion: string | undefined; uid?: string; why: string; renewedAt: Date | undefined; otherJob: boolean };
 
-/** Read a Lease (or its absence) for the job with this uid. Never throws. */
-export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
-  if (raw === null || raw === undefined) return { kind: 'absent' };
+/** A Lease as read, before it is judged for a job: its identity and its record, or why it has none. */
+type ParsedLease =
+  | { lease: false }
+  | { lease: true; resourceVersion: string | undefined; uid: string | undefined; renewedAt: Date | undefined; record: LeaseRecord | undefined; why: string };
+
+function parseLease(raw: unknown): ParsedLease {
   const lease = Lease.safeParse(raw);
-  if (!lease.success) return { kind: 'unreadable', resourceVersion: undefined, why: 'not a Lease', renewedAt: undefined, otherJob: false };
-  const rv = lease.data.metadata.resourceVersion;
-  const renewedAt = toDate(lease.data.spec?.renewTime) ?? toDate(lease.data.spec?.acquireTime);
+  if (!lease.success) return { lease: false };
+  const { resourceVersion, uid } = lease.data.metadata;
+  const at = { resourceVersion, uid, renewedAt: toDate(lease.data.spec?.renewTime) ?? toDate(lease.data.spec?.acquireTime) };
   const text = lease.data.metadata.annotations?.[CLAIMS_ANNOTATION];
-  if (text === undefined) return { kind: 'unreadable', resourceVersion: rv, why: `no ${CLAIMS_ANNOTATION} annotation`, renewedAt, otherJob: false };
+  if (text === undefined) return { lease: true, ...at, record: undefined, why: `no ${CLAIMS_ANNOTATION} annotation` };
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    return { kind: 'unreadable', resourceVersion: rv, why: `${CLAIMS_ANNOTATION} is not JSON`, renewedAt, otherJob: false };
+    return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} is not JSON` };
   }
   const record = LeaseRecord.safeParse(json);
-  if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined)) {
-    return { kind: 'unreadable', resourceVersion: rv, why: `${CLAIMS_ANNOTATION} does not parse`, renewedAt, otherJob: false };
-  }
-  if (record.data.job !== jobUid) return { kind: 'unreadable', resourceVersion: rv, why: `record of another job (uid ${record.data.job})`, renewedAt, otherJob: true };
-  return { kind: 'ours', resourceVersion: rv, record: record.data };
+  if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined)) return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse` };
+  return { lease: true, ...at, record: record.data, why: '' };
+}
+
+/** Read a Lease (or its absence) for the job with this uid. Never throws. */
+export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
+  if (raw === null || raw === undefined) return { kind: 'absent' };
+  const p = parseLease(raw);
+  if (!p.lease) return { kind: 'unreadable', resourceVersion: undefined, why: 'not a Lease', renewedAt: undefined, otherJob: false };
+  const id = { resourceVersion: p.resourceVersion, ...(p.uid ? { uid: p.uid } : {}) };
+  if (!p.record) return { kind: 'unreadable', ...id, why: p.why, renewedAt: p.renewedAt, otherJob: false };
+  if (p.record.job !== jobUid) return { kind: 'unreadable', ...id, why: `record of another job (uid ${p.record.job})`, renewedAt: p.renewedAt, otherJob: true };
+  return { kind: 'ours', ...id, record: p.record };
+}
+
+/** Which job a Lease's record is for, and the Lease's resourceVersion and uid: what a deletion is fenced by. */
+export interface LeaseOwner {
+  /** The uid of the job the record is for. */
+  job: string;
+  resourceVersion: string;
+  uid: string | undefined;
+}
+
+/**
+ * The job a Lease's record belongs to, or undefined when the Lease is absent or holds no
+ * record that parses (then it may not be ours at all, and is left alone). Never throws.
+ */
+export function leaseOwner(raw: unknown): LeaseOwner | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  const p = parseLease(raw);
+  if (!p.lease || !p.record || !p.resourceVersion) return undefined;
+  return { job: p.record.job, resourceVersion: p.resourceVersion, uid: p.uid };
 }
 
 /**
@@ -88,10 +118,14 @@ export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
 export function leaseWrite(at: { cfg: LeaseConfig; view: ReadLeaseView; serverNow: Date }, record: LeaseRecord, why: string): Action {
   const { cfg, view, serverNow } = at;
   const rv = view.kind === 'absent' ? undefined : view.resourceVersion;
+  // The uid pins the update to the Lease that was read: a Lease may be created by a PUT
+  // (kube-apiserver's lease strategy allows create on update), so without it an update of a
+  // Lease deleted meanwhile would silently create it again; with it, that is a 409 too.
+  const uid = view.kind === 'absent' ? undefined : view.uid;
   const body = {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name: cfg.name, namespace: cfg.namespace, annotations: { [CLAIMS_ANNOTATION]: JSON.stringify(record) }, ...(rv ? { resourceVersion: rv } : {}) },
+    metadata: { name: cfg.name, namespace: cfg.namespace, annotations: { [CLAIMS_ANNOTATION]: JSON.stringify(record) }, ...(rv ? { resourceVersion: rv } : {}), ...(uid ? { uid } : {}) },
     spec: { holderIdentity: cfg.holder, leaseDurationSeconds: cfg.leaseSeconds, renewTime: rfc3339(serverNow) },
   };
   const base = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name, body, reason: why };

@@ -15,6 +15,7 @@ import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
 import { decideClaims, type ClaimDecision, type ClaimInput } from './claims.ts';
+import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView } from './lease-record.ts';
 import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
@@ -31,8 +32,18 @@ export interface EjobObserved {
    * Omitted (pure tests, planning without a cluster): planned as a fresh, absent Lease.
    */
   lease?: ObservedLease;
-  /** Where the job's Lease lives, so deleting the job deletes it too (else every job would leave one behind). */
-  leaseRef?: { namespace: string; name: string };
+}
+
+/**
+ * A job being deleted, or gone, as observed to tidy up after it (controller.ts): the job of
+ * that name as read last — after its Lease, when the Lease holds a record — and the Lease.
+ */
+export interface EjobDeparted {
+  departed: true;
+  /** Being deleted; null when gone; or a job created again under the name (left to its own events). */
+  job: EphemeralJobObject | null;
+  /** The job's Lease, when it holds a record (lease-cleanup.ts). */
+  lease?: LeftLease;
 }
 
 /** The Lease part of an observation. */
@@ -45,11 +56,15 @@ export interface ObservedLease {
 /** How a planner without an observed Lease plans: a fresh Lease with the defaults. */
 export const DEFAULT_LEASE: Omit<LeaseConfig, 'name'> = { namespace: 'ephemera-locks', holder: 'ephemera', leaseSeconds: 15, skewSeconds: 5 };
 
+/** After a TTL deletion, look again this soon: the job's Lease goes once the job is gone (planDeparted). */
+const LOOK_AFTER_DELETION_SECONDS = 1;
+
 /**
  * Plan one EphemeralJob. Pure: no I/O, the clock is `now`. Rules are DESIGN.md's
  * "EphemeralJob" section; the order below is the order they take precedence in.
  */
-export function plan(observed: EjobObserved, now: Date): Plan {
+export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
+  if ('departed' in observed) return planDeparted(observed);
   const { job } = observed;
   if (job.metadata.deletionTimestamp !== undefined) return planDeleting(job);
   const parsed = parseEjobSpec(job.spec);
@@ -58,9 +73,9 @@ export function plan(observed: EjobObserved, now: Date): Plan {
 
   const created = toDate(job.metadata.creationTimestamp) ?? now;
   const createdTtl = afterSeconds(created, spec.ttlSecondsAfterCreated, now);
-  if (createdTtl === 0) return { actions: deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`, observed.leaseRef) };
+  if (createdTtl === 0) return deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`);
 
-  if (jobFinished(job.status)) return planFinished({ job, spec, createdTtl, leaseRef: observed.leaseRef }, now);
+  if (jobFinished(job.status)) return planFinished({ job, spec, createdTtl }, now);
   return planActive({ job, spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now) }, now);
 }
 
@@ -341,12 +356,12 @@ function planInvalid(job: EphemeralJobObject, message: string, now: Date): Plan 
 }
 
 /** Finished jobs keep their status; only the TTL is left to act on. */
-function planFinished(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; createdTtl: number | undefined; leaseRef: EjobObserved['leaseRef'] }, now: Date): Plan {
+function planFinished(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; createdTtl: number | undefined }, now: Date): Plan {
   const { job, spec, createdTtl } = input;
   const completed = toDate(job.status?.completionTime) ?? now;
   const ttl = ttlAfterFinished(spec);
   const left = afterSeconds(completed, ttl, now);
-  if (left === 0) return { actions: deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`, input.leaseRef) };
+  if (left === 0) return deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`);
   return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, left) };
 }
 
@@ -372,10 +387,30 @@ function planDeleting(job: EphemeralJobObject): Plan {
   };
 }
 
-/** Delete the job (uid-fenced), then its Lease (a claims record nobody needs any more; gone already is fine). */
-function deleteJob(job: EphemeralJobObject, why: string, leaseRef: EjobObserved['leaseRef']): Action[] {
-  const lease: Action[] = leaseRef ? [{ verb: 'delete', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...leaseRef, reason: `delete the job's Lease: ${why}` }] : [];
-  return [jobDeletion(job, why), ...lease];
+/**
+ * Delete the job (uid-fenced), and look again soon: its Lease is deleted by the look that
+ * finds the job gone or being deleted (planDeparted), fenced by the version read then. Not
+ * here, unfenced: between the two deletions a job of the same name may be created and claim
+ * on the Lease (README.md, "When a job goes").
+ */
+function deleteJob(job: EphemeralJobObject, why: string): Plan {
+  return { actions: [jobDeletion(job, why)], requeueAfterSeconds: LOOK_AFTER_DELETION_SECONDS };
+}
+
+/**
+ * A job being deleted, or gone (README.md, "When a job goes"): delete its Lease when the
+ * record there belongs to no live job — judged from the job as read after the Lease, and
+ * fenced by the Lease's resourceVersion — and drop OpenKruise's finalizer from a job being
+ * deleted. A job created again under the name is left to its own events.
+ */
+function planDeparted(d: EjobDeparted): Plan {
+  const actions: Action[] = [];
+  const notes: string[] = [];
+  const owner = d.lease?.owner.job;
+  if (d.lease && orphaned(d.lease.owner, d.job)) actions.push(leaseDeletion(d.lease, `its record's job (uid ${owner}) is ${d.job?.metadata.uid === owner ? 'being deleted' : 'gone'}`));
+  else if (d.lease) notes.push(`Lease kept: its record is for job uid ${owner}, the live job of this name`);
+  if (d.job !== null && d.job.metadata.deletionTimestamp !== undefined) actions.push(...planDeleting(d.job).actions);
+  return { actions, notes };
 }
 
 function jobDeletion(job: EphemeralJobObject, why: string): Action {

@@ -22,8 +22,11 @@ export interface Controller<O> {
   readonly name: string;
   route(event: Envelope, kube: Kube): Promise<Route>;
   /**
-   * Read current state for one key; null when the key's object is gone. `lock` says where
-   * the controller may keep per-key state (Leases) and how long a claim holds.
+   * Read current state for one key; null when there is nothing to reconcile (the key's
+   * object is gone and left nothing to tidy up: the engine reports the key "gone"). An
+   * object that is gone but left something behind (the EphemeralJob's Lease) is an
+   * observation like any other, planned by the same planner. `lock` says where the
+   * controller may keep per-key state (Leases) and how long a claim holds.
    */
   observe(key: string, kube: Kube, lock?: LockConfig): Promise<O | null>;
   plan(observed: O, now: Date): Plan;

@@ -103,6 +103,20 @@ describe('create, read, update', () => {
     assert.equal(same.metadata!.resourceVersion, created.metadata!.resourceVersion);
   });
 
+  test('PUT to a Lease that does not exist creates it (201), whatever resourceVersion it carries; a uid in it is a precondition (409); a ConfigMap is 404', async () => {
+    // kube-apiserver: the lease strategy's AllowCreateOnUpdate() is true; the uid comes from
+    // the object as a precondition (rest.DefaultUpdatedObjectInfo), which an absent object fails.
+    const { server, coord, core } = await harness();
+    const lease = { metadata: { name: 'l', resourceVersion: '12345' }, spec: { holderIdentity: 'x' } };
+    const created = await coord.replaceNamespacedLease({ namespace: 'default', name: 'l', body: lease });
+    assert.equal(created.spec!.holderIdentity, 'x');
+    assert.notEqual(created.metadata!.resourceVersion, '12345');
+    assert.equal(server.requests.entries.at(-1)?.status, 201);
+    const s = await rejects(coord.replaceNamespacedLease({ namespace: 'default', name: 'gone', body: { metadata: { name: 'gone', uid: 'was-here', resourceVersion: '7' } } }), 409);
+    assert.match(s.message!, /Precondition failed: UID in precondition: was-here, UID in object meta: $/);
+    await rejects(core.replaceNamespacedConfigMap({ namespace: 'default', name: 'cm', body: { metadata: { name: 'cm', resourceVersion: '7' } } }), 404);
+  });
+
   test('PUT of a custom resource needs metadata.resourceVersion (422)', async () => {
     const { custom } = await harness();
     await custom.createNamespacedCustomObject({ ...EJOB, namespace: 'default', body: ejob('j') });

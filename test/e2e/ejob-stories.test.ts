@@ -138,13 +138,16 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob end to end (engine →
     }
   });
 
-  test('the event for a job already gone costs one GET', async () => {
+  test('the event for a job already gone, that left no Lease, costs two GETs: the job and its Lease', async () => {
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       server.requests.clear();
       const r = await handle(envelopeFor('EphemeralJob', 'default', 'deleted-job', 'DELETED'), deps());
       assert.deepEqual(r.keys.map((k) => k.outcome), ['gone']);
-      assert.deepEqual(server.requests.entries.map((x) => `${x.verb} ${x.path}`), ['get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/deleted-job']);
+      assert.deepEqual(server.requests.entries.map((x) => `${x.verb} ${x.path.replace(/ejob-.*$/, 'ejob-…')}`), [
+        'get /apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/deleted-job',
+        'get /apis/coordination.k8s.io/v1/namespaces/ephemera-system/leases/ejob-…',
+      ]);
     } finally {
       await server.close();
     }

@@ -144,10 +144,13 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual((due.actions[0]?.body as { preconditions: unknown }).preconditions, { uid: UID });
   });
 
-  test("deleting the job deletes its Lease too (the claims record), after the job", () => {
-    const leaseRef = { namespace: 'ephemera-system', name: 'ejob-x' };
-    const due = plan({ job: job({ ttlSecondsAfterFinished: 60 }, { status: finished }), pods: [], leaseRef }, NOW);
-    assert.deepEqual(due.actions.map((a) => `${a.verb} ${a.kind} ${a.namespace}/${a.name}`), ['delete EphemeralJob ns/j', 'delete Lease ephemera-system/ejob-x']);
+  test('a TTL deletion deletes the job only and looks again in 1 s: the look that finds it gone deletes its Lease, fenced', () => {
+    // Not in the same plan, unfenced: between the two deletions a job of the same name could
+    // be created and claim on the Lease (functions/ejob/README.md, "When a job goes").
+    for (const due of [plan({ job: job({ ttlSecondsAfterFinished: 60 }, { status: finished }), pods: [] }, NOW), plan({ job: job({ ttlSecondsAfterCreated: 600 }), pods: [pod('a', 1, 'running')] }, NOW)]) {
+      assert.deepEqual(due.actions.map((a) => `${a.verb} ${a.kind} ${a.namespace}/${a.name}`), ['delete EphemeralJob ns/j']);
+      assert.equal(due.requeueAfterSeconds, 1);
+    }
   });
 
   test('ttlSecondsAfterCreated deletes whatever the state; requeues until then', () => {
@@ -193,5 +196,37 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     const p = plan({ job: job(), pods: [pod('a', 1)] }, NOW);
     assert.deepEqual(p.actions.map((x) => `${x.verb} ${x.kind}${x.subresource ? `/${x.subresource}` : ''}`), ['create Lease', 'patch Pod/ephemeralcontainers', 'patch EphemeralJob/status', 'create Event']);
     assert.equal(p.actions[1]?.withinSeconds, 15);
+  });
+});
+
+describe('EphemeralJob planner: a job being deleted, or gone, and its Lease (README, "When a job goes")', () => {
+  const FINALIZER = 'apps.kruise.io/ephemeralcontainers-cleanup';
+  const left = (recordJob: string) => ({ namespace: 'ephemera-locks', name: 'ejob-x', owner: { job: recordJob, resourceVersion: '41', uid: 'lease-uid' } });
+  const deleting = (finalizers: string[] = []): EphemeralJobObject => ({ ...job(), metadata: { ...job().metadata, deletionTimestamp: '2026-01-01T00:59:00Z', finalizers } });
+  const summary = (p: ReturnType<typeof plan>): string[] => p.actions.map((a) => `${a.verb} ${a.kind} ${a.name}`);
+  const leaseDelete = (p: ReturnType<typeof plan>): Action | undefined => p.actions.find((a) => a.kind === 'Lease');
+
+  test('gone: the Lease is deleted whatever job its record is for, fenced by the resourceVersion and uid it was read at', () => {
+    const p = plan({ departed: true, job: null, lease: left('some-old-uid') }, NOW);
+    assert.deepEqual(summary(p), ['delete Lease ejob-x']);
+    assert.deepEqual(leaseDelete(p)?.body, { preconditions: { resourceVersion: '41', uid: 'lease-uid' } });
+    assert.equal(leaseDelete(p)?.namespace, 'ephemera-locks');
+  });
+
+  test("being deleted with OpenKruise's finalizer: the Lease first, then the finalizer", () => {
+    assert.deepEqual(summary(plan({ departed: true, job: deleting([FINALIZER]), lease: left(UID) }, NOW)), ['delete Lease ejob-x', 'patch EphemeralJob j']);
+    assert.deepEqual(summary(plan({ departed: true, job: deleting([FINALIZER]) }, NOW)), ['patch EphemeralJob j'], 'no record: the finalizer only');
+    assert.deepEqual(summary(plan({ departed: true, job: deleting(), lease: left(UID) }, NOW)), ['delete Lease ejob-x'], 'no finalizer: the Lease only');
+  });
+
+  test('being deleted: a record of an earlier job of the name goes too (this job holds the name, so that one is gone)', () => {
+    assert.deepEqual(summary(plan({ departed: true, job: deleting(), lease: left('earlier-uid') }, NOW)), ['delete Lease ejob-x']);
+  });
+
+  test('a job created again under the name, read after the Lease: its own record is kept, an older one deleted (fenced: its claim write races it)', () => {
+    const kept = plan({ departed: true, job: job(), lease: left(UID) }, NOW);
+    assert.deepEqual(kept.actions, []);
+    assert.match(kept.notes?.join('\n') ?? '', /Lease kept: its record is for job uid job-uid, the live job/);
+    assert.deepEqual(summary(plan({ departed: true, job: job(), lease: left('earlier-uid') }, NOW)), ['delete Lease ejob-x']);
   });
 });
