@@ -15,7 +15,12 @@ export interface JobView {
   namespace: string;
   name: string;
   uid?: string;
+  /** Not part of the fingerprint when `generation` is known (see jobFingerprint). */
   resourceVersion?: string;
+  /** metadata.generation: the API server bumps it on every spec change, never on a status write. */
+  generation?: number;
+  deletionTimestamp?: string;
+  finalizers?: string[];
   selector?: unknown;
   finished: boolean;
   /** When a TTL makes the job due for deletion (ms since epoch), if one applies. */
@@ -77,22 +82,49 @@ function decoded(object: Pod): Decoded<Pod> {
   return { key: `${object.metadata.namespace ?? ''}/${object.metadata.name}`, fingerprint: podFingerprint(object), object };
 }
 
-/** A raw EphemeralJob → its view; the resourceVersion is part of the fingerprint (every job change is forwarded). */
+/** A raw EphemeralJob → its view, keyed and fingerprinted (jobFingerprint). */
 export function decodeJob(raw: unknown): Decoded<JobView> | Unreadable {
   const job = trimJob(raw as Record<string, unknown>);
   if (!job) return { key: keyOf(raw), error: 'EphemeralJob without metadata.name or metadata.namespace' };
-  return { key: `${job.namespace}/${job.name}`, fingerprint: JSON.stringify(job), object: job };
+  return { key: `${job.namespace}/${job.name}`, fingerprint: jobFingerprint(job), object: job };
+}
+
+/**
+ * What can give a job's reconcile work (issue 10): its identity, a spec change (the
+ * generation: Kubernetes bumps it for a custom resource with a status subresource on every
+ * spec change, never on a status write), deletion and finalizers, the selector, the verdict
+ * (finished) and the TTL expiry. Not the resourceVersion: the functions' own status writes
+ * would come back as job events, 3 reads each, to learn nothing. A status someone else edits
+ * is repaired by the periodic resync, which replays every unfinished job. Without a
+ * generation (an API server that does not set one) every change counts, as before.
+ */
+export function jobFingerprint(job: JobView): string {
+  if (job.generation === undefined) return JSON.stringify(job);
+  const { resourceVersion: _rv, ...rest } = job;
+  return JSON.stringify(rest);
 }
 
 /** A job's routing view; finished jobs ignore pod events. Null without a name or namespace. */
 export function trimJob(raw: Record<string, unknown>): JobView | null {
-  const meta = raw?.metadata as { name?: string; namespace?: string; uid?: string; resourceVersion?: string; deletionTimestamp?: unknown; creationTimestamp?: unknown } | undefined;
+  const meta = raw?.metadata as { name?: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: unknown; deletionTimestamp?: unknown; creationTimestamp?: unknown; finalizers?: unknown } | undefined;
   if (typeof meta?.name !== 'string' || typeof meta.namespace !== 'string') return null;
   const spec = raw.spec as { selector?: unknown; ttlSecondsAfterFinished?: unknown; ttlSecondsAfterCreated?: unknown } | undefined;
   const status = raw.status as { phase?: string; completionTime?: unknown } | undefined;
   const finished = jobFinished(status) && meta.deletionTimestamp === undefined;
   const expiresAt = expiry(finished ? status?.completionTime : undefined, spec?.ttlSecondsAfterFinished ?? DEFAULT_TTL_AFTER_FINISHED_SECONDS, meta.creationTimestamp, spec?.ttlSecondsAfterCreated);
-  return { namespace: meta.namespace, name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion, selector: spec?.selector, finished, ...(expiresAt !== undefined ? { expiresAt } : {}) };
+  const finalizers = Array.isArray(meta.finalizers) ? meta.finalizers.filter((f): f is string => typeof f === 'string') : [];
+  return {
+    namespace: meta.namespace,
+    name: meta.name,
+    uid: meta.uid,
+    resourceVersion: meta.resourceVersion,
+    ...(typeof meta.generation === 'number' ? { generation: meta.generation } : {}),
+    ...(typeof meta.deletionTimestamp === 'string' ? { deletionTimestamp: meta.deletionTimestamp } : {}),
+    ...(finalizers.length > 0 ? { finalizers } : {}),
+    selector: spec?.selector,
+    finished,
+    ...(expiresAt !== undefined ? { expiresAt } : {}),
+  };
 }
 
 /** The earlier of completion + ttlSecondsAfterFinished and creation + ttlSecondsAfterCreated. */
