@@ -7,7 +7,7 @@ import { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB_ID_ENV } from '../functions/ap
 import { jobFinished } from '../functions/ejob/finished.ts';
 import { Pod } from '../functions/api/pod.ts';
 import { trimPodForSidecar } from '../functions/sidecar/predicate.ts';
-import { plainPodShape } from './pod-shape.ts';
+import { trimPlainPod } from './pod-shape.ts';
 import type { Decoded, Unreadable } from './reflector.ts';
 
 /** A trimmed EphemeralJob: what the relay's filter and resync need. */
@@ -59,12 +59,12 @@ export function podFingerprint(trimmed: Pod): string {
 
 /**
  * A raw pod (list item or watch object) → trimmed, keyed and fingerprinted; or why not.
- * A pod whose picked fields plainly fit the schema skips zod (pod-shape.ts; proven to give
- * what decodePodWithZod gives); anything else goes through zod.
+ * A pod whose read fields plainly fit the schema is trimmed in one pass without zod
+ * (pod-shape.ts; proven to give what decodePodWithZod gives); anything else goes through zod.
  */
 export function decodePod(raw: unknown): Decoded<Pod> | Unreadable {
-  const picked = pickPod(raw);
-  return plainPodShape(picked) ? decoded(trimPod(picked as Pod)) : validated(raw, picked);
+  const trimmed = trimPlainPod(raw);
+  return trimmed ? decoded(trimmed) : validated(raw, pickPod(raw));
 }
 
 /** decodePod with zod for every pod: the plain path the shortcut is held to (tests). */
