@@ -57,6 +57,11 @@ export function podFingerprint(trimmed: Pod): string {
   return JSON.stringify({ ...trimmed, metadata: meta });
 }
 
+/** A pod's snapshot as JSON text, from its fingerprint (what a pod envelope carries). */
+export function podSnapshotJson(fingerprint: string): string {
+  return fingerprint;
+}
+
 /**
  * A raw pod (list item or watch object) → trimmed, keyed and fingerprinted; or why not.
  * A pod whose read fields plainly fit the schema is trimmed in one pass without zod

@@ -1,22 +1,15 @@
 import { appendFile } from 'node:fs/promises';
-import type { Envelope } from '../../functions/api/envelope.ts';
+import type { Message } from '../envelope.ts';
 import { allFailed, type SendOutcome, type Sink } from './sink.ts';
 
 /** Appends one envelope per line: the JSON-lines format `ephemera invoke --event` replays. */
 export function recordSink(path: string): Sink {
   return {
     name: `record:${path}`,
-    // Serialised before the write and not awaited here: nothing holds the envelopes (and the
-    // snapshots the queue added back) while the file is written, so they die young instead
-    // of being promoted and swept by a full GC, once per batch.
-    send(envelopes: Envelope[]): Promise<SendOutcome[]> {
-      let lines: string;
-      try {
-        lines = envelopes.map((e) => `${JSON.stringify(e)}\n`).join('');
-      } catch (err) {
-        return Promise.resolve(allFailed(envelopes.length, (err as Error).message));
-      }
-      return append(path, lines, envelopes.length);
+    // The lines are joined before the write and the messages not held while the file is
+    // written, so they die young instead of being promoted and swept by a full GC.
+    send(messages: Message[]): Promise<SendOutcome[]> {
+      return append(path, messages.map((m) => `${m.body}\n`).join(''), messages.length);
     },
   };
 }

@@ -5,7 +5,7 @@ import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
-import { makeEnvelope } from '../../relay/envelope.ts';
+import { messageFor } from '../../relay/envelope.ts';
 import { startRelay } from '../../relay/relay.ts';
 import { fitBody, SQS_MAX_BYTES, sqsSink } from '../../relay/sinks/sqs.ts';
 import { eventually, job, pod } from '../support/relay-world.ts';
@@ -84,11 +84,10 @@ describe('relay → SQS (fauxqs)', () => {
   });
 
   test('an envelope over the size limit is sent without its snapshot', () => {
-    const big = makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name: 'p', namespace: 'ns', labels: { x: 'y'.repeat(SQS_MAX_BYTES) } } as never }, relayId: 't', now: new Date() });
-    const body = JSON.parse(fitBody(big)) as Envelope;
+    const pod = (labels: Record<string, string>) => messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name: 'p', at: Date.now() }, { relayId: 't' }, JSON.stringify({ metadata: { name: 'p', namespace: 'ns', labels } }));
+    const body = JSON.parse(fitBody(pod({ x: 'y'.repeat(SQS_MAX_BYTES) }))) as Envelope;
     assert.equal(body.data.snapshot, undefined);
     assert.equal(body.data.name, 'p');
-    const small = makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name: 'p', namespace: 'ns' } }, relayId: 't', now: new Date() });
-    assert.ok((JSON.parse(fitBody(small)) as Envelope).data.snapshot);
+    assert.ok((JSON.parse(fitBody(pod({ x: 'y' }))) as Envelope).data.snapshot);
   });
 });
