@@ -83,6 +83,8 @@ export interface Queued {
   resourceVersion?: string | undefined;
   /** When the relay saw the event (ms since the epoch): the envelope's time. */
   at: number;
+  /** Pods: the unfinished jobs that concern the pod (envelope `data.jobs`), when the relay knows its namespace's jobs. */
+  jobs?: string[] | undefined;
   /** The snapshot's JSON text when the watch cache will not have it at send time (a deleted pod). */
   snapshot?: string | undefined;
 }
@@ -97,17 +99,20 @@ export function queuedJob(event: EventType, job: JobView, at: number): Queued {
   return { kind: 'EphemeralJob', event, namespace: job.namespace, name: job.name, uid: job.uid, resourceVersion: job.resourceVersion, at };
 }
 
-/** A queued pod event (a deleted pod keeps `snapshot`, the JSON text of its last trimmed state). */
-export function queuedPod(event: EventType, pod: Pod, at: number, snapshot?: string): Queued {
+/**
+ * A queued pod event: `jobs`, the jobs that concern it (undefined when the relay does not
+ * know the namespace's jobs); a deleted pod keeps `snapshot`, the JSON text of its last state.
+ */
+export function queuedPod(event: EventType, pod: Pod, at: number, extra: { jobs?: string[] | undefined; snapshot?: string | undefined } = {}): Queued {
   const m = pod.metadata;
-  return { kind: 'Pod', event, namespace: m.namespace ?? 'default', name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, at, ...(snapshot !== undefined ? { snapshot } : {}) };
+  return { kind: 'Pod', event, namespace: m.namespace ?? 'default', name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, at, ...(extra.jobs ? { jobs: extra.jobs } : {}), ...(extra.snapshot !== undefined ? { snapshot: extra.snapshot } : {}) };
 }
 
 /** An envelope (a requeue from the in-process sink) back in the queued form. */
 export function queuedFrom(e: Envelope, at: number): Queued {
   const d = e.data;
   const keep = d.kind === 'Pod' && d.event === 'DELETED' && d.snapshot !== undefined;
-  return { kind: d.kind, event: d.event, namespace: d.namespace, name: d.name, uid: d.uid, resourceVersion: d.resourceVersion, at, ...(keep ? { snapshot: JSON.stringify(d.snapshot) } : {}) };
+  return { kind: d.kind, event: d.event, namespace: d.namespace, name: d.name, uid: d.uid, resourceVersion: d.resourceVersion, at, ...(d.jobs ? { jobs: d.jobs } : {}), ...(keep ? { snapshot: JSON.stringify(d.snapshot) } : {}) };
 }
 
 /** The snapshot text a queued job event is sent with (its identity). */
@@ -132,7 +137,7 @@ export function envelopeFor(q: Queued, from: Origin, snapshot: Record<string, un
     subject: queuedKey(q),
     datacontenttype: 'application/json',
     ...(from.cluster ? { cluster: from.cluster } : {}),
-    data: { kind: q.kind, event: q.event, namespace: q.namespace, name: q.name, uid: q.uid, resourceVersion: q.resourceVersion, ...(snapshot !== undefined ? { snapshot } : {}) },
+    data: { kind: q.kind, event: q.event, namespace: q.namespace, name: q.name, uid: q.uid, resourceVersion: q.resourceVersion, ...(q.jobs ? { jobs: q.jobs } : {}), ...(snapshot !== undefined ? { snapshot } : {}) },
   };
 }
 

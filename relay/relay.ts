@@ -10,7 +10,7 @@ import { TERMINATE_SIDECAR_ENV } from '../functions/sidecar/env.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
 import { jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedPod, type Message, type Queued } from './envelope.ts';
-import { filterPod } from './filter.ts';
+import { concernedJobs, filterPod } from './filter.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
@@ -70,6 +70,8 @@ interface State {
   metrics: RelayMetrics;
   clock: () => Date;
   jobs: Map<string, Map<string, JobView>>;
+  /** Watch scopes (a namespace, or '' for all) whose EphemeralJob list answers 404/403: their jobs are unknown. */
+  jobsAbsent: Set<string>;
   leader: boolean;
   /** Events were dropped while following: the next leadership (or the first sync) replays. */
   missed: boolean;
@@ -96,7 +98,7 @@ export function createRelay(opts: RelayOptions): Relay {
     build: (q) => box.build!(q),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
-  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), leader: opts.election === undefined, missed: false, queue };
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), leader: opts.election === undefined, missed: false, queue };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q) => build(st, pods, q);
@@ -164,7 +166,7 @@ function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator
   // A pod can be due only with a sidecar, marked by an env var the trimmed pod keeps.
   const maybe = scope === 'due' ? (fp: string): boolean => fp.includes(TERMINATE_SIDECAR_ENV) : undefined;
   const jobs = [...st.jobs.values()].map((inNs) => inNs.values());
-  return replayCache({ scope, now: st.clock(), pods: pods.map((x) => x.cached(maybe)), jobs, jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [] });
+  return replayCache({ scope, now: st.clock(), pods: pods.map((x) => x.cached(maybe)), jobs, jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], stamp: (pod) => stamp(st, pod) });
 }
 
 function forward(st: State, q: Queued): void {
@@ -218,7 +220,18 @@ function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, changed: boolea
   const verdict = filterPod(pod, st.jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], type === 'DELETED');
   if (!verdict.forward) return void st.metrics.filtered.inc({ kind: 'Pod', reason: verdict.reason.split(':')[0] ?? 'filtered' });
   // A deleted pod leaves the cache: its last state goes with it.
-  forward(st, queuedPod(type, pod, st.clock().getTime(), type === 'DELETED' ? podSnapshotJson(d.fingerprint) : undefined));
+  forward(st, queuedPod(type, pod, st.clock().getTime(), { jobs: stamp(st, pod), snapshot: type === 'DELETED' ? podSnapshotJson(d.fingerprint) : undefined }));
+}
+
+/**
+ * The jobs to stamp on a pod's envelope (`data.jobs`): the unfinished jobs that concern it,
+ * from the relay's job views; undefined when the relay cannot list its namespace's jobs
+ * (then the functions list them).
+ */
+function stamp(st: State, pod: Pod): string[] | undefined {
+  const ns = pod.metadata.namespace ?? '';
+  if (st.jobsAbsent.has(st.opts.namespaces.length > 0 ? ns : '')) return undefined;
+  return concernedJobs(pod, st.jobs.get(ns)?.values() ?? []);
 }
 
 function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
@@ -236,6 +249,8 @@ function onJobsAbsent(st: State, ns: string | undefined, absent: Absent | undefi
   const log = st.opts.logger;
   const crd = `${EJOB.plural}.${EJOB.apiVersion.split('/')[0] ?? ''}`;
   st.metrics.absent.set({ kind: EJOB.kind }, absent ? 1 : 0);
+  if (absent) st.jobsAbsent.add(ns ?? '');
+  else st.jobsAbsent.delete(ns ?? '');
   if (!absent) return log.info({ kind: EJOB.kind, namespace: ns }, `${crd} can be listed again: the EphemeralJob controller is active`);
   const why = absent.status === 404 ? `the CRD ${crd} is not installed` : `this identity may not list ${crd} (RBAC)`;
   const retry = Math.round((st.opts.absentRetryMs ?? 60_000) / 1000);

@@ -25,6 +25,8 @@ export interface ReplayInput {
   pods: Iterable<Pod>[];
   jobs: Iterable<JobView>[];
   jobsIn(namespace: string): Iterable<JobView>;
+  /** The jobs to stamp on a pod's envelope (see relay.ts). */
+  stamp(pod: Pod): string[] | undefined;
 }
 
 /** RESYNC events for the cached objects the scope selects, lazily (pulled as the queue has room). */
@@ -45,5 +47,5 @@ export function* replayCache(input: ReplayInput): Generator<Queued> {
 
 function podReplay(input: ReplayInput, pod: Pod): Queued | undefined {
   const forward = input.scope === 'due' ? podDue(pod).due : filterPod(pod, input.jobsIn(pod.metadata.namespace ?? '')).forward;
-  return forward ? queuedPod('RESYNC', pod, input.now.getTime()) : undefined;
+  return forward ? queuedPod('RESYNC', pod, input.now.getTime(), { jobs: input.stamp(pod) }) : undefined;
 }

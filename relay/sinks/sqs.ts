@@ -52,9 +52,17 @@ export function sqsSink(client: SQSClient, queueUrl: string, opts: SqsSinkOption
   };
 }
 
-/** The JSON body, without the snapshot when it would not fit. */
+/**
+ * The JSON body, without the snapshot when it would not fit (the handlers then read the
+ * object); the job names stay (routing costs no request), unless even they do not fit.
+ */
 export function fitBody(m: Message): string {
-  return Buffer.byteLength(m.body) <= SQS_MAX_BYTES ? m.body : JSON.stringify(withoutSnapshot(envelopeOf(m)));
+  if (Buffer.byteLength(m.body) <= SQS_MAX_BYTES) return m.body;
+  const lean = withoutSnapshot(envelopeOf(m));
+  const body = JSON.stringify(lean);
+  if (Buffer.byteLength(body) <= SQS_MAX_BYTES) return body;
+  const { jobs: _drop, ...data } = lean.data;
+  return JSON.stringify({ ...lean, data });
 }
 
 /** `fn` over `items` with at most `limit` at once; results in input order. */

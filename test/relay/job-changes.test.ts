@@ -7,7 +7,7 @@ import { EJOB, EJOB_CLEANUP_FINALIZER } from '../../functions/api/names.ts';
 import { createKube } from '../../functions/kube/client.ts';
 import type { Kube } from '../../functions/kube/kube.ts';
 import { decodeJob, type JobView } from '../../relay/trim.ts';
-import { eventually, job, relayWorld } from '../support/relay-world.ts';
+import { eventually, job, pod, relayWorld } from '../support/relay-world.ts';
 
 const REF = { apiVersion: EJOB.apiVersion, kind: EJOB.kind, namespace: 'default', name: 'j' } as const;
 
@@ -74,5 +74,33 @@ describe('the job fingerprint', () => {
     assert.equal((decodeJob(raw({})) as { object: JobView }).object.resourceVersion, '10');
     const noGeneration = (rv: string): unknown => ({ metadata: { name: 'j', namespace: 'default', resourceVersion: rv }, spec: {} });
     assert.notEqual(fp(noGeneration('1')), fp(noGeneration('2')));
+  });
+});
+
+describe('pod envelopes name the jobs that concern the pod (data.jobs)', () => {
+  const finished = { ...job('done', { app: 'web' }), status: { phase: 'Succeeded', completionTime: '2026-01-01T00:00:00Z' } };
+  const stamps = (got: { data: { name: string; kind: string; jobs?: string[] } }[]): Record<string, string[] | undefined> =>
+    Object.fromEntries(got.filter((e) => e.data.kind === 'Pod').map((e) => [e.data.name, e.data.jobs && [...e.data.jobs].sort()]));
+
+  test('from the listed jobs, on live events and on a replay alike', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), job('front', { tier: 'front' }), job('db', { app: 'db' }), finished, pod('web-1', { app: 'web' }), pod('web-2', { app: 'web', tier: 'front' })]);
+    try {
+      await w.relay.flush();
+      assert.deepEqual(stamps(w.sink.got), { 'web-1': ['j'], 'web-2': ['front', 'j'] });
+      w.sink.clear();
+      w.server.store.put(pod('web-3', { tier: 'front' }));
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(stamps(w.sink.got), { 'web-3': ['front'] });
+      });
+      w.sink.clear();
+      w.relay.resync('test', 'all');
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(stamps(w.sink.got), { 'web-1': ['j'], 'web-2': ['front', 'j'], 'web-3': ['front'] });
+      });
+    } finally {
+      await w.close();
+    }
   });
 });

@@ -89,5 +89,10 @@ describe('relay → SQS (fauxqs)', () => {
     assert.equal(body.data.snapshot, undefined);
     assert.equal(body.data.name, 'p');
     assert.ok((JSON.parse(fitBody(pod({ x: 'y' }))) as Envelope).data.snapshot);
+    const stamped = (jobs: string[]) => messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name: 'p', at: Date.now(), jobs }, { relayId: 't' }, JSON.stringify({ metadata: { name: 'p', labels: { x: 'y'.repeat(SQS_MAX_BYTES) } } }));
+    assert.deepEqual((JSON.parse(fitBody(stamped(['j']))) as Envelope).data.jobs, ['j'], 'the job names stay when the snapshot goes');
+    const huge = (JSON.parse(fitBody(stamped(Array.from({ length: 5000 }, (_, i) => `j-${i}-${'x'.repeat(250)}`)))) as Envelope).data;
+    assert.equal(huge.jobs, undefined, 'unless even they do not fit: the router lists the jobs');
+    assert.equal(huge.name, 'p');
   });
 });
