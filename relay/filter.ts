@@ -62,3 +62,16 @@ export function concernedJobs(pod: Pod, jobsInNamespace: Iterable<JobView>): str
   }
   return names;
 }
+
+/**
+ * Do these two label sets of a pod select it for the same unfinished jobs? A job whose
+ * selector cannot be read is told about every pod, so it selects both.
+ */
+export function sameSelection(before: Record<string, string> | undefined, after: Record<string, string> | undefined, jobsInNamespace: Iterable<JobView>): boolean {
+  for (const job of jobsInNamespace) {
+    if (job.finished) continue;
+    const selector = parsedSelector(job);
+    if (selector.success && selectorMatches(selector.data, before) !== selectorMatches(selector.data, after)) return false;
+  }
+  return true;
+}

@@ -10,7 +10,7 @@ import { TERMINATE_SIDECAR_ENV } from '../functions/sidecar/env.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
 import { jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedPod, type Message, type Queued } from './envelope.ts';
-import { concernedJobs, filterPod } from './filter.ts';
+import { concernedJobs, filterPod, sameSelection } from './filter.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
@@ -18,7 +18,7 @@ import { Reflector, type Absent, type Decoded, type ReflectorEvent, type Unreada
 import { Requeue } from './requeue.ts';
 import { replayCache, type ReplayScope } from './replay.ts';
 import type { Sink } from './sinks/sink.ts';
-import { decodeJob, decodePod, podSnapshotJson, type JobView } from './trim.ts';
+import { decodeJob, decodePod, labelsChangedOnly, type JobView } from './trim.ts';
 
 export interface RelayOptions {
   kubeConfig: KubeConfig;
@@ -188,7 +188,8 @@ function build(st: State, pods: Reflector<Pod>[], q: Queued): Message {
   const key = `${q.namespace}/${q.name}`;
   for (const r of pods) {
     const fp = r.cache.get(key);
-    if (fp !== undefined) return messageFor(q, from, podSnapshotJson(fp));
+    // A pod's fingerprint is its snapshot's JSON text (trim.ts).
+    if (fp !== undefined) return messageFor(q, from, fp);
   }
   return messageFor(q, from, undefined);
 }
@@ -213,14 +214,20 @@ function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNe
   });
 }
 
-function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, changed: boolean): void {
+/** A pod event; `previous`: the fingerprint it replaces (the reflector's cache entry), if any. */
+function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: string | undefined): void {
   st.metrics.seen.inc({ kind: 'Pod', type });
-  if (!changed) return void st.metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
+  if (type !== 'DELETED' && previous === d.fingerprint) return void st.metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
   const pod = d.object;
-  const verdict = filterPod(pod, st.jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], type === 'DELETED');
+  const jobs = st.jobs.get(pod.metadata.namespace ?? '');
+  // Labels matter to the functions only through which jobs select the pod (the sidecar
+  // terminator reads none): a change of labels alone that selects the same jobs is not news.
+  const labelsOnly = type !== 'DELETED' && previous !== undefined ? labelsChangedOnly(previous, d.fingerprint) : null;
+  if (labelsOnly && sameSelection(labelsOnly.before, pod.metadata.labels, jobs?.values() ?? [])) return void st.metrics.filtered.inc({ kind: 'Pod', reason: 'only labels changed, selected by the same jobs' });
+  const verdict = filterPod(pod, jobs?.values() ?? [], type === 'DELETED');
   if (!verdict.forward) return void st.metrics.filtered.inc({ kind: 'Pod', reason: verdict.reason.split(':')[0] ?? 'filtered' });
-  // A deleted pod leaves the cache: its last state goes with it.
-  forward(st, queuedPod(type, pod, st.clock().getTime(), { jobs: stamp(st, pod), snapshot: type === 'DELETED' ? podSnapshotJson(d.fingerprint) : undefined }));
+  // A deleted pod leaves the cache: its last state (the fingerprint is its snapshot's text) goes with it.
+  forward(st, queuedPod(type, pod, st.clock().getTime(), { jobs: stamp(st, pod), snapshot: type === 'DELETED' ? d.fingerprint : undefined }));
 }
 
 /**
@@ -281,7 +288,7 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     ...common('Pod', ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods'),
     decode: decodePod,
     fromFingerprint: (fp) => JSON.parse(fp) as Pod,
-    onEvent: (type, d, changed) => onPod(st, type, d, changed),
+    onEvent: (type, d, _changed, previous) => onPod(st, type, d, previous),
   }));
   const jobs = scopes.map((ns) => new Reflector<JobView>({
     ...common(EJOB.kind, ns ? `/apis/${EJOB.apiVersion}/namespaces/${ns}/${EJOB.plural}` : `/apis/${EJOB.apiVersion}/${EJOB.plural}`),

@@ -51,15 +51,41 @@ export function trimPod(pod: Pod): Pod {
   };
 }
 
-/** The fields of a trimmed pod whose change matters (resourceVersion always changes). */
+/**
+ * The fields of a trimmed pod whose change matters (not the resourceVersion: it always
+ * changes), as JSON text: the pod's snapshot as the relay sends it. The labels come first in
+ * the metadata and the name right after them, so a change of the labels alone can be told
+ * from the text (labelsChangedOnly) without parsing it or keeping anything more per pod.
+ */
 export function podFingerprint(trimmed: Pod): string {
-  const { resourceVersion: _rv, ...meta } = trimmed.metadata;
-  return JSON.stringify({ ...trimmed, metadata: meta });
+  const m = trimmed.metadata;
+  const metadata = { labels: m.labels, name: m.name, namespace: m.namespace, uid: m.uid, deletionTimestamp: m.deletionTimestamp, creationTimestamp: m.creationTimestamp };
+  return JSON.stringify({ metadata, spec: trimmed.spec, status: trimmed.status });
 }
 
-/** A pod's snapshot as JSON text, from its fingerprint (what a pod envelope carries). */
-export function podSnapshotJson(fingerprint: string): string {
-  return fingerprint;
+const LABELS_AT = '{"metadata":{"labels":'.length;
+const NO_LABELS_AT = '{"metadata":{'.length;
+
+/**
+ * A fingerprint cut in two: the labels' JSON ('' without labels) and the rest, from the
+ * name on. Labels hold only strings, and JSON.stringify escapes every quote inside a string,
+ * so the first `},"name":` after the labels' start is where they end.
+ */
+function splitLabels(fp: string): { labels: string; rest: string } {
+  if (!fp.startsWith('{"metadata":{"labels":')) return { labels: '', rest: fp.slice(NO_LABELS_AT) };
+  const end = fp.indexOf('},"name":', LABELS_AT) + 1;
+  return { labels: fp.slice(LABELS_AT, end), rest: fp.slice(end + 1) };
+}
+
+/**
+ * When two fingerprints of one pod differ in its labels and nothing else: the labels it had
+ * before (undefined: none). Null when something else differs too, or nothing does.
+ */
+export function labelsChangedOnly(previous: string, current: string): { before: Record<string, string> | undefined } | null {
+  const a = splitLabels(previous);
+  const b = splitLabels(current);
+  if (a.rest !== b.rest || a.labels === b.labels) return null;
+  return { before: a.labels === '' ? undefined : (JSON.parse(a.labels) as Record<string, string>) };
 }
 
 /**

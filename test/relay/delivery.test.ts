@@ -15,17 +15,17 @@ import { KubeError } from '../../functions/kube/errors.ts';
 import type { SendOutcome } from '../../relay/sinks/sink.ts';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'default' } as const;
-type PodLike = { metadata: Record<string, unknown> & { resourceVersion: string }; status: Record<string, unknown> };
+type PodLike = { metadata: Record<string, unknown> & { resourceVersion: string }; spec: Record<string, unknown>; status: Record<string, unknown> };
 const counter = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> => (await c.get()).values.reduce((n, v) => n + v.value, 0);
 const message = (name: string): Message => messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, at: Date.now() }, { relayId: 't' }, JSON.stringify({ metadata: { name, namespace: 'ns' } }));
 const pods = (n: number) => Array.from({ length: n }, (_, i) => pod(`web-${i}`, { app: 'web' }));
 
-/** A relevant change (a label) to every pod, `rounds` times. */
+/** A relevant change (the node, which the sidecar terminator reads) to every pod, `rounds` times. */
 function churn(w: { server: { store: { get(k: unknown): unknown; put(o: unknown): unknown } } }, n: number, rounds: number): void {
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < n; i++) {
       const p = w.server.store.get({ ...POD, name: `web-${i}` }) as PodLike;
-      w.server.store.put({ ...p, metadata: { ...p.metadata, labels: { app: 'web', round: String(r) } } });
+      w.server.store.put({ ...p, spec: { ...p.spec, nodeName: `node-${r}` } });
     }
   }
 }
