@@ -10,7 +10,8 @@ import { TERMINATE_SIDECAR_ENV } from '../functions/sidecar/env.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
 import { jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedPod, type Message, type Queued } from './envelope.ts';
-import { concernedJobs, filterPod, sameSelection } from './filter.ts';
+import { concernedJobs } from './filter.ts';
+import { decidePod, type NamespaceJobs } from './pod-event.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
@@ -18,7 +19,7 @@ import { Reflector, type Absent, type Decoded, type ReflectorEvent, type Unreada
 import { Requeue } from './requeue.ts';
 import { replayCache, type ReplayScope } from './replay.ts';
 import type { Sink } from './sinks/sink.ts';
-import { decodeJob, decodePod, labelsChangedOnly, type JobView } from './trim.ts';
+import { decodeJob, decodePod, type JobView } from './trim.ts';
 
 export interface RelayOptions {
   kubeConfig: KubeConfig;
@@ -217,28 +218,22 @@ function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNe
 /** A pod event; `previous`: the fingerprint it replaces (the reflector's cache entry), if any. */
 function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: string | undefined): void {
   st.metrics.seen.inc({ kind: 'Pod', type });
-  if (type !== 'DELETED' && previous === d.fingerprint) return void st.metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
-  const pod = d.object;
-  const jobs = st.jobs.get(pod.metadata.namespace ?? '');
-  // Labels matter to the functions only through which jobs select the pod (the sidecar
-  // terminator reads none): a change of labels alone that selects the same jobs is not news.
-  const labelsOnly = type !== 'DELETED' && previous !== undefined ? labelsChangedOnly(previous, d.fingerprint) : null;
-  if (labelsOnly && sameSelection(labelsOnly.before, pod.metadata.labels, jobs?.values() ?? [])) return void st.metrics.filtered.inc({ kind: 'Pod', reason: 'only labels changed, selected by the same jobs' });
-  const verdict = filterPod(pod, jobs?.values() ?? [], type === 'DELETED');
-  if (!verdict.forward) return void st.metrics.filtered.inc({ kind: 'Pod', reason: verdict.reason.split(':')[0] ?? 'filtered' });
+  const decision = decidePod(type, d, previous, namespaceJobs(st, d.object.metadata.namespace ?? ''));
+  if (!decision.forward) return void st.metrics.filtered.inc({ kind: 'Pod', reason: decision.reason });
   // A deleted pod leaves the cache: its last state (the fingerprint is its snapshot's text) goes with it.
-  forward(st, queuedPod(type, pod, st.clock().getTime(), { jobs: stamp(st, pod), snapshot: type === 'DELETED' ? d.fingerprint : undefined }));
+  forward(st, queuedPod(type, d.object, st.clock().getTime(), { jobs: decision.jobs, snapshot: type === 'DELETED' ? d.fingerprint : undefined }));
 }
 
-/**
- * The jobs to stamp on a pod's envelope (`data.jobs`): the unfinished jobs that concern it,
- * from the relay's job views; undefined when the relay cannot list its namespace's jobs
- * (then the functions list them).
- */
+/** The relay's job views of a namespace; unknown while EphemeralJobs cannot be listed (404/403). */
+function namespaceJobs(st: State, ns: string): NamespaceJobs {
+  const inNs = st.jobs.get(ns);
+  return { jobs: () => inNs?.values() ?? [], known: !st.jobsAbsent.has(st.opts.namespaces.length > 0 ? ns : '') };
+}
+
+/** The jobs to name on a replayed pod's envelope, as decidePod names them. */
 function stamp(st: State, pod: Pod): string[] | undefined {
-  const ns = pod.metadata.namespace ?? '';
-  if (st.jobsAbsent.has(st.opts.namespaces.length > 0 ? ns : '')) return undefined;
-  return concernedJobs(pod, st.jobs.get(ns)?.values() ?? []);
+  const ns = namespaceJobs(st, pod.metadata.namespace ?? '');
+  return ns.known ? concernedJobs(pod, ns.jobs()) : undefined;
 }
 
 function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
