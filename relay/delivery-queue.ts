@@ -102,7 +102,7 @@ export class DeliveryQueue {
     // A key backing off keeps its delay (a failing key must not be retried by every event).
     const slot = this.pending.get(key) ?? this.retrying.get(key);
     if (slot) {
-      slot.item = item;
+      latest(slot.item, item);
       this.opts.hooks.coalesced?.();
       return true;
     }
@@ -218,7 +218,7 @@ export class DeliveryQueue {
       }
       const key = queuedKey(next.value);
       const slot = this.pending.get(key) ?? this.retrying.get(key);
-      if (slot) slot.item = next.value;
+      if (slot) latest(slot.item, next.value);
       else this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0 });
     }
   }
@@ -308,4 +308,24 @@ export class DeliveryQueue {
     }, Math.max(0, at - this.now()));
     this.timer.unref();
   }
+}
+
+/**
+ * Latest wins: a queued key takes the newer event's fields, in place. The record the queue
+ * holds has usually been promoted to the old generation by then; replacing it by the newer
+ * one made a dead old-generation object per coalesced event, copying the fields makes none,
+ * and equal strings (name, uid, the same jobs) keep the old copy.
+ */
+function latest(into: Queued, from: Queued): void {
+  into.event = from.event;
+  into.at = from.at;
+  into.resourceVersion = from.resourceVersion;
+  into.snapshot = from.snapshot;
+  if (into.uid !== from.uid) into.uid = from.uid;
+  if (!sameNames(into.jobs, from.jobs)) into.jobs = from.jobs;
+}
+
+function sameNames(a: string[] | undefined, b: string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -96,7 +96,7 @@ export function queuedKey(q: Queued): string {
 
 /** A queued job event for a job view. */
 export function queuedJob(event: EventType, job: JobView, at: number): Queued {
-  return { kind: 'EphemeralJob', event, namespace: job.namespace, name: job.name, uid: job.uid, resourceVersion: job.resourceVersion, at };
+  return { kind: 'EphemeralJob', event, namespace: job.namespace, name: job.name, uid: job.uid, resourceVersion: job.resourceVersion, at, jobs: undefined, snapshot: undefined };
 }
 
 /**
@@ -105,14 +105,14 @@ export function queuedJob(event: EventType, job: JobView, at: number): Queued {
  */
 export function queuedPod(event: EventType, pod: Pod, at: number, extra: { jobs?: string[] | undefined; snapshot?: string | undefined } = {}): Queued {
   const m = pod.metadata;
-  return { kind: 'Pod', event, namespace: m.namespace ?? 'default', name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, at, ...(extra.jobs ? { jobs: extra.jobs } : {}), ...(extra.snapshot !== undefined ? { snapshot: extra.snapshot } : {}) };
+  return { kind: 'Pod', event, namespace: m.namespace ?? 'default', name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, at, jobs: extra.jobs, snapshot: extra.snapshot };
 }
 
 /** An envelope (a requeue from the in-process sink) back in the queued form. */
 export function queuedFrom(e: Envelope, at: number): Queued {
   const d = e.data;
   const keep = d.kind === 'Pod' && d.event === 'DELETED' && d.snapshot !== undefined;
-  return { kind: d.kind, event: d.event, namespace: d.namespace, name: d.name, uid: d.uid, resourceVersion: d.resourceVersion, at, ...(d.jobs ? { jobs: d.jobs } : {}), ...(keep ? { snapshot: JSON.stringify(d.snapshot) } : {}) };
+  return { kind: d.kind, event: d.event, namespace: d.namespace, name: d.name, uid: d.uid, resourceVersion: d.resourceVersion, at, jobs: d.jobs, snapshot: keep ? JSON.stringify(d.snapshot) : undefined };
 }
 
 /** The snapshot text a queued job event is sent with (its identity). */
