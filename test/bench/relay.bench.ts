@@ -55,7 +55,9 @@ function proc(pid: number): { rssKb: number; hwmKb: number; cpuMs: number; sysMs
 
 /** The sum of one relay metric, from its /metrics. */
 async function metric(name: string): Promise<number> {
-  const text = await fetch(`http://127.0.0.1:${PORT}/metrics`).then((r) => r.text());
+  // A poll after a quiet spell can race the server's keep-alive close ("other side closed"): once more.
+  const scrape = (): Promise<string> => fetch(`http://127.0.0.1:${PORT}/metrics`).then((r) => r.text());
+  const text = await scrape().catch(scrape);
   return text.split('\n').filter((l) => l.startsWith(name)).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
 }
 
