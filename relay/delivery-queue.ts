@@ -12,9 +12,11 @@
 // are not queued but a resync is requested once the sink takes envelopes again, so the need
 // to reconcile is replayed from the watch cache, never silently lost. Replays are pulled
 // lazily, only as fast as the queue has room (a replay bigger than the queue still ends).
-import { envelopeKey, type Envelope } from '../functions/api/envelope.ts';
+// What waits is a small record per key (relay/envelope.ts's Queued); the envelope a sink
+// gets is built from it only when it is sent.
 import type { Logger } from '../functions/engine/logger.ts';
 import { jitteredBackoffMs } from './backoff.ts';
+import { queuedKey, type Message, type Queued } from './envelope.ts';
 import type { SendOutcome, Sink } from './sinks/sink.ts';
 
 /** What the queue reports as it works (metrics). */
@@ -31,7 +33,7 @@ export interface DeliveryHooks {
   /** A new key found the queue full. */
   overflowed?(): void;
   /** The queue overflowed and the sink works again: what to replay (pulled as room allows). */
-  resyncNeeded(): Iterator<Envelope>;
+  resyncNeeded(): Iterator<Queued>;
 }
 
 export interface DeliveryQueueOptions {
@@ -48,15 +50,15 @@ export interface DeliveryQueueOptions {
   /** Milliseconds clock (tests). */
   now?: () => number;
   /**
-   * Completes an envelope just before it is sent. The relay queues pod envelopes without
-   * their snapshot (the watch cache holds the same data) and adds it back here, so 10,000
-   * queued keys cost their keys, not 10,000 copies of trimmed pods.
+   * The message for a queued event, built just before it is sent. The relay adds a live
+   * pod's snapshot from its watch cache here, so 10,000 queued keys cost small records, not
+   * 10,000 envelopes with copies of trimmed pods.
    */
-  hydrate?(e: Envelope): Envelope;
+  build(q: Queued): Message;
 }
 
 interface Slot {
-  envelope: Envelope;
+  item: Queued;
   /** When the oldest undelivered state of this key was queued (for the age metric and health). */
   queuedAt: number;
   due: number;
@@ -73,7 +75,7 @@ export class DeliveryQueue {
   private inFlight = new Map<string, Slot>();
   private overflowed = false;
   /** Replays waiting to be pulled into the queue, oldest first. */
-  private readonly backfills: Iterator<Envelope>[] = [];
+  private readonly backfills: Iterator<Queued>[] = [];
   private failures = 0;
   private retryAt = 0;
   private lastAckAt: number | undefined;
@@ -95,12 +97,12 @@ export class DeliveryQueue {
   }
 
   /** Queue the latest state of a key; false when the queue was full (a resync will follow). */
-  add(envelope: Envelope): boolean {
-    const key = envelopeKey(envelope);
+  add(item: Queued): boolean {
+    const key = queuedKey(item);
     // A key backing off keeps its delay (a failing key must not be retried by every event).
     const slot = this.pending.get(key) ?? this.retrying.get(key);
     if (slot) {
-      slot.envelope = envelope;
+      latest(slot.item, item);
       this.opts.hooks.coalesced?.();
       return true;
     }
@@ -111,7 +113,7 @@ export class DeliveryQueue {
       return false;
     }
     const now = this.now();
-    this.pending.set(key, { envelope, queuedAt: now, due: now + this.opts.windowMs, failures: 0 });
+    this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0 });
     // A timer set for a key backing off may fire later than this key's window ends.
     if (this.timer && this.timerAt > now + this.opts.windowMs) {
       clearTimeout(this.timer);
@@ -121,9 +123,9 @@ export class DeliveryQueue {
     return true;
   }
 
-  /** Queue a replay; its envelopes are pulled in as the queue has room. */
-  backfill(envelopes: Iterator<Envelope>): void {
-    this.backfills.push(envelopes);
+  /** Queue a replay; its events are pulled in as the queue has room. */
+  backfill(items: Iterator<Queued>): void {
+    this.backfills.push(items);
     this.kick();
   }
 
@@ -179,8 +181,8 @@ export class DeliveryQueue {
       const started = performance.now();
       let outcomes: SendOutcome[];
       try {
-        const hydrate = this.opts.hydrate ?? ((e: Envelope): Envelope => e);
-        outcomes = await this.opts.sink.send(batch.map((s) => hydrate(s.envelope)));
+        // Built here and not kept: only the sink holds the messages while it sends.
+        outcomes = await this.opts.sink.send(batch.map((s) => this.opts.build(s.item)));
       } catch (err) {
         outcomes = batch.map(() => ({ ok: false, error: (err as Error).message ?? String(err) }));
       }
@@ -214,10 +216,10 @@ export class DeliveryQueue {
         this.backfills.shift();
         continue;
       }
-      const key = envelopeKey(next.value);
+      const key = queuedKey(next.value);
       const slot = this.pending.get(key) ?? this.retrying.get(key);
-      if (slot) slot.envelope = next.value;
-      else this.pending.set(key, { envelope: next.value, queuedAt: now, due: now, failures: 0 });
+      if (slot) latest(slot.item, next.value);
+      else this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0 });
     }
   }
 
@@ -240,8 +242,8 @@ export class DeliveryQueue {
     const acked = new Map<string, number>();
     batch.forEach((slot, i) => {
       const o = outcomes[i] ?? { ok: false, error: 'the sink gave no outcome for this entry' };
-      this.inFlight.delete(envelopeKey(slot.envelope));
-      if (o.ok) acked.set(slot.envelope.data.kind, (acked.get(slot.envelope.data.kind) ?? 0) + 1);
+      this.inFlight.delete(queuedKey(slot.item));
+      if (o.ok) acked.set(slot.item.kind, (acked.get(slot.item.kind) ?? 0) + 1);
       else if (o.permanent) this.reject(slot, o.error);
       else failed.push({ slot, error: o.error });
     });
@@ -256,12 +258,12 @@ export class DeliveryQueue {
     const sinkDown = failed.length === batch.length && failed.some((f) => f.slot.failures === 0);
     for (const f of failed) this.requeueFailed(f.slot);
     if (sinkDown) this.backOff(failed.length, failed[0]?.error ?? '');
-    else this.opts.logger.warn({ sink: this.opts.sink.name, failed: failed.length, keys: failed.slice(0, 5).map((f) => envelopeKey(f.slot.envelope)), err: failed[0]?.error }, 'sink did not take some envelopes; those keys back off');
+    else this.opts.logger.warn({ sink: this.opts.sink.name, failed: failed.length, keys: failed.slice(0, 5).map((f) => queuedKey(f.slot.item)), err: failed[0]?.error }, 'sink did not take some envelopes; those keys back off');
   }
 
   private reject(slot: Slot, error: string): void {
     this.opts.hooks.rejected?.(1);
-    this.opts.logger.error({ key: envelopeKey(slot.envelope), err: error }, 'the sink refused an envelope for good; dropped');
+    this.opts.logger.error({ key: queuedKey(slot.item), err: error }, 'the sink refused an envelope for good; dropped');
   }
 
   /**
@@ -269,12 +271,12 @@ export class DeliveryQueue {
    * (latest wins), and keeps its age.
    */
   private requeueFailed(slot: Slot): void {
-    const key = envelopeKey(slot.envelope);
+    const key = queuedKey(slot.item);
     const newer = this.pending.get(key);
     this.pending.delete(key);
     const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
     const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
-    const next: Slot = { envelope: newer?.envelope ?? slot.envelope, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1 };
+    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1 };
     this.retrying.set(key, next);
     this.retryingDue = Math.min(this.retryingDue, due);
   }
@@ -306,4 +308,24 @@ export class DeliveryQueue {
     }, Math.max(0, at - this.now()));
     this.timer.unref();
   }
+}
+
+/**
+ * Latest wins: a queued key takes the newer event's fields, in place. The record the queue
+ * holds has usually been promoted to the old generation by then; replacing it by the newer
+ * one made a dead old-generation object per coalesced event, copying the fields makes none,
+ * and equal strings (name, uid, the same jobs) keep the old copy.
+ */
+function latest(into: Queued, from: Queued): void {
+  into.event = from.event;
+  into.at = from.at;
+  into.resourceVersion = from.resourceVersion;
+  into.snapshot = from.snapshot;
+  if (into.uid !== from.uid) into.uid = from.uid;
+  if (!sameNames(into.jobs, from.jobs)) into.jobs = from.jobs;
+}
+
+function sameNames(a: string[] | undefined, b: string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

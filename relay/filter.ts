@@ -44,3 +44,34 @@ export function filterPod(pod: Pod, jobsInNamespace: Iterable<JobView>, deleted 
   const due = podDue(pod);
   return due.due ? { forward: true, why: 'sidecars are due for termination' } : { forward: false, reason: `sidecars not due: ${due.reason}` };
 }
+
+/**
+ * The unfinished jobs (of the pod's namespace) that concern the pod, by name: the ones
+ * whose selector matches its labels (or cannot be read: their reconcile reports it), and the
+ * ones whose uid one of its ephemeral containers carries. The same rule as the EphemeralJob
+ * router's, which takes this list (envelope `data.jobs`) instead of listing the jobs.
+ */
+export function concernedJobs(pod: Pod, jobsInNamespace: Iterable<JobView>): string[] {
+  const owners = new Set<string>();
+  for (const c of pod.spec.ephemeralContainers ?? []) for (const e of c.env ?? []) if (e.name === EJOB_ID_ENV && e.value !== undefined) owners.add(e.value);
+  const names: string[] = [];
+  for (const job of jobsInNamespace) {
+    if (job.finished) continue;
+    const selector = parsedSelector(job);
+    if ((job.uid !== undefined && owners.has(job.uid)) || !selector.success || selectorMatches(selector.data, pod.metadata.labels)) names.push(job.name);
+  }
+  return names;
+}
+
+/**
+ * Do these two label sets of a pod select it for the same unfinished jobs? A job whose
+ * selector cannot be read is told about every pod, so it selects both.
+ */
+export function sameSelection(before: Record<string, string> | undefined, after: Record<string, string> | undefined, jobsInNamespace: Iterable<JobView>): boolean {
+  for (const job of jobsInNamespace) {
+    if (job.finished) continue;
+    const selector = parsedSelector(job);
+    if (selector.success && selectorMatches(selector.data, before) !== selectorMatches(selector.data, after)) return false;
+  }
+  return true;
+}

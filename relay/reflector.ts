@@ -39,8 +39,11 @@ export interface ReflectorOptions<T> {
   decode(raw: unknown): Decoded<T> | Unreadable;
   /** The object back from its fingerprint (deletions seen only by a re-list; replays). */
   fromFingerprint(fp: string): T;
-  /** `changed`: the fingerprint differs from the cached one (always true for DELETED). */
-  onEvent(type: ReflectorEvent, obj: T, changed: boolean): void;
+  /**
+   * `changed`: the fingerprint differs from the cached one (always true for DELETED);
+   * `previous`: the cached fingerprint this event replaces or removes, if there was one.
+   */
+  onEvent(type: ReflectorEvent, d: Decoded<T>, changed: boolean, previous: string | undefined): void;
   onSynced?(): void;
   onRestart?(reason: string): void;
   onUnreadable?(bad: Unreadable): void;
@@ -173,7 +176,7 @@ export class Reflector<T> {
     this.absentNow = absent;
     for (const [key, old] of this.cache) {
       this.cache.delete(key);
-      this.opts.onEvent('DELETED', this.opts.fromFingerprint(old), true);
+      this.opts.onEvent('DELETED', { key, fingerprint: old, object: this.opts.fromFingerprint(old) }, true, old);
     }
     this.resourceVersion = '';
     this.markSynced();
@@ -214,7 +217,7 @@ export class Reflector<T> {
     for (const [key, old] of this.cache) {
       if (seen.has(key)) continue;
       this.cache.delete(key);
-      this.opts.onEvent('DELETED', this.opts.fromFingerprint(old), true);
+      this.opts.onEvent('DELETED', { key, fingerprint: old, object: this.opts.fromFingerprint(old) }, true, old);
     }
     this.resourceVersion = rv;
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
@@ -229,7 +232,7 @@ export class Reflector<T> {
     seen.add(d.key);
     const previous = this.cache.get(d.key);
     this.cache.set(d.key, d.fingerprint);
-    this.opts.onEvent('RESYNC', d.object, previous !== d.fingerprint);
+    this.opts.onEvent('RESYNC', d, previous !== d.fingerprint, previous);
   }
 
   /** Decode one raw object and hand it on; a bad object is reported, never thrown. */
@@ -285,7 +288,7 @@ export class Reflector<T> {
       if (type === 'DELETED') this.cache.delete(d.key);
       else this.cache.set(d.key, d.fingerprint);
       const changed = type === 'DELETED' || previous !== d.fingerprint;
-      this.opts.onEvent(type === 'ADDED' ? 'ADDED' : type === 'DELETED' ? 'DELETED' : 'MODIFIED', d.object, changed);
+      this.opts.onEvent(type === 'ADDED' ? 'ADDED' : type === 'DELETED' ? 'DELETED' : 'MODIFIED', d, changed, previous);
     });
   }
 

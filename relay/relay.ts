@@ -9,11 +9,13 @@ import type { Logger } from '../functions/engine/logger.ts';
 import { TERMINATE_SIDECAR_ENV } from '../functions/sidecar/env.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
-import { jobEnvelope, podEnvelope, withoutSnapshot } from './envelope.ts';
+import { jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedPod, type Message, type Queued } from './envelope.ts';
+import { concernedJobs } from './filter.ts';
+import { decidePod, type NamespaceJobs } from './pod-event.ts';
 import { startElection, type Elector } from './leader.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
-import { Reflector, type Absent, type ReflectorEvent, type Unreadable } from './reflector.ts';
+import { Reflector, type Absent, type Decoded, type ReflectorEvent, type Unreadable } from './reflector.ts';
 import { Requeue } from './requeue.ts';
 import { replayCache, type ReplayScope } from './replay.ts';
 import type { Sink } from './sinks/sink.ts';
@@ -69,6 +71,8 @@ interface State {
   metrics: RelayMetrics;
   clock: () => Date;
   jobs: Map<string, Map<string, JobView>>;
+  /** Watch scopes (a namespace, or '' for all) whose EphemeralJob list answers 404/403: their jobs are unknown. */
+  jobsAbsent: Set<string>;
   leader: boolean;
   /** Events were dropped while following: the next leadership (or the first sync) replays. */
   missed: boolean;
@@ -85,21 +89,22 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
 /** Start watching and return at once; the loops retry the first list until it succeeds. */
 export function createRelay(opts: RelayOptions): Relay {
   const metrics = opts.metrics ?? createMetrics();
-  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Envelope>; hydrate?: (e: Envelope) => Envelope } = {};
+  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Queued>; build?: (q: Queued) => Message } = {};
   const queue = buildQueue(opts, metrics, {
     resyncNeeded: () => {
       opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
       return box.replay?.('all') ?? [].values();
     },
-    hydrate: (e) => box.hydrate?.(e) ?? e,
+    // Set below, before any reflector starts: nothing is queued before then.
+    build: (q) => box.build!(q),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
-  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), leader: opts.election === undefined, missed: false, queue };
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), leader: opts.election === undefined, missed: false, queue };
   const { pods, jobs } = buildReflectors(st);
-  box.replay = (scope) => replay(st, { pods, jobs }, scope);
-  box.hydrate = (e) => withCachedSnapshot(e, pods);
+  box.replay = (scope) => replay(st, pods, scope);
+  box.build = (q) => build(st, pods, q);
   const all: Reflector<unknown>[] = [...jobs, ...pods] as Reflector<unknown>[];
-  const requeue = new Requeue((e) => queue.add({ ...e, time: st.clock().toISOString() }));
+  const requeue = new Requeue((q) => queue.add({ ...q, at: st.clock().getTime() }));
   let stopped = false;
   // Jobs first: the pod filter needs to know them.
   for (const r of jobs) r.start();
@@ -128,9 +133,9 @@ export function createRelay(opts: RelayOptions): Relay {
     resync(reason, scope = 'due') {
       if (!allSynced() || !st.leader) return;
       opts.logger.info({ reason, scope }, 'resync from the watch cache');
-      queue.backfill(replay(st, { pods, jobs }, scope));
+      queue.backfill(replay(st, pods, scope));
     },
-    requeue: (e, ms) => requeue.after(e, ms),
+    requeue: (e, ms) => requeue.after(queuedFrom(e, st.clock().getTime()), ms),
     flush: () => queue.flush(),
     async stop() {
       stopped = true;
@@ -156,40 +161,44 @@ function onLeadership(st: State, relay: Relay, leader: boolean): void {
   if (leader) relay.resync('became leader', 'all');
 }
 
-/** The cache as RESYNC envelopes, lazily: the queue pulls them as it has room. */
-function replay(st: State, r: { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] }, scope: ReplayScope): Iterator<Envelope> {
+/** The cache as RESYNC events, lazily: the queue pulls them as it has room. */
+function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator<Queued> {
   st.missed = false;
-  const from = { relayId: st.opts.relayId, cluster: st.opts.cluster, now: st.clock() };
   // A pod can be due only with a sidecar, marked by an env var the trimmed pod keeps.
   const maybe = scope === 'due' ? (fp: string): boolean => fp.includes(TERMINATE_SIDECAR_ENV) : undefined;
-  return replayCache({ scope, now: from.now, pods: r.pods.map((x) => x.cached(maybe)), jobs: r.jobs.map((x) => x.cached()), jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], from });
+  const jobs = [...st.jobs.values()].map((inNs) => inNs.values());
+  return replayCache({ scope, now: st.clock(), pods: pods.map((x) => x.cached(maybe)), jobs, jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], stamp: (pod) => stamp(st, pod) });
 }
 
-function forward(st: State, e: Envelope): void {
+function forward(st: State, q: Queued): void {
   if (!st.leader) {
     st.missed = true;
-    return void st.metrics.filtered.inc({ kind: e.data.kind, reason: 'not leader' });
+    return void st.metrics.filtered.inc({ kind: q.kind, reason: 'not leader' });
   }
-  // A queued pod keeps only its key; the snapshot comes back from the cache when sent
-  // (a deleted pod is no longer cached, so its envelope keeps its snapshot).
-  st.queue.add(e.data.kind === 'Pod' && e.data.event !== 'DELETED' ? withoutSnapshot(e) : e);
+  st.queue.add(q);
 }
 
-/** The pod's snapshot from the watch cache (its latest state), if the envelope has none. */
-function withCachedSnapshot(e: Envelope, pods: Reflector<Pod>[]): Envelope {
-  if (e.data.snapshot !== undefined || e.data.kind !== 'Pod') return e;
-  const key = `${e.data.namespace}/${e.data.name}`;
+/**
+ * The message for a queued event, as it is sent: a live pod's snapshot is its latest state
+ * in the watch cache, as JSON text; a deleted pod brought its own; a job's is its identity.
+ */
+function build(st: State, pods: Reflector<Pod>[], q: Queued): Message {
+  const from = { relayId: st.opts.relayId, cluster: st.opts.cluster };
+  if (q.kind !== 'Pod') return messageFor(q, from, jobSnapshotJson(q));
+  if (q.snapshot !== undefined) return messageFor(q, from, q.snapshot);
+  const key = `${q.namespace}/${q.name}`;
   for (const r of pods) {
     const fp = r.cache.get(key);
-    if (fp !== undefined) return { ...e, data: { ...e.data, snapshot: JSON.parse(fp) as Record<string, unknown> } };
+    // A pod's fingerprint is its snapshot's JSON text (trim.ts).
+    if (fp !== undefined) return messageFor(q, from, fp);
   }
-  return e;
+  return messageFor(q, from, undefined);
 }
 
-function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNeeded: () => Iterator<Envelope>; hydrate: (e: Envelope) => Envelope }): DeliveryQueue {
+function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNeeded: () => Iterator<Queued>; build: (q: Queued) => Message }): DeliveryQueue {
   return new DeliveryQueue({
     sink: opts.sink,
-    hydrate: hooks.hydrate,
+    build: hooks.build,
     capacity: opts.bufferMax,
     windowMs: opts.coalesceMs,
     logger: opts.logger,
@@ -206,12 +215,25 @@ function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNe
   });
 }
 
-function onPod(st: State, type: ReflectorEvent, pod: Pod, changed: boolean): void {
+/** A pod event; `previous`: the fingerprint it replaces (the reflector's cache entry), if any. */
+function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: string | undefined): void {
   st.metrics.seen.inc({ kind: 'Pod', type });
-  if (!changed) return void st.metrics.filtered.inc({ kind: 'Pod', reason: 'nothing relevant changed' });
-  const routed = podEnvelope(type, pod, st.jobs.get(pod.metadata.namespace ?? '')?.values() ?? [], { relayId: st.opts.relayId, cluster: st.opts.cluster, now: st.clock() });
-  if ('skipped' in routed) return void st.metrics.filtered.inc({ kind: 'Pod', reason: routed.skipped.split(':')[0] ?? 'filtered' });
-  forward(st, routed.envelope);
+  const decision = decidePod(type, d, previous, namespaceJobs(st, d.object.metadata.namespace ?? ''));
+  if (!decision.forward) return void st.metrics.filtered.inc({ kind: 'Pod', reason: decision.reason });
+  // A deleted pod leaves the cache: its last state (the fingerprint is its snapshot's text) goes with it.
+  forward(st, queuedPod(type, d.object, st.clock().getTime(), { jobs: decision.jobs, snapshot: type === 'DELETED' ? d.fingerprint : undefined }));
+}
+
+/** The relay's job views of a namespace; unknown while EphemeralJobs cannot be listed (404/403). */
+function namespaceJobs(st: State, ns: string): NamespaceJobs {
+  const inNs = st.jobs.get(ns);
+  return { jobs: () => inNs?.values() ?? [], known: !st.jobsAbsent.has(st.opts.namespaces.length > 0 ? ns : '') };
+}
+
+/** The jobs to name on a replayed pod's envelope, as decidePod names them. */
+function stamp(st: State, pod: Pod): string[] | undefined {
+  const ns = namespaceJobs(st, pod.metadata.namespace ?? '');
+  return ns.known ? concernedJobs(pod, ns.jobs()) : undefined;
 }
 
 function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
@@ -221,7 +243,7 @@ function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean):
   else inNs.set(job.name, job);
   st.jobs.set(job.namespace, inNs);
   if (!changed) return void st.metrics.filtered.inc({ kind: EJOB.kind, reason: 'nothing relevant changed' });
-  forward(st, jobEnvelope(type, job, { relayId: st.opts.relayId, cluster: st.opts.cluster, now: st.clock() }));
+  forward(st, queuedJob(type, job, st.clock().getTime()));
 }
 
 /** One clear line when the EphemeralJob list starts or stops answering 404/403, and a gauge. */
@@ -229,6 +251,8 @@ function onJobsAbsent(st: State, ns: string | undefined, absent: Absent | undefi
   const log = st.opts.logger;
   const crd = `${EJOB.plural}.${EJOB.apiVersion.split('/')[0] ?? ''}`;
   st.metrics.absent.set({ kind: EJOB.kind }, absent ? 1 : 0);
+  if (absent) st.jobsAbsent.add(ns ?? '');
+  else st.jobsAbsent.delete(ns ?? '');
   if (!absent) return log.info({ kind: EJOB.kind, namespace: ns }, `${crd} can be listed again: the EphemeralJob controller is active`);
   const why = absent.status === 404 ? `the CRD ${crd} is not installed` : `this identity may not list ${crd} (RBAC)`;
   const retry = Math.round((st.opts.absentRetryMs ?? 60_000) / 1000);
@@ -259,13 +283,13 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     ...common('Pod', ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods'),
     decode: decodePod,
     fromFingerprint: (fp) => JSON.parse(fp) as Pod,
-    onEvent: (type, p, changed) => onPod(st, type, p, changed),
+    onEvent: (type, d, _changed, previous) => onPod(st, type, d, previous),
   }));
   const jobs = scopes.map((ns) => new Reflector<JobView>({
     ...common(EJOB.kind, ns ? `/apis/${EJOB.apiVersion}/namespaces/${ns}/${EJOB.plural}` : `/apis/${EJOB.apiVersion}/${EJOB.plural}`),
     decode: decodeJob,
     fromFingerprint: (fp) => JSON.parse(fp) as JobView,
-    onEvent: (type, j, changed) => onJob(st, type, j, changed),
+    onEvent: (type, d, changed) => onJob(st, type, d.object, changed),
     // No CRD or no list right must not stop the pod watches (the SidecarTerminator needs no jobs).
     absent: { statuses: [403, 404], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },
   }));

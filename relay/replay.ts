@@ -4,10 +4,10 @@
 // object; pods a job selects are the job's reconcile's business. `all`: every job and every
 // pod the relay's filter forwards, for when envelopes may have been dropped (a new leader,
 // a queue that overflowed).
-import type { Envelope } from '../functions/api/envelope.ts';
 import type { Pod } from '../functions/api/pod.ts';
 import { podDue } from '../functions/sidecar/predicate.ts';
-import { jobEnvelope, makeEnvelope, podEnvelope, type Sender } from './envelope.ts';
+import { queuedJob, queuedPod, type Queued } from './envelope.ts';
+import { filterPod } from './filter.ts';
 import type { JobView } from './trim.ts';
 
 /** How much a replay sends. */
@@ -25,14 +25,16 @@ export interface ReplayInput {
   pods: Iterable<Pod>[];
   jobs: Iterable<JobView>[];
   jobsIn(namespace: string): Iterable<JobView>;
-  from: Sender;
+  /** The jobs to stamp on a pod's envelope (see relay.ts). */
+  stamp(pod: Pod): string[] | undefined;
 }
 
-/** RESYNC envelopes for the cached objects the scope selects, lazily (pulled as the queue has room). */
-export function* replayCache(input: ReplayInput): Generator<Envelope> {
+/** RESYNC events for the cached objects the scope selects, lazily (pulled as the queue has room). */
+export function* replayCache(input: ReplayInput): Generator<Queued> {
+  const at = input.now.getTime();
   for (const cached of input.jobs) {
     for (const job of cached) {
-      if (input.scope === 'all' || jobNeedsWork(job, input.now)) yield jobEnvelope('RESYNC', job, input.from);
+      if (input.scope === 'all' || jobNeedsWork(job, input.now)) yield queuedJob('RESYNC', job, at);
     }
   }
   for (const cached of input.pods) {
@@ -43,8 +45,7 @@ export function* replayCache(input: ReplayInput): Generator<Envelope> {
   }
 }
 
-function podReplay(input: ReplayInput, pod: Pod): Envelope | undefined {
-  if (input.scope === 'due') return podDue(pod).due ? makeEnvelope({ kind: 'Pod', event: 'RESYNC', object: pod, ...input.from }) : undefined;
-  const routed = podEnvelope('RESYNC', pod, input.jobsIn(pod.metadata.namespace ?? ''), input.from);
-  return 'envelope' in routed ? routed.envelope : undefined;
+function podReplay(input: ReplayInput, pod: Pod): Queued | undefined {
+  const forward = input.scope === 'due' ? podDue(pod).due : filterPod(pod, input.jobsIn(pod.metadata.namespace ?? '')).forward;
+  return forward ? queuedPod('RESYNC', pod, input.now.getTime(), { jobs: input.stamp(pod) }) : undefined;
 }

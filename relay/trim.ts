@@ -7,7 +7,7 @@ import { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB_ID_ENV } from '../functions/ap
 import { jobFinished } from '../functions/ejob/finished.ts';
 import { Pod } from '../functions/api/pod.ts';
 import { trimPodForSidecar } from '../functions/sidecar/predicate.ts';
-import { plainPodShape } from './pod-shape.ts';
+import { trimPlainPod } from './pod-shape.ts';
 import type { Decoded, Unreadable } from './reflector.ts';
 
 /** A trimmed EphemeralJob: what the relay's filter and resync need. */
@@ -15,7 +15,12 @@ export interface JobView {
   namespace: string;
   name: string;
   uid?: string;
+  /** Not part of the fingerprint when `generation` is known (see jobFingerprint). */
   resourceVersion?: string;
+  /** metadata.generation: the API server bumps it on every spec change, never on a status write. */
+  generation?: number;
+  deletionTimestamp?: string;
+  finalizers?: string[];
   selector?: unknown;
   finished: boolean;
   /** When a TTL makes the job due for deletion (ms since epoch), if one applies. */
@@ -46,20 +51,51 @@ export function trimPod(pod: Pod): Pod {
   };
 }
 
-/** The fields of a trimmed pod whose change matters (resourceVersion always changes). */
+/**
+ * The fields of a trimmed pod whose change matters (not the resourceVersion: it always
+ * changes), as JSON text: the pod's snapshot as the relay sends it. The labels come first in
+ * the metadata and the name right after them, so a change of the labels alone can be told
+ * from the text (labelsChangedOnly) without parsing it or keeping anything more per pod.
+ */
 export function podFingerprint(trimmed: Pod): string {
-  const { resourceVersion: _rv, ...meta } = trimmed.metadata;
-  return JSON.stringify({ ...trimmed, metadata: meta });
+  const m = trimmed.metadata;
+  const metadata = { labels: m.labels, name: m.name, namespace: m.namespace, uid: m.uid, deletionTimestamp: m.deletionTimestamp, creationTimestamp: m.creationTimestamp };
+  return JSON.stringify({ metadata, spec: trimmed.spec, status: trimmed.status });
+}
+
+const LABELS_AT = '{"metadata":{"labels":'.length;
+const NO_LABELS_AT = '{"metadata":{'.length;
+
+/**
+ * A fingerprint cut in two: the labels' JSON ('' without labels) and the rest, from the
+ * name on. Labels hold only strings, and JSON.stringify escapes every quote inside a string,
+ * so the first `},"name":` after the labels' start is where they end.
+ */
+function splitLabels(fp: string): { labels: string; rest: string } {
+  if (!fp.startsWith('{"metadata":{"labels":')) return { labels: '', rest: fp.slice(NO_LABELS_AT) };
+  const end = fp.indexOf('},"name":', LABELS_AT) + 1;
+  return { labels: fp.slice(LABELS_AT, end), rest: fp.slice(end + 1) };
+}
+
+/**
+ * When two fingerprints of one pod differ in its labels and nothing else: the labels it had
+ * before (undefined: none). Null when something else differs too, or nothing does.
+ */
+export function labelsChangedOnly(previous: string, current: string): { before: Record<string, string> | undefined } | null {
+  const a = splitLabels(previous);
+  const b = splitLabels(current);
+  if (a.rest !== b.rest || a.labels === b.labels) return null;
+  return { before: a.labels === '' ? undefined : (JSON.parse(a.labels) as Record<string, string>) };
 }
 
 /**
  * A raw pod (list item or watch object) → trimmed, keyed and fingerprinted; or why not.
- * A pod whose picked fields plainly fit the schema skips zod (pod-shape.ts; proven to give
- * what decodePodWithZod gives); anything else goes through zod.
+ * A pod whose read fields plainly fit the schema is trimmed in one pass without zod
+ * (pod-shape.ts; proven to give what decodePodWithZod gives); anything else goes through zod.
  */
 export function decodePod(raw: unknown): Decoded<Pod> | Unreadable {
-  const picked = pickPod(raw);
-  return plainPodShape(picked) ? decoded(trimPod(picked as Pod)) : validated(raw, picked);
+  const trimmed = trimPlainPod(raw);
+  return trimmed ? decoded(trimmed) : validated(raw, pickPod(raw));
 }
 
 /** decodePod with zod for every pod: the plain path the shortcut is held to (tests). */
@@ -77,22 +113,49 @@ function decoded(object: Pod): Decoded<Pod> {
   return { key: `${object.metadata.namespace ?? ''}/${object.metadata.name}`, fingerprint: podFingerprint(object), object };
 }
 
-/** A raw EphemeralJob → its view; the resourceVersion is part of the fingerprint (every job change is forwarded). */
+/** A raw EphemeralJob → its view, keyed and fingerprinted (jobFingerprint). */
 export function decodeJob(raw: unknown): Decoded<JobView> | Unreadable {
   const job = trimJob(raw as Record<string, unknown>);
   if (!job) return { key: keyOf(raw), error: 'EphemeralJob without metadata.name or metadata.namespace' };
-  return { key: `${job.namespace}/${job.name}`, fingerprint: JSON.stringify(job), object: job };
+  return { key: `${job.namespace}/${job.name}`, fingerprint: jobFingerprint(job), object: job };
+}
+
+/**
+ * What can give a job's reconcile work (issue 10): its identity, a spec change (the
+ * generation: Kubernetes bumps it for a custom resource with a status subresource on every
+ * spec change, never on a status write), deletion and finalizers, the selector, the verdict
+ * (finished) and the TTL expiry. Not the resourceVersion: the functions' own status writes
+ * would come back as job events, 3 reads each, to learn nothing. A status someone else edits
+ * is repaired by the periodic resync, which replays every unfinished job. Without a
+ * generation (an API server that does not set one) every change counts, as before.
+ */
+export function jobFingerprint(job: JobView): string {
+  if (job.generation === undefined) return JSON.stringify(job);
+  const { resourceVersion: _rv, ...rest } = job;
+  return JSON.stringify(rest);
 }
 
 /** A job's routing view; finished jobs ignore pod events. Null without a name or namespace. */
 export function trimJob(raw: Record<string, unknown>): JobView | null {
-  const meta = raw?.metadata as { name?: string; namespace?: string; uid?: string; resourceVersion?: string; deletionTimestamp?: unknown; creationTimestamp?: unknown } | undefined;
+  const meta = raw?.metadata as { name?: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: unknown; deletionTimestamp?: unknown; creationTimestamp?: unknown; finalizers?: unknown } | undefined;
   if (typeof meta?.name !== 'string' || typeof meta.namespace !== 'string') return null;
   const spec = raw.spec as { selector?: unknown; ttlSecondsAfterFinished?: unknown; ttlSecondsAfterCreated?: unknown } | undefined;
   const status = raw.status as { phase?: string; completionTime?: unknown } | undefined;
   const finished = jobFinished(status) && meta.deletionTimestamp === undefined;
   const expiresAt = expiry(finished ? status?.completionTime : undefined, spec?.ttlSecondsAfterFinished ?? DEFAULT_TTL_AFTER_FINISHED_SECONDS, meta.creationTimestamp, spec?.ttlSecondsAfterCreated);
-  return { namespace: meta.namespace, name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion, selector: spec?.selector, finished, ...(expiresAt !== undefined ? { expiresAt } : {}) };
+  const finalizers = Array.isArray(meta.finalizers) ? meta.finalizers.filter((f): f is string => typeof f === 'string') : [];
+  return {
+    namespace: meta.namespace,
+    name: meta.name,
+    uid: meta.uid,
+    resourceVersion: meta.resourceVersion,
+    ...(typeof meta.generation === 'number' ? { generation: meta.generation } : {}),
+    ...(typeof meta.deletionTimestamp === 'string' ? { deletionTimestamp: meta.deletionTimestamp } : {}),
+    ...(finalizers.length > 0 ? { finalizers } : {}),
+    selector: spec?.selector,
+    finished,
+    ...(expiresAt !== undefined ? { expiresAt } : {}),
+  };
 }
 
 /** The earlier of completion + ttlSecondsAfterFinished and creation + ttlSecondsAfterCreated. */

@@ -45,6 +45,14 @@ export const Envelope = z.object({
     name: z.string().min(1),
     uid: z.string().optional(),
     resourceVersion: z.string().optional(),
+    /**
+     * Pods only: the names of the unfinished EphemeralJobs in the pod's namespace that concern
+     * it (their selector matches its labels, or one of its ephemeral containers carries their
+     * uid), as the relay's watch cache saw them. The EphemeralJob router takes them as they
+     * are, with no API request; absent (an older relay, `ephemera invoke` of a raw watch
+     * event, a relay that cannot list EphemeralJobs), the router lists the namespace's jobs.
+     */
+    jobs: z.array(z.string().min(1)).optional(),
     /** Trimmed object (see relay trimming); absent when it would not fit the queue. */
     snapshot: z.record(z.string(), z.unknown()).optional(),
   }),

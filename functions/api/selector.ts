@@ -7,8 +7,11 @@ import type { LabelSelector } from './meta.ts';
  */
 export function selectorMatches(selector: LabelSelector, labels: Record<string, string> | undefined): boolean {
   const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
-    if (l[k] !== v) return false;
+  // for…in with hasOwn visits what Object.entries would, without an array per call (the
+  // relay matches every pod event against the selectors of its namespace's jobs).
+  const want = selector.matchLabels;
+  for (const k in want) {
+    if (Object.hasOwn(want, k) && l[k] !== want[k]) return false;
   }
   for (const req of selector.matchExpressions ?? []) {
     const has = Object.hasOwn(l, req.key);

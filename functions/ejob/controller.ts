@@ -44,10 +44,28 @@ export function jobLeaseName(key: string): string {
 /**
  * A job event goes to that job. A pod event goes to the unfinished jobs in its namespace
  * whose selector matches the pod, or whose uid one of its ephemeral containers carries.
+ * A relay names those jobs on the envelope (`data.jobs`, from its watch cache): then routing
+ * costs no request (issue 10: listing the namespace's jobs for every pod event was a third of
+ * the reads). Without the stamp (an older relay, `ephemera invoke` of a raw watch event, a
+ * relay that cannot list EphemeralJobs) the jobs are listed as before.
+ *
+ * A stale stamp is harmless, because every reconcile reads current state before it writes:
+ * - a stamped job that has finished or gone since: its reconcile reads the job and stops
+ *   there (a finished job ignores pod events; a deleted one is not found);
+ * - a job the relay had not seen yet is missing: that job's own ADDED event follows, and its
+ *   reconcile LISTs the pods it selects, this one included, as they are then;
+ * - a label change that moves the pod to or from a job is itself a pod event, forwarded with
+ *   a fresh stamp (the relay forwards every change of the set of jobs selecting a pod).
+ * So a stale stamp costs at most one extra reconcile, or leaves the work to an event already
+ * on its way; it never makes a job miss a pod.
  */
 async function route(event: Envelope, kube: Kube): Promise<Route> {
-  const { kind, namespace, name } = event.data;
+  const { kind, namespace, name, jobs: stamped } = event.data;
   if (kind === 'EphemeralJob') return { keys: [jobKey(namespace, name)] };
+  if (stamped !== undefined) {
+    const keys = stamped.map((job) => jobKey(namespace, job));
+    return keys.length > 0 ? { keys } : { keys, skipped: `the relay saw no unfinished EphemeralJob in ${namespace} that concerns pod ${name}` };
+  }
   const jobs = (await kube.list(EJOB.apiVersion, EJOB.kind, namespace)).items;
   const pod = await podForRouting(event, kube);
   const keys: string[] = [];

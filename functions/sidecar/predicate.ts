@@ -82,7 +82,8 @@ export function dueFromSnapshot(raw: unknown): DueResult | null {
   return parsed.success ? podDue(parsed.data) : null;
 }
 
-const MARK_ENVS = new Set([TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV, IGNORE_EXIT_CODE_ENV]);
+/** The env vars that mark a sidecar: the only ones a trimmed pod keeps (the relay's fast trim reads this set too). */
+export const MARK_ENVS: ReadonlySet<string> = new Set([TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV, IGNORE_EXIT_CODE_ENV]);
 
 /**
  * The part of a pod the predicate reads, for a relay that trims snapshots: everything

@@ -1,4 +1,5 @@
-import { envelopeKey, type Envelope } from '../../functions/api/envelope.ts';
+import type { Envelope } from '../../functions/api/envelope.ts';
+import { envelopeOf, type Message } from '../envelope.ts';
 import { InvalidEnvelopeError } from '../../functions/engine/engine.ts';
 import { UnknownClusterError } from '../../functions/kube/credentials.ts';
 import { isKubeError } from '../../functions/kube/errors.ts';
@@ -49,11 +50,12 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
     attempts.delete(key);
     return { ok: false, permanent: true, error: permanent ? `not retryable: ${error}` : `gave up after ${n} attempts: ${error}` };
   };
-  const handleOne = async (e: Envelope): Promise<SendOutcome> => {
-    const key = envelopeKey(e);
+  const handleOne = async (m: Message): Promise<SendOutcome> => {
+    const key = m.key;
     // Not an attempt: the key's earlier handling still runs.
     if (running.has(key)) return { ok: false, error: `${key} is still being handled` };
     running.add(key);
+    const e = envelopeOf(m);
     const handling = handler(e).finally(() => running.delete(key));
     let timer: NodeJS.Timeout | undefined;
     const overdue = new Promise<'overdue'>((r) => (timer = setTimeout(() => r('overdue'), timeoutMs)));
@@ -71,13 +73,13 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
   };
   return {
     name: 'memory',
-    async send(envelopes: Envelope[]): Promise<SendOutcome[]> {
-      const out = new Array<SendOutcome>(envelopes.length);
+    async send(messages: Message[]): Promise<SendOutcome[]> {
+      const out = new Array<SendOutcome>(messages.length);
       let next = 0;
       const worker = async (): Promise<void> => {
-        for (let i = next++; i < envelopes.length; i = next++) out[i] = await handleOne(envelopes[i] as Envelope);
+        for (let i = next++; i < messages.length; i = next++) out[i] = await handleOne(messages[i] as Message);
       };
-      await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, envelopes.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, messages.length) }, worker));
       return out;
     },
   };

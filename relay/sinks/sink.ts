@@ -1,4 +1,4 @@
-import type { Envelope } from '../../functions/api/envelope.ts';
+import type { Message } from '../envelope.ts';
 
 /**
  * What became of one envelope. `permanent`: the destination refused this entry for what
@@ -7,13 +7,14 @@ import type { Envelope } from '../../functions/api/envelope.ts';
 export type SendOutcome = { ok: true } | { ok: false; error: string; permanent?: boolean };
 
 /**
- * Where the relay sends envelopes. `send` resolves with one outcome per envelope, in order,
- * so only the failed entries are sent again; it resolves within the sink's own deadline
- * (a sink never hangs the relay). Throwing counts as "every entry failed".
+ * Where the relay sends envelopes, each as a message: its JSON text, built once by the
+ * delivery queue (relay/envelope.ts). `send` resolves with one outcome per message, in
+ * order, so only the failed entries are sent again; it resolves within the sink's own
+ * deadline (a sink never hangs the relay). Throwing counts as "every entry failed".
  */
 export interface Sink {
   readonly name: string;
-  send(envelopes: Envelope[]): Promise<SendOutcome[]>;
+  send(messages: Message[]): Promise<SendOutcome[]>;
   close?(): Promise<void>;
 }
 

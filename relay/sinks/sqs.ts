@@ -1,6 +1,5 @@
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { envelopeKey, type Envelope } from '../../functions/api/envelope.ts';
-import { withoutSnapshot } from '../envelope.ts';
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import { envelopeOf, withoutSnapshot, type Message } from '../envelope.ts';
 import { allFailed, type SendOutcome, type Sink } from './sink.ts';
 
 /** SQS's message size limit. */
@@ -25,39 +24,45 @@ export interface SqsSinkOptions {
 export function sqsSink(client: SQSClient, queueUrl: string, opts: SqsSinkOptions = {}): Sink {
   const fifo = queueUrl.endsWith('.fifo');
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const sendBatch = async (batch: Envelope[]): Promise<SendOutcome[]> => {
+  // Takes the entries, not the messages: only the request holds the bodies during the round trip.
+  const sendBatch = async (entries: SendMessageBatchRequestEntry[]): Promise<SendOutcome[]> => {
     try {
-      const res = await client.send(new SendMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: batch.map((e, j) => ({
-          Id: String(j),
-          MessageBody: fitBody(e),
-          ...(fifo ? { MessageGroupId: envelopeKey(e).slice(0, 128), MessageDeduplicationId: e.id.slice(0, 128) } : {}),
-        })),
-      }), { abortSignal: AbortSignal.timeout(timeoutMs) });
-      const out: SendOutcome[] = allFailed(batch.length, 'SQS reported neither success nor failure');
+      const res = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }), { abortSignal: AbortSignal.timeout(timeoutMs) });
+      const out: SendOutcome[] = allFailed(entries.length, 'SQS reported neither success nor failure');
       for (const s of res.Successful ?? []) out[Number(s.Id)] = { ok: true };
       for (const f of res.Failed ?? []) out[Number(f.Id)] = { ok: false, error: `${f.Code ?? 'error'}: ${f.Message ?? ''}`, permanent: f.SenderFault === true };
       return out;
     } catch (err) {
-      return allFailed(batch.length, (err as Error).message ?? String(err));
+      return allFailed(entries.length, (err as Error).message ?? String(err));
     }
   };
+  const entry = (m: Message, j: number): SendMessageBatchRequestEntry => ({
+    Id: String(j),
+    MessageBody: fitBody(m),
+    ...(fifo ? { MessageGroupId: m.key.slice(0, 128), MessageDeduplicationId: m.id.slice(0, 128) } : {}),
+  });
   return {
     name: `sqs:${queueUrl}`,
-    async send(envelopes: Envelope[]): Promise<SendOutcome[]> {
-      const batches: Envelope[][] = [];
-      for (let i = 0; i < envelopes.length; i += BATCH) batches.push(envelopes.slice(i, i + BATCH));
+    async send(messages: Message[]): Promise<SendOutcome[]> {
+      const batches: SendMessageBatchRequestEntry[][] = [];
+      for (let i = 0; i < messages.length; i += BATCH) batches.push(messages.slice(i, i + BATCH).map(entry));
       const results = await mapLimited(batches, opts.concurrency ?? 10, sendBatch);
       return results.flat();
     },
   };
 }
 
-/** The JSON body, without the snapshot when it would not fit. */
-export function fitBody(e: Envelope): string {
-  const body = JSON.stringify(e);
-  return Buffer.byteLength(body) <= SQS_MAX_BYTES ? body : JSON.stringify(withoutSnapshot(e));
+/**
+ * The JSON body, without the snapshot when it would not fit (the handlers then read the
+ * object); the job names stay (routing costs no request), unless even they do not fit.
+ */
+export function fitBody(m: Message): string {
+  if (Buffer.byteLength(m.body) <= SQS_MAX_BYTES) return m.body;
+  const lean = withoutSnapshot(envelopeOf(m));
+  const body = JSON.stringify(lean);
+  if (Buffer.byteLength(body) <= SQS_MAX_BYTES) return body;
+  const { jobs: _drop, ...data } = lean.data;
+  return JSON.stringify({ ...lean, data });
 }
 
 /** `fn` over `items` with at most `limit` at once; results in input order. */

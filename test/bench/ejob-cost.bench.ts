@@ -1,23 +1,38 @@
 // API cost of an EphemeralJob over N pods (issue 10, "Performance"), counted at the
 // embedded API server (server.requests). Every pod's container runs, then exits 0 (driven
 // here as the kubelet would: injected → running → exited). Events are produced as one relay
-// delivers them: the relay's own trim, fingerprint (unchanged objects are not re-sent),
-// filter and envelope functions, snapshot included; each event handled once (or, for the
-// duplicate-delivery figures, by 4 instances at once). A job requeue is delivered as a job
-// event when nothing else is pending.
+// delivers them: the relay's own decoding and fingerprints of pods and jobs (an unchanged
+// object, a job's status-only write or a pod's labels-only change that selects the same
+// jobs is not sent), its pod decision and its envelope text (snapshot and `data.jobs`
+// included); each event handled once (or, for the duplicate-delivery figures, by 4
+// instances at once). A job requeue is delivered as a job event when nothing else is pending.
 import type { Envelope } from '../../functions/api/envelope.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { ApiServer } from '../../functions/cluster/index.ts';
 import { ejobController, jobKey } from '../../functions/ejob/controller.ts';
 import { handle, type EngineDeps, type HandleResult } from '../../functions/engine/engine.ts';
-import { jobEnvelope, podEnvelope } from '../../relay/envelope.ts';
-import { podFingerprint, trimJob, trimPod, type JobView } from '../../relay/trim.ts';
+import { envelopeOf, jobSnapshotJson, messageFor, queuedJob, queuedPod, type Queued } from '../../relay/envelope.ts';
+import { decidePod } from '../../relay/pod-event.ts';
+import { decodeJob, decodePod, type JobView } from '../../relay/trim.ts';
 import { jobStatus, worldWith } from '../support/ejob-world.ts';
 import { figure } from './report.ts';
 
 const JOB = 'probe';
 const NS = 'default';
-const sender = { relayId: 'bench', now: new Date('2026-01-01T01:01:00Z') };
+const origin = { relayId: 'bench' };
+const AT = Date.parse('2026-01-01T01:01:00Z');
+
+/** The envelope the relay sends for a queued event: its text, parsed as the functions parse it. */
+function send(q: Queued, snapshot: string): Envelope {
+  return envelopeOf(messageFor(q, origin, snapshot));
+}
+
+/** The job as the relay decodes it (its view and fingerprint). */
+function decodedJob(server: ApiServer): { view: JobView; fingerprint: string } {
+  const d = decodeJob(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: NS, name: JOB }));
+  if ('error' in d) throw new Error(d.error);
+  return { view: d.object, fingerprint: d.fingerprint };
+}
 
 function podsAndJob(n: number, parallelism: number): unknown[] {
   const objects: unknown[] = [];
@@ -37,37 +52,42 @@ function podsAndJob(n: number, parallelism: number): unknown[] {
   return objects;
 }
 
-/** A relay's view: trimmed objects by fingerprint; what changed since last look becomes envelopes. */
+/**
+ * A relay's view: the relay's fingerprints of pods and job, and its decision per pod event
+ * (relay/pod-event.ts); what it would forward since the last look becomes envelopes.
+ */
 class RelayView {
   private readonly pods = new Map<string, string>();
   private job = '';
   private readonly server: ApiServer;
   constructor(server: ApiServer) {
     this.server = server;
-    for (const p of this.allPods()) this.pods.set(p.metadata.name, podFingerprint(trimPod(p)));
+    for (const p of this.allPods()) {
+      const d = decodePod(p);
+      if (!('error' in d)) this.pods.set(d.key, d.fingerprint);
+    }
   }
 
-  private allPods(): Pod[] {
-    return this.server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS }) as unknown as Pod[];
+  private allPods(): unknown[] {
+    return this.server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: NS });
   }
 
   /** Envelopes for everything that changed (one per object: the relay coalesces bursts), pods first. */
   changes(): Envelope[] {
-    const raw = this.server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: NS, name: JOB }) as unknown as Record<string, unknown>;
-    const job = trimJob(raw) as JobView;
+    const job = decodedJob(this.server);
     const out: Envelope[] = [];
     for (const p of this.allPods()) {
-      const trimmed = trimPod(p);
-      const fp = podFingerprint(trimmed);
-      if (this.pods.get(p.metadata.name) === fp) continue;
-      this.pods.set(p.metadata.name, fp);
-      const e = podEnvelope('MODIFIED', trimmed, [job], sender);
-      if ('envelope' in e) out.push(e.envelope);
+      const d = decodePod(p);
+      if ('error' in d) throw new Error(d.error);
+      const previous = this.pods.get(d.key);
+      this.pods.set(d.key, d.fingerprint);
+      const decision = decidePod('MODIFIED', d, previous, { jobs: () => [job.view], known: true });
+      if (decision.forward) out.push(send(queuedPod('MODIFIED', d.object, AT, { jobs: decision.jobs }), d.fingerprint));
     }
-    const jfp = JSON.stringify(job);
-    if (jfp !== this.job) {
-      out.push(jobEnvelope(this.job === '' ? 'ADDED' : 'MODIFIED', job, sender));
-      this.job = jfp;
+    if (job.fingerprint !== this.job) {
+      const q = queuedJob(this.job === '' ? 'ADDED' : 'MODIFIED', job.view, AT);
+      out.push(send(q, jobSnapshotJson(q)));
+      this.job = job.fingerprint;
     }
     return out;
   }
@@ -122,8 +142,9 @@ async function wholeJob(n: number, parallelism: number, instances: number, limit
     for (let round = 0; round < 20 * n && !jobStatus(server, JOB).completionTime && run.podEvents < maxPodEvents && doneCount(server) < maxInjected; round++) {
       const events = relay.changes();
       if (events.length === 0) {
-        if (kubeletTick(server) === 0) events.push(jobEnvelope('RESYNC', trimJob(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: NS, name: JOB }) as never) as JobView, sender));
-        else continue;
+        if (kubeletTick(server) !== 0) continue;
+        const q = queuedJob('RESYNC', decodedJob(server).view, AT);
+        events.push(send(q, jobSnapshotJson(q)));
       }
       for (const e of events) await deliver(server, e, engines, run);
     }

@@ -3,9 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { buildBundle, RELAY_NODE_FLAGS } from '../../relay/build.ts';
 import { runCli } from '../support/cli.ts';
+import { runContract, type Send } from '../webhook/contract.case.ts';
+import { freePort, start, stop, waitReady } from '../webhook/processes.ts';
 
 test('the image bundle (relay/Dockerfile) runs with the relay flags and answers invoke like the source', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ephemera-bundle-'));
@@ -21,4 +23,24 @@ test('the image bundle (relay/Dockerfile) runs with the relay flags and answers 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('the image bundle serves the webhook as the source does (zod with its English messages only)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ephemera-bundle-webhook-'));
+  let base = '';
+  let server: ReturnType<typeof start> | undefined;
+  before(async () => {
+    const bundle = join(dir, 'ephemera.mjs');
+    await buildBundle(bundle);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    server = start(process.execPath, [...RELAY_NODE_FLAGS, bundle, 'webhook', '--listen', `127.0.0.1:${port}`, '--log-level', 'warn']);
+    await waitReady(`${base}/healthz`, server.child, server.output);
+  });
+  after(async () => {
+    if (server) assert.equal(await stop(server.child), 0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const send: Send = (path, init) => fetch(base + path, init);
+  runContract('image bundle (ephemera webhook)', () => send);
 });

@@ -5,7 +5,7 @@ import { createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { SQSClient, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../functions/api/envelope.ts';
-import { makeEnvelope } from '../../relay/envelope.ts';
+import { messageFor, type Message } from '../../relay/envelope.ts';
 import { Requeue } from '../../relay/requeue.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
@@ -15,17 +15,17 @@ import { KubeError } from '../../functions/kube/errors.ts';
 import type { SendOutcome } from '../../relay/sinks/sink.ts';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'default' } as const;
-type PodLike = { metadata: Record<string, unknown> & { resourceVersion: string }; status: Record<string, unknown> };
+type PodLike = { metadata: Record<string, unknown> & { resourceVersion: string }; spec: Record<string, unknown>; status: Record<string, unknown> };
 const counter = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> => (await c.get()).values.reduce((n, v) => n + v.value, 0);
-const someEnvelope = (name: string): Envelope => makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name, namespace: 'ns' } }, relayId: 't', now: new Date() });
+const message = (name: string): Message => messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, at: Date.now() }, { relayId: 't' }, JSON.stringify({ metadata: { name, namespace: 'ns' } }));
 const pods = (n: number) => Array.from({ length: n }, (_, i) => pod(`web-${i}`, { app: 'web' }));
 
-/** A relevant change (a label) to every pod, `rounds` times. */
+/** A relevant change (the node, which the sidecar terminator reads) to every pod, `rounds` times. */
 function churn(w: { server: { store: { get(k: unknown): unknown; put(o: unknown): unknown } } }, n: number, rounds: number): void {
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < n; i++) {
       const p = w.server.store.get({ ...POD, name: `web-${i}` }) as PodLike;
-      w.server.store.put({ ...p, metadata: { ...p.metadata, labels: { app: 'web', round: String(r) } } });
+      w.server.store.put({ ...p, spec: { ...p.spec, nodeName: `node-${r}` } });
     }
   }
 }
@@ -137,8 +137,7 @@ describe('deadlines', () => {
     const client = new SQSClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 't', secretAccessKey: 't' }, requestHandler: { requestTimeout: 200, throwOnRequestTimeout: true } });
     try {
       const sink = sqsSink(client, `http://127.0.0.1:${port}/000000000000/q`, { timeoutMs: 500 });
-      const envs = Array.from({ length: 12 }, (_, i) => makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name: `p${i}`, namespace: 'ns' } }, relayId: 't', now: new Date() }));
-      const out = await sink.send(envs);
+      const out = await sink.send(Array.from({ length: 12 }, (_, i) => message(`p${i}`)));
       assert.equal(out.length, 12);
       assert.ok(out.every((o) => !o.ok));
     } finally {
@@ -150,14 +149,14 @@ describe('deadlines', () => {
 });
 
 describe('in-memory sink and requeues (workqueue semantics)', () => {
-  const env = (name: string) => makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name, namespace: 'ns' } }, relayId: 't', now: new Date() });
+  const queued = (name: string) => ({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, at: Date.now() }) as const;
 
   test('a key asked back many times has one timer, at the earliest time asked', async () => {
     const fired: string[] = [];
-    const q = new Requeue((e) => fired.push(e.data.name));
-    for (let i = 0; i < 100; i++) q.after(env('a'), 1000 - i);
-    q.after(env('a'), 30);
-    q.after(env('b'), 30);
+    const q = new Requeue((e) => fired.push(e.name));
+    for (let i = 0; i < 100; i++) q.after(queued('a'), 1000 - i);
+    q.after(queued('a'), 30);
+    q.after(queued('b'), 30);
     assert.equal(q.size, 2);
     await eventually(() => assert.deepEqual(fired.sort(), ['a', 'b']));
     await new Promise((r) => setTimeout(r, 50));
@@ -174,14 +173,14 @@ describe('in-memory sink and requeues (workqueue semantics)', () => {
       if (block) await new Promise<void>((r) => (finish = r));
       return { requeueAfterSeconds: null };
     }, () => undefined, { timeoutMs: 30 });
-    const first = await sink.send([env('a')]);
+    const first = await sink.send([message('a')]);
     assert.equal(first[0]?.ok, false);
-    const second = await sink.send([env('a')]);
+    const second = await sink.send([message('a')]);
     assert.match((second[0] as { error: string }).error, /still being handled/);
     assert.equal(calls, 1, 'not handed to a second worker');
     block = false;
     finish();
-    await eventually(async () => assert.equal((await sink.send([env('a')]))[0]?.ok, true));
+    await eventually(async () => assert.equal((await sink.send([message('a')]))[0]?.ok, true));
     assert.equal(calls, 2);
   });
 });
@@ -233,7 +232,7 @@ describe('the memory sink\'s dead-letter path', () => {
       if (fail) throw new KubeError({ status: 503, message: 'unavailable' });
       return { requeueAfterSeconds: null };
     }, () => undefined, { maxAttempts: 3 });
-    const send = async (name = 'a'): Promise<SendOutcome | undefined> => (await sink.send([someEnvelope(name)]))[0];
+    const send = async (name = 'a'): Promise<SendOutcome | undefined> => (await sink.send([message(name)]))[0];
     assert.deepEqual(await send(), { ok: false, error: 'unavailable' });
     fail = false;
     assert.deepEqual(await send(), { ok: true });

@@ -30,6 +30,7 @@ describe('relay in a cluster without EphemeralJobs', () => {
           await w.relay.flush();
           assert.deepEqual(w.sink.subjects(), ['RESYNC Pod/default/batch-1']);
         });
+        assert.equal(w.sink.got[0]?.data.jobs, undefined, 'no job stamp: the relay does not know the jobs, the functions list them');
         assert.equal(w.relay.readiness(), 'ready');
         assert.equal((await w.relay.metrics.absent.get()).values.find((v) => v.labels.kind === 'EphemeralJob')?.value, 1);
       } finally {

@@ -136,7 +136,8 @@ describe('one fingerprint for list and watch items', () => {
 
   test('after the initial list, and again after a re-list, an annotation + restartCount change forwards nothing', async () => {
     const names = ['web-1', 'web-2', 'web-3', 'web-4'];
-    const w = await relayWorld([job('j', { app: 'web' }), ...names.map((n) => pod(n, { app: 'web' }, { restartPolicy: 'Never' }))]);
+    // Job v2 makes label v=2 one the functions read: it changes which jobs select the pod.
+    const w = await relayWorld([job('j', { app: 'web' }), job('v2', { v: '2' }), ...names.map((n) => pod(n, { app: 'web' }, { restartPolicy: 'Never' }))]);
     try {
       await w.relay.flush();
       w.sink.clear();

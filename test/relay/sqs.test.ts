@@ -5,7 +5,7 @@ import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
-import { makeEnvelope } from '../../relay/envelope.ts';
+import { messageFor } from '../../relay/envelope.ts';
 import { startRelay } from '../../relay/relay.ts';
 import { fitBody, SQS_MAX_BYTES, sqsSink } from '../../relay/sinks/sqs.ts';
 import { eventually, job, pod } from '../support/relay-world.ts';
@@ -84,11 +84,15 @@ describe('relay → SQS (fauxqs)', () => {
   });
 
   test('an envelope over the size limit is sent without its snapshot', () => {
-    const big = makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name: 'p', namespace: 'ns', labels: { x: 'y'.repeat(SQS_MAX_BYTES) } } as never }, relayId: 't', now: new Date() });
-    const body = JSON.parse(fitBody(big)) as Envelope;
+    const pod = (labels: Record<string, string>) => messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name: 'p', at: Date.now() }, { relayId: 't' }, JSON.stringify({ metadata: { name: 'p', namespace: 'ns', labels } }));
+    const body = JSON.parse(fitBody(pod({ x: 'y'.repeat(SQS_MAX_BYTES) }))) as Envelope;
     assert.equal(body.data.snapshot, undefined);
     assert.equal(body.data.name, 'p');
-    const small = makeEnvelope({ kind: 'Pod', event: 'MODIFIED', object: { metadata: { name: 'p', namespace: 'ns' } }, relayId: 't', now: new Date() });
-    assert.ok((JSON.parse(fitBody(small)) as Envelope).data.snapshot);
+    assert.ok((JSON.parse(fitBody(pod({ x: 'y' }))) as Envelope).data.snapshot);
+    const stamped = (jobs: string[]) => messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name: 'p', at: Date.now(), jobs }, { relayId: 't' }, JSON.stringify({ metadata: { name: 'p', labels: { x: 'y'.repeat(SQS_MAX_BYTES) } } }));
+    assert.deepEqual((JSON.parse(fitBody(stamped(['j']))) as Envelope).data.jobs, ['j'], 'the job names stay when the snapshot goes');
+    const huge = (JSON.parse(fitBody(stamped(Array.from({ length: 5000 }, (_, i) => `j-${i}-${'x'.repeat(250)}`)))) as Envelope).data;
+    assert.equal(huge.jobs, undefined, 'unless even they do not fit: the router lists the jobs');
+    assert.equal(huge.name, 'p');
   });
 });

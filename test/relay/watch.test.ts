@@ -26,11 +26,13 @@ describe('relay watching through the fake API server', () => {
       await w.relay.flush();
       w.sink.clear();
       const p = w.server.store.get({ ...POD, name: 'web-1' }) as unknown as PodLike;
-      // An irrelevant change (annotation) is dropped; three relevant ones become one event.
+      // Irrelevant changes (an annotation; a label that selects the pod for the same jobs) are
+      // dropped; three relevant ones become one event.
       w.server.store.put({ ...p, metadata: { ...p.metadata, annotations: { a: 'b' } } });
-      for (const phase of ['Running', 'Running', 'Running']) {
+      w.server.store.put({ ...p, metadata: { ...p.metadata, labels: { app: 'web', v: '1' } } });
+      for (const phase of ['Pending', 'Failed', 'Running']) {
         const cur = w.server.store.get({ ...POD, name: 'web-1' }) as unknown as PodLike;
-        w.server.store.put({ ...cur, status: { ...cur.status, phase, containerStatuses: [{ name: 'main', restartCount: Math.random(), state: { running: {} } }] }, metadata: { ...cur.metadata, labels: { app: 'web', v: String(Math.random()) } } });
+        w.server.store.put({ ...cur, status: { ...cur.status, phase, containerStatuses: [{ name: 'main', restartCount: Math.random(), state: { running: {} } }] } });
       }
       await eventually(async () => {
         await w.relay.flush();
@@ -72,7 +74,7 @@ describe('relay watching through the fake API server', () => {
       w.sink.clear();
       w.sink.failing = true;
       const cur = w.server.store.get({ ...POD, name: 'web-1' }) as unknown as PodLike;
-      w.server.store.put({ ...cur, metadata: { ...cur.metadata, labels: { app: 'web', x: '1' } } });
+      w.server.store.put({ ...cur, status: { ...cur.status, phase: 'Failed' } });
       await eventually(async () => {
         await w.relay.flush();
         assert.equal((await w.relay.metrics.bufferDepth.get()).values[0]?.value, 1);

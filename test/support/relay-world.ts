@@ -1,4 +1,5 @@
 import type { Envelope } from '../../functions/api/envelope.ts';
+import { envelopeOf, type Message } from '../../relay/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
 import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
@@ -14,17 +15,17 @@ export class CollectingSink implements Sink {
   /** Envelopes handed to send, acknowledged or not. */
   offered = 0;
   failing = false;
-  /** Subjects ("Pod/default/web-1") whose entries fail while the others go through. */
+  /** Keys = subjects ("Pod/default/web-1") whose entries fail while the others go through. */
   readonly failSubjects = new Set<string>();
   private hanging: (() => void)[] | undefined;
 
-  async send(envelopes: Envelope[]): Promise<SendOutcome[]> {
-    this.offered += envelopes.length;
+  async send(messages: Message[]): Promise<SendOutcome[]> {
+    this.offered += messages.length;
     if (this.hanging) await new Promise<void>((r) => this.hanging?.push(r));
-    if (this.failing) return envelopes.map(() => ({ ok: false, error: 'queue unreachable' }));
-    return envelopes.map((e) => {
-      if (this.failSubjects.has(e.subject)) return { ok: false, error: 'entry refused for now' };
-      this.got.push(e);
+    if (this.failing) return messages.map(() => ({ ok: false, error: 'queue unreachable' }));
+    return messages.map((m) => {
+      if (this.failSubjects.has(m.key)) return { ok: false, error: 'entry refused for now' };
+      this.got.push(envelopeOf(m));
       return { ok: true };
     });
   }
