@@ -273,7 +273,10 @@ async function readsByWhat(p: number): Promise<void> {
     for (let round = 0; round < 2000 && !jobStatus(server, JOB).completionTime; round++) {
       const events = relay.changes();
       const resync = events.length === 0 && kubeletTick(server) === 0;
-      if (resync) events.push(jobEnvelope('RESYNC', trimJob(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: NS, name: JOB }) as never) as JobView, sender));
+      if (resync) {
+        const q = queuedJob('RESYNC', decodedJob(server).view, AT);
+        events.push(send(q, jobSnapshotJson(q)));
+      }
       for (const e of events) await deliver(server, e, [d], run);
     }
     const gets = server.requests.entries.filter((r) => r.method === 'GET');
