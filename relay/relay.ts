@@ -173,7 +173,7 @@ function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator
 function forward(st: State, q: Queued): void {
   if (!st.leader) {
     st.missed = true;
-    return void st.metrics.filtered.inc({ kind: q.kind, reason: 'not leader' });
+    return void st.metrics.countFiltered(q.kind, 'not leader');
   }
   st.queue.add(q);
 }
@@ -217,9 +217,9 @@ function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNe
 
 /** A pod event; `previous`: the fingerprint it replaces (the reflector's cache entry), if any. */
 function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: string | undefined): void {
-  st.metrics.seen.inc({ kind: 'Pod', type });
+  st.metrics.countSeen('Pod', type);
   const decision = decidePod(type, d, previous, namespaceJobs(st, d.object.metadata.namespace ?? ''));
-  if (!decision.forward) return void st.metrics.filtered.inc({ kind: 'Pod', reason: decision.reason });
+  if (!decision.forward) return void st.metrics.countFiltered('Pod', decision.reason);
   // A deleted pod leaves the cache: its last state (the fingerprint is its snapshot's text) goes with it.
   forward(st, queuedPod(type, d.object, st.clock().getTime(), { jobs: decision.jobs, snapshot: type === 'DELETED' ? d.fingerprint : undefined }));
 }
@@ -237,12 +237,12 @@ function stamp(st: State, pod: Pod): string[] | undefined {
 }
 
 function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
-  st.metrics.seen.inc({ kind: EJOB.kind, type });
+  st.metrics.countSeen(EJOB.kind, type);
   const inNs = st.jobs.get(job.namespace) ?? new Map<string, JobView>();
   if (type === 'DELETED') inNs.delete(job.name);
   else inNs.set(job.name, job);
   st.jobs.set(job.namespace, inNs);
-  if (!changed) return void st.metrics.filtered.inc({ kind: EJOB.kind, reason: 'nothing relevant changed' });
+  if (!changed) return void st.metrics.countFiltered(EJOB.kind, 'nothing relevant changed');
   forward(st, queuedJob(type, job, st.clock().getTime()));
 }
 
