@@ -15,7 +15,7 @@ export interface BundleOptions {
   external?: string[];
   /**
    * Dynamic imports become chunks next to `outfile`, loaded (and compiled) only when first
-   * used: code a cold start does not run costs it nothing. Off for the relay's one-file image.
+   * used: code a cold start (or a command) does not run costs it nothing.
    */
   splitting?: boolean;
   /** Bundle only zod's English messages (the functions configure no other locale): ~260 KB less to compile. */

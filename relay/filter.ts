@@ -52,15 +52,19 @@ export function filterPod(pod: Pod, jobsInNamespace: Iterable<JobView>, deleted 
  * router's, which takes this list (envelope `data.jobs`) instead of listing the jobs.
  */
 export function concernedJobs(pod: Pod, jobsInNamespace: Iterable<JobView>): string[] {
-  const owners = new Set<string>();
-  for (const c of pod.spec.ephemeralContainers ?? []) for (const e of c.env ?? []) if (e.name === EJOB_ID_ENV && e.value !== undefined) owners.add(e.value);
   const names: string[] = [];
   for (const job of jobsInNamespace) {
     if (job.finished) continue;
     const selector = parsedSelector(job);
-    if ((job.uid !== undefined && owners.has(job.uid)) || !selector.success || selectorMatches(selector.data, pod.metadata.labels)) names.push(job.name);
+    if (!selector.success || selectorMatches(selector.data, pod.metadata.labels) || (job.uid !== undefined && carriesJobId(pod, job.uid))) names.push(job.name);
   }
   return names;
+}
+
+/** One of the pod's ephemeral containers carries this job uid (KRUISE_EJOB_ID). */
+function carriesJobId(pod: Pod, uid: string): boolean {
+  for (const c of pod.spec.ephemeralContainers ?? []) for (const e of c.env ?? []) if (e.name === EJOB_ID_ENV && e.value === uid) return true;
+  return false;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Logger } from '../functions/engine/logger.ts';
 import { TERMINATE_SIDECAR_ENV } from '../functions/sidecar/env.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
-import { jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedPod, type Message, type Queued } from './envelope.ts';
+import { idSequence, jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedPod, type Message, type Origin, type Queued } from './envelope.ts';
 import { concernedJobs } from './filter.ts';
 import { decidePod, type NamespaceJobs } from './pod-event.ts';
 import { startElection, type Elector } from './leader.ts';
@@ -77,6 +77,8 @@ interface State {
   /** Events were dropped while following: the next leadership (or the first sync) replays. */
   missed: boolean;
   queue: DeliveryQueue;
+  /** Where this relay's envelopes come from, and their ids. */
+  origin: Origin;
 }
 
 /** Start watching; resolves after the first list of every resource. */
@@ -99,7 +101,7 @@ export function createRelay(opts: RelayOptions): Relay {
     build: (q) => box.build!(q),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
-  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), leader: opts.election === undefined, missed: false, queue };
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), leader: opts.election === undefined, missed: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q) => build(st, pods, q);
@@ -173,7 +175,7 @@ function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator
 function forward(st: State, q: Queued): void {
   if (!st.leader) {
     st.missed = true;
-    return void st.metrics.filtered.inc({ kind: q.kind, reason: 'not leader' });
+    return void st.metrics.countFiltered(q.kind, 'not leader');
   }
   st.queue.add(q);
 }
@@ -183,7 +185,7 @@ function forward(st: State, q: Queued): void {
  * in the watch cache, as JSON text; a deleted pod brought its own; a job's is its identity.
  */
 function build(st: State, pods: Reflector<Pod>[], q: Queued): Message {
-  const from = { relayId: st.opts.relayId, cluster: st.opts.cluster };
+  const from = st.origin;
   if (q.kind !== 'Pod') return messageFor(q, from, jobSnapshotJson(q));
   if (q.snapshot !== undefined) return messageFor(q, from, q.snapshot);
   const key = `${q.namespace}/${q.name}`;
@@ -217,9 +219,9 @@ function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNe
 
 /** A pod event; `previous`: the fingerprint it replaces (the reflector's cache entry), if any. */
 function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: string | undefined): void {
-  st.metrics.seen.inc({ kind: 'Pod', type });
+  st.metrics.countSeen('Pod', type);
   const decision = decidePod(type, d, previous, namespaceJobs(st, d.object.metadata.namespace ?? ''));
-  if (!decision.forward) return void st.metrics.filtered.inc({ kind: 'Pod', reason: decision.reason });
+  if (!decision.forward) return void st.metrics.countFiltered('Pod', decision.reason);
   // A deleted pod leaves the cache: its last state (the fingerprint is its snapshot's text) goes with it.
   forward(st, queuedPod(type, d.object, st.clock().getTime(), { jobs: decision.jobs, snapshot: type === 'DELETED' ? d.fingerprint : undefined }));
 }
@@ -237,12 +239,12 @@ function stamp(st: State, pod: Pod): string[] | undefined {
 }
 
 function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
-  st.metrics.seen.inc({ kind: EJOB.kind, type });
+  st.metrics.countSeen(EJOB.kind, type);
   const inNs = st.jobs.get(job.namespace) ?? new Map<string, JobView>();
   if (type === 'DELETED') inNs.delete(job.name);
   else inNs.set(job.name, job);
   st.jobs.set(job.namespace, inNs);
-  if (!changed) return void st.metrics.filtered.inc({ kind: EJOB.kind, reason: 'nothing relevant changed' });
+  if (!changed) return void st.metrics.countFiltered(EJOB.kind, 'nothing relevant changed');
   forward(st, queuedJob(type, job, st.clock().getTime()));
 }
 

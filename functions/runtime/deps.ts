@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { pino } from 'pino';
 import type { FunctionsConfig } from '../config.ts';
 import type { Controller } from '../engine/controller.ts';
 import type { EngineDeps } from '../engine/engine.ts';
@@ -13,11 +12,6 @@ import { createHttpsKube } from '../kube/https-kube.ts';
 import type { Kube } from '../kube/kube.ts';
 import { sidecarController } from '../sidecar/controller.ts';
 import { sidecarOptionsFromConfig } from '../sidecar/config.ts';
-
-/** JSON logs to stdout (or stderr when stdout carries a command's output). */
-export function createLogger(level: FunctionsConfig['LOG_LEVEL'], destination: 1 | 2 = 1): Logger {
-  return pino({ level, base: { app: 'ephemera' } }, pino.destination(destination));
-}
 
 /** The controllers the configuration enables. */
 export function controllersFor(config: FunctionsConfig): Controller<unknown>[] {

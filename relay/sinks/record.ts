@@ -6,13 +6,25 @@ import { allFailed, type SendOutcome, type Sink } from './sink.ts';
 export function recordSink(path: string): Sink {
   return {
     name: `record:${path}`,
-    // Encoded before the write: while the file is written only the bytes outside the JS heap
-    // are held, not the messages or the joined text, which die young instead of being
-    // promoted and swept by a full GC (a batch of 100 pod envelopes is ~100 KB of text).
+    // Encoded before the write, straight into one buffer outside the JS heap: no joined text
+    // (~100 KB a batch), and nothing of the messages is held while the file is written.
     send(messages: Message[]): Promise<SendOutcome[]> {
-      return append(path, Buffer.from(messages.map((m) => `${m.body}\n`).join('')), messages.length);
+      return append(path, lines(messages), messages.length);
     },
   };
+}
+
+/** The messages' bodies, one per line, as UTF-8. */
+function lines(messages: Message[]): Buffer {
+  let size = 0;
+  for (const m of messages) size += Buffer.byteLength(m.body) + 1;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const m of messages) {
+    at += out.write(m.body, at);
+    out[at++] = 10;
+  }
+  return out;
 }
 
 /** One append: the lines are written together or not at all (as far as the file system goes). */

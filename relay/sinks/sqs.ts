@@ -1,6 +1,9 @@
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { envelopeOf, withoutSnapshot, type Message } from '../envelope.ts';
 import { allFailed, type SendOutcome, type Sink } from './sink.ts';
+
+// The client class too, so `ephemera relay --sink sqs` loads the SDK with this module only.
+export { SQSClient };
 
 /** SQS's message size limit. */
 export const SQS_MAX_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Envelope, EVENT_TYPES, WATCHED_KINDS } from '../../functions/api/envelope.ts';
-import { envelopeFor, envelopeOf, messageFor, queuedFrom, type Queued } from '../../relay/envelope.ts';
+import { envelopeFor, envelopeOf, idSequence, messageFor, queuedFrom, type Queued } from '../../relay/envelope.ts';
 
 const text = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 }), fc.constantFrom('"', '\\', '}}', '\n', '\u2028'));
 const queued = (name: fc.Arbitrary<string>): fc.Arbitrary<Queued> => fc.record({
@@ -18,7 +18,7 @@ const queued = (name: fc.Arbitrary<string>): fc.Arbitrary<Queued> => fc.record({
   resourceVersion: fc.option(text, { nil: undefined }),
   at: fc.integer({ min: 0, max: 4_102_444_800_000 }),
 }, { requiredKeys: ['kind', 'event', 'namespace', 'name', 'at'] });
-const origin = fc.record({ relayId: text, cluster: fc.option(fc.constantFrom('prod-1', 'a.b'), { nil: undefined }) });
+const origin = fc.record({ relayId: text, cluster: fc.option(fc.constantFrom('prod-1', 'a.b', ''), { nil: undefined }), nextId: fc.option(text.map((id) => () => id), { nil: undefined }) });
 const snapshot = fc.option(fc.dictionary(text, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), { nil: undefined });
 
 test('the spliced text is JSON.stringify of the envelope object, byte for byte', () => {
@@ -30,9 +30,16 @@ test('the spliced text is JSON.stringify of the envelope object, byte for byte',
   }), { numRuns: 2000 });
 });
 
+test('a relay\'s envelope ids are unique', () => {
+  const a = idSequence();
+  const b = idSequence();
+  const ids = new Set(Array.from({ length: 1000 }, (_, i) => (i % 2 === 0 ? a() : b())));
+  assert.equal(ids.size, 1000);
+});
+
 test('what the relay sends passes the envelope schema, and a requeued envelope comes back as the same event', () => {
   fc.assert(fc.property(queued(fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/)), origin, snapshot, (q, from, snap) => {
-    const m = messageFor(q, from, snap === undefined ? undefined : JSON.stringify(snap));
+    const m = messageFor(q, { ...from, nextId: idSequence() }, snap === undefined ? undefined : JSON.stringify(snap));
     const e = Envelope.parse(envelopeOf(m));
     const back = queuedFrom(e, q.at);
     const fields = (x: Queued): unknown => JSON.parse(JSON.stringify({ ...x, snapshot: undefined }));

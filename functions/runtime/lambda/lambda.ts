@@ -8,7 +8,8 @@ import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
 import { awsLookups } from '../../kube/aws-lookups.ts';
 import { ClusterSources } from '../../kube/cluster-source.ts';
 import { clusterConnections, type AwsLookups } from '../../kube/credentials.ts';
-import { clusterEngines, createLogger } from '../deps.ts';
+import { clusterEngines } from '../deps.ts';
+import { createLogger } from '../logger.ts';
 import { createSqsConsumer, FifoQueueError } from './sqs-consumer.ts';
 import { lazySqsClient, sqsDeadLetter, sqsRequeue, type SqsSender } from './sqs-queue.ts';
 
