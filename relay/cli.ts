@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
-import { leaderLock, RelayConfig } from './config.ts';
+import { holdSeconds, leaderLock, RelayConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
 import { createRelay, type Relay } from './relay.ts';
 import { startOpsServer } from './server.ts';
@@ -55,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     relayId: config.EPHEMERA_RELAY_ID,
     cluster: config.EPHEMERA_RELAY_CLUSTER,
     coalesceMs: config.EPHEMERA_RELAY_COALESCE_MS,
+    holdMs: holdSeconds(config) * 1000,
     resyncSeconds: config.EPHEMERA_RELAY_RESYNC_SECONDS,
     bufferMax: config.EPHEMERA_RELAY_BUFFER_MAX,
     deliveryGraceSeconds: config.EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS,

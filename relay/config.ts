@@ -19,6 +19,12 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_NAMESPACES: z.string().regex(/^([a-z0-9-]+(,[a-z0-9-]+)*)?$/, 'comma-separated namespace names').default(''),
   EPHEMERA_RELAY_RESYNC_SECONDS: z.coerce.number().int().min(10).max(86_400).default(600),
   EPHEMERA_RELAY_COALESCE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /**
+   * How long a pod change that only starts ephemeral containers may wait for the pod's next
+   * change (seconds; 0: not held). Unset: EPHEMERA_LEASE_SECONDS + EPHEMERA_LEASE_SKEW_SECONDS,
+   * the functions' own wait before they show a start (holdSeconds()).
+   */
+  EPHEMERA_RELAY_HOLD_SECONDS: z.coerce.number().int().min(0).max(600).optional(),
   EPHEMERA_RELAY_BUFFER_MAX: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
   /** /readyz fails while the sink has taken nothing for longer than this. */
   EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
@@ -39,6 +45,11 @@ export const RelayConfig = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 export type RelayConfig = z.infer<typeof RelayConfig>;
+
+/** The relay's hold in seconds (EPHEMERA_RELAY_HOLD_SECONDS, else the functions' claim window). */
+export function holdSeconds(config: RelayConfig): number {
+  return config.EPHEMERA_RELAY_HOLD_SECONDS ?? config.EPHEMERA_LEASE_SECONDS + config.EPHEMERA_LEASE_SKEW_SECONDS;
+}
 
 /** The leader-election Lease this relay competes for (EPHEMERA_RELAY_LEASE_NAMESPACE, EPHEMERA_LEASE_*). */
 export function leaderLock(config: RelayConfig): LockConfig {

@@ -4,6 +4,11 @@
 // - outage buffering: what the sink could not take stays as the latest state per key;
 // - workqueue semantics (client-go): a key is queued once however often it is added, and a
 //   key being sent is never sent again in parallel (its newer state waits its turn);
+// - holding: a change that only starts ephemeral containers (pod-event.ts startsOnly: an
+//   injection's echo, a container's start) may wait up to `holdMs` for the next change of
+//   its key, which ends the hold at once (a short container's exit goes as one event with
+//   everything before it); unreplaced, it is sent when the hold ends. Held keys wait apart
+//   from `pending`, so a hold never delays another key;
 // - per-key backoff (client-go's ItemExponentialFailureRateLimiter): a failed key waits
 //   its own exponential delay, so one failing key never slows the others. The whole queue
 //   backs off only when a batch with a key that had not failed before failed entirely
@@ -72,6 +77,9 @@ export class DeliveryQueue {
   /** Failed keys waiting out their own backoff (kept apart: `pending` stays in due order). */
   private readonly retrying = new Map<string, Slot>();
   private retryingDue = Infinity;
+  /** Keys whose only queued change may wait for a newer one (holding), apart like `retrying`. */
+  private readonly held = new Map<string, Slot>();
+  private heldDue = Infinity;
   private inFlight = new Map<string, Slot>();
   private overflowed = false;
   /** Replays waiting to be pulled into the queue, oldest first. */
@@ -93,12 +101,23 @@ export class DeliveryQueue {
 
   /** Keys queued or being sent: the real backlog. */
   get depth(): number {
-    return this.pending.size + this.inFlight.size + this.retrying.size;
+    return this.pending.size + this.inFlight.size + this.retrying.size + this.held.size;
   }
 
-  /** Queue the latest state of a key; false when the queue was full (a resync will follow). */
-  add(item: Queued): boolean {
+  /**
+   * Queue the latest state of a key; false when the queue was full (a resync will follow).
+   * `holdMs` > 0: this change may wait that long for a newer one of its key (see the header);
+   * a change without it ends the key's hold (sent within the coalescing window).
+   */
+  add(item: Queued, holdMs = 0): boolean {
     const key = queuedKey(item);
+    const held = this.held.get(key);
+    if (held) {
+      latest(held.item, item);
+      this.opts.hooks.coalesced?.();
+      if (holdMs === 0) this.unhold(key, held, this.now() + this.opts.windowMs);
+      return true;
+    }
     // A key backing off keeps its delay (a failing key must not be retried by every event).
     const slot = this.pending.get(key) ?? this.retrying.get(key);
     if (slot) {
@@ -113,14 +132,30 @@ export class DeliveryQueue {
       return false;
     }
     const now = this.now();
-    this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0 });
-    // A timer set for a key backing off may fire later than this key's window ends.
-    if (this.timer && this.timerAt > now + this.opts.windowMs) {
+    if (holdMs > 0) {
+      const due = now + Math.max(holdMs, this.opts.windowMs);
+      this.held.set(key, { item, queuedAt: now, due, failures: 0 });
+      this.heldDue = Math.min(this.heldDue, due);
+    } else this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0 });
+    this.wakeBy(now + this.opts.windowMs);
+    return true;
+  }
+
+  /** A held key joins `pending` (at its end), due at `due`. */
+  private unhold(key: string, slot: Slot, due: number): void {
+    this.held.delete(key);
+    slot.due = due;
+    this.pending.set(key, slot);
+    this.wakeBy(due);
+  }
+
+  /** Make sure the timer fires by `at`: one set for a later key (backing off, held) is moved. */
+  private wakeBy(at: number): void {
+    if (this.timer && this.timerAt > at) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
     this.schedule();
-    return true;
   }
 
   /** Queue a replay; its events are pulled in as the queue has room. */
@@ -135,6 +170,7 @@ export class DeliveryQueue {
     for (const s of this.pending.values()) oldest = Math.min(oldest, s.queuedAt);
     for (const s of this.inFlight.values()) oldest = Math.min(oldest, s.queuedAt);
     for (const s of this.retrying.values()) oldest = Math.min(oldest, s.queuedAt);
+    for (const s of this.held.values()) oldest = Math.min(oldest, s.queuedAt);
     return oldest === Infinity ? 0 : (this.now() - oldest) / 1000;
   }
 
@@ -152,6 +188,7 @@ export class DeliveryQueue {
   async flush(): Promise<void> {
     const now = this.now();
     for (const s of this.pending.values()) s.due = Math.min(s.due, now);
+    for (const [key, s] of this.held) this.unhold(key, s, now);
     this.kick();
     while (this.running) await this.running;
   }
@@ -195,6 +232,7 @@ export class DeliveryQueue {
     this.fill();
     const now = this.now();
     this.releaseRetries(now);
+    this.releaseHeld(now);
     const batch: Slot[] = [];
     const max = this.opts.batchMax ?? 100;
     // Insertion order is (nearly) due order: stop at the first key still inside its window.
@@ -217,6 +255,13 @@ export class DeliveryQueue {
         continue;
       }
       const key = queuedKey(next.value);
+      const held = this.held.get(key);
+      // A replay is due at once: it ends a hold.
+      if (held) {
+        latest(held.item, next.value);
+        this.unhold(key, held, now);
+        continue;
+      }
       const slot = this.pending.get(key) ?? this.retrying.get(key);
       if (slot) latest(slot.item, next.value);
       else this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0 });
@@ -233,6 +278,21 @@ export class DeliveryQueue {
         continue;
       }
       this.retrying.delete(key);
+      this.pending.set(key, s);
+    }
+  }
+
+  /** Held keys whose hold is over go to the end of `pending`, due now. */
+  private releaseHeld(now: number): void {
+    if (now < this.heldDue) return;
+    this.heldDue = Infinity;
+    for (const [key, s] of this.held) {
+      if (s.due > now) {
+        this.heldDue = Math.min(this.heldDue, s.due);
+        continue;
+      }
+      this.held.delete(key);
+      s.due = now;
       this.pending.set(key, s);
     }
   }
@@ -272,8 +332,9 @@ export class DeliveryQueue {
    */
   private requeueFailed(slot: Slot): void {
     const key = queuedKey(slot.item);
-    const newer = this.pending.get(key);
+    const newer = this.pending.get(key) ?? this.held.get(key);
     this.pending.delete(key);
+    this.held.delete(key);
     const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
     const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
     const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1 };
@@ -298,9 +359,9 @@ export class DeliveryQueue {
 
   /** Wake up for the next due key or the end of a backoff. */
   private schedule(): void {
-    if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.retrying.size === 0 && this.backfills.length === 0)) return;
+    if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.retrying.size === 0 && this.held.size === 0 && this.backfills.length === 0)) return;
     const first = this.pending.values().next().value as Slot | undefined;
-    const at = Math.max(Math.min(first?.due ?? Infinity, this.retryingDue, this.backfills.length > 0 ? 0 : Infinity), this.retryAt);
+    const at = Math.max(Math.min(first?.due ?? Infinity, this.retryingDue, this.heldDue, this.backfills.length > 0 ? 0 : Infinity), this.retryAt);
     this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = undefined;

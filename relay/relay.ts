@@ -30,6 +30,12 @@ export interface RelayOptions {
   /** The cluster name stamped on envelopes (EPHEMERA_RELAY_CLUSTER). */
   cluster?: string | undefined;
   coalesceMs: number;
+  /**
+   * How long a pod change that only starts ephemeral containers (an injection's echo, a
+   * container's start) may wait for the pod's next change (ms; 0: never held). See
+   * pod-event.ts startsOnly and delivery-queue.ts.
+   */
+  holdMs?: number;
   resyncSeconds: number;
   /** Capacity of the delivery queue (keys queued or in flight). */
   bufferMax: number;
@@ -172,12 +178,12 @@ function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator
   return replayCache({ scope, now: st.clock(), pods: pods.map((x) => x.cached(maybe)), jobs, jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], stamp: (pod) => stamp(st, pod) });
 }
 
-function forward(st: State, q: Queued): void {
+function forward(st: State, q: Queued, holdMs = 0): void {
   if (!st.leader) {
     st.missed = true;
     return void st.metrics.countFiltered(q.kind, 'not leader');
   }
-  st.queue.add(q);
+  st.queue.add(q, holdMs);
 }
 
 /**
@@ -223,7 +229,7 @@ function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: strin
   const decision = decidePod(type, d, previous, namespaceJobs(st, d.object.metadata.namespace ?? ''));
   if (!decision.forward) return void st.metrics.countFiltered('Pod', decision.reason);
   // A deleted pod leaves the cache: its last state (the fingerprint is its snapshot's text) goes with it.
-  forward(st, queuedPod(type, d.object, st.clock().getTime(), { jobs: decision.jobs, snapshot: type === 'DELETED' ? d.fingerprint : undefined }));
+  forward(st, queuedPod(type, d.object, st.clock().getTime(), { jobs: decision.jobs, snapshot: type === 'DELETED' ? d.fingerprint : undefined }), decision.hold ? (st.opts.holdMs ?? 0) : 0);
 }
 
 /** The relay's job views of a namespace; unknown while EphemeralJobs cannot be listed (404/403). */

@@ -1,4 +1,4 @@
-import { EJOB_ID_ENV } from '../api/ephemeraljob.ts';
+import { EJOB_ID_ENV } from '../api/names.ts';
 import type { Container, ContainerStatus, Pod } from '../api/pod.ts';
 
 /** The state of one target pod, derived from its injected containers' statuses. */

@@ -45,6 +45,8 @@ Variables (a bad value stops the relay, naming it; see the README's relay sectio
   EPHEMERA_RELAY_NAMESPACES               namespaces to watch, comma-separated (all)
   EPHEMERA_RELAY_RESYNC_SECONDS           600    periodic resync from the watch cache
   EPHEMERA_RELAY_COALESCE_MS              1000   per-object coalescing window
+  EPHEMERA_RELAY_HOLD_SECONDS             20     how long a pod change that only starts ephemeral containers
+                                                 may wait for the pod's next one (lease + skew; 0: never)
   EPHEMERA_RELAY_BUFFER_MAX               50000  capacity of the delivery queue
   EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS     10     deadline of one send (SQS batch, in-process handling)
   EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS   120    /readyz fails while the sink takes nothing longer
