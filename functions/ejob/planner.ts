@@ -19,7 +19,6 @@ import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView } from './lease-record.ts';
 import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
-import { statusDeferral } from './status-deferral.ts';
 import { selectTargets, type Target } from './targets.ts';
 
 /** What the EphemeralJob planner needs: the job, its Lease, and the pods its selector matches. */
@@ -117,16 +116,12 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const actions: Action[] = decided.write ? [decided.write] : [];
   // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
-  const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions;
-  const deferFor = status.some(isStatusWrite) && claims.inject.length === 0 ? runningFlipDeferral(job, spec, { counts, phase, targets, now, deadlineExceeded }, lease.cfg) : undefined;
-  // A deferred status write waits for the container's exit, within a bound (status-deferral.ts).
-  actions.push(...(deferFor === undefined ? status : status.filter((a) => !isStatusWrite(a))));
+  actions.push(...planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions);
   for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
 
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
-  if (deferFor !== undefined) notes.push(deferralNote(job.status?.phase, phase, deferFor));
   const finished = phase === 'Succeeded' || phase === 'Failed';
-  const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, deferFor, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
+  const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
   return { actions, requeueAfterSeconds: requeue, notes };
 }
 
@@ -144,10 +139,6 @@ function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
   return pods.filter((p) => ownedContainers(p, uid).length > 0);
 }
 
-function deferralNote(before: string | undefined, phase: EjobPhase, seconds: number): string {
-  const flip = before !== phase ? ` (and ${before ?? '—'} → ${phase})` : '';
-  return `status write deferred: only pods moving from waiting to running${flip}, at most ${seconds}s more`;
-}
 
 /**
  * The decision whose Lease write this plan makes, if any. A verdict is a decision like a
@@ -286,25 +277,6 @@ function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
     body: { metadata: { resourceVersion: job.metadata.resourceVersion }, status },
     reason: `status: ${status.phase} match=${status.match} succeeded=${status.succeeded} failed=${status.failed} running=${status.running} waiting=${status.waiting}`,
   };
-}
-
-/**
- * The deferral of a status write whose only change is pods starting to run (status-deferral.ts),
- * or undefined. "Only" is checked by planning the status with the running/waiting counts the
- * job shows now, and the phase those counts give: if that writes nothing, the starts (and the
- * Waiting → Running they bring) are all that changed.
- */
-function runningFlipDeferral(job: EphemeralJobObject, spec: EphemeralJobSpec, input: StatusInput, cfg: ObservedLease['cfg']): number | undefined {
-  const prev = job.status ?? {};
-  const unflipped = { ...input.counts, running: prev.running ?? 0, waiting: prev.waiting ?? 0 };
-  const unflippedPhase = decidePhase(spec, unflipped, input.deadlineExceeded === true);
-  const onlyStarts = !planStatus(job, { ...input, counts: unflipped, phase: unflippedPhase }).actions.some(isStatusWrite);
-  const jobUid = job.metadata.uid ?? '';
-  return statusDeferral({ previous: prev, phase: input.phase, counts: input.counts, onlyStarts, jobUid, targets: input.targets, now: input.now, windowSeconds: cfg.leaseSeconds + cfg.skewSeconds });
-}
-
-function isStatusWrite(a: Action): boolean {
-  return a.kind === EJOB.kind && a.subresource === 'status';
 }
 
 /** All template containers in one request, each carrying the job's uid so we know it is ours. */

@@ -112,7 +112,7 @@ const jobArb: fc.Arbitrary<JobSpec> = fc.record({
   settled: fc.constantFrom<JobSpec['settled']>('no', 'same pods', 'before the starts'),
 });
 
-/** The job with the status the planner wrote a second earlier, for these pods or for them before they started (so some plans write nothing, some defer). */
+/** The job with the status the planner wrote a second earlier, for these pods or for them before they started (so some plans write nothing). */
 function withSettledStatus(job: EphemeralJobObject, j: JobSpec, pods: { specs: readonly PodSpec[]; names: readonly string[] }, now: number): EphemeralJobObject {
   if (j.settled === 'no') return job;
   const before = pods.specs.map((p) => (j.settled === 'same pods' ? p : { ...p, states: p.states.map((e): Ec => (e === 'running' || e === 'undated' ? 'waiting' : e)) }));
@@ -150,7 +150,7 @@ const isLeaseOrInjection = (a: Action): boolean => a.kind === 'Lease' || a.subre
 
 describe('the observation that skips the Lease', () => {
   test('property: whenever the pods say the Lease is not needed, the plan without it has exactly the actions of the plan with any Lease view', () => {
-    const seen = { skipped: 0, withStatusWrite: 0, noStatusWrite: 0, deferred: 0, sealedView: 0, unreadableView: 0, pendingClaims: 0, deadline: 0 };
+    const seen = { skipped: 0, withStatusWrite: 0, noStatusWrite: 0, sealedView: 0, unreadableView: 0, pendingClaims: 0, deadline: 0 };
     fc.assert(fc.property(
       jobArb, fc.array(podArb, { maxLength: 8 }), viewArb,
       fc.record({ nowOffset: fc.integer({ min: 0, max: 7200 }), skewRead: fc.integer({ min: -5, max: 5 }), skewNotRead: fc.integer({ min: -5, max: 5 }) }),
@@ -175,7 +175,6 @@ describe('the observation that skips the Lease', () => {
         assert.ok(!(without.notes ?? []).some((n) => /nothing planned/.test(n)), 'not the defensive plan');
         if (withIt.actions.some((a) => a.subresource === 'status')) seen.withStatusWrite++;
         else seen.noStatusWrite++;
-        if ((withIt.notes ?? []).some((n) => /status write deferred/.test(n))) seen.deferred++;
         if (view.kind === 'ours' && view.record.finished === true) seen.sealedView++;
         if (view.kind === 'ours' && view.record.claims.length > 0) seen.pendingClaims++;
         if (view.kind === 'unreadable') seen.unreadableView++;
