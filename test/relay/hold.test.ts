@@ -307,6 +307,26 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
     }
   });
 
+  test('a held key is not a stalled sink: nothing waits for the sink until the hold ends, then it waits from then', async () => {
+    const w = world();
+    try {
+      w.q.add(item('a', 1), HOLD);
+      await w.advance(HOLD - 1);
+      assert.equal(w.q.stalledMs(), 0, 'held on purpose, not waiting for the sink');
+      w.sink.hang();
+      await w.advance(1);
+      assert.equal(w.sink.offered, 1, 'offered when the hold ended');
+      await w.advance(50);
+      assert.equal(w.q.stalledMs(), 50, 'the sink has had it for 50 ms');
+      w.sink.release();
+      await w.advance(0);
+      assert.deepEqual(w.sent(), ['a@1']);
+      assert.equal(w.q.stalledMs(), 0);
+    } finally {
+      await w.q.stop();
+    }
+  });
+
   test('a hold shorter than the coalescing window waits the window', async () => {
     const w = world();
     try {
