@@ -69,6 +69,8 @@ interface Slot {
   due: number;
   /** Failed sends of this key in a row (its own backoff); forgotten once it is delivered. */
   failures: number;
+  /** When its hold ended, for a key that was held: it waits for the sink only from then (stalledMs). */
+  releasedAt?: number;
 }
 
 /** A bounded, keyed, coalescing queue in front of a sink. */
@@ -145,6 +147,7 @@ export class DeliveryQueue {
   private unhold(key: string, slot: Slot, due: number): void {
     this.held.delete(key);
     slot.due = due;
+    slot.releasedAt = this.now();
     this.pending.set(key, slot);
     this.wakeBy(due);
   }
@@ -175,13 +178,15 @@ export class DeliveryQueue {
   }
 
   /**
-   * How long the sink has taken nothing while something waited (ms; 0 when nothing waits):
-   * from the later of the oldest queued entry and the last acknowledgement.
+   * How long the sink has taken nothing while something waited for it (ms; 0 when nothing
+   * waits): from the later of the oldest entry waiting and the last acknowledgement. A held
+   * key waits on purpose, not for the sink: it counts only from the end of its hold.
    */
   stalledMs(): number {
-    if (this.depth === 0) return 0;
-    const since = Math.max(this.now() - this.oldestAgeSeconds() * 1000, this.lastAckAt ?? -Infinity);
-    return Math.max(0, this.now() - since);
+    let oldest = Infinity;
+    for (const slots of [this.pending, this.inFlight, this.retrying]) for (const s of slots.values()) oldest = Math.min(oldest, Math.max(s.queuedAt, s.releasedAt ?? -Infinity));
+    if (oldest === Infinity) return 0;
+    return Math.max(0, this.now() - Math.max(oldest, this.lastAckAt ?? -Infinity));
   }
 
   /** Make every queued key due now and wait until what can be sent was tried (tests, shutdown). */
@@ -293,6 +298,7 @@ export class DeliveryQueue {
       }
       this.held.delete(key);
       s.due = now;
+      s.releasedAt = now;
       this.pending.set(key, s);
     }
   }
@@ -337,7 +343,7 @@ export class DeliveryQueue {
     this.held.delete(key);
     const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
     const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
-    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1 };
+    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt };
     this.retrying.set(key, next);
     this.retryingDue = Math.min(this.retryingDue, due);
   }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../functions/config.ts';
-import { leaderLock, RelayConfig } from '../../relay/config.ts';
+import { holdSeconds, leaderLock, RelayConfig } from '../../relay/config.ts';
 import { runCli } from '../support/cli.ts';
 
 describe('RelayConfig', () => {
@@ -12,6 +12,28 @@ describe('RelayConfig', () => {
     const set = parseEnv(RelayConfig, { ...env, EPHEMERA_LEASE_SECONDS: '40', EPHEMERA_LEASE_SKEW_SECONDS: '2' });
     assert.deepEqual(leaderLock(set), { namespace: 'ops', holder: 'relay-0', leaseSeconds: 40, skewSeconds: 2 });
     assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_LEASE_SECONDS: '0' }), (err: Error) => err instanceof ConfigError && /EPHEMERA_LEASE_SECONDS: /.test(err.message));
+  });
+});
+
+describe('EPHEMERA_RELAY_HOLD_SECONDS', () => {
+  const hold = (env: Record<string, string>): number => holdSeconds(parseEnv(RelayConfig, env));
+
+  test('unset: the functions\' claim window, EPHEMERA_LEASE_SECONDS + EPHEMERA_LEASE_SKEW_SECONDS (15 + 5 unset)', () => {
+    assert.equal(hold({}), 20);
+    assert.equal(hold({ EPHEMERA_LEASE_SECONDS: '2', EPHEMERA_LEASE_SKEW_SECONDS: '1' }), 3);
+    assert.equal(hold({ EPHEMERA_LEASE_SECONDS: '40' }), 45);
+  });
+
+  test('set: taken as given, whatever the lease; 0 (never hold) and 600 accepted', () => {
+    assert.equal(hold({ EPHEMERA_RELAY_HOLD_SECONDS: '7', EPHEMERA_LEASE_SECONDS: '2', EPHEMERA_LEASE_SKEW_SECONDS: '1' }), 7);
+    assert.equal(hold({ EPHEMERA_RELAY_HOLD_SECONDS: '0' }), 0);
+    assert.equal(hold({ EPHEMERA_RELAY_HOLD_SECONDS: '600' }), 600);
+  });
+
+  test('a bad value is refused, naming the variable', () => {
+    for (const bad of ['-1', 'abc', '601', '1.5']) {
+      assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_RELAY_HOLD_SECONDS: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(`EPHEMERA_RELAY_HOLD_SECONDS: `) && err.message.includes(`(got "${bad}")`), bad);
+    }
   });
 });
 
