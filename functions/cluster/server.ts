@@ -3,6 +3,7 @@
 import { isCrd, withCrdSchemas } from './crd-prune.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { KubeConfig } from '@kubernetes/client-node';
 import { admit } from './admission.ts';
 import { discovery, VERSION_INFO } from './discovery.ts';
@@ -238,6 +239,7 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   });
   const failing = await failingFault(ctx, { method, path: url.pathname, watch, actor });
   res.setHeader('Date', ctx.clock().toUTCString());
+  if (/\bgzip\b/i.test(req.headers['accept-encoding'] ?? '')) acceptsGzip.add(res);
   if (failing && !failing.after) return injectFault(ctx, res, record, failing);
   try {
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
@@ -385,11 +387,26 @@ function startWatch(ctx: Ctx, out: { res: ServerResponse; record: RequestRecord;
   if (handle) untrack = ctx.faults.track(handle);
 }
 
+/** Responses whose request asked for gzip (Accept-Encoding). */
+const acceptsGzip = new WeakSet<ServerResponse>();
+
+/** kube-apiserver's threshold (defaultGzipThresholdBytes): smaller answers go as they are. */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+
+/**
+ * One whole answer. As kube-apiserver with APIResponseCompression (on by default): a body of
+ * 128 KiB or more is gzipped when the request accepts gzip (watch streams never are). The
+ * request log counts the bytes sent: what a client pays on the wire.
+ */
 function send(res: ServerResponse, record: RequestRecord | undefined, status: number, body: unknown): void {
-  const headers = body instanceof ApiError ? body.headers : {};
+  const headers: Record<string, string> = body instanceof ApiError ? { ...body.headers } : {};
   if (body instanceof ApiError) body = body.status;
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const buf = Buffer.from(text, 'utf8');
+  let buf = Buffer.from(text, 'utf8');
+  if (buf.length >= GZIP_THRESHOLD_BYTES && acceptsGzip.has(res)) {
+    buf = gzipSync(buf);
+    Object.assign(headers, { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
+  }
   if (record) {
     record.status = status;
     record.bytes = buf.length;

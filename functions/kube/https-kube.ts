@@ -16,6 +16,7 @@ import { networkError, statusError } from './status-error.ts';
 // which loads Node's fetch stack (undici) through lazy exports — ~20 ms of every cold start.
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
+const zlib = process.getBuiltinModule('node:zlib');
 
 /** Options of the lean Kube (the same as client.ts's). */
 export interface HttpsKubeOptions {
@@ -133,7 +134,9 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number): Send {
   return async (req, extra) => {
     const signal = AbortSignal.timeout(timeoutMs);
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const headers: Record<string, string> = { accept: 'application/json', ...endpoint.headers, ...extra };
+    // gzip, as client-go asks for it: kube-apiserver compresses an answer of 128 KiB or more
+    // (APIResponseCompression, on by default), which is what a LIST of a large job's pods is.
+    const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'gzip', ...endpoint.headers, ...extra };
     if (payload !== undefined) Object.assign(headers, { 'content-type': req.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
     try {
       return await new Promise<Answer>((resolve, reject) => {
@@ -141,7 +144,15 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number): Send {
           // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () => {
+            try {
+              const body = Buffer.concat(chunks);
+              const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, text: (gzipped ? zlib.gunzipSync(body) : body).toString('utf8') });
+            } catch (err) {
+              reject(err as Error);
+            }
+          });
           res.on('error', reject);
         });
         r.on('error', reject);

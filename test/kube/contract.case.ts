@@ -89,6 +89,32 @@ function readTests(w: World): void {
     assert.equal(w().server.requests.filter((r) => r.query.labelSelector === 'app=db').length, 1, 'the selector went to the server');
   });
 
+  test('a LIST of 128 KiB or more arrives gzipped, as kube-apiserver sends it, and reads the same; a small one does not', async () => {
+    const { server, kube } = w();
+    const many = Array.from({ length: 400 }, (_, i) => ({ ...pod(`big-${String(i).padStart(3, '0')}`, { app: 'big' }), metadata: { name: `big-${String(i).padStart(3, '0')}`, namespace: 'bulk', labels: { app: 'big' }, annotations: { note: 'x'.repeat(400) } } }));
+    for (const p of many) server.store.put(p);
+    try {
+      server.requests.clear();
+      const list = await kube.list('v1', 'Pod', 'bulk', { labelSelector: 'app=big' });
+      assert.equal(list.items.length, 400);
+      assert.deepEqual(list.items.map((i) => (i as Json).metadata.name), many.map((p) => p.metadata.name));
+      assert.equal((list.items[7] as Json).metadata.annotations.note, 'x'.repeat(400));
+      const raw = JSON.stringify(server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'bulk' })).length;
+      const [big] = server.requests.entries;
+      assert.ok(raw > 128 * 1024 && big !== undefined && big.bytes < raw / 10, `sent ${big?.bytes} B for ${raw} B of JSON`);
+      // A client that does not ask for gzip gets the JSON as it is.
+      const plain = await fetch(`${server.url}/api/v1/namespaces/bulk/pods`, { headers: { 'accept-encoding': 'identity' } });
+      assert.equal(plain.headers.get('content-encoding'), null);
+      assert.equal(((await plain.json()) as Json).items.length, 400);
+      server.requests.clear();
+      await kube.list('v1', 'Pod', 'default');
+      const small = server.requests.entries[0];
+      assert.ok(small !== undefined && small.bytes < 128 * 1024 && small.bytes > 1000, 'a small answer is sent as it is');
+    } finally {
+      for (const p of many) server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'bulk', name: p.metadata.name });
+    }
+  });
+
   test('serverNow follows the Date header of the last answer, advanced by local time', async () => {
     const { kube } = w();
     assert.equal(kube.serverNow(), undefined, 'nothing seen yet');
