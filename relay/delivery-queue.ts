@@ -275,32 +275,28 @@ export class DeliveryQueue {
 
   /** Failed keys whose backoff is over go back to the end of `pending`, due now. */
   private releaseRetries(now: number): void {
-    if (now < this.retryingDue) return;
-    this.retryingDue = Infinity;
-    for (const [key, s] of this.retrying) {
-      if (s.due > now) {
-        this.retryingDue = Math.min(this.retryingDue, s.due);
-        continue;
-      }
-      this.retrying.delete(key);
-      this.pending.set(key, s);
-    }
+    if (now >= this.retryingDue) this.retryingDue = this.release(this.retrying, now);
   }
 
   /** Held keys whose hold is over go to the end of `pending`, due now. */
   private releaseHeld(now: number): void {
-    if (now < this.heldDue) return;
-    this.heldDue = Infinity;
-    for (const [key, s] of this.held) {
+    if (now >= this.heldDue) this.heldDue = this.release(this.held, now, (s) => (s.releasedAt = now));
+  }
+
+  /** Move the slots of `from` that are due by `now` to the end of `pending` (due now); the earliest due left. */
+  private release(from: Map<string, Slot>, now: number, released: (s: Slot) => void = () => {}): number {
+    let next = Infinity;
+    for (const [key, s] of from) {
       if (s.due > now) {
-        this.heldDue = Math.min(this.heldDue, s.due);
+        next = Math.min(next, s.due);
         continue;
       }
-      this.held.delete(key);
+      from.delete(key);
       s.due = now;
-      s.releasedAt = now;
+      released(s);
       this.pending.set(key, s);
     }
+    return next;
   }
 
   private settle(batch: Slot[], outcomes: SendOutcome[]): void {
