@@ -2,7 +2,7 @@
 // jobs to name on its envelope, or skip it and say why. Pure, so the EphemeralJob cost bench
 // (test/bench/ejob-cost.bench.ts) makes its events with the very same decision.
 import type { ContainerStatus, Pod } from '../functions/api/pod.ts';
-import { TERMINAL_WAITING_REASONS } from '../functions/ejob/pod-state.ts';
+import { isTerminal } from '../functions/ejob/pod-state.ts';
 import { concernedJobs, filterPod, sameSelection } from './filter.ts';
 import type { Decoded, ReflectorEvent } from './reflector.ts';
 import { labelsChangedOnly, type JobView } from './trim.ts';
@@ -50,14 +50,15 @@ interface Fingerprinted {
  * nothing ends, fails, or changes anywhere else in what the relay keeps of the pod. Such a
  * change can be held back (the relay's hold, delivery-queue.ts) — an injection's echo and a
  * container's start — so that a short container's exit, which ends the hold, goes as one
- * event. No rule reads it sooner: a start changes only the job's running/waiting counts
- * (the functions defer that write for as long anyway, ejob status-deferral.ts), and an
- * injection's own reconcile already counted the pod as waiting. Pure.
+ * event. No rule reads it sooner: a start changes only the job's running/waiting counts (a
+ * start shown up to the hold late is the only cost), an injection's own reconcile already
+ * counted the pod as waiting, and slots and claims are read from the pods at every
+ * reconcile, never from events. Pure.
  */
 export function startsOnly(previous: string, d: Decoded<Pod>): boolean {
   const added = d.object.spec.ephemeralContainers ?? [];
   // Most pods: no ephemeral containers at all; a pod with one that has ended never holds.
-  if (added.length === 0 || (d.object.status?.ephemeralContainerStatuses ?? []).some((s) => ends(s.state))) return false;
+  if (added.length === 0 || (d.object.status?.ephemeralContainerStatuses ?? []).some((s) => isTerminal(s.state))) return false;
   const before = JSON.parse(previous) as Fingerprinted;
   const now = JSON.parse(d.fingerprint) as Fingerprinted;
   const had = before.spec.ephemeralContainers ?? [];
@@ -66,11 +67,6 @@ export function startsOnly(previous: string, d: Decoded<Pod>): boolean {
   const statusNames = (x: Fingerprinted): string[] => (x.status?.ephemeralContainerStatuses ?? []).map((s) => s.name);
   if (!statusNames(before).every((n) => statusNames(now).includes(n))) return false;
   return JSON.stringify(withoutEphemeral(before)) === JSON.stringify(withoutEphemeral(now));
-}
-
-/** A container state that will not run again: terminated, or waiting for a reason that will not resolve. */
-function ends(state: ContainerStatus['state']): boolean {
-  return state?.terminated !== undefined || (state?.waiting?.reason !== undefined && TERMINAL_WAITING_REASONS.has(state.waiting.reason));
 }
 
 function withoutEphemeral(x: Fingerprinted): Fingerprinted {

@@ -139,7 +139,6 @@ function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
   return pods.filter((p) => ownedContainers(p, uid).length > 0);
 }
 
-
 /**
  * The decision whose Lease write this plan makes, if any. A verdict is a decision like a
  * claim: it is sealed on the Lease first (with any repair), at the resourceVersion read, so

@@ -77,7 +77,7 @@ export function slotHolders(pods: readonly Pod[], jobUid: string): Pod[] {
 }
 
 /** A container that will not run again: terminated, or waiting for a reason that will not resolve. */
-function isTerminal(state: ContainerStatus['state']): boolean {
+export function isTerminal(state: ContainerStatus['state']): boolean {
   if (!state) return false;
   if (state.terminated) return true;
   return state.waiting?.reason !== undefined && TERMINAL_WAITING_REASONS.has(state.waiting.reason);
