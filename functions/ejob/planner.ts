@@ -348,8 +348,11 @@ function planDeleting(job: EphemeralJobObject): Plan {
       namespace: job.metadata.namespace ?? '',
       name: job.metadata.name,
       patchType: 'json',
-      // The test op fences the write: if someone else changed the finalizers, 422/409 → re-plan.
+      // The test ops fence the write: if someone else changed the finalizers, or the name now
+      // holds a job created again since (same finalizers, another uid: found by chaos), the
+      // patch is refused (422) and the job observed again.
       body: [
+        ...(job.metadata.uid ? [{ op: 'test', path: '/metadata/uid', value: job.metadata.uid }] : []),
         { op: 'test', path: '/metadata/finalizers', value: finalizers },
         { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== EJOB_CLEANUP_FINALIZER) },
       ],

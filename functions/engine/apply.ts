@@ -99,6 +99,10 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
     log.info({ action: describe(action) }, 'created concurrently: re-planning');
     return 'replan';
   }
+  if (failedTest(action, err)) {
+    log.info({ action: describe(action), err: err.message }, 'a test op of the JSON patch failed (the object changed since it was read): re-planning');
+    return 'replan';
+  }
   switch (err.errorClass) {
     case 'conflict':
       log.info({ action: describe(action), err: err.message }, 'conflict: re-planning');
@@ -118,6 +122,16 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
       log.warn({ action: describe(action), status: err.status, err: err.message }, 'refused by the API server');
       return err;
   }
+}
+
+/**
+ * A JSON patch refused because one of its `test` ops failed: kube-apiserver answers 422 with
+ * json-patch's "testing value <path> failed: test failed". The test op is how a planner fences
+ * a patch on what it read (finalizers, uid), so this means "changed since": observe again.
+ */
+export function failedTest(action: Action, err: KubeError): boolean {
+  if (action.patchType !== 'json' || err.errorClass !== 'invalid' || !Array.isArray(action.body)) return false;
+  return (action.body as { op?: unknown }[]).some((op) => op.op === 'test') && /testing value .* failed/.test(err.message);
 }
 
 /**

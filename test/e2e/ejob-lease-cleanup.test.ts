@@ -120,6 +120,34 @@ for (const { label, crd } of CRDS) describe(`a job's Lease when the job goes (${
     }
   });
 
+  test("a finalizer removal planned for the deleted job is refused on the job created again under its name (chaos seed 1018)", async () => {
+    const objects = storyObjects();
+    const manifest = objects.find((o) => o.kind === 'EphemeralJob') as Obj;
+    manifest.metadata.finalizers = [FINALIZER];
+    const { server, deps } = await worldWith({ objects, crd });
+    try {
+      await handle(jobEvent('ADDED'), deps());
+      deleteByHand(server);
+      let newUid = '';
+      // A late instance observed the deleting job; before its patch lands, another one finished
+      // the deletion and the job was created again, finalizer and all.
+      const late = holding(deps('late'), { perform: (a) => a.kind === EJOB.kind && a.verb === 'patch' }, async () => {
+        await handle(jobEvent('MODIFIED'), deps('prompt'));
+        assert.equal(jobIn(server), undefined, 'the first deletion went through');
+        const { uid: _uid, ...metadata } = manifest.metadata;
+        newUid = (server.store.put({ ...manifest, metadata }) as Obj).metadata.uid ?? '';
+      });
+      const r = await handle(jobEvent('MODIFIED'), late);
+      const now = jobIn(server);
+      assert.equal(now?.metadata.uid, newUid);
+      assert.deepEqual(now?.metadata.finalizers, [FINALIZER], "the new job keeps OpenKruise's finalizer");
+      assert.equal((now as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp, undefined);
+      assert.notEqual(r.keys[0]?.outcome, 'refused', `re-planned on the new job: ${JSON.stringify(r.keys[0])}`);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("recreated under the same name before the old job's DELETED event is handled: the new job's Lease and claims survive it", async () => {
     const { server, deps } = await worldWith({ objects: storyObjects(), crd });
     try {

@@ -158,11 +158,13 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 3600 }), pods: [pod('a', 1, 'running')] }, NOW).requeueAfterSeconds, 1800);
   });
 
-  test("a deleting job with OpenKruise's finalizer: only that finalizer is removed, fenced by a test op", () => {
+  test("a deleting job with OpenKruise's finalizer: only that finalizer is removed, fenced by test ops on its uid and its finalizers", () => {
     const meta = { ...job().metadata, deletionTimestamp: '2026-01-01T00:59:00Z', finalizers: ['keep.me/too', 'apps.kruise.io/ephemeralcontainers-cleanup'] };
     const p = plan({ job: { ...job(), metadata: meta }, pods: [pod('a', 1)] }, NOW);
     assert.equal(p.actions.length, 1);
+    assert.ok(meta.uid);
     assert.deepEqual(p.actions[0]?.body, [
+      { op: 'test', path: '/metadata/uid', value: meta.uid },
       { op: 'test', path: '/metadata/finalizers', value: ['keep.me/too', 'apps.kruise.io/ephemeralcontainers-cleanup'] },
       { op: 'replace', path: '/metadata/finalizers', value: ['keep.me/too'] },
     ]);

@@ -34,6 +34,18 @@ describe('applyPlan', () => {
     assert.deepEqual(r.applied, []);
   });
 
+  test("a JSON patch whose test op failed (422 'testing value … failed') asks for a re-plan; another 422 is refused", async () => {
+    const fenced: Action = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'json', reason: 'test', body: [{ op: 'test', path: '/metadata/uid', value: 'u1' }, { op: 'remove', path: '/metadata/finalizers/0' }] };
+    const testFailed = (): Error => apiError(422, 'Invalid', 'testing value /metadata/uid failed: test failed');
+    const replanned = await applyPlan([fenced, patch], deps(new ScriptedKube().answer(testFailed())));
+    assert.equal(replanned.replan, true);
+    assert.deepEqual(replanned.applied, []);
+    // Without a test op, or another 422, the API server refused the write itself.
+    const unfenced = { ...fenced, body: [{ op: 'remove', path: '/metadata/finalizers/0' }] };
+    assert.equal((await applyPlan([unfenced], deps(new ScriptedKube().answer(testFailed())))).replan, false);
+    assert.equal((await applyPlan([fenced], deps(new ScriptedKube().answer(apiError(422, 'Invalid', 'spec.x: Invalid value'))))).replan, false);
+  });
+
   test('409 AlreadyExists on a create marked alreadyExists=done is success', async () => {
     const kube = new ScriptedKube().answer(apiError(409, 'AlreadyExists'));
     const r = await applyPlan([event], deps(kube));
