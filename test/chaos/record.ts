@@ -38,6 +38,9 @@ export const INVARIANTS = [
   'sidecar-stopped-after-main',
   'no-unexpected-exit',
   'no-422-storm',
+  'no-injection-after-delete',
+  'deleted-job-gone',
+  'no-stale-job-lease',
 ] as const;
 /** One invariant's name. */
 export type Invariant = (typeof INVARIANTS)[number];
