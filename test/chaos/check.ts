@@ -19,7 +19,7 @@ export function check(run: RunRecord): Violation[] {
   };
   if (!run.converged) add('converged', `did not converge before the time limit${run.pending?.length ? `; still open: ${run.pending.join('; ')}` : ''}`);
   replayChecks(run.writes, add);
-  finalChecks(run.final, run.writes, add);
+  finalChecks(run, add);
   for (const e of run.exits.filter((x) => !x.killed)) {
     add('no-unexpected-exit', `process ${e.name} exited by itself (code ${e.code}, signal ${e.signal}); last lines:\n    ${e.tail.join('\n    ')}`);
   }
@@ -176,12 +176,15 @@ export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: s
   }
 }
 
-/** Leases whose claims record is no live job's: its job uid is not that of any job present and not being deleted. */
-export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: string }[] {
+/**
+ * Leases whose claims record is no live job's: its job uid is not that of any job present and
+ * not being deleted; except the jobs in `excused` (deleted while no process lived to handle it).
+ */
+export function staleJobLeases(final: KubeObject[], excused: readonly string[] = []): { lease: KubeObject; job: string }[] {
   const live = new Set(final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp).map((j) => j.metadata.uid));
   return final.filter(isLease).flatMap((lease) => {
     const r = claimsRecord(lease);
-    return r && !live.has(r.job) ? [{ lease, job: r.job }] : [];
+    return r && !live.has(r.job) && !excused.includes(r.job) ? [{ lease, job: r.job }] : [];
   });
 }
 
@@ -236,7 +239,7 @@ function stopAction(prev: KubeObject, next: KubeObject, sub: string): string | u
 
 const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[]) : []);
 
-function finalChecks(final: KubeObject[], writes: WriteRecord[], add: Add): void {
+function finalChecks({ final, writes, unwatchedDeletes }: RunRecord, add: Add): void {
   const pods = final.filter(isPod);
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
   for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, pods, add);
@@ -244,7 +247,7 @@ function finalChecks(final: KubeObject[], writes: WriteRecord[], add: Add): void
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
   const keys = new Map(writes.filter((w) => isJob(w.object)).map((w) => [w.object.metadata.uid, keyOf(w.object)]));
-  for (const { lease, job } of staleJobLeases(final)) {
+  for (const { lease, job } of staleJobLeases(final, unwatchedDeletes)) {
     const key = keys.get(job);
     add('no-stale-job-lease', `Lease ${keyOf(lease)} still holds the claims record of ${key ? `job ${key} (uid ${job})` : `job uid ${job}`}, which is ${key ? 'gone' : 'unknown'}; the job of that name now: ${liveJobOf(final, key)}`);
   }

@@ -25,7 +25,16 @@ export interface RunRecord {
   converged: boolean;
   /** What was still open when the time limit hit (for the message). */
   pending?: string[];
+  /**
+   * Uids of jobs deleted while no process lived to handle it: every process that had listed
+   * the jobs before the delete was killed within UNWATCHED_MS of it. Their Lease may stay
+   * (functions/ejob/README.md, "When a job goes": a job deleted while no relay watched).
+   */
+  unwatchedDeletes?: string[];
 }
+
+/** How long after a job's delete a process that knew the job must live for its Lease to be expected gone. */
+export const UNWATCHED_MS = 3000;
 
 /** The invariants, by name. */
 export const INVARIANTS = [

@@ -10,7 +10,7 @@ import { check, staleJobLeases } from './check.ts';
 import { Fleet } from './fleet.ts';
 import { chaosPolicy } from './kubelet-policy.ts';
 import { allTerminated, isJob, isPod, isSidecarPod, keyOf, phaseOf, podEnded } from './pod-view.ts';
-import type { RunRecord, Violation } from './record.ts';
+import { UNWATCHED_MS, type RunRecord, type Violation } from './record.ts';
 import { EJOB_CLEANUP_FINALIZER, type Deletion, type FaultEvent, type Kill, type Schedule } from './world.ts';
 
 /** How a schedule is run (not part of the schedule: the same seed may run with other limits). */
@@ -62,6 +62,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const fleet = new Fleet({ dir, kubeconfig: (actor) => server.kubeconfigYaml({ token: actor }), env: { ...PROCESS_ENV, LOG_LEVEL: options.logLevel ?? 'warn' } });
   const count = options.processes ?? schedule.processes;
   let outcome: { converged: boolean; pending: string[] };
+  const deletes: DeleteSeen[] = [];
   let startupMs: number;
   try {
     for (let slot = 0; slot < count; slot++) fleet.start(slot);
@@ -69,14 +70,16 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     await waitForWatches(server, fleet, 15_000);
     startupMs = Date.now() - started;
     kubelet.run(options.tickMs ?? 100);
-    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count });
+    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count, deletes });
   } finally {
     kubelet.stop();
     await fleet.stop();
   }
   const record: RunRecord = {
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
+    unwatchedDeletes: unwatched(deletes, fleet),
   };
+  if (record.unwatchedDeletes?.length) server.faults.count('job deleted while no process lived to handle it', record.unwatchedDeletes.length);
   const requests = server.requests.entries;
   await server.close();
   const violations = check(record);
@@ -110,9 +113,9 @@ async function waitForWatches(server: ApiServer, fleet: Fleet, boundMs: number):
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Plays the timeline, then waits for convergence; returns whether it converged and what stayed open. */
-async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { limitMs: number; slots: number }): Promise<{ converged: boolean; pending: string[] }> {
+async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { limitMs: number; slots: number; deletes: DeleteSeen[] }): Promise<{ converged: boolean; pending: string[] }> {
   const t0 = Date.now();
-  const todo = timeline(schedule);
+  const todo = timeline(schedule, o.deletes);
   let settledAt: number | undefined;
   for (;;) {
     const t = Date.now() - t0;
@@ -122,7 +125,7 @@ async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { li
     const later = due.filter((s) => s.run(server, fleet, o.slots) === false);
     if (later.length) todo.push(...later.map((s) => ({ ...s, atMs: t + 50 })));
     todo.sort((a, b) => a.atMs - b.atMs);
-    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server);
+    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server, unwatched(o.deletes, fleet));
     if (pending.length === 0 && t >= schedule.calmAfterMs) {
       // Converged: watch a little longer, so a late extra injection would still be seen.
       settledAt ??= Date.now();
@@ -139,12 +142,12 @@ interface Step {
   run(server: ApiServer, fleet: Fleet, slots: number): boolean | void;
 }
 
-function timeline(s: Schedule): Step[] {
+function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
   // The spec of each deleted job as it was when deleted (a paused job's raise included), for its re-creation.
   const specs = new Map<string, unknown>();
   const steps: Step[] = [
     ...(s.deletions ?? []).flatMap((d) => [
-      { atMs: d.atMs, run: (server: ApiServer) => deleteJob(server, d, specs) },
+      { atMs: d.atMs, run: (server: ApiServer, fleet: Fleet) => deleteJob(server, d, specs, witness(server, fleet, deletes)) },
       ...(d.recreateAfterMs !== undefined ? [{ atMs: d.atMs + d.recreateAfterMs, run: (server: ApiServer) => recreateJob(server, d, specs) }] : []),
     ]),
     ...s.arrivals.map((a) => ({ atMs: a.atMs, run: (server: ApiServer) => create(server, a.object) })),
@@ -175,11 +178,32 @@ function raise(server: ApiServer, r: Schedule['raises'][number]): void {
 
 const EJOB = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob' };
 
+/** A job's delete, and the processes that knew the job then (running, and had listed the jobs). */
+interface DeleteSeen {
+  uid: string;
+  at: number;
+  witnesses: string[];
+}
+
+/** Notes who knew the job at its delete. */
+function witness(server: ApiServer, fleet: Fleet, deletes: DeleteSeen[]): (uid: string) => void {
+  return (uid) => {
+    const listed = new Set(server.requests.entries.filter((r) => r.verb === 'list' && r.path.endsWith('/ephemeraljobs')).map((r) => r.actor));
+    deletes.push({ uid, at: Date.now(), witnesses: fleet.actors().filter((a) => listed.has(a)) });
+  };
+}
+
+/** Jobs whose delete no process lived to handle: every one that knew the job ended within UNWATCHED_MS. */
+function unwatched(deletes: DeleteSeen[], fleet: Fleet): string[] {
+  return deletes.filter((d) => d.witnesses.every((a) => (fleet.endedAt.get(a) ?? Infinity) < d.at + UNWATCHED_MS)).map((d) => d.uid);
+}
+
 /** `kubectl delete ejob`: through the REST layer, so a finalizer leaves the job being deleted. */
-function deleteJob(server: ApiServer, d: Deletion, specs: Map<string, unknown>): void {
+function deleteJob(server: ApiServer, d: Deletion, specs: Map<string, unknown>, seen: (uid: string) => void): void {
   const def = server.store.defFor(EJOB.apiVersion, EJOB.kind);
   const job = server.store.read(def, d.namespace, d.name);
   if (!job) return;
+  seen(job.metadata.uid ?? '');
   specs.set(`${d.namespace}/${d.name}`, structuredClone(job.spec));
   server.history.during({ verb: 'delete', subresource: '', actor: 'in-process' }, () => server.rest.delete({ def, namespace: d.namespace, name: d.name }));
   server.faults.count(d.finalizer ? 'EphemeralJob deleted (finalizer)' : 'EphemeralJob deleted');
@@ -216,14 +240,15 @@ function playFault(server: ApiServer, f: FaultEvent): void {
 
 /**
  * What convergence waits for: jobs not finished, jobs being deleted (their finalizer still
- * there), sidecar pods not ended, and job Leases whose claims record is no live job's.
+ * there), sidecar pods not ended, and job Leases whose claims record is no live job's (but
+ * for jobs deleted while no process lived to handle it).
  */
-function openWork(server: ApiServer): string[] {
+function openWork(server: ApiServer, excused: string[]): string[] {
   const all = server.store.all();
   const jobs = all.filter(isJob).filter((j) => !j.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(phaseOf(j))).map((j) => `job ${keyOf(j)} ${phaseOf(j) || 'no phase'}`);
   const deleting = all.filter(isJob).filter((j) => j.metadata.deletionTimestamp).map((j) => `job ${keyOf(j)} being deleted (finalizers ${String(j.metadata.finalizers)})`);
   const pods = all.filter(isPod).filter(isSidecarPod).filter((p) => !podEnded(p) && !allTerminated(p)).map((p) => `sidecar pod ${keyOf(p)} ${phaseOf(p) || 'no phase'}`);
-  const leases = staleJobLeases(all).map((l) => `Lease ${keyOf(l.lease)} holds a record of job uid ${l.job}, no live job's`);
+  const leases = staleJobLeases(all, excused).map((l) => `Lease ${keyOf(l.lease)} holds a record of job uid ${l.job}, no live job's`);
   return [...jobs, ...deleting, ...pods, ...leases];
 }
 
