@@ -63,6 +63,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const count = options.processes ?? schedule.processes;
   let outcome: { converged: boolean; pending: string[] };
   const deletes: DeleteSeen[] = [];
+  let unwatchedDeletes: string[] = [];
   let startupMs: number;
   try {
     for (let slot = 0; slot < count; slot++) fleet.start(slot);
@@ -71,13 +72,15 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     startupMs = Date.now() - started;
     kubelet.run(options.tickMs ?? 100);
     outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count, deletes });
+    // Before the fleet stops: the end of the run is no process's death.
+    unwatchedDeletes = unwatched(deletes, fleet);
   } finally {
     kubelet.stop();
     await fleet.stop();
   }
   const record: RunRecord = {
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
-    unwatchedDeletes: unwatched(deletes, fleet),
+    unwatchedDeletes,
   };
   if (record.unwatchedDeletes?.length) server.faults.count('job deleted while no process lived to handle it', record.unwatchedDeletes.length);
   const requests = server.requests.entries;
