@@ -63,7 +63,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const count = options.processes ?? schedule.processes;
   let outcome: { converged: boolean; pending: string[] };
   const deletes: DeleteSeen[] = [];
-  let unwatchedDeletes: string[] = [];
+  let unwatchedDeletes: string[];
   let startupMs: number;
   try {
     for (let slot = 0; slot < count; slot++) fleet.start(slot);
