@@ -31,6 +31,8 @@ export interface RunRecord {
    * (functions/ejob/README.md, "When a job goes": a job deleted while no relay watched).
    */
   unwatchedDeletes?: string[];
+  /** How late after a job's delete a claim or injection planned before it may land (ms; default the processes' lease + skew). */
+  lateWriteGraceMs?: number;
 }
 
 /** How long after a job's delete a process that knew the job must live for its Lease to be expected gone. */

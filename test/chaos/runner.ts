@@ -81,6 +81,8 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const record: RunRecord = {
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
     unwatchedDeletes,
+    // The product's bound on writes planned before a job's delete: the processes' claim window.
+    lateWriteGraceMs: (Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
   };
   if (record.unwatchedDeletes?.length) server.faults.count('job deleted while no process lived to handle it', record.unwatchedDeletes.length);
   const requests = server.requests.entries;
