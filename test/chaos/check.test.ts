@@ -119,7 +119,7 @@ describe('chaos checker', () => {
     const { h, a } = cleanStory();
     inject(h, a, ['probe-2']);
     ecStatus(h, a, { probe: state('terminated'), 'probe-2': state('terminated') });
-    fires(h.run(), 'injected-once', /pod ns\/a got job ns\/j's containers a second time \(probe-2 after probe\) in write #\d+ patch\/ephemeralcontainers by proc-1/);
+    fires(h.run(), 'injected-once', /pod ns\/a got job ns\/j \(uid job-uid-1\)'s containers a second time \(probe-2 after probe\) in write #\d+ patch\/ephemeralcontainers by proc-1/);
   });
 
   test('another job\'s containers in the same pod are no double injection', () => {
@@ -139,7 +139,7 @@ describe('chaos checker', () => {
     ecStatus(h, a, { probe: state('terminated') });
     ecStatus(h, b, { probe: state('terminated') });
     finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
-    fires(h.run(), 'parallelism', /job ns\/j: 2 pods with a non-terminal container of the job \(ns\/a \[probe: no status\], ns\/b \[probe: no status\]\), more than parallelism=1/);
+    fires(h.run(), 'parallelism', /job ns\/j \(uid job-uid-1\): 2 pods with a non-terminal container of the job \(ns\/a \[probe: no status\], ns\/b \[probe: no status\]\), more than parallelism=1/);
   });
 
   test('parallelism: a pod whose first container failed still holds its slot while the second runs', () => {
@@ -181,7 +181,7 @@ describe('chaos checker', () => {
     inject(h, b, ['probe']);
     ecStatus(h, b, { probe: state('terminated') });
     finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
-    fires(h.run(), 'replicas', /job ns\/j has containers in 2 pods, more than replicas=1/);
+    fires(h.run(), 'replicas', /job ns\/j \(uid job-uid-1\) has containers in 2 pods, more than replicas=1/);
   });
 
   test('job-finished: a job left Running, and counters that do not match the pods', () => {
@@ -246,5 +246,118 @@ describe('chaos checker', () => {
     const rejected = Array.from({ length: 4 }, (_, i) => ({ time: '', verb: 'patch', path: `/api/v1/namespaces/ns/pods/a${i % 2 ? '/ephemeralcontainers' : ''}`, status: 422, actor: 'proc-1' }));
     fires(cleanStory().h.run({ rejected }), 'no-422-storm', /4 writes to \/api\/v1\/namespaces\/ns\/pods\/a refused with 422/);
     assert.deepEqual(check(cleanStory().h.run({ rejected: rejected.slice(1) })), []);
+  });
+
+  describe('deleted and re-created jobs', () => {
+    const DELETED_AT = '2026-01-01T00:00:30Z';
+    const markDeleted = (h: History, j: KubeObject): void => {
+      j.metadata.deletionTimestamp = DELETED_AT;
+      h.put(j, { verb: 'delete' });
+    };
+    const removeFinalizer = (h: History, j: KubeObject): void => {
+      h.put(j, { actor: 'proc-1', verb: 'patch', type: 'DELETED' });
+    };
+    function withRecord(l: KubeObject, jobUid: string, pods: string[]): KubeObject {
+      l.metadata.annotations = { 'ephemera.io/ejob-claims': JSON.stringify({ v: 1, job: jobUid, total: pods.length, claims: pods.map((pod) => ({ pod, at: '2026-01-01T00:00:00Z' })) }) };
+      return l;
+    }
+    const lease = (jobUid: string, pods: string[], uid = 'lease-1'): KubeObject =>
+      withRecord({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ejob-ephemeraljob-ns-j-1234abcd', namespace: 'ephemera-locks', uid }, spec: {} }, jobUid, pods);
+    /** A job with the finalizer whose pod a is claimed and injected, then deleted: its Lease deleted, its finalizer removed. */
+    function deletedStory(): { h: History; j: KubeObject; a: KubeObject; b: KubeObject; l: KubeObject } {
+      const h = new History();
+      const j = h.put({ ...job({ parallelism: 2 }), metadata: { ...job().metadata, finalizers: ['apps.kruise.io/ephemeralcontainers-cleanup'] } });
+      const a = h.put(appPod('a'));
+      const b = h.put(appPod('b'));
+      const l = h.put(lease(JOB, ['a']), { actor: 'proc-1', verb: 'create' });
+      inject(h, a, ['probe']);
+      return { h, j, a, b, l };
+    }
+    const cleanUp = (h: History, j: KubeObject, l: KubeObject): void => {
+      markDeleted(h, j);
+      h.put(l, { actor: 'proc-1', verb: 'delete', type: 'DELETED' });
+      removeFinalizer(h, j);
+    };
+
+    test('a job deleted mid-run, its Lease deleted and its finalizer removed, passes; so does a claim or injection planned before the delete that lands within the grace', () => {
+      const { h, j, l } = deletedStory();
+      cleanUp(h, j, l);
+      assert.deepEqual(check(h.run()), []);
+      // b claimed before the delete, injected after it (in flight, or stalled): allowed.
+      const late = (claimed: string[]): History => {
+        const s = deletedStory();
+        s.h.put(withRecord(s.l, JOB, claimed), { actor: 'proc-2', verb: 'update' });
+        markDeleted(s.h, s.j);
+        inject(s.h, s.b, ['probe']);
+        s.h.put(s.l, { actor: 'proc-1', verb: 'delete', type: 'DELETED' });
+        removeFinalizer(s.h, s.j);
+        return s.h;
+      };
+      assert.deepEqual(check(late(['a', 'b']).run()), []);
+      assert.deepEqual(check(late(['a']).run()), [], 'within the grace (lease + skew) of the delete');
+      fires(late(['a']).run({ lateWriteGraceMs: 0 }), 'no-injection-after-delete', /pod ns\/b got job ns\/j \(uid job-uid-1\)'s containers \(probe\) in write #\d+ patch\/ephemeralcontainers by proc-1 .*more than 0 ms after the job was being deleted \(write #\d+ delete by in-process/);
+    });
+
+    test('no-injection-after-delete: a pod claimed, or injected, after the job is gone', () => {
+      const claimed = deletedStory();
+      markDeleted(claimed.h, claimed.j);
+      claimed.h.put(withRecord(claimed.l, JOB, ['a', 'b']), { actor: 'proc-2', verb: 'update' });
+      claimed.h.put(claimed.l, { actor: 'proc-1', verb: 'delete', type: 'DELETED' });
+      removeFinalizer(claimed.h, claimed.j);
+      assert.deepEqual(check(claimed.h.run()).filter((v) => v.invariant === 'no-injection-after-delete'), [], 'within the grace');
+      fires(claimed.h.run({ lateWriteGraceMs: 0 }), 'no-injection-after-delete', /Lease ephemera-locks\/ejob-ephemeraljob-ns-j-1234abcd got a new claim of job ns\/j \(uid job-uid-1\) \(pods ns\/b\) in write #\d+ update by proc-2/);
+
+      const gone = new History();
+      const j = gone.put(job());
+      const b = gone.put(appPod('b'));
+      gone.put(j, { verb: 'delete', type: 'DELETED' });
+      inject(gone, b, ['probe']);
+      fires(gone.run({ lateWriteGraceMs: 0 }), 'no-injection-after-delete', /pod ns\/b got job ns\/j \(uid job-uid-1\)'s containers \(probe\) .*after the job was gone/);
+    });
+
+    test('deleted-job-gone: a job still held by its finalizer at the end', () => {
+      const { h, j, l } = deletedStory();
+      markDeleted(h, j);
+      h.put(l, { actor: 'proc-1', verb: 'delete', type: 'DELETED' });
+      fires(h.run(), 'deleted-job-gone', /job ns\/j \(uid job-uid-1\) is still there at the end, being deleted since 2026-01-01T00:00:30Z, finalizers \["apps.kruise.io\/ephemeralcontainers-cleanup"\]/);
+    });
+
+    test('no-stale-job-lease: the Lease of a job that is gone still holds its record; a re-created job\'s own record is kept', () => {
+      const { h, j } = deletedStory();
+      markDeleted(h, j);
+      removeFinalizer(h, j);
+      fires(h.run(), 'no-stale-job-lease', /Lease ephemera-locks\/ejob-ephemeraljob-ns-j-1234abcd still holds the claims record of job ns\/j \(uid job-uid-1\), which is gone; the job of that name now: none/);
+      // Deleted while no process lived to handle it: the documented leak, not a violation.
+      assert.deepEqual(check(h.run({ unwatchedDeletes: [JOB] })), []);
+      // Created again: the old record left on the Lease is still stale; the new job's own record is not.
+      const again = deletedStory();
+      markDeleted(again.h, again.j);
+      removeFinalizer(again.h, again.j);
+      const j2 = again.h.put({ ...job(), metadata: { ...job().metadata, uid: 'job-uid-2' } });
+      finishJob(again.h, j2, { phase: 'Succeeded', succeeded: 0, failed: 0, match: 0 });
+      fires(again.h.run(), 'no-stale-job-lease', /which is gone; the job of that name now: uid job-uid-2/);
+      again.h.put(withRecord(again.l, 'job-uid-2', []), { actor: 'proc-1', verb: 'update' });
+      assert.deepEqual(check(again.h.run()), []);
+    });
+
+    test('a re-created job is judged on its own: the old job\'s running pod takes none of its slots, and its status counts only its pods', () => {
+      const story = (): { h: History; j2: KubeObject } => {
+        const { h, j, a, b, l } = deletedStory();
+        ecStatus(h, a, { probe: state('running') });
+        cleanUp(h, j, l);
+        const j2 = h.put({ ...job(), metadata: { ...job().metadata, uid: 'job-uid-2' } });
+        h.put(lease('job-uid-2', ['b'], 'lease-2'), { actor: 'proc-2', verb: 'create' });
+        inject(h, b, ['probe'], 'job-uid-2');
+        ecStatus(h, b, { probe: state('running') });
+        ecStatus(h, b, { probe: state('terminated') });
+        return { h, j2 };
+      };
+      const own = story();
+      finishJob(own.h, own.j2, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+      assert.deepEqual(check(own.h.run()), []);
+      const both = story();
+      finishJob(both.h, both.j2, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 2 });
+      fires(both.h.run(), 'job-finished', /job ns\/j: status.match=2 but the pods say 1/);
+    });
   });
 });

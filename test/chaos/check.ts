@@ -18,8 +18,8 @@ export function check(run: RunRecord): Violation[] {
     out.push({ invariant, message });
   };
   if (!run.converged) add('converged', `did not converge before the time limit${run.pending?.length ? `; still open: ${run.pending.join('; ')}` : ''}`);
-  replayChecks(run.writes, add);
-  finalChecks(run.final, add);
+  replayChecks(run.writes, add, run.lateWriteGraceMs ?? LATE_WRITE_GRACE_MS);
+  finalChecks(run, add);
   for (const e of run.exits.filter((x) => !x.killed)) {
     add('no-unexpected-exit', `process ${e.name} exited by itself (code ${e.code}, signal ${e.signal}); last lines:\n    ${e.tail.join('\n    ')}`);
   }
@@ -30,16 +30,28 @@ export function check(run: RunRecord): Violation[] {
 type Add = (invariant: Invariant, message: string) => void;
 const at = (w: WriteRecord): string => `write #${w.seq} ${w.verb}${w.subresource ? `/${w.subresource}` : ''} by ${w.actor} at ${w.time}`;
 
-/** The current state while replaying: pods and jobs by uid, and per job the pods holding a slot / injected. */
+/**
+ * The current state while replaying: pods and jobs by uid, and per job the pods holding a slot /
+ * injected. Everything about a job is keyed by its uid, never its name: a job deleted and
+ * created again under the same name is another job, judged on its own.
+ */
 class World {
   readonly pods = new Map<string, KubeObject>();
   readonly jobs = new Map<string, KubeObject>();
   readonly holders = new Map<string, Set<string>>();
   readonly injected = new Map<string, Set<string>>();
+  /** Every job's "namespace/name" by uid, kept after the job goes (for messages). */
+  readonly keys = new Map<string, string>();
+  /** The write that first showed a job being deleted (deletionTimestamp) or gone, by job uid. */
+  readonly deleted = new Map<string, WriteRecord>();
+  /** How late after a job's delete a write planned before it may still land (ms). */
+  graceMs = LATE_WRITE_GRACE_MS;
+  /** The claims in the last stored record of each job, by job uid. */
+  readonly claims = new Map<string, Set<string>>();
 
   jobName(uid: string): string {
-    const j = this.jobs.get(uid);
-    return j ? `job ${keyOf(j)}` : `job uid ${uid}`;
+    const key = this.keys.get(uid);
+    return key ? `job ${key} (uid ${uid})` : `job uid ${uid}`;
   }
 
   podByName(namespace: string, name: string): KubeObject | undefined {
@@ -48,8 +60,9 @@ class World {
   }
 }
 
-function replayChecks(writes: WriteRecord[], add: Add): void {
+function replayChecks(writes: WriteRecord[], add: Add, graceMs: number): void {
   const world = new World();
+  world.graceMs = graceMs;
   const reported = new Set<string>();
   const once = (key: string, invariant: Invariant, message: string): void => {
     if (reported.has(key)) return;
@@ -59,9 +72,12 @@ function replayChecks(writes: WriteRecord[], add: Add): void {
   for (const w of writes) {
     const uid = w.object.metadata.uid ?? keyOf(w.object);
     if (isJob(w.object)) {
-      if (w.type === 'DELETED') world.jobs.delete(uid);
-      else world.jobs.set(uid, w.object);
+      replayJob(world, uid, w);
       checkSlots(world, uid, w, once);
+      continue;
+    }
+    if (isLease(w.object)) {
+      if (w.type !== 'DELETED') checkClaims(world, w, once);
       continue;
     }
     if (w.object.kind === 'ContainerRecreateRequest' && w.type === 'ADDED') checkCrr(world, w, once);
@@ -83,6 +99,14 @@ function replayChecks(writes: WriteRecord[], add: Add): void {
 
 type Once = (key: string, invariant: Invariant, message: string) => void;
 
+/** A job write: the job by uid, its name kept, and the first write that shows it being deleted or gone. */
+function replayJob(world: World, uid: string, w: WriteRecord): void {
+  world.keys.set(uid, keyOf(w.object));
+  if ((w.type === 'DELETED' || w.object.metadata.deletionTimestamp) && !world.deleted.has(uid)) world.deleted.set(uid, w);
+  if (w.type === 'DELETED') world.jobs.delete(uid);
+  else world.jobs.set(uid, w.object);
+}
+
 /** A write that adds a job's containers to a pod that already had some of that job's. */
 function checkInjection(world: World, prev: KubeObject | undefined, w: WriteRecord, once: Once): void {
   if (w.type === 'DELETED') return;
@@ -92,6 +116,10 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
     const before = prev ? jobContainers(prev, job).map((c) => c.name) : [];
     const added = jobContainers(pod, job).map((c) => c.name).filter((n) => !before.includes(n));
     if (added.length === 0) continue;
+    const gone = lateAfterDelete(world, job, w);
+    if (gone) {
+      once(`after-delete/${uid}/${job}`, 'no-injection-after-delete', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers (${added.join(', ')}) in ${at(w)}, more than ${world.graceMs} ms after the job was ${gone.type === 'DELETED' ? 'gone' : 'being deleted'} (${at(gone)})`);
+    }
     if (before.length > 0) {
       once(`twice/${uid}/${job}`, 'injected-once', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers a second time (${added.join(', ')} after ${before.join(', ')}) in ${at(w)}`);
     }
@@ -103,6 +131,67 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
       once(`replicas/${job}`, 'replicas', `${world.jobName(job)} has containers in ${set.size} pods, more than replicas=${replicas}, after ${at(w)}`);
     }
   }
+}
+
+/**
+ * The product's bound (functions/ejob/README.md, "When a job goes"): nothing is planned from a
+ * view of a job being deleted or gone, but a plan made from a read just before may still land:
+ * its injections are sent only within leaseSeconds of the reconcile's start, so the last one
+ * lands within leaseSeconds + skewSeconds of the delete (the chaos processes: 2 + 1 s). The
+ * default grace is that window.
+ */
+export const LATE_WRITE_GRACE_MS = 3000;
+
+/** The write that showed the job deleted, when `w` lands more than the grace after it. */
+function lateAfterDelete(world: World, job: string, w: WriteRecord): WriteRecord | undefined {
+  const gone = world.deleted.get(job);
+  return gone && Date.parse(w.time) - Date.parse(gone.time) > world.graceMs ? gone : undefined;
+}
+
+/** A job's Lease record while replaying: a claim of a pod first made later than the grace after the job's delete is a violation. */
+function checkClaims(world: World, w: WriteRecord, once: Once): void {
+  const record = claimsRecord(w.object);
+  if (!record) return;
+  const ns = world.keys.get(record.job)?.split('/')[0] ?? '';
+  const pods = new Set(record.claims.map((c) => `${ns}/${c.pod}`));
+  const before = world.claims.get(record.job) ?? new Set<string>();
+  world.claims.set(record.job, pods);
+  const gone = lateAfterDelete(world, record.job, w);
+  const fresh = [...pods].filter((p) => !before.has(p));
+  if (gone && fresh.length) {
+    once(`claim-after-delete/${record.job}`, 'no-injection-after-delete', `Lease ${keyOf(w.object)} got a new claim of ${world.jobName(record.job)} (pods ${fresh.join(', ')}) in ${at(w)}, more than ${world.graceMs} ms after the job was ${gone.type === 'DELETED' ? 'gone' : 'being deleted'} (${at(gone)})`);
+  }
+}
+
+/** The Lease annotation holding an EphemeralJob's claims record (functions/ejob/README.md). */
+export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
+
+const isLease = (o: KubeObject): boolean => o.kind === 'Lease';
+
+/** The claims record a Lease holds (`{"v":1,"job":"<uid>","claims":[{"pod":…}],…}`), if any parses. */
+export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string }[] } | undefined {
+  const text = (lease.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION];
+  if (text === undefined) return undefined;
+  try {
+    const r = JSON.parse(text) as { job?: unknown; claims?: unknown };
+    if (typeof r.job !== 'string') return undefined;
+    const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is { pod: string } => typeof (c as { pod?: unknown })?.pod === 'string') : [];
+    return { job: r.job, claims };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Leases whose claims record is no live job's: its job uid is not that of any job present and
+ * not being deleted; except the jobs in `excused` (deleted while no process lived to handle it).
+ */
+export function staleJobLeases(final: KubeObject[], excused: readonly string[] = []): { lease: KubeObject; job: string }[] {
+  const live = new Set(final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp).map((j) => j.metadata.uid));
+  return final.filter(isLease).flatMap((lease) => {
+    const r = claimsRecord(lease);
+    return r && !live.has(r.job) && !excused.includes(r.job) ? [{ lease, job: r.job }] : [];
+  });
 }
 
 function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void {
@@ -156,9 +245,18 @@ function stopAction(prev: KubeObject, next: KubeObject, sub: string): string | u
 
 const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[]) : []);
 
-function finalChecks(final: KubeObject[], add: Add): void {
+function finalChecks({ final, writes, unwatchedDeletes }: RunRecord, add: Add): void {
   const pods = final.filter(isPod);
-  for (const job of final.filter(isJob)) checkJobEnd(job, pods, add);
+  // A job still being deleted is not expected to finish; deleted-job-gone judges it.
+  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, pods, add);
+  for (const job of final.filter(isJob).filter((j) => j.metadata.deletionTimestamp)) {
+    add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
+  }
+  const keys = new Map(writes.filter((w) => isJob(w.object)).map((w) => [w.object.metadata.uid, keyOf(w.object)]));
+  for (const { lease, job } of staleJobLeases(final, unwatchedDeletes)) {
+    const key = keys.get(job);
+    add('no-stale-job-lease', `Lease ${keyOf(lease)} still holds the claims record of ${key ? `job ${key} (uid ${job})` : `job uid ${job}`}, which is ${key ? 'gone' : 'unknown'}; the job of that name now: ${liveJobOf(final, key)}`);
+  }
   for (const pod of pods.filter(isSidecarPod)) {
     if (!podEnded(pod) && !allTerminated(pod)) {
       const open = containers(pod).filter((c) => !statusOf(pod, c.name)?.state?.terminated).map((c) => c.name);
@@ -183,6 +281,11 @@ function checkJobEnd(job: KubeObject, pods: KubeObject[], add: Add): void {
   const open = mine.filter((p) => outcome(p, uid) === 'open').map(keyOf);
   if (open.length) problems.push(`pods still open: ${open.join(', ')}`);
   if (problems.length) add('job-finished', `job ${keyOf(job)}: ${problems.join('; ')}`);
+}
+
+function liveJobOf(final: KubeObject[], key: string | undefined): string {
+  const j = key ? final.filter(isJob).find((x) => keyOf(x) === key) : undefined;
+  return j ? `uid ${j.metadata.uid}${j.metadata.deletionTimestamp ? ', being deleted' : ''}` : 'none';
 }
 
 function stormCheck(run: RunRecord, add: Add): void {

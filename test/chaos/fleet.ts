@@ -33,6 +33,8 @@ interface Running {
 /** Slots of processes; `proc-<slot>.<incarnation>` is each one's actor name. */
 export class Fleet {
   readonly exits: ProcessExit[] = [];
+  /** When each incarnation was killed or exited (Date.now()), by actor. */
+  readonly endedAt = new Map<string, number>();
   private readonly slots = new Map<number, Running>();
   private readonly generations = new Map<number, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -60,6 +62,7 @@ export class Fleet {
     const entry: Running = { actor, child, killed: false, exited: Promise.resolve() };
     entry.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
+        if (!this.endedAt.has(actor)) this.endedAt.set(actor, Date.now());
         this.exits.push({ name: actor, code, signal, killed: entry.killed, tail: tail(logPath) });
         if (this.slots.get(slot) === entry) this.slots.delete(slot);
         // A crash is a violation, but like a Deployment the slot comes back, so the rest of the schedule still runs.
@@ -81,6 +84,7 @@ export class Fleet {
     const r = this.slots.get(slot);
     if (!r) return false;
     r.killed = true;
+    this.endedAt.set(r.actor, Date.now());
     r.child.kill('SIGKILL');
     this.restartLater(slot, restartAfterMs);
     return true;

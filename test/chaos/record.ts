@@ -25,7 +25,18 @@ export interface RunRecord {
   converged: boolean;
   /** What was still open when the time limit hit (for the message). */
   pending?: string[];
+  /**
+   * Uids of jobs deleted while no process lived to handle it: every process that had listed
+   * the jobs before the delete was killed within UNWATCHED_MS of it. Their Lease may stay
+   * (functions/ejob/README.md, "When a job goes": a job deleted while no relay watched).
+   */
+  unwatchedDeletes?: string[];
+  /** How late after a job's delete a claim or injection planned before it may land (ms; default the processes' lease + skew). */
+  lateWriteGraceMs?: number;
 }
+
+/** How long after a job's delete a process that knew the job must live for its Lease to be expected gone. */
+export const UNWATCHED_MS = 3000;
 
 /** The invariants, by name. */
 export const INVARIANTS = [
@@ -38,6 +49,9 @@ export const INVARIANTS = [
   'sidecar-stopped-after-main',
   'no-unexpected-exit',
   'no-422-storm',
+  'no-injection-after-delete',
+  'deleted-job-gone',
+  'no-stale-job-lease',
 ] as const;
 /** One invariant's name. */
 export type Invariant = (typeof INVARIANTS)[number];

@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimKubelet, startApiServer, type ApiServer, type KubeObject, type RequestRecord, type WriteRecord } from '../../functions/cluster/index.ts';
-import { check } from './check.ts';
+import { check, staleJobLeases } from './check.ts';
 import { Fleet } from './fleet.ts';
 import { chaosPolicy } from './kubelet-policy.ts';
 import { allTerminated, isJob, isPod, isSidecarPod, keyOf, phaseOf, podEnded } from './pod-view.ts';
-import type { RunRecord, Violation } from './record.ts';
-import type { FaultEvent, Kill, Schedule } from './world.ts';
+import { UNWATCHED_MS, type RunRecord, type Violation } from './record.ts';
+import { EJOB_CLEANUP_FINALIZER, type Deletion, type FaultEvent, type Kill, type Schedule } from './world.ts';
 
 /** How a schedule is run (not part of the schedule: the same seed may run with other limits). */
 export interface RunOptions {
@@ -62,6 +62,8 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const fleet = new Fleet({ dir, kubeconfig: (actor) => server.kubeconfigYaml({ token: actor }), env: { ...PROCESS_ENV, LOG_LEVEL: options.logLevel ?? 'warn' } });
   const count = options.processes ?? schedule.processes;
   let outcome: { converged: boolean; pending: string[] };
+  const deletes: DeleteSeen[] = [];
+  let unwatchedDeletes: string[];
   let startupMs: number;
   try {
     for (let slot = 0; slot < count; slot++) fleet.start(slot);
@@ -69,14 +71,20 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     await waitForWatches(server, fleet, 15_000);
     startupMs = Date.now() - started;
     kubelet.run(options.tickMs ?? 100);
-    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count });
+    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count, deletes });
+    // Before the fleet stops: the end of the run is no process's death.
+    unwatchedDeletes = unwatched(deletes, fleet);
   } finally {
     kubelet.stop();
     await fleet.stop();
   }
   const record: RunRecord = {
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
+    unwatchedDeletes,
+    // The product's bound on writes planned before a job's delete: the processes' claim window.
+    lateWriteGraceMs: (Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
   };
+  if (record.unwatchedDeletes?.length) server.faults.count('job deleted while no process lived to handle it', record.unwatchedDeletes.length);
   const requests = server.requests.entries;
   await server.close();
   const violations = check(record);
@@ -110,14 +118,19 @@ async function waitForWatches(server: ApiServer, fleet: Fleet, boundMs: number):
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Plays the timeline, then waits for convergence; returns whether it converged and what stayed open. */
-async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { limitMs: number; slots: number }): Promise<{ converged: boolean; pending: string[] }> {
+async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { limitMs: number; slots: number; deletes: DeleteSeen[] }): Promise<{ converged: boolean; pending: string[] }> {
   const t0 = Date.now();
-  const todo = timeline(schedule);
+  const todo = timeline(schedule, o.deletes);
   let settledAt: number | undefined;
   for (;;) {
     const t = Date.now() - t0;
-    while (todo.length && todo[0]!.atMs <= t) todo.shift()!.run(server, fleet, o.slots);
-    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server);
+    const due: Step[] = [];
+    while (todo.length && todo[0]!.atMs <= t) due.push(todo.shift()!);
+    // A step that cannot run yet (a re-creation while the old job still holds the name) runs again shortly.
+    const later = due.filter((s) => s.run(server, fleet, o.slots) === false);
+    if (later.length) todo.push(...later.map((s) => ({ ...s, atMs: t + 50 })));
+    todo.sort((a, b) => a.atMs - b.atMs);
+    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server, unwatched(o.deletes, fleet));
     if (pending.length === 0 && t >= schedule.calmAfterMs) {
       // Converged: watch a little longer, so a late extra injection would still be seen.
       settledAt ??= Date.now();
@@ -130,11 +143,18 @@ async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { li
 
 interface Step {
   atMs: number;
-  run(server: ApiServer, fleet: Fleet, slots: number): void;
+  /** false: not now, try again in a moment. */
+  run(server: ApiServer, fleet: Fleet, slots: number): boolean | void;
 }
 
-function timeline(s: Schedule): Step[] {
+function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
+  // The spec of each deleted job as it was when deleted (a paused job's raise included), for its re-creation.
+  const specs = new Map<string, unknown>();
   const steps: Step[] = [
+    ...(s.deletions ?? []).flatMap((d) => [
+      { atMs: d.atMs, run: (server: ApiServer, fleet: Fleet) => deleteJob(server, d, specs, witness(server, fleet, deletes)) },
+      ...(d.recreateAfterMs !== undefined ? [{ atMs: d.atMs + d.recreateAfterMs, run: (server: ApiServer) => recreateJob(server, d, specs) }] : []),
+    ]),
     ...s.arrivals.map((a) => ({ atMs: a.atMs, run: (server: ApiServer) => create(server, a.object) })),
     ...s.raises.map((r) => ({ atMs: r.atMs, run: (server: ApiServer) => raise(server, r) })),
     ...s.faults.map((f) => ({ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) })),
@@ -161,6 +181,51 @@ function raise(server: ApiServer, r: Schedule['raises'][number]): void {
   server.rest.update({ def, namespace: r.namespace, name: r.name }, job);
 }
 
+const EJOB = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob' };
+
+/** A job's delete, and the processes that knew the job then (running, and had listed the jobs). */
+interface DeleteSeen {
+  uid: string;
+  at: number;
+  witnesses: string[];
+}
+
+/** Notes who knew the job at its delete. */
+function witness(server: ApiServer, fleet: Fleet, deletes: DeleteSeen[]): (uid: string) => void {
+  return (uid) => {
+    const listed = new Set(server.requests.entries.filter((r) => r.verb === 'list' && r.path.endsWith('/ephemeraljobs')).map((r) => r.actor));
+    deletes.push({ uid, at: Date.now(), witnesses: fleet.actors().filter((a) => listed.has(a)) });
+  };
+}
+
+/** Jobs whose delete no process lived to handle: every one that knew the job ended within UNWATCHED_MS. */
+function unwatched(deletes: DeleteSeen[], fleet: Fleet): string[] {
+  return deletes.filter((d) => d.witnesses.every((a) => (fleet.endedAt.get(a) ?? Infinity) < d.at + UNWATCHED_MS)).map((d) => d.uid);
+}
+
+/** `kubectl delete ejob`: through the REST layer, so a finalizer leaves the job being deleted. */
+function deleteJob(server: ApiServer, d: Deletion, specs: Map<string, unknown>, seen: (uid: string) => void): void {
+  const def = server.store.defFor(EJOB.apiVersion, EJOB.kind);
+  const job = server.store.read(def, d.namespace, d.name);
+  if (!job) return;
+  seen(job.metadata.uid ?? '');
+  specs.set(`${d.namespace}/${d.name}`, structuredClone(job.spec));
+  server.history.during({ verb: 'delete', subresource: '', actor: 'in-process' }, () => server.rest.delete({ def, namespace: d.namespace, name: d.name }));
+  server.faults.count(d.finalizer ? 'EphemeralJob deleted (finalizer)' : 'EphemeralJob deleted');
+}
+
+/** `kubectl apply` of the same manifest again, once the name is free: a new job (new uid). */
+function recreateJob(server: ApiServer, d: Deletion, specs: Map<string, unknown>): boolean {
+  const def = server.store.defFor(EJOB.apiVersion, EJOB.kind);
+  if (server.store.read(def, d.namespace, d.name)) return false;
+  const spec = specs.get(`${d.namespace}/${d.name}`);
+  if (spec === undefined) return true;
+  const metadata = { name: d.name, namespace: d.namespace, ...(d.finalizer ? { finalizers: [EJOB_CLEANUP_FINALIZER] } : {}) };
+  server.rest.create(def, d.namespace, { ...EJOB, metadata, spec: structuredClone(spec) });
+  server.faults.count('EphemeralJob re-created');
+  return true;
+}
+
 function playFault(server: ApiServer, f: FaultEvent): void {
   switch (f.kind) {
     case 'request': server.faults.add(f.spec); return;
@@ -178,12 +243,18 @@ function playFault(server: ApiServer, f: FaultEvent): void {
   }
 }
 
-/** Jobs not finished and sidecar pods not ended: what convergence waits for. */
-function openWork(server: ApiServer): string[] {
+/**
+ * What convergence waits for: jobs not finished, jobs being deleted (their finalizer still
+ * there), sidecar pods not ended, and job Leases whose claims record is no live job's (but
+ * for jobs deleted while no process lived to handle it).
+ */
+function openWork(server: ApiServer, excused: string[]): string[] {
   const all = server.store.all();
-  const jobs = all.filter(isJob).filter((j) => !['Succeeded', 'Failed'].includes(phaseOf(j))).map((j) => `job ${keyOf(j)} ${phaseOf(j) || 'no phase'}`);
+  const jobs = all.filter(isJob).filter((j) => !j.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(phaseOf(j))).map((j) => `job ${keyOf(j)} ${phaseOf(j) || 'no phase'}`);
+  const deleting = all.filter(isJob).filter((j) => j.metadata.deletionTimestamp).map((j) => `job ${keyOf(j)} being deleted (finalizers ${String(j.metadata.finalizers)})`);
   const pods = all.filter(isPod).filter(isSidecarPod).filter((p) => !podEnded(p) && !allTerminated(p)).map((p) => `sidecar pod ${keyOf(p)} ${phaseOf(p) || 'no phase'}`);
-  return [...jobs, ...pods];
+  const leases = staleJobLeases(all, excused).map((l) => `Lease ${keyOf(l.lease)} holds a record of job uid ${l.job}, no live job's`);
+  return [...jobs, ...deleting, ...pods, ...leases];
 }
 
 interface Kept {

@@ -14,7 +14,8 @@ import { generate } from './world.ts';
  * Seeds that between them have one and two namespaces, 2, 3 and 4 processes, 7 to 39 pods,
  * one to three jobs, two-container templates with an invalid image, replicas, every sidecar
  * strategy (CRR, signal container, virtual-kubelet swap, ignore-exit-code) under Never and
- * OnFailure, late pods and jobs, a paused job raised, and kills right after injections.
+ * OnFailure, late pods and jobs, a paused job raised, and kills right after injections; all but
+ * 104 also delete jobs mid-run (with and without OpenKruise's finalizer, some re-created).
  */
 const SEEDS = [101, 104, 105, 109, 114, 122];
 describe('chaos seeds', () => {

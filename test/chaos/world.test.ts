@@ -21,7 +21,8 @@ describe('chaos world generator', () => {
       const pods = s.arrivals.filter((a) => a.object.kind === 'Pod');
       const jobs = s.arrivals.filter((a) => a.object.kind === 'EphemeralJob');
       const at = `seed ${seed}`;
-      assert.ok(pods.length >= 5 && pods.length <= 40, `${at}: ${pods.length} pods`);
+      const fresh = pods.filter((a) => a.object.metadata.name.startsWith('app-for-'));
+      assert.ok(pods.length - fresh.length >= 5 && pods.length - fresh.length <= 40, `${at}: ${pods.length - fresh.length} pods`);
       assert.ok(jobs.length >= 1 && jobs.length <= 3, `${at}: ${jobs.length} jobs`);
       assert.ok(s.processes >= 2 && s.processes <= 4, `${at}: ${s.processes} processes`);
       for (const { object: job, atMs } of jobs) {
@@ -40,6 +41,25 @@ describe('chaos world generator', () => {
         assert.ok(sidecars.every((c) => c.env?.some((e) => e.name === 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE')), `${at}: a virtual-kubelet sidecar without an exit image could never stop`);
       }
       assert.ok(s.faults.every((f) => f.atMs < s.calmAfterMs), `${at}: a fault after the calm point`);
+      for (const d of s.deletions ?? []) {
+        const job = jobs.find((a) => a.object.metadata.name === d.name && a.object.metadata.namespace === d.namespace);
+        assert.ok(job && d.atMs > job.atMs && d.atMs < s.calmAfterMs, `${at}: ${d.name} deleted at ${d.atMs}, not between its arrival and the calm point`);
+        assert.equal(job.object.metadata.finalizers !== undefined, d.finalizer === true, `${at}: ${d.name}'s finalizer does not match its deletion`);
+        const raise = s.raises.find((r) => r.name === d.name && r.namespace === d.namespace);
+        if (raise) assert.ok(d.atMs > raise.atMs, `${at}: paused ${d.name} deleted before it was raised`);
+        const after = d.recreateAfterMs;
+        if (after !== undefined) assert.ok(fresh.some((a) => a.object.metadata.name === d.freshPod && a.atMs === d.atMs + after), `${at}: ${d.name} re-created without a fresh pod`);
+      }
+      assert.equal(fresh.length, (s.deletions ?? []).filter((d) => d.recreateAfterMs !== undefined).length, `${at}: fresh pods without a re-creation`);
     }
+  });
+
+  test('about a third of the schedules delete jobs, with and without the finalizer, some re-created', () => {
+    const all = Array.from({ length: 300 }, (_, seed) => generate(seed));
+    const dels = all.flatMap((s) => s.deletions ?? []);
+    const share = all.filter((s) => s.deletions).length / all.length;
+    assert.ok(share > 0.25 && share < 0.45, `${share} of the schedules delete jobs`);
+    assert.ok(dels.some((d) => d.finalizer) && dels.some((d) => !d.finalizer), 'finalizer both ways');
+    assert.ok(dels.some((d) => d.recreateAfterMs !== undefined) && dels.some((d) => d.recreateAfterMs === undefined), 're-created and not');
   });
 });

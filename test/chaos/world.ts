@@ -1,5 +1,5 @@
 // A chaos schedule from a seed: the world (namespaces, app pods, EphemeralJobs, Job pods
-// with sidecars, late arrivals), the faults the API server plays and when, and when ephemera
+// with sidecars, late arrivals, jobs deleted and re-created), the faults the API server plays and when, and when ephemera
 // processes are killed. Pure: the same seed gives the same schedule (fast-check's seeded
 // generator), so a failing seed can be re-run; only process timing differs between runs.
 import fc from 'fast-check';
@@ -20,6 +20,26 @@ export type FaultEvent =
 /** When to SIGKILL a process: at a time (slot), or right after the n-th injection write (whoever made it). */
 export type Kill = { atMs: number; slot: number; restartAfterMs: number } | { afterInjection: number; restartAfterMs: number };
 
+/**
+ * `kubectl delete ejob` mid-run: the job was created with OpenKruise's cleanup finalizer when
+ * `finalizer` (so the delete only sets deletionTimestamp until ephemera removes it), and when
+ * `recreateAfterMs` is set the same manifest is applied again that long after the delete (a new
+ * job, new uid, same name and spec), as soon as the name is free. A fresh app pod matching it
+ * arrives then too (`freshPod`): the old job's containers have the same names, so every pod the
+ * old job reached is skipped by the new one, which would otherwise wait forever with no pod.
+ */
+export interface Deletion {
+  atMs: number;
+  namespace: string;
+  name: string;
+  finalizer?: boolean;
+  recreateAfterMs?: number;
+  freshPod?: string;
+}
+
+/** OpenKruise's finalizer on an EphemeralJob; ephemera removes it once the job's Lease is gone. */
+export const EJOB_CLEANUP_FINALIZER = 'apps.kruise.io/ephemeralcontainers-cleanup';
+
 /** A whole schedule. */
 export interface Schedule {
   seed: number;
@@ -30,7 +50,9 @@ export interface Schedule {
   raises: { atMs: number; namespace: string; name: string; parallelism: number }[];
   faults: FaultEvent[];
   kills: Kill[];
-  /** Faults and kills happen before this; afterwards the system must converge undisturbed. */
+  /** Jobs deleted (and maybe created again) mid-run; absent in older schedules. */
+  deletions?: Deletion[];
+  /** Faults, kills and deletions happen before this; afterwards the system must converge undisturbed. */
   calmAfterMs: number;
 }
 
@@ -61,9 +83,13 @@ export function generate(seed: number): Schedule {
   const arrivals = [...NODES.map((object) => ({ atMs: 0, object })), ...appPods(g, namespaces), ...jobPods(g, namespaces)];
   const raises: Schedule['raises'] = [];
   arrivals.push(...jobs(g, { arrivals, raises }));
+  const processes = int(g, 2, 4);
+  const planned = { faults: faults(g, calmAfterMs), kills: kills(g, calmAfterMs) };
+  // Drawn last, so the draws above (world, faults, kills) are what they were before deletions existed.
+  const dels = deletions(g, { arrivals, raises, calmAfterMs });
   return {
-    seed, processes: int(g, 2, 4), arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises,
-    faults: faults(g, calmAfterMs), kills: kills(g, calmAfterMs), calmAfterMs,
+    seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs,
+    ...(dels.length ? { deletions: dels } : {}),
   };
 }
 
@@ -203,4 +229,49 @@ function kills(g: G, calmAfterMs: number): Kill[] {
   for (let i = int(g, 1, 3); i > 0; i--) out.push({ atMs: int(g, 200, calmAfterMs), slot: int(g, 0, 3), restartAfterMs: int(g, 100, 800) });
   for (let i = int(g, 0, 2); i > 0; i--) out.push({ afterInjection: int(g, 1, 6), restartAfterMs: int(g, 100, 800) });
   return out;
+}
+
+/**
+ * In about a third of the schedules, some jobs are deleted before the calm point: each with the
+ * cleanup finalizer or not, and half of them created again. A paused job is deleted only after
+ * it was raised (its re-creation takes the spec as it is when deleted, raised). Adds the
+ * finalizer to the job's manifest, and a fresh matching app pod for each re-created job.
+ */
+function deletions(g: G, { arrivals, raises, calmAfterMs }: JobInputs & { calmAfterMs: number }): Deletion[] {
+  if (!chance(g, 0.35)) return [];
+  const jobs = arrivals.filter((a) => a.object.kind === 'EphemeralJob');
+  const first = int(g, 0, jobs.length - 1);
+  const out: Deletion[] = [];
+  jobs.forEach((arrival, i) => {
+    if (i !== first && !chance(g, 0.4)) return;
+    const { name, namespace = '' } = arrival.object.metadata;
+    const raise = raises.find((r) => r.namespace === namespace && r.name === name);
+    const from = (raise?.atMs ?? arrival.atMs) + 50;
+    const to = calmAfterMs - 50;
+    if (from > to) return;
+    // Early (before or at the first injections) as often as late (mid-run or after the verdict).
+    const atMs = chance(g, 0.5) ? int(g, from, Math.min(to, from + 400)) : int(g, from, to);
+    const finalizer = chance(g, 0.5);
+    const recreateAfterMs = chance(g, 0.5) ? int(g, 100, 1500) : undefined;
+    if (finalizer) arrival.object.metadata.finalizers = [EJOB_CLEANUP_FINALIZER];
+    const d: Deletion = { atMs, namespace, name, ...(finalizer ? { finalizer } : {}) };
+    if (recreateAfterMs !== undefined) {
+      d.recreateAfterMs = recreateAfterMs;
+      d.freshPod = `app-for-${name}`;
+      arrivals.push({ atMs: atMs + recreateAfterMs, object: freshPod(d.freshPod, namespace, arrival.object) });
+    }
+    out.push(d);
+  });
+  return out;
+}
+
+/** An app pod with every label the job's selector can ask for (its anchor's app and tier). */
+function freshPod(name: string, namespace: string, job: KubeObject): KubeObject {
+  const labels = ((job.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+  const tier = labels.tier ?? TIERS[0];
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, namespace, labels: { app: labels.app!, tier } },
+    spec: { nodeName: 'node-a', restartPolicy: 'Always', containers: [{ name: 'app', image: 'chaos/app:run' }] },
+  };
 }
