@@ -31,6 +31,8 @@ export interface RejectedWrite {
   path: string;
   status: number;
   actor: string;
+  /** The Status message the client got. */
+  message?: string;
 }
 
 const IN_PROCESS: WriteCause = { verb: 'store', subresource: '', actor: 'in-process' };

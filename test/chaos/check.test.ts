@@ -246,6 +246,10 @@ describe('chaos checker', () => {
     const rejected = Array.from({ length: 4 }, (_, i) => ({ time: '', verb: 'patch', path: `/api/v1/namespaces/ns/pods/a${i % 2 ? '/ephemeralcontainers' : ''}`, status: 422, actor: 'proc-1' }));
     fires(cleanStory().h.run({ rejected }), 'no-422-storm', /4 writes to \/api\/v1\/namespaces\/ns\/pods\/a refused with 422/);
     assert.deepEqual(check(cleanStory().h.run({ rejected: rejected.slice(1) })), []);
+    // A JSON patch's failed test op is a fence doing its job (the engine observes again): not a storm.
+    const fenced = Array.from({ length: 6 }, () => ({ time: '', verb: 'patch', path: '/apis/apps.kruise.io/v1alpha1/namespaces/ns/ephemeraljobs/j', status: 422, actor: 'proc-1', message: 'testing value /metadata/uid failed: test failed' }));
+    assert.deepEqual(check(cleanStory().h.run({ rejected: fenced })), []);
+    fires(cleanStory().h.run({ rejected: fenced.map((r) => ({ ...r, message: 'metadata.finalizers: Invalid value' })) }), 'no-422-storm', /6 writes to .*ephemeraljobs\/j refused with 422/);
   });
 
   describe('deleted and re-created jobs', () => {
