@@ -60,6 +60,7 @@ export async function main(argv: string[]): Promise<number> {
     bufferMax: config.EPHEMERA_RELAY_BUFFER_MAX,
     deliveryGraceSeconds: config.EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS,
     logger,
+    leaseSweep: { namespace: config.EPHEMERA_LOCK_NAMESPACE },
     ...(config.EPHEMERA_RELAY_LEADER_ELECTION
       ? { election: { kube: createKube(kc), lock: leaderLock(config) } }
       : {}),

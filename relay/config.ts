@@ -36,6 +36,11 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_CLUSTER: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name (lower-case letters, digits, "-" and ".")').max(100).optional(),
   EPHEMERA_RELAY_LEADER_ELECTION: bool.default(true),
   EPHEMERA_RELAY_LEASE_NAMESPACE: z.string().min(1).default('ephemera-system'),
+  /**
+   * The functions' lock namespace, the same variable with the same default: where the
+   * EphemeralJobs' claims Leases are, which the relay lists at each resync (lease-sweep.ts).
+   */
+  EPHEMERA_LOCK_NAMESPACE: FunctionsConfig.shape.EPHEMERA_LOCK_NAMESPACE,
   /** The leader Lease's duration and clock allowance: the functions' variables, one meaning. */
   EPHEMERA_LEASE_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SECONDS,
   EPHEMERA_LEASE_SKEW_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SKEW_SECONDS,

@@ -50,6 +50,7 @@ export function createMetrics(): {
   watchRestarts: Counter<'kind'>;
   leader: Gauge;
   absent: Gauge<'kind'>;
+  leaseSweeps: Counter;
   /** Point the backlog gauges at the queue (they are computed when scraped). */
   observeQueue(probe: QueueProbe): void;
 } {
@@ -84,6 +85,7 @@ export function createMetrics(): {
     watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone or an error', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
     absent: new Gauge({ name: 'ephemera_relay_resource_absent', help: '1 while a kind\'s list answers 404/403 (no CRD or no list right): its controller is idle', labelNames: ['kind'] as const, ...c }),
+    leaseSweeps: new Counter({ name: 'ephemera_relay_lease_sweeps_total', help: 'EphemeralJob keys sent because a claims Lease names a job the watch cache does not have (the functions then delete the Lease)', ...c }),
     observeQueue(p) {
       probe = p;
     },

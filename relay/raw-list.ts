@@ -68,9 +68,9 @@ function readBody(res: IncomingMessage): Promise<string> {
   });
 }
 
-/** GET a collection page (`limit`/`continue`); throws ListError or the transport's error. */
-export async function listRaw(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; timeoutMs: number; signal?: AbortSignal | undefined }): Promise<ListPage> {
-  const res = await get(kc, path, { limit: String(query.limit), continue: query.continue }, { timeoutMs: query.timeoutMs, signal: query.signal });
+/** GET a collection page (`limit`/`continue`, optionally a `labelSelector`); throws ListError or the transport's error. */
+export async function listRaw(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; labelSelector?: string | undefined; timeoutMs: number; signal?: AbortSignal | undefined }): Promise<ListPage> {
+  const res = await get(kc, path, { limit: String(query.limit), continue: query.continue, labelSelector: query.labelSelector }, { timeoutMs: query.timeoutMs, signal: query.signal });
   const text = await readBody(res);
   if (res.statusCode !== 200) throw new ListError(res.statusCode ?? 0, `LIST ${path}: HTTP ${res.statusCode}: ${statusMessage(text)}`);
   const body = JSON.parse(text) as { items?: unknown; metadata?: { resourceVersion?: string; continue?: string } };

@@ -13,6 +13,7 @@ import { idSequence, jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedP
 import { concernedJobs } from './filter.ts';
 import { decidePod, type NamespaceJobs } from './pod-event.ts';
 import { startElection, type Elector } from './leader.ts';
+import { listLeaseJobs, type LeaseSweepOptions } from './lease-sweep.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
 import { Reflector, type Absent, type Decoded, type ReflectorEvent, type Unreadable } from './reflector.ts';
@@ -52,6 +53,12 @@ export interface RelayOptions {
   listPageSize?: number;
   /** How often an EphemeralJob list that answered 404/403 is tried again (default 60 s). */
   absentRetryMs?: number;
+  /**
+   * Sweep the claims Leases in this namespace (the functions' lock namespace) at the first
+   * sync, on becoming leader and at each periodic resync: the key of every labelled Lease
+   * whose job the watch cache lacks is sent as a job event (lease-sweep.ts). Unset: no sweep.
+   */
+  leaseSweep?: LeaseSweepOptions;
 }
 
 export interface Relay {
@@ -67,6 +74,12 @@ export interface Relay {
   resync(reason: string, scope?: ReplayScope): void;
   /** Look at this envelope's key again after a delay (in-process requeue; one timer per key). */
   requeue(envelope: Envelope, delayMs: number): void;
+  /**
+   * Sweep the claims Leases now (or join the sweep under way): resolves with the number of
+   * job keys queued, or undefined when no sweep ran (none configured, not synced, the job
+   * list absent, not leader, or the Lease LIST failed: logged, tried again at the next resync).
+   */
+  sweepLeases(reason: string): Promise<number | undefined>;
   /** Send what is queued now and wait for the sink (tests, shutdown). */
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -121,8 +134,12 @@ export function createRelay(opts: RelayOptions): Relay {
     for (const r of pods) r.start();
     await Promise.all(pods.map((r) => r.whenSynced()));
     if (st.leader && st.missed) box.relay?.resync('listed while leadership changed', 'all');
+    void box.relay?.sweepLeases('first sync');
   });
-  const resyncTimer = setInterval(() => box.relay?.resync('periodic resync', 'due'), opts.resyncSeconds * 1000);
+  const resyncTimer = setInterval(() => {
+    box.relay?.resync('periodic resync', 'due');
+    void box.relay?.sweepLeases('periodic resync');
+  }, opts.resyncSeconds * 1000);
   resyncTimer.unref();
   const graceMs = (opts.deliveryGraceSeconds ?? 120) * 1000;
   const allSynced = (): boolean => all.every((r) => r.hasSynced());
@@ -132,6 +149,7 @@ export function createRelay(opts: RelayOptions): Relay {
     return stalled > graceMs ? `the sink has taken nothing for ${Math.round(stalled / 1000)}s (grace ${graceMs / 1000}s)` : 'ready';
   };
   let elector: Elector | undefined;
+  let sweeping: Promise<number | undefined> | undefined;
   const relay: Relay = {
     metrics,
     ready: () => readiness() === 'ready',
@@ -144,10 +162,16 @@ export function createRelay(opts: RelayOptions): Relay {
       queue.backfill(replay(st, pods, scope));
     },
     requeue: (e, ms) => requeue.after(queuedFrom(e, st.clock().getTime()), ms),
+    sweepLeases(reason) {
+      if (stopped || !jobs.every((r) => r.hasSynced())) return Promise.resolve(undefined);
+      sweeping ??= sweepLeases(st, reason).finally(() => (sweeping = undefined));
+      return sweeping;
+    },
     flush: () => queue.flush(),
     async stop() {
       stopped = true;
       clearInterval(resyncTimer);
+      await sweeping;
       requeue.stop();
       await Promise.all(all.map((r) => r.stop()));
       await elector?.stop();
@@ -166,7 +190,42 @@ export function createRelay(opts: RelayOptions): Relay {
 function onLeadership(st: State, relay: Relay, leader: boolean): void {
   st.leader = leader;
   st.metrics.leader.set(leader ? 1 : 0);
-  if (leader) relay.resync('became leader', 'all');
+  if (!leader) return;
+  relay.resync('became leader', 'all');
+  void relay.sweepLeases('became leader');
+}
+
+/**
+ * List the labelled claims Leases and queue a job event for each whose job is not in the
+ * watch cache, in a namespace this relay watches and whose EphemeralJobs it can list. The
+ * functions then take the departed() path: the job read (404), the Lease, the job again, a
+ * fenced DELETE. A job created since the cache last heard of it only gets one reconcile more.
+ */
+async function sweepLeases(st: State, reason: string): Promise<number | undefined> {
+  const { opts } = st;
+  const sweep = opts.leaseSweep;
+  // No EphemeralJobs can be listed anywhere (no CRD, no right): no job is known, so none is missing.
+  const allAbsent = st.jobsAbsent.size >= Math.max(1, opts.namespaces.length);
+  if (sweep === undefined || !st.leader || allAbsent) return undefined;
+  let named;
+  try {
+    named = await listLeaseJobs(opts.kubeConfig, sweep.namespace, { limit: opts.listPageSize ?? 500, timeoutMs: 60_000 });
+  } catch (err) {
+    opts.logger.warn({ namespace: sweep.namespace, reason, err: (err as Error).message }, 'claims Lease sweep: the Lease list failed; trying again at the next resync');
+    return undefined;
+  }
+  // The cache as it is now, after the LIST: a job it has is alive or on its way out by its own events.
+  if (!st.leader) return undefined;
+  const watched = (ns: string): boolean => opts.namespaces.length === 0 || opts.namespaces.includes(ns);
+  let n = 0;
+  for (const job of named) {
+    if (!watched(job.namespace) || !namespaceJobs(st, job.namespace).known || st.jobs.get(job.namespace)?.has(job.name)) continue;
+    forward(st, queuedJob('DELETED', { namespace: job.namespace, name: job.name, finished: true }, st.clock().getTime()));
+    n++;
+  }
+  st.metrics.leaseSweeps.inc(n);
+  if (n > 0) opts.logger.info({ namespace: sweep.namespace, reason, jobs: n }, 'claims Lease sweep: sent the keys of jobs the watch cache does not have');
+  return n;
 }
 
 /** The cache as RESYNC events, lazily: the queue pulls them as it has room. */

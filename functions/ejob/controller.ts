@@ -109,7 +109,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   if (!ref) throw new Error(`not an EphemeralJob key: ${key}`);
   const jobRef = { apiVersion: EJOB.apiVersion, kind: EJOB.kind, ...ref };
   const raw = await kube.get(jobRef);
-  const cfg = { ...DEFAULT_LEASE, ...(lock ?? {}), name: jobLeaseName(key) };
+  const cfg = { ...DEFAULT_LEASE, ...(lock ?? {}), name: jobLeaseName(key), key };
   if (raw === null) return departed(kube, cfg, jobRef, null);
   const job = EphemeralJobObject.safeParse(raw);
   // The API server validates metadata, so this is a schema of ours out of step with it: skip, say why.

@@ -13,6 +13,16 @@ import type { Action } from '../engine/plan.ts';
  */
 export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 
+/**
+ * On every claims Lease: the label a sweep selects them by, and the job's key
+ * ("EphemeralJob/<ns>/<name>"; the Lease's name is hashed, so the job cannot be read from
+ * it). The relay lists the labelled Leases and sends the key of each whose job it does not
+ * know, so a job deleted while no relay watched still has its Lease deleted (README.md,
+ * "When a job goes").
+ */
+export const LEASE_LABEL = 'ephemera.io/ejob-lease';
+export const KEY_ANNOTATION = 'ephemera.io/ejob-key';
+
 /** One pod claimed for injection; `at` is the API server's time of the claim write. */
 const Claim = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1) });
 export type Claim = z.infer<typeof Claim>;
@@ -37,8 +47,8 @@ export const LeaseRecord = z.object({
 });
 export type LeaseRecord = z.infer<typeof LeaseRecord>;
 
-/** Where the job's Lease lives and how long a claim holds. */
-export type LeaseConfig = Pick<LockConfig, 'namespace' | 'holder' | 'leaseSeconds' | 'skewSeconds'> & { name: string };
+/** Where the job's Lease lives and how long a claim holds; `key`: the job's key, written on the Lease. */
+export type LeaseConfig = Pick<LockConfig, 'namespace' | 'holder' | 'leaseSeconds' | 'skewSeconds'> & { name: string; key: string };
 
 /**
  * The Lease as the planner sees it. `unreadable` covers a Lease that exists but whose
@@ -113,7 +123,8 @@ export function leaseOwner(raw: unknown): LeaseOwner | undefined {
  * The write that records a decision: create the Lease, or replace it at the resourceVersion
  * it was read at (a concurrent writer makes it fail with 409, and the engine re-plans).
  * holderIdentity and renewTime are there for `kubectl get lease`, and renewTime also tells
- * a later reader how old an unreadable record is.
+ * a later reader how old an unreadable record is. The label and the key annotation name the
+ * job for the relay's sweep; they change none of the preconditions.
  */
 export function leaseWrite(at: { cfg: LeaseConfig; view: ReadLeaseView; serverNow: Date }, record: LeaseRecord, why: string): Action {
   const { cfg, view, serverNow } = at;
@@ -125,7 +136,7 @@ export function leaseWrite(at: { cfg: LeaseConfig; view: ReadLeaseView; serverNo
   const body = {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name: cfg.name, namespace: cfg.namespace, annotations: { [CLAIMS_ANNOTATION]: JSON.stringify(record) }, ...(rv ? { resourceVersion: rv } : {}), ...(uid ? { uid } : {}) },
+    metadata: { name: cfg.name, namespace: cfg.namespace, labels: { [LEASE_LABEL]: 'true' }, annotations: { [CLAIMS_ANNOTATION]: JSON.stringify(record), [KEY_ANNOTATION]: cfg.key }, ...(rv ? { resourceVersion: rv } : {}), ...(uid ? { uid } : {}) },
     spec: { holderIdentity: cfg.holder, leaseDurationSeconds: cfg.leaseSeconds, renewTime: rfc3339(serverNow) },
   };
   const base = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name, body, reason: why };

@@ -8,6 +8,7 @@ import {
   type EphemeralJobObject,
   type EphemeralJobSpec,
 } from '../api/ephemeraljob.ts';
+import { objectKey } from '../api/envelope.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { rfc3339, toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
@@ -53,7 +54,7 @@ export interface ObservedLease {
 }
 
 /** How a planner without an observed Lease plans: a fresh Lease with the defaults. */
-export const DEFAULT_LEASE: Omit<LeaseConfig, 'name'> = { namespace: 'ephemera-locks', holder: 'ephemera', leaseSeconds: 15, skewSeconds: 5 };
+export const DEFAULT_LEASE: Omit<LeaseConfig, 'name' | 'key'> = { namespace: 'ephemera-locks', holder: 'ephemera', leaseSeconds: 15, skewSeconds: 5 };
 
 /** After a TTL deletion, look again this soon: the job's Lease goes once the job is gone (planDeparted). */
 const LOOK_AFTER_DELETION_SECONDS = 1;
@@ -79,7 +80,7 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
 }
 
 function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
-  return { view: { kind: 'absent' }, serverNow: now, cfg: { ...DEFAULT_LEASE, name: `ejob-${job.metadata.namespace ?? ''}-${job.metadata.name}` } };
+  return { view: { kind: 'absent' }, serverNow: now, cfg: { ...DEFAULT_LEASE, name: `ejob-${job.metadata.namespace ?? ''}-${job.metadata.name}`, key: objectKey(EJOB.kind, job.metadata.namespace ?? '', job.metadata.name) } };
 }
 
 interface ActiveInput {

@@ -189,7 +189,7 @@ test('the planner decides the same from pods read through the shortcut as throug
     const viaShortcut = items.map((x) => parsePod(x)).flatMap((r) => (r.success ? [r.data] : []));
     assert.deepStrictEqual(viaShortcut, viaZod);
     const now = new Date(NOW.getTime() + later * 1000);
-    const lease = { view: { kind: view } as { kind: 'absent' } | { kind: 'not-read' }, serverNow: now, cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j' } };
+    const lease = { view: { kind: view } as { kind: 'absent' } | { kind: 'not-read' }, serverNow: now, cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } };
     assert.deepStrictEqual(plan({ job, pods: viaShortcut, lease }, now), plan({ job, pods: viaZod, lease }, now));
     const parsed = parseEjobSpec(job.spec);
     if (parsed.ok) assert.deepStrictEqual(leaseNeeded(job, parsed.spec, viaShortcut, now), leaseNeeded(job, parsed.spec, viaZod, now));

@@ -6,12 +6,12 @@ import fc from 'fast-check';
 import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import { decideClaims, type ClaimInput } from '../../functions/ejob/claims.ts';
-import { CLAIMS_ANNOTATION, readLeaseView, type LeaseRecord, type LeaseView } from '../../functions/ejob/lease-record.ts';
+import { CLAIMS_ANNOTATION, KEY_ANNOTATION, LEASE_LABEL, readLeaseView, type LeaseRecord, type LeaseView } from '../../functions/ejob/lease-record.ts';
 import { selectTargets } from '../../functions/ejob/targets.ts';
 
 const UID = 'job-uid';
 const NOW = new Date('2026-01-01T01:00:00Z');
-const cfg = { namespace: 'ephemera-system', name: 'ejob-x', holder: 'me', leaseSeconds: 15, skewSeconds: 5 };
+const cfg = { namespace: 'ephemera-system', name: 'ejob-x', key: 'EphemeralJob/ns/x', holder: 'me', leaseSeconds: 15, skewSeconds: 5 };
 const spec = (o: Partial<EphemeralJobSpec> = {}): EphemeralJobSpec => ({ selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] }, parallelism: 1, ...o });
 
 type Ec = 'none' | 'nostatus' | 'waiting' | 'running' | 'ok' | 'err' | 'badimage';
@@ -60,6 +60,22 @@ describe('claims: slots and replicas', () => {
     assert.equal(d.write?.verb, 'update');
     assert.equal((d.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '7', 'fenced by the version read');
     assert.deepEqual(written(d), { v: 1, job: UID, total: 3, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString() }, { pod: 'p2', uid: 'u2', at: NOW.toISOString() }] });
+  });
+
+  test('every Lease write carries the sweep label and the job key, and keeps its preconditions (create: none; update: version and uid read)', () => {
+    type Meta = { labels?: Record<string, string>; annotations?: Record<string, string>; resourceVersion?: string; uid?: string };
+    const meta = (view: LeaseView): Meta => (decide([pod(0)], view).write?.body as { metadata: Meta }).metadata;
+    // A qualified label key: DNS-subdomain prefix, name of at most 63 characters.
+    assert.match(LEASE_LABEL, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/);
+    const created = meta({ kind: 'absent' });
+    assert.deepEqual(created.labels, { [LEASE_LABEL]: 'true' });
+    assert.equal(created.annotations?.[KEY_ANNOTATION], 'EphemeralJob/ns/x');
+    assert.equal(created.resourceVersion, undefined);
+    assert.equal(created.uid, undefined);
+    const updated = meta({ kind: 'ours', resourceVersion: '7', uid: 'lease-uid', record: { v: 1, job: UID, total: 0, claims: [] } });
+    assert.deepEqual(updated.labels, { [LEASE_LABEL]: 'true' });
+    assert.equal(updated.annotations?.[KEY_ANNOTATION], 'EphemeralJob/ns/x');
+    assert.deepEqual([updated.resourceVersion, updated.uid], ['7', 'lease-uid']);
   });
 
   test('nothing to claim: no Lease write at all (releases wait for the next claim)', () => {

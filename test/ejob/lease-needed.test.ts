@@ -14,7 +14,7 @@ import { DEFAULT_LEASE, plan, type EjobObserved, type ObservedLease } from '../.
 
 const UID = 'job-uid';
 const BASE = Date.parse('2026-01-01T01:00:00Z');
-const cfg = { ...DEFAULT_LEASE, name: 'ejob-ns-j' };
+const cfg = { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' };
 const container = (name: string): Record<string, unknown> => ({ name, image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' });
 
 /** A container of the job (or of another job) in a pod, and its state. */

@@ -13,7 +13,7 @@ import { DEFAULT_LEASE, plan, type ObservedLease } from '../../functions/ejob/pl
 const UID = 'job-uid';
 const NOW = new Date('2026-01-01T01:00:00Z');
 const template = { ephemeralContainers: [{ name: 'ec', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' }] };
-const cfg = { ...DEFAULT_LEASE, name: 'ejob-ns-j' };
+const cfg = { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' };
 
 const job = (status?: Record<string, unknown>): EphemeralJobObject => ({
   metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '5', creationTimestamp: '2026-01-01T00:30:00Z' },

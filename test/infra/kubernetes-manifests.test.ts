@@ -78,13 +78,16 @@ describe('Kubernetes manifests', () => {
     assert.deepEqual(patching.map((r) => `${r.file}:${r.metadata.name}`), ['infra/kubernetes/functions-rbac-virtual-kubelet.yaml:ephemera-functions-virtual-kubelet']);
   });
 
-  test('Leases: the relay\'s in ephemera-system, the functions\' in ephemera-locks; neither may touch the other\'s', () => {
+  test('Leases: the relay\'s in ephemera-system, the functions\' in ephemera-locks; the functions may not touch the relay\'s, the relay may only list theirs (its sweep)', () => {
     const grants = leaseGrants(all);
-    assert.deepEqual(grants.filter((g) => g.startsWith(RELAY_SA)), [`${RELAY_SA} ephemera-system`]);
+    assert.deepEqual(grants.filter((g) => g.startsWith(RELAY_SA)), [`${RELAY_SA} ephemera-system`, `${RELAY_SA} ephemera-locks`]);
+    const sweep = of('Role').filter((r) => r.file === 'relay/manifest.yaml' && r.metadata.namespace === 'ephemera-locks');
+    assert.deepEqual(sweep.flatMap((r) => r.rules ?? []), [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] }], 'in ephemera-locks the relay may list, nothing else');
     for (const f of FUNCTIONS) assert.deepEqual(grants.filter((g) => g.startsWith(f)), [`${f} ephemera-locks`]);
     // And the processes are configured to use those namespaces.
     const relayCm = of('ConfigMap').find((c) => c.file === 'relay/manifest.yaml')!;
     assert.equal(relayCm.data?.EPHEMERA_RELAY_LEASE_NAMESPACE, 'ephemera-system');
+    assert.equal(relayCm.data?.EPHEMERA_LOCK_NAMESPACE, 'ephemera-locks', 'the relay sweeps where the Lambda locks');
     assert.equal(parseSettings({ clusters: { a: { kubeconfig: {} } } }).lockNamespace, 'ephemera-locks', 'the Lambda\'s default lock namespace');
     const inCluster = of('ConfigMap').find((c) => c.file === 'infra/kubernetes/all-in-cluster.yaml')!;
     assert.equal(inCluster.data?.EPHEMERA_LOCK_NAMESPACE, 'ephemera-locks');
@@ -139,6 +142,8 @@ describe('infra/kubernetes/all-in-cluster.yaml', () => {
     const fnRules = of('ClusterRole', load('infra/kubernetes/functions-rbac.yaml'))[0]!.rules!;
     for (const r of [...relayRules, ...fnRules]) for (const res of r.resources) for (const v of r.verbs) assert.ok(can(res, v), `missing ${v} ${res}`);
     const grants = leaseGrants(docs);
+    const locks = of('Role', docs).find((r) => r.metadata.namespace === 'ephemera-locks');
+    assert.ok(locks?.rules?.some((r) => r.resources.includes('leases') && r.verbs.includes('list')), 'list leases in ephemera-locks: the relay\'s sweep');
     assert.deepEqual(grants.sort(), ['ServiceAccount:ephemera-system/ephemera ephemera-locks', 'ServiceAccount:ephemera-system/ephemera ephemera-system']);
   });
 

@@ -5,21 +5,22 @@ import { parse, parseAllDocuments } from 'yaml';
 import { runCli } from '../support/cli.ts';
 
 type Container = { args: string[]; securityContext: Record<string, unknown>; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; resources: { limits: { memory?: string } } };
-type Doc = { kind: string; metadata: { name: string }; rules?: { resources: string[]; verbs: string[] }[]; spec?: { template: { spec: { securityContext: Record<string, unknown>; containers: Container[] } } } };
+type Doc = { kind: string; metadata: { name: string; namespace?: string }; rules?: { resources: string[]; verbs: string[] }[]; spec?: { template: { spec: { securityContext: Record<string, unknown>; containers: Container[] } } } };
 const docs = parseAllDocuments(readFileSync('relay/manifest.yaml', 'utf8')).map((d) => d.toJS() as Doc);
 const byKind = (k: string): Doc[] => docs.filter((d) => d.kind === k);
 
 describe('relay/manifest.yaml (the whole install)', () => {
   test('has everything the install needs, and the same CRD as infra/crds', () => {
-    assert.deepEqual(docs.map((d) => d.kind), ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'Deployment', 'CustomResourceDefinition']);
+    assert.deepEqual(docs.map((d) => d.kind), ['Namespace', 'Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'Deployment', 'CustomResourceDefinition']);
     assert.deepEqual(byKind('CustomResourceDefinition')[0], parse(readFileSync('infra/crds/ephemeraljob.yaml', 'utf8')), 'run: node relay/build-manifest.ts');
   });
 
-  test('RBAC is least privilege: read pods and ephemeraljobs; leases only in its namespace', () => {
+  test('RBAC is least privilege: read pods and ephemeraljobs; leases in its namespace, and only list in the lock namespace', () => {
     const verbs = byKind('ClusterRole')[0]?.rules?.flatMap((r) => r.verbs) ?? [];
     assert.deepEqual([...new Set(verbs)].sort(), ['get', 'list', 'watch']);
     assert.deepEqual(byKind('ClusterRole')[0]?.rules?.flatMap((r) => r.resources).sort(), ['ephemeraljobs', 'pods']);
-    assert.deepEqual(byKind('Role')[0]?.rules?.flatMap((r) => r.resources), ['leases']);
+    const roles = byKind('Role').map((r) => `${r.metadata.namespace}: ${r.rules?.map((x) => `${x.verbs.join(',')} ${x.resources.join(',')}`).join('; ')}`);
+    assert.deepEqual(roles, ['ephemera-system: get,create,update,delete leases', 'ephemera-locks: list leases'], 'the claims Lease sweep lists; the functions delete');
   });
 
   test('the Deployment runs the relay non-root, read-only, with probes and resources', () => {

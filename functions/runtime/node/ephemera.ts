@@ -53,12 +53,12 @@ Variables (a bad value stops the relay, naming it; see the README's relay sectio
   EPHEMERA_RELAY_LISTEN                   0.0.0.0:8080  /healthz, /readyz, /metrics
   EPHEMERA_RELAY_LEADER_ELECTION          true   only the Lease holder forwards
   EPHEMERA_RELAY_LEASE_NAMESPACE          ephemera-system  namespace of the leader Lease
+  EPHEMERA_LOCK_NAMESPACE                 ephemera-locks  the functions' claims Leases, swept at each resync
   EPHEMERA_LEASE_SECONDS, EPHEMERA_LEASE_SKEW_SECONDS  15, 5  leader Lease duration, clock allowance
   EPHEMERA_RELAY_ID                       hostname  this replica's identity
   EPHEMERA_RELAY_CLUSTER                  this cluster's name, stamped on every envelope
   LOG_LEVEL                               info
-With --sink memory, also the functions' variables: EPHEMERA_LOCK_NAMESPACE,
-EPHEMERA_API_TIMEOUT_MS, EPHEMERA_SIDECAR_STRATEGY, EPHEMERA_SIGNAL_IMAGE,
+With --sink memory, also the functions' variables: EPHEMERA_API_TIMEOUT_MS, EPHEMERA_SIDECAR_STRATEGY, EPHEMERA_SIGNAL_IMAGE,
 EPHEMERA_CONTROLLERS (see the README's Configuration).
 `;
 

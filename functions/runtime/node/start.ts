@@ -127,6 +127,7 @@ async function run(opts: StartOptions, config: StartConfig): Promise<number> {
   const deps = createEngineDeps(config, kc, logger);
   box.relay = await startRelay({
     kubeConfig: kc, metrics, namespaces: opts.namespaces, relayId: 'ephemera-start', coalesceMs: 200, holdMs: (config.EPHEMERA_LEASE_SECONDS + config.EPHEMERA_LEASE_SKEW_SECONDS) * 1000, resyncSeconds: 600, bufferMax: 50_000, logger,
+    leaseSweep: { namespace: config.EPHEMERA_LOCK_NAMESPACE },
     sink: memorySink(async (e) => handle(e, withFreshHolder(deps)), (e, ms) => box.relay?.requeue(e, ms)),
   });
   logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${config.EPHEMERA_RELAY_LISTEN.host}:${ops.port}` });

@@ -69,12 +69,15 @@ test('`ephemera start --kubeconfig FILE --namespace a,b` says which cluster and 
     await s.until(/acting on/);
     assert.match(s.stderr(), new RegExp(`acting on the cluster at ${real.url.replace(/\./g, '\\.')} \\(context ephemera-fake, kubeconfig ${kubeconfig}\\), namespaces a, b; controllers ejob,sidecar; Leases in ephemera-locks`));
     const watched = async (): Promise<string[]> => {
-      for (let i = 0; i < 100 && real.requests.filter((r) => r.watch).length < 4; i++) await new Promise((r) => setTimeout(r, 50));
+      const swept = (): boolean => real.requests.filter((r) => r.verb === 'list' && r.path.endsWith('/leases')).length > 0;
+      for (let i = 0; i < 100 && (real.requests.filter((r) => r.watch).length < 4 || !swept()); i++) await new Promise((r) => setTimeout(r, 50));
       return [...new Set(real.requests.filter((r) => r.path.startsWith('/api') && (r.verb === 'list' || r.watch)).map((r) => r.path))].sort();
     };
     assert.deepEqual(await watched(), [
       '/api/v1/namespaces/a/pods', '/api/v1/namespaces/b/pods',
       '/apis/apps.kruise.io/v1alpha1/namespaces/a/ephemeraljobs', '/apis/apps.kruise.io/v1alpha1/namespaces/b/ephemeraljobs',
+      // The claims Lease sweep, in the lock namespace only (relay/lease-sweep.ts).
+      '/apis/coordination.k8s.io/v1/namespaces/ephemera-locks/leases',
     ]);
     assert.equal(await s.stop(), 0);
   } finally {
