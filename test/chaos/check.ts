@@ -184,13 +184,14 @@ export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: s
 
 /**
  * Leases whose claims record is no live job's: its job uid is not that of any job present and
- * not being deleted; except the jobs in `excused` (deleted while no process lived to handle it).
+ * not being deleted (a job deleted while no process lived is no exception: the next relay's
+ * first sync sweeps its Lease).
  */
-export function staleJobLeases(final: KubeObject[], excused: readonly string[] = []): { lease: KubeObject; job: string }[] {
+export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: string }[] {
   const live = new Set(final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp).map((j) => j.metadata.uid));
   return final.filter(isLease).flatMap((lease) => {
     const r = claimsRecord(lease);
-    return r && !live.has(r.job) && !excused.includes(r.job) ? [{ lease, job: r.job }] : [];
+    return r && !live.has(r.job) ? [{ lease, job: r.job }] : [];
   });
 }
 
@@ -245,7 +246,7 @@ function stopAction(prev: KubeObject, next: KubeObject, sub: string): string | u
 
 const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[]) : []);
 
-function finalChecks({ final, writes, unwatchedDeletes }: RunRecord, add: Add): void {
+function finalChecks({ final, writes }: RunRecord, add: Add): void {
   const pods = final.filter(isPod);
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
   for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, pods, add);
@@ -253,7 +254,7 @@ function finalChecks({ final, writes, unwatchedDeletes }: RunRecord, add: Add): 
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
   const keys = new Map(writes.filter((w) => isJob(w.object)).map((w) => [w.object.metadata.uid, keyOf(w.object)]));
-  for (const { lease, job } of staleJobLeases(final, unwatchedDeletes)) {
+  for (const { lease, job } of staleJobLeases(final)) {
     const key = keys.get(job);
     add('no-stale-job-lease', `Lease ${keyOf(lease)} still holds the claims record of ${key ? `job ${key} (uid ${job})` : `job uid ${job}`}, which is ${key ? 'gone' : 'unknown'}; the job of that name now: ${liveJobOf(final, key)}`);
   }

@@ -25,12 +25,6 @@ export interface RunRecord {
   converged: boolean;
   /** What was still open when the time limit hit (for the message). */
   pending?: string[];
-  /**
-   * Uids of jobs deleted while no process lived to handle it: every process that had listed
-   * the jobs before the delete was killed within UNWATCHED_MS of it. Their Lease may stay
-   * (functions/ejob/README.md, "When a job goes": a job deleted while no relay watched).
-   */
-  unwatchedDeletes?: string[];
   /** How late after a job's delete a claim or injection planned before it may land (ms; default the processes' lease + skew). */
   lateWriteGraceMs?: number;
 }

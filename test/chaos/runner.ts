@@ -80,11 +80,11 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   }
   const record: RunRecord = {
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
-    unwatchedDeletes,
     // The product's bound on writes planned before a job's delete: the processes' claim window.
     lateWriteGraceMs: (Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
   };
-  if (record.unwatchedDeletes?.length) server.faults.count('job deleted while no process lived to handle it', record.unwatchedDeletes.length);
+  // Counted, not excused: the next relay's first sync sweeps such a job's Lease.
+  if (unwatchedDeletes.length) server.faults.count('job deleted while no process lived to handle it', unwatchedDeletes.length);
   const requests = server.requests.entries;
   await server.close();
   const violations = check(record);
@@ -130,7 +130,8 @@ async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { li
     const later = due.filter((s) => s.run(server, fleet, o.slots) === false);
     if (later.length) todo.push(...later.map((s) => ({ ...s, atMs: t + 50 })));
     todo.sort((a, b) => a.atMs - b.atMs);
-    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server, unwatched(o.deletes, fleet));
+    // A job deleted while no process lived is no excuse any more: the next relay's first sync sweeps its Lease.
+    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server);
     if (pending.length === 0 && t >= schedule.calmAfterMs) {
       // Converged: watch a little longer, so a late extra injection would still be seen.
       settledAt ??= Date.now();
@@ -245,15 +246,14 @@ function playFault(server: ApiServer, f: FaultEvent): void {
 
 /**
  * What convergence waits for: jobs not finished, jobs being deleted (their finalizer still
- * there), sidecar pods not ended, and job Leases whose claims record is no live job's (but
- * for jobs deleted while no process lived to handle it).
+ * there), sidecar pods not ended, and job Leases whose claims record is no live job's.
  */
-function openWork(server: ApiServer, excused: string[]): string[] {
+function openWork(server: ApiServer): string[] {
   const all = server.store.all();
   const jobs = all.filter(isJob).filter((j) => !j.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(phaseOf(j))).map((j) => `job ${keyOf(j)} ${phaseOf(j) || 'no phase'}`);
   const deleting = all.filter(isJob).filter((j) => j.metadata.deletionTimestamp).map((j) => `job ${keyOf(j)} being deleted (finalizers ${String(j.metadata.finalizers)})`);
   const pods = all.filter(isPod).filter(isSidecarPod).filter((p) => !podEnded(p) && !allTerminated(p)).map((p) => `sidecar pod ${keyOf(p)} ${phaseOf(p) || 'no phase'}`);
-  const leases = staleJobLeases(all, excused).map((l) => `Lease ${keyOf(l.lease)} holds a record of job uid ${l.job}, no live job's`);
+  const leases = staleJobLeases(all).map((l) => `Lease ${keyOf(l.lease)} holds a record of job uid ${l.job}, no live job's`);
   return [...jobs, ...deleting, ...pods, ...leases];
 }
 
