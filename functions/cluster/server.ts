@@ -395,7 +395,7 @@ export const GZIP_THRESHOLD_BYTES = 128 * 1024;
 
 /**
  * One whole answer. As kube-apiserver with APIResponseCompression (on by default): a body of
- * 128 KiB or more is gzipped when the request accepts gzip (watch streams never are). The
+ * 128 KiB or more is gzipped (level 1) when the request accepts gzip (watch streams never are). The
  * request log counts the bytes sent: what a client pays on the wire.
  */
 function send(res: ServerResponse, record: RequestRecord | undefined, status: number, body: unknown): void {
@@ -404,7 +404,7 @@ function send(res: ServerResponse, record: RequestRecord | undefined, status: nu
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   let buf = Buffer.from(text, 'utf8');
   if (buf.length >= GZIP_THRESHOLD_BYTES && acceptsGzip.has(res)) {
-    buf = gzipSync(buf);
+    buf = gzipSync(buf, { level: 1 }); // kube-apiserver's defaultGzipContentEncodingLevel
     Object.assign(headers, { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
   }
   if (record) {
