@@ -129,7 +129,7 @@ function kubeletTick(server: ApiServer, now: Date): number {
     if (!ec) continue;
     const s = pod.status?.ephemeralContainerStatuses?.[0]?.state;
     if (s?.terminated) continue;
-    // startedAt is "now" on the engines' clock, as a kubelet stamps it (the status deferral reads it).
+    // startedAt is "now" on the engines' clock, as a kubelet stamps it.
     const state = s?.running ? { terminated: { exitCode: 0, reason: 'Completed' } } : { running: { startedAt: now.toISOString() } };
     server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: [{ name: ec.name, state }] } } as never);
     moved++;
