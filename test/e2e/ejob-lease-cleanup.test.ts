@@ -100,11 +100,16 @@ for (const { label, crd } of CRDS) describe(`a job's Lease when the job goes (${
     }
   });
 
-  test("deleted with OpenKruise's finalizer: the Lease is deleted and the finalizer removed, so the job goes", async () => {
+  /** The story's job with OpenKruise's finalizer, its manifest, and a world of it. */
+  const finalized = async (): Promise<{ manifest: Obj } & Awaited<ReturnType<typeof worldWith>>> => {
     const objects = storyObjects();
     const manifest = objects.find((o) => o.kind === 'EphemeralJob') as Obj;
     manifest.metadata.finalizers = [FINALIZER];
-    const { server, deps } = await worldWith({ objects, crd });
+    return { manifest, ...(await worldWith({ objects, crd })) };
+  };
+
+  test("deleted with OpenKruise's finalizer: the Lease is deleted and the finalizer removed, so the job goes", async () => {
+    const { server, deps } = await finalized();
     try {
       await handle(jobEvent('ADDED'), deps());
       assert.ok(recordIn(server)?.claims.length);
@@ -121,10 +126,7 @@ for (const { label, crd } of CRDS) describe(`a job's Lease when the job goes (${
   });
 
   test("a finalizer removal planned for the deleted job is refused on the job created again under its name (chaos seed 1018)", async () => {
-    const objects = storyObjects();
-    const manifest = objects.find((o) => o.kind === 'EphemeralJob') as Obj;
-    manifest.metadata.finalizers = [FINALIZER];
-    const { server, deps } = await worldWith({ objects, crd });
+    const { manifest, server, deps } = await finalized();
     try {
       await handle(jobEvent('ADDED'), deps());
       deleteByHand(server);
