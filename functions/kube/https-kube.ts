@@ -16,7 +16,6 @@ import { networkError, statusError } from './status-error.ts';
 // which loads Node's fetch stack (undici) through lazy exports — ~20 ms of every cold start.
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
-const zlib = process.getBuiltinModule('node:zlib');
 
 /** Options of the lean Kube (the same as client.ts's). */
 export interface HttpsKubeOptions {
@@ -147,8 +146,9 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number): Send {
           res.on('end', () => {
             try {
               const body = Buffer.concat(chunks);
+              // node:zlib is loaded on the first gzipped answer, not at import (cold starts).
               const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
-              resolve({ status: res.statusCode ?? 0, headers: res.headers, text: (gzipped ? zlib.gunzipSync(body) : body).toString('utf8') });
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, text: (gzipped ? process.getBuiltinModule('node:zlib').gunzipSync(body) : body).toString('utf8') });
             } catch (err) {
               reject(err as Error);
             }
