@@ -44,12 +44,14 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   const clock = deps.monotonic ?? (() => performance.now());
   const started = deps.startedAt ?? clock();
   for (const action of actions) {
-    if (action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000) {
+    // Checked before every attempt, retries included: a retry is a send like the first one.
+    const late = (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
+    const outcome = await applyOne(action, deps, late);
+    if (outcome === 'expired') {
       deps.logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
       result.expired.push(action);
       continue;
     }
-    const outcome = await applyOne(action, deps);
     if (outcome === 'replan') {
       result.replan = true;
       return result;
@@ -60,12 +62,18 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   return result;
 }
 
-type Outcome = 'done' | 'skipped' | 'replan' | KubeError;
+type Outcome = 'done' | 'skipped' | 'replan' | 'expired' | KubeError;
 
-async function applyOne(action: Action, deps: ApplyDeps): Promise<Outcome> {
+/** Thrown (inside the retry loop) when an action's withinSeconds has passed before an attempt. */
+class TooLate extends Error {}
+
+async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): Promise<Outcome> {
   const log = deps.logger;
   try {
-    await pRetry(() => performOnce(deps.kube, action), {
+    await pRetry(() => {
+      if (late()) throw new AbortError(new TooLate());
+      return performOnce(deps.kube, action);
+    }, {
       retries: deps.retries ?? 4,
       minTimeout: deps.minTimeoutMs ?? 100,
       factor: 2,
@@ -75,6 +83,7 @@ async function applyOne(action: Action, deps: ApplyDeps): Promise<Outcome> {
     log.info({ action: describe(action), why: action.reason }, 'applied');
     return 'done';
   } catch (err) {
+    if (err instanceof TooLate) return 'expired';
     return classifyFailure(action, err, log);
   }
 }

@@ -73,6 +73,25 @@ describe('applyPlan', () => {
     assert.equal(r.expired.length, 1);
   });
 
+  test('a retry is a send too: past its withinSeconds an action failing transiently is not sent again', async () => {
+    let now = 0;
+    const kube = new ScriptedKube().answer(apiError(503));
+    const slow = { ...deps(kube), monotonic: () => now, startedAt: 0 };
+    // The first attempt fails and the clock moves past the window before the retry.
+    const original = kube.perform.bind(kube);
+    kube.perform = async (a: Action): Promise<unknown> => {
+      try {
+        return await original(a);
+      } finally {
+        now += 2000;
+      }
+    };
+    const r = await applyPlan([{ ...inject, withinSeconds: 1 }, event], slow);
+    assert.deepEqual(kube.performed.map((a) => a.kind), ['Pod', 'Event'], 'one attempt of the injection, then the Event');
+    assert.equal(r.expired.length, 1);
+    assert.deepEqual(r.applied, [event]);
+  });
+
   test('any other 422 is a refusal, and the remaining actions still run', async () => {
     const kube = new ScriptedKube().answer(apiError(422, 'Invalid', 'ports: Forbidden', [{ reason: 'FieldValueForbidden' }]));
     const r = await applyPlan([inject, event], deps(kube));
