@@ -239,7 +239,12 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
     t = Date.parse('2026-01-01T00:00:00Z');
     mock.timers.enable({ apis: ['setTimeout'] });
   });
-  afterEach(() => mock.timers.reset());
+  /** Every queue a test made, stopped after it whatever happened. */
+  const queues: DeliveryQueue[] = [];
+  afterEach(async () => {
+    mock.timers.reset();
+    await Promise.all(queues.splice(0).map((q) => q.stop()));
+  });
 
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
@@ -273,225 +278,174 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
     };
     /** What the sink acknowledged, as name@resourceVersion. */
     const sent = (): string[] => sink.got.map((e) => `${e.data.name}@${e.data.resourceVersion}`);
+    queues.push(q);
     return { q, sink, counts, advance, sent };
   }
 
   test('a held key is not sent before its hold ends, and is sent when it does', async () => {
     const w = world();
-    try {
-      assert.equal(w.q.add(item('a', 1), HOLD), true);
-      await w.advance(WINDOW);
-      assert.deepEqual(w.sent(), [], 'not at the end of the coalescing window');
-      await w.advance(HOLD - WINDOW - 1);
-      assert.deepEqual(w.sent(), [], 'not a millisecond early');
-      await w.advance(1);
-      assert.deepEqual(w.sent(), ['a@1']);
-      assert.equal(w.q.depth, 0);
-    } finally {
-      await w.q.stop();
-    }
+    assert.equal(w.q.add(item('a', 1), HOLD), true);
+    await w.advance(WINDOW);
+    assert.deepEqual(w.sent(), [], 'not at the end of the coalescing window');
+    await w.advance(HOLD - WINDOW - 1);
+    assert.deepEqual(w.sent(), [], 'not a millisecond early');
+    await w.advance(1);
+    assert.deepEqual(w.sent(), ['a@1']);
+    assert.equal(w.q.depth, 0);
   });
 
   test('a held key sleeps until its hold ends: the queue does not wake up over and over meanwhile', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), HOLD);
-      await w.advance(WINDOW);
-      const reads = w.counts.clockReads;
-      for (let at = WINDOW; at < HOLD - 100; at += 100) await w.advance(100);
-      assert.ok(w.counts.clockReads - reads <= 5, `the queue read the clock ${w.counts.clockReads - reads} times while it had nothing to do`);
-      await w.advance(100);
-      assert.deepEqual(w.sent(), ['a@1']);
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1), HOLD);
+    await w.advance(WINDOW);
+    const reads = w.counts.clockReads;
+    for (let at = WINDOW; at < HOLD - 100; at += 100) await w.advance(100);
+    assert.ok(w.counts.clockReads - reads <= 5, `the queue read the clock ${w.counts.clockReads - reads} times while it had nothing to do`);
+    await w.advance(100);
+    assert.deepEqual(w.sent(), ['a@1']);
   });
 
   test('a held key is not a stalled sink: nothing waits for the sink until the hold ends, then it waits from then', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), HOLD);
-      await w.advance(HOLD - 1);
-      assert.equal(w.q.stalledMs(), 0, 'held on purpose, not waiting for the sink');
-      w.sink.hang();
-      await w.advance(1);
-      assert.equal(w.sink.offered, 1, 'offered when the hold ended');
-      await w.advance(50);
-      assert.equal(w.q.stalledMs(), 50, 'the sink has had it for 50 ms');
-      w.sink.release();
-      await w.advance(0);
-      assert.deepEqual(w.sent(), ['a@1']);
-      assert.equal(w.q.stalledMs(), 0);
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1), HOLD);
+    await w.advance(HOLD - 1);
+    assert.equal(w.q.stalledMs(), 0, 'held on purpose, not waiting for the sink');
+    w.sink.hang();
+    await w.advance(1);
+    assert.equal(w.sink.offered, 1, 'offered when the hold ended');
+    await w.advance(50);
+    assert.equal(w.q.stalledMs(), 50, 'the sink has had it for 50 ms');
+    w.sink.release();
+    await w.advance(0);
+    assert.deepEqual(w.sent(), ['a@1']);
+    assert.equal(w.q.stalledMs(), 0);
   });
 
   test('a hold shorter than the coalescing window waits the window', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), 10);
-      await w.advance(WINDOW - 1);
-      assert.deepEqual(w.sent(), []);
-      await w.advance(1);
-      assert.deepEqual(w.sent(), ['a@1']);
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1), 10);
+    await w.advance(WINDOW - 1);
+    assert.deepEqual(w.sent(), []);
+    await w.advance(1);
+    assert.deepEqual(w.sent(), ['a@1']);
   });
 
   test('a change of the key that does not hold ends the hold: sent within the window, latest state, once', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), HOLD);
-      await w.advance(1000);
-      w.q.add(item('a', 2), HOLD);
-      w.q.add(item('a', 3, 'DELETED'));
-      await w.advance(WINDOW - 1);
-      assert.deepEqual(w.sent(), []);
-      await w.advance(1);
-      assert.deepEqual(w.sent(), ['a@3']);
-      assert.equal(w.sink.got[0]?.data.event, 'DELETED', 'the latest event too');
-      await w.advance(2 * HOLD);
-      assert.deepEqual(w.sent(), ['a@3'], 'the ended hold is not sent again');
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1), HOLD);
+    await w.advance(1000);
+    w.q.add(item('a', 2), HOLD);
+    w.q.add(item('a', 3, 'DELETED'));
+    await w.advance(WINDOW - 1);
+    assert.deepEqual(w.sent(), []);
+    await w.advance(1);
+    assert.deepEqual(w.sent(), ['a@3']);
+    assert.equal(w.sink.got[0]?.data.event, 'DELETED', 'the latest event too');
+    await w.advance(2 * HOLD);
+    assert.deepEqual(w.sent(), ['a@3'], 'the ended hold is not sent again');
   });
 
   test('changes that hold coalesce into one send when the first hold ends: a key changing every second is not held forever', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), HOLD);
-      let rv = 1;
-      for (let s = 1; s < HOLD / 1000; s++) {
-        await w.advance(1000);
-        w.q.add(item('a', ++rv), HOLD);
-      }
-      await w.advance(999);
-      assert.deepEqual(w.sent(), [], '1 ms before the first hold ends');
-      await w.advance(1);
-      assert.deepEqual(w.sent(), [`a@${rv}`], 'the first hold\'s end, with the latest state');
-      // It keeps changing: each hold ends on time, one send per hold.
-      for (let s = 0; s < HOLD / 1000; s++) {
-        w.q.add(item('a', ++rv), HOLD);
-        await w.advance(1000);
-      }
-      assert.deepEqual(w.sent(), [`a@${HOLD / 1000}`, `a@${rv}`]);
-    } finally {
-      await w.q.stop();
+    w.q.add(item('a', 1), HOLD);
+    let rv = 1;
+    for (let s = 1; s < HOLD / 1000; s++) {
+      await w.advance(1000);
+      w.q.add(item('a', ++rv), HOLD);
     }
+    await w.advance(999);
+    assert.deepEqual(w.sent(), [], '1 ms before the first hold ends');
+    await w.advance(1);
+    assert.deepEqual(w.sent(), [`a@${rv}`], 'the first hold\'s end, with the latest state');
+    // It keeps changing: each hold ends on time, one send per hold.
+    for (let s = 0; s < HOLD / 1000; s++) {
+      w.q.add(item('a', ++rv), HOLD);
+      await w.advance(1000);
+    }
+    assert.deepEqual(w.sent(), [`a@${HOLD / 1000}`, `a@${rv}`]);
   });
 
   test('a change that holds does not delay a change of its key already queued', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1));
-      await w.advance(WINDOW / 2);
-      w.q.add(item('a', 2), HOLD);
-      await w.advance(WINDOW / 2);
-      assert.deepEqual(w.sent(), ['a@2'], 'sent at the first change\'s window, with the latest state');
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1));
+    await w.advance(WINDOW / 2);
+    w.q.add(item('a', 2), HOLD);
+    await w.advance(WINDOW / 2);
+    assert.deepEqual(w.sent(), ['a@2'], 'sent at the first change\'s window, with the latest state');
   });
 
   test('a held key never delays another key, before or after it', async () => {
     const w = world();
-    try {
-      w.q.add(item('x', 1));
-      w.q.add(item('held', 1), 60_000);
-      await w.advance(WINDOW / 2);
-      w.q.add(item('y', 1));
-      await w.advance(WINDOW / 2);
-      assert.deepEqual(w.sent(), ['x@1']);
-      await w.advance(WINDOW / 2);
-      assert.deepEqual(w.sent(), ['x@1', 'y@1']);
-      // Another key held later, for less: its hold ends first, the long one still waits.
-      w.q.add(item('short', 1), 1000);
-      await w.advance(1000);
-      assert.deepEqual(w.sent(), ['x@1', 'y@1', 'short@1']);
-      assert.equal(w.q.depth, 1);
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('x', 1));
+    w.q.add(item('held', 1), 60_000);
+    await w.advance(WINDOW / 2);
+    w.q.add(item('y', 1));
+    await w.advance(WINDOW / 2);
+    assert.deepEqual(w.sent(), ['x@1']);
+    await w.advance(WINDOW / 2);
+    assert.deepEqual(w.sent(), ['x@1', 'y@1']);
+    // Another key held later, for less: its hold ends first, the long one still waits.
+    w.q.add(item('short', 1), 1000);
+    await w.advance(1000);
+    assert.deepEqual(w.sent(), ['x@1', 'y@1', 'short@1']);
+    assert.equal(w.q.depth, 1);
   });
 
   test('flush() sends held keys at once', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), HOLD);
-      w.q.add(item('b', 1), HOLD);
-      await w.q.flush();
-      assert.deepEqual(w.sent().sort(), ['a@1', 'b@1']);
-      assert.equal(w.q.depth, 0);
-      await w.advance(HOLD);
-      assert.equal(w.sent().length, 2, 'nothing left to send when the holds would have ended');
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1), HOLD);
+    w.q.add(item('b', 1), HOLD);
+    await w.q.flush();
+    assert.deepEqual(w.sent().sort(), ['a@1', 'b@1']);
+    assert.equal(w.q.depth, 0);
+    await w.advance(HOLD);
+    assert.equal(w.sent().length, 2, 'nothing left to send when the holds would have ended');
   });
 
   test('a replay of a held key ends its hold at once, with the replayed state', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), HOLD);
-      w.q.backfill([item('a', 2)].values());
-      await w.advance(0);
-      assert.deepEqual(w.sent(), ['a@2']);
-      await w.advance(HOLD);
-      assert.deepEqual(w.sent(), ['a@2']);
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1), HOLD);
+    w.q.backfill([item('a', 2)].values());
+    await w.advance(0);
+    assert.deepEqual(w.sent(), ['a@2']);
+    await w.advance(HOLD);
+    assert.deepEqual(w.sent(), ['a@2']);
   });
 
   test('depth and the age of the oldest undelivered state count held keys', async () => {
     const w = world();
-    try {
-      w.q.add(item('a', 1), HOLD);
-      assert.equal(w.q.depth, 1);
-      await w.advance(3000);
-      assert.equal(w.q.oldestAgeSeconds(), 3);
-    } finally {
-      await w.q.stop();
-    }
+    w.q.add(item('a', 1), HOLD);
+    assert.equal(w.q.depth, 1);
+    await w.advance(3000);
+    assert.equal(w.q.oldestAgeSeconds(), 3);
   });
 
   test('capacity counts held keys: a queue full of held keys refuses a new key, and replays it once the holds are sent', async () => {
     const w = world({ capacity: 2, replay: () => [item('c', 2)] });
-    try {
-      assert.equal(w.q.add(item('a', 1), HOLD), true);
-      assert.equal(w.q.add(item('b', 1), HOLD), true);
-      assert.equal(w.q.add(item('c', 1)), false, 'full');
-      assert.equal(w.counts.overflowed, 1);
-      assert.equal(w.q.add(item('a', 2), HOLD), true, 'a key already queued still takes its newer state');
-      await w.advance(HOLD);
-      assert.deepEqual(w.sent(), ['a@2', 'b@1', 'c@2'], 'the held keys, then the replay the overflow asked for');
-      assert.equal(w.counts.resyncs, 1);
-    } finally {
-      await w.q.stop();
-    }
+    assert.equal(w.q.add(item('a', 1), HOLD), true);
+    assert.equal(w.q.add(item('b', 1), HOLD), true);
+    assert.equal(w.q.add(item('c', 1)), false, 'full');
+    assert.equal(w.counts.overflowed, 1);
+    assert.equal(w.q.add(item('a', 2), HOLD), true, 'a key already queued still takes its newer state');
+    await w.advance(HOLD);
+    assert.deepEqual(w.sent(), ['a@2', 'b@1', 'c@2'], 'the held keys, then the replay the overflow asked for');
+    assert.equal(w.counts.resyncs, 1);
   });
 
   test('a failed send takes its key\'s newer held state with it; that state is sent once, after the backoff', async () => {
     const w = world();
-    try {
-      w.sink.hang();
-      w.q.add(item('a', 1));
-      await w.advance(WINDOW);
-      assert.equal(w.sink.offered, 1, 'a@1 is being sent');
-      w.q.add(item('a', 2), HOLD);
-      w.sink.failing = true;
-      w.sink.release();
-      await w.advance(0);
-      w.sink.failing = false;
-      await w.advance(100);
-      assert.deepEqual(w.sent(), ['a@2'], 'the retry carried the held state, without waiting for the hold');
-      await w.advance(2 * HOLD);
-      assert.deepEqual(w.sent(), ['a@2'], 'and the held copy was not sent again');
-    } finally {
-      await w.q.stop();
-    }
+    w.sink.hang();
+    w.q.add(item('a', 1));
+    await w.advance(WINDOW);
+    assert.equal(w.sink.offered, 1, 'a@1 is being sent');
+    w.q.add(item('a', 2), HOLD);
+    w.sink.failing = true;
+    w.sink.release();
+    await w.advance(0);
+    w.sink.failing = false;
+    await w.advance(100);
+    assert.deepEqual(w.sent(), ['a@2'], 'the retry carried the held state, without waiting for the hold');
+    await w.advance(2 * HOLD);
+    assert.deepEqual(w.sent(), ['a@2'], 'and the held copy was not sent again');
   });
 });
