@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { chaosSteps, chaosWorld, runSchedule } from '../support/ejob-chaos.ts';
 
-const runs = Number(process.env.EPHEMERA_CHAOS_RUNS ?? 100);
+const runs = Number(process.env.EPHEMERA_CHAOS_RUNS ?? 300);
 const seed = Number(process.env.EPHEMERA_CHAOS_SEED ?? 20261123);
 
 test(`${runs} random schedules: 4–8 instances, duplicated/reordered/concurrent events, crashes between writes, stalls past the claim window, 409/429/5xx/resets — parallelism, replicas and single injection hold after every step; every job reaches a verdict matching its pods`, { timeout: 600_000 }, async () => {
