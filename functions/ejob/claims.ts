@@ -2,8 +2,8 @@ import type { EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action } from '../engine/plan.ts';
-import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView } from './lease-record.ts';
-import { isActive, ownedContainers, slotHolders } from './pod-state.ts';
+import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView } from './lease-record.ts';
+import { holdsSlot, isActive, ownedContainers, slotHolders } from './pod-state.ts';
 import type { Target } from './targets.ts';
 
 /** What the claim rules need: the job's pods (read after the Lease), its Lease, the server's time. */
@@ -42,28 +42,26 @@ export interface ClaimDecision {
 /**
  * Decide new claims (DESIGN: never more than `parallelism` pods with a non-terminal
  * container of the job; never more than `replicas` pods). Slots are the union of pods that
- * show a non-terminal container of the job and claims not yet seen injected whose window
- * (claim time + leaseSeconds + skew, server time) has not passed. The Lease is written only
- * when something is decided: a claim, the verdict's seal, or a hold on new claims that needs
- * a fixed end (see baseRecord); an unreadable record is repaired by that write. Pure.
+ * show a non-terminal container of the job and the record's claims that the pods do not show
+ * ended or gone (retainedClaims). The Lease is written only when something is decided: a
+ * claim, the verdict's seal, or a hold on new claims that needs a fixed end (see
+ * baseRecord); an unreadable record is repaired by that write. Pure.
  */
 export function decideClaims(input: ClaimInput): ClaimDecision {
   const { serverNow } = input;
   const base = baseRecord(input);
-  const kept = keptClaims(base.record.claims, input);
+  const kept = retainedClaims(base.record.claims, input);
   const inFlight = new Set(slotHolders(input.pods, input.jobUid).map((p) => p.metadata.name));
-  for (const c of kept.pending) inFlight.add(c.pod);
-  // Never below what the pods show: a record that lags them must not let replicas be exceeded.
-  const injectedVisible = input.pods.filter((p) => ownedContainers(p, input.jobUid).length > 0).length;
-  const total = Math.max(base.record.total - kept.dropped, injectedVisible + kept.pending.length);
+  for (const name of kept.holding) inFlight.add(name);
+  const total = everClaimed(base.record.total - kept.dropped, kept.claims, input);
   const notes = [...base.notes, ...kept.notes];
   const holdUntil = toDate(base.record.holdUntil);
   const holding = holdUntil !== undefined && holdUntil.getTime() > serverNow.getTime();
   const sealed = input.seal === true || base.record.finished === true;
   // What would be claimed but for a hold: a hold is written down only when it stops a claim.
-  const candidates = input.mayClaim && !sealed ? claimable(input, { inFlight: inFlight.size, total, pending: kept.pending }) : [];
+  const candidates = input.mayClaim && !sealed ? claimable(input, { inFlight: inFlight.size, total, claimed: kept.claimed }) : [];
   const inject = holding ? [] : candidates;
-  let requeue = kept.nextExpiry === undefined ? undefined : secondsUntil(kept.nextExpiry, serverNow);
+  let requeue = kept.nextFree === undefined ? undefined : secondsUntil(kept.nextFree, serverNow);
   if (holding) {
     requeue = Math.min(requeue ?? Number.POSITIVE_INFINITY, secondsUntil(holdUntil, serverNow));
     notes.push(`no new claims until ${holdUntil.toISOString()} (an unreadable Lease record may have held live claims)`);
@@ -78,19 +76,30 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
     v: 1,
     job: input.jobUid,
     total: total + inject.length,
-    claims: [...kept.pending, ...inject.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at }))],
+    claims: [...kept.claims, ...inject.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at }))],
+    keptSince: base.record.keptSince ?? at,
     ...(holding ? { holdUntil: holdUntil.toISOString() } : {}),
     ...(sealed ? { finished: true } : {}),
   };
   return { ...decision, write: leaseWrite({ cfg: input.cfg, view: input.lease, serverNow }, record, writeReason(input, inject, base)) };
 }
 
+/**
+ * How many pods the job has ever claimed (the replicas bound): the record's count, never
+ * below the pods shown injected and the claims kept (each pod once, by uid): a record that
+ * lags them must not let replicas be exceeded.
+ */
+function everClaimed(recorded: number, kept: readonly Claim[], input: ClaimInput): number {
+  const seen = new Set(input.pods.filter((p) => ownedContainers(p, input.jobUid).length > 0).map((p) => p.metadata.uid ?? p.metadata.name));
+  for (const c of kept) seen.add(c.uid ?? c.pod);
+  return Math.max(recorded, seen.size);
+}
+
 /** The pods to claim now if nothing holds claims back: free slots, replicas left, oldest pending targets first. */
-function claimable(input: ClaimInput, used: { inFlight: number; total: number; pending: readonly Claim[] }): Pod[] {
+function claimable(input: ClaimInput, used: { inFlight: number; total: number; claimed: ReadonlySet<string> }): Pod[] {
   const free = Math.max(0, (input.spec.parallelism ?? 1) - used.inFlight);
   const left = input.spec.replicas === undefined ? Number.POSITIVE_INFINITY : Math.max(0, input.spec.replicas - used.total);
-  const claimed = new Set(used.pending.map((c) => c.pod));
-  return input.targets.filter((t) => t.state === 'pending' && !claimed.has(t.pod.metadata.name)).slice(0, Math.min(free, left)).map((t) => t.pod);
+  return input.targets.filter((t) => t.state === 'pending' && !used.claimed.has(t.pod.metadata.name)).slice(0, Math.min(free, left)).map((t) => t.pod);
 }
 
 function writeReason(input: ClaimInput, inject: readonly Pod[], base: { repair: boolean; notes: string[] }): string {
@@ -115,8 +124,10 @@ function baseRecord(input: ClaimInput): { record: LeaseRecord; repair: boolean; 
   if (lease.kind === 'ours') return { record: lease.record, repair: false, undated: false, notes: [] };
   const injected = input.pods.filter((p) => ownedContainers(p, jobUid).length > 0).length;
   const rebuilt: LeaseRecord = { v: 1, job: jobUid, total: injected, claims: [] };
+  // Absent: no claim exists, so the record keeps every claim from its first write on.
+  if (lease.kind === 'absent') return { record: { ...rebuilt, keptSince: EPOCH }, repair: false, undated: false, notes: [] };
   // Not read: planned as if rebuilt from the pods, only to tell what would be decided (never written).
-  if (lease.kind === 'absent' || lease.kind === 'not-read') return { record: rebuilt, repair: false, undated: false, notes: [] };
+  if (lease.kind === 'not-read') return { record: rebuilt, repair: false, undated: false, notes: [] };
   const windowMs = (cfg.leaseSeconds + cfg.skewSeconds) * 1000;
   // A record of an earlier job with this name holds no claim on this job's pods.
   const from = lease.otherJob ? undefined : (lease.renewedAt ?? serverNow);
@@ -126,30 +137,70 @@ function baseRecord(input: ClaimInput): { record: LeaseRecord; repair: boolean; 
 }
 
 /**
- * Claims still pending: not yet seen injected and within their window. A claim whose pod
- * shows the job's containers, is gone, replaced (other uid) or inactive is released; one
- * past its window is dropped (its claimer stopped injecting by then; the pod may be
- * claimed again).
+ * How long a claim stays on the record: its window (leaseSeconds + skewSeconds, after which
+ * no injection under it can land) and then skewSeconds more — the most a LIST read before
+ * the Lease may lag it and still stand for the pods (listBeforeLeaseStands). A claim is
+ * kept that long whatever its pod shows, so a reader whose LIST predates an injection still
+ * finds the claim (README.md, step 3).
  */
-function keptClaims(claims: readonly Claim[], input: ClaimInput): { pending: Claim[]; dropped: number; nextExpiry: Date | undefined; notes: string[] } {
+export function retentionMs(cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds'>): number {
+  return (cfg.leaseSeconds + 2 * cfg.skewSeconds) * 1000;
+}
+
+/**
+ * Whether pods LISTed before this Lease was read (at most skewSeconds before: the
+ * observation checks that) may stand for pods read after it (README.md, step 3). They may
+ * when the Lease is absent (no claim exists), or when its record has kept every claim for a
+ * whole retention since `keptSince`: every write since then was made by this rule (an older
+ * instance's write drops `keptSince`, and the next write sets it anew), so every claim whose
+ * injection may have landed after such a LIST is still on the record. Not for a sealed
+ * record (the verdict's re-plans keep the LIST after the Lease, step 7), nor an unreadable one.
+ */
+export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds'>): boolean {
+  if (view.kind === 'absent') return true;
+  if (view.kind !== 'ours' || view.record.finished === true) return false;
+  const since = toDate(view.record.keptSince);
+  return since !== undefined && since.getTime() + retentionMs(cfg) <= serverNow.getTime();
+}
+
+/**
+ * The record's claims as the next write keeps them, and what they hold. Every claim is kept
+ * until its retention ends (retentionMs), whatever its pod shows. While kept, a claim holds
+ * a slot unless the pods show that it cannot: the pod gone (or not matching), replaced (another
+ * uid), inactive, or injected with every container of the job ended — each for good, so a
+ * LIST that predates the truth can only count a slot too many. A claim that ends its
+ * retention with its pod active and not injected was never used: it no longer counts toward
+ * `replicas` (`dropped`), and the pod may be claimed again.
+ */
+function retainedClaims(claims: readonly Claim[], input: ClaimInput): { claims: Claim[]; holding: Set<string>; claimed: Set<string>; dropped: number; nextFree: Date | undefined; notes: string[] } {
   const byName = new Map(input.pods.map((p) => [p.metadata.name, p]));
-  const windowMs = (input.cfg.leaseSeconds + input.cfg.skewSeconds) * 1000;
-  const out = { pending: [] as Claim[], dropped: 0, nextExpiry: undefined as Date | undefined, notes: [] as string[] };
+  const keepMs = retentionMs(input.cfg);
+  const out = { claims: [] as Claim[], holding: new Set<string>(), claimed: new Set<string>(), dropped: 0, nextFree: undefined as Date | undefined, notes: [] as string[] };
   for (const c of claims) {
-    const pod = byName.get(c.pod);
-    if (!pod || (c.uid !== undefined && pod.metadata.uid !== c.uid) || !isActive(pod)) continue; // released: nothing to inject into
-    if (ownedContainers(pod, input.jobUid).length > 0) continue; // released: injected, the pod itself now holds the slot
-    const expires = (toDate(c.at)?.getTime() ?? 0) + windowMs;
-    if (expires <= input.serverNow.getTime()) {
-      out.dropped++;
-      out.notes.push(`claim on pod ${c.pod} expired without an injection: dropped`);
+    const found = byName.get(c.pod);
+    const pod = found && (c.uid === undefined || found.metadata.uid === c.uid) ? found : undefined;
+    const injected = pod !== undefined && ownedContainers(pod, input.jobUid).length > 0;
+    const ends = (toDate(c.at)?.getTime() ?? 0) + keepMs;
+    if (ends <= input.serverNow.getTime()) {
+      if (pod && isActive(pod) && !injected) {
+        out.dropped++;
+        out.notes.push(`claim on pod ${c.pod} expired without an injection: dropped`);
+      }
       continue;
     }
-    out.pending.push(c);
-    if (out.nextExpiry === undefined || expires < out.nextExpiry.getTime()) out.nextExpiry = new Date(expires);
+    out.claims.push(c);
+    if (pod === undefined) continue; // gone, replaced or not matching: nothing of this claim to count
+    out.claimed.add(c.pod);
+    if (!isActive(pod) || (injected && !holdsSlot(pod, input.jobUid))) continue;
+    out.holding.add(c.pod);
+    // Not injected yet: its slot frees when the claim ends; look again then.
+    if (!injected && (out.nextFree === undefined || ends < out.nextFree.getTime())) out.nextFree = new Date(ends);
   }
   return out;
 }
+
+/** `keptSince` of a record created where no Lease was: it has kept every claim it ever had. */
+const EPOCH = '1970-01-01T00:00:00.000Z';
 
 /** A verdict to record that the record does not hold yet. */
 function needsSeal(input: ClaimInput, record: LeaseRecord): boolean {

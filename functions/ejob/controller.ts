@@ -8,6 +8,7 @@ import { leaseName, type LockConfig } from '../engine/lock.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube, ObjectRef } from '../kube/kube.ts';
 import { jobFinished } from './finished.ts';
+import { listBeforeLeaseStands } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
 import { leaseOwner, readLeaseView, type LeaseConfig } from './lease-record.ts';
 import { ownedBy } from './pod-state.ts';
@@ -99,9 +100,11 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
  * matches (one LIST, filtered by the API server). If those pods prove that no plan can
  * claim, seal or repair anything (lease-needed.ts: enough pods hold a slot, and no verdict),
  * the Lease is not read: the planner gets the view `not-read`, from which it decides
- * nothing on the Lease. Otherwise stage 2: the Lease, then the pods again — the order is
- * part of the safety argument (README.md, step 3): pods read after the Lease show every
- * injection made under a claim the Lease no longer lists. A finished or invalid job needs
+ * nothing on the Lease. Otherwise stage 2: the Lease, and the pods again after it unless
+ * the LIST of stage 1 may stand for them — taken at most skewSeconds (local, monotonic)
+ * before the Lease came back, and the record has kept every claim for a retention
+ * (claims.ts listBeforeLeaseStands). Either way the pods show every injection made under a
+ * claim the Lease no longer lists (README.md, step 3). A finished or invalid job needs
  * neither; a job being deleted, or gone, needs its Lease and the job again (departed()).
  */
 async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<EjobObservation | null> {
@@ -118,6 +121,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   const spec = parseEjobSpec(job.data.spec);
   if (!spec.ok || jobFinished(job.data.status)) return { readable: true, job: job.data, pods: [], notes: [] };
   const podQuery = { labelSelector: selectorToQuery(spec.spec.selector) };
+  const listedAt = { local: performance.now(), server: kube.serverNow()?.getTime() };
   const first = await listPods(kube, ref.namespace, podQuery);
   // The deadline is judged skewSeconds ahead of the server's time: a planner clock up to that
   // far ahead still finds no verdict the Lease would be needed for.
@@ -126,8 +130,14 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   if (!need.needed) return { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] };
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
+  // How long before the Lease came back the LIST was sent: by the local monotonic clock, and
+  // by the server's (a process stalled or a clock stepped shows there too).
+  const lag = Math.max(performance.now() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
+  if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg)) {
+    return { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] };
+  }
   const second = await listPods(kube, ref.namespace, podQuery);
-  return { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}`] };
+  return { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] };
 }
 
 /**

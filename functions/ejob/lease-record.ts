@@ -34,8 +34,16 @@ export const LeaseRecord = z.object({
   job: z.string(),
   /** How many distinct pods this job has ever claimed (the replicas bound). */
   total: z.number().int().nonnegative(),
-  /** Claims whose injection is not yet seen on the pod. */
+  /** Claims made within their retention (claims.ts retentionMs), injected or not. */
   claims: z.array(Claim),
+  /**
+   * Since when (server time) every write of this record has kept each claim for its whole
+   * retention. Set by the first write that keeps claims that way (the epoch when the Lease
+   * was absent), carried by every later one; a write by an older instance, which released a
+   * claim as soon as its pod showed the job's containers, drops it. A LIST read before the
+   * Lease stands for the pods only a retention after it (claims.ts listBeforeLeaseStands).
+   */
+  keptSince: z.string().optional(),
   /** No new claims before this server time (set when an unreadable record was repaired). */
   holdUntil: z.string().optional(),
   /**
@@ -85,7 +93,7 @@ function parseLease(raw: unknown): ParsedLease {
     return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} is not JSON` };
   }
   const record = LeaseRecord.safeParse(json);
-  if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined)) return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse` };
+  if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined) || (record.data.keptSince !== undefined && toDate(record.data.keptSince) === undefined)) return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse` };
   return { lease: true, ...at, record: record.data, why: '' };
 }
 

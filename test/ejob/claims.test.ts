@@ -46,7 +46,12 @@ describe('claims: slots and replicas', () => {
     { name: 'a failed pod (bad image) with another container still waiting holds the slot', pods: [pod(0, 'badimage', 'waiting'), pod(1)], lease: ours({ total: 1 }), inject: [] },
     { name: 'a failed pod whose containers all ended frees the slot', pods: [pod(0, 'badimage', 'err'), pod(1)], lease: ours({ total: 1 }), inject: ['p1'] },
     { name: 'an unexpired claim not yet injected holds a slot, and is not claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(10) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
-    { name: 'an expired claim never injected is dropped: the pod can be claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(21) }] }), inject: ['p0'] },
+    { name: 'a claim never injected is dropped once its retention (window + skew) ends: the pod can be claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p0'] },
+    { name: 'a claim never injected still holds its slot after its window, for the retention\'s extra skew', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(21) }] }), inject: [] },
+    { name: 'a claim whose pod shows the job\'s containers ended holds no slot, and its pod is not claimed again even if the pods lag', pods: [pod(0, 'ok'), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
+    { name: 'a claim whose pod the (earlier) LIST still shows pending holds a slot', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: [] },
+    { name: 'a claim whose pod shows a running container of the job is one slot, not two', pods: [pod(0, 'running'), pod(1), pod(2)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
+    { name: 'a claim whose pod is gone holds no slot', pods: [pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
     { name: 'a claim whose pod was replaced (other uid) is released', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'old', at: at(1) }] }), inject: ['p0'] },
     { name: 'replicas counts every pod ever claimed, not only the ones still around', pods: [pod(2), pod(3)], lease: ours({ total: 2 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },
     { name: 'replicas: what the pods show counts even when the record lags', pods: [pod(0, 'ok'), pod(1, 'ok'), pod(2)], lease: ours({ total: 0 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },
@@ -55,11 +60,14 @@ describe('claims: slots and replicas', () => {
     test(c.name, () => assert.deepEqual(names(decide(c.pods, c.lease, spec(c.spec))), c.inject));
   }
 
-  test('claims are written first, with the server time, the new total, and the still-pending claims kept', () => {
-    const d = decide([pod(0), pod(1), pod(2)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec({ parallelism: 3 }));
+  test('claims are written first, with the server time, the new total, the claims within their retention kept, and keptSince carried', () => {
+    const d = decide([pod(0), pod(1), pod(2), pod(3, 'ok')], ours({ total: 2, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p4', uid: 'u4', at: at(26) }] }), spec({ parallelism: 3 }));
     assert.equal(d.write?.verb, 'update');
     assert.equal((d.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '7', 'fenced by the version read');
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 3, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString() }, { pod: 'p2', uid: 'u2', at: NOW.toISOString() }] });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 4, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString() }, { pod: 'p2', uid: 'u2', at: NOW.toISOString() }] });
+    // A record written where no Lease was has kept every claim from the start; one written by an older instance, from its first write on.
+    assert.equal(written(decide([pod(0)], { kind: 'absent' }))?.keptSince, '1970-01-01T00:00:00.000Z');
+    assert.equal(written(decide([pod(0)], ours({})))?.keptSince, NOW.toISOString());
   });
 
   test('every Lease write carries the sweep label and the job key, and keeps its preconditions (create: none; update: version and uid read)', () => {
@@ -83,9 +91,10 @@ describe('claims: slots and replicas', () => {
     assert.equal(d.write, undefined);
   });
 
-  test('a pending claim asks for a look when its window ends', () => {
+  test('a claim not yet injected asks for a look when its retention ends (its slot frees then)', () => {
     const d = decide([pod(0)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(12) }] }));
-    assert.equal(d.requeueAfterSeconds, 8);
+    assert.equal(d.requeueAfterSeconds, 13);
+    assert.equal(decide([pod(0, 'running')], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(12) }] })).requeueAfterSeconds, undefined, 'injected: the pod holds the slot, its end is an event');
   });
 });
 
@@ -121,7 +130,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.deepEqual(names(after), ['p0']);
     assert.equal(after.write?.verb, 'update');
     assert.equal((after.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '9');
-    assert.deepEqual(written(after), { v: 1, job: UID, total: 1, claims: [{ pod: 'p0', uid: 'u0', at: new Date(NOW.getTime() + 16_000).toISOString() }] });
+    assert.deepEqual(written(after), { v: 1, job: UID, total: 1, keptSince: new Date(NOW.getTime() + 16_000).toISOString(), claims: [{ pod: 'p0', uid: 'u0', at: new Date(NOW.getTime() + 16_000).toISOString() }] });
     assert.match(after.write?.reason ?? '', /repair the Lease record/);
   });
 
@@ -131,7 +140,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.equal(decide([pod(0, 'running'), pod(1)], undated).write, undefined, 'the slot is full anyway: the hold stops nothing');
     const d = decide([pod(0), pod(1)], undated);
     assert.deepEqual(names(d), []);
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], holdUntil: new Date(NOW.getTime() + 20_000).toISOString() });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], keptSince: NOW.toISOString(), holdUntil: new Date(NOW.getTime() + 20_000).toISOString() });
     // The next reconcile reads the repaired record and waits for holdUntil too.
     const repaired = ours(written(d) ?? {});
     const soon = decide([pod(0), pod(1)], repaired, spec(), new Date(NOW.getTime() + 5_000));
@@ -143,7 +152,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     const view = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(5)), UID);
     const input: ClaimInput = { spec: spec(), jobUid: UID, pods: [pod(0, 'ok')], targets: selectTargets(spec(), UID, [pod(0, 'ok')]).targets, lease: view, serverNow: NOW, cfg, mayClaim: false, seal: true };
     const d = decideClaims(input);
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, claims: [], holdUntil: new Date(NOW.getTime() + 15_000).toISOString(), finished: true });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, claims: [], keptSince: NOW.toISOString(), holdUntil: new Date(NOW.getTime() + 15_000).toISOString(), finished: true });
   });
 
   test('an unreadable record older than a claim window, or one of an earlier job of the same name, is rebuilt from the pods at once', () => {
