@@ -6,7 +6,7 @@ import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseV
 import { holdsSlot, isActive, ownedContainers, slotHolders } from './pod-state.ts';
 import type { Target } from './targets.ts';
 
-/** What the claim rules need: the job's pods (read after the Lease), its Lease, the server's time. */
+/** What the claim rules need: the job's pods (read after the Lease, or just before it when that LIST stands: listBeforeLeaseStands), its Lease, the server's time. */
 export interface ClaimInput {
   spec: EphemeralJobSpec;
   jobUid: string;

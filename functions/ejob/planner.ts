@@ -25,7 +25,7 @@ import { selectTargets, type Target } from './targets.ts';
 /** What the EphemeralJob planner needs: the job, its Lease, and the pods its selector matches. */
 export interface EjobObserved {
   job: EphemeralJobObject;
-  /** Pods in the job's namespace matching its selector, read after the Lease (the planner re-checks the selector). */
+  /** Pods in the job's namespace matching its selector, read after the Lease or just before it (controller.ts observe; the planner re-checks the selector). */
   pods: Pod[];
   /**
    * The job's Lease (claims), the API server's time when it was read, and where it lives.
