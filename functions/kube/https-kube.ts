@@ -137,30 +137,52 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number): Send {
     // (APIResponseCompression, on by default), which is what a LIST of a large job's pods is.
     const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'gzip', ...endpoint.headers, ...extra };
     if (payload !== undefined) Object.assign(headers, { 'content-type': req.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
+    // A kept-alive connection the server has closed meanwhile (kube-apiserver, or a load
+    // balancer, after its idle timeout) fails the next request sent on it with a reset
+    // before any answer. Go's transport sends an idempotent request again on a new
+    // connection then, and so does this (Node's http documents the same check): a GET once.
+    const retryOnStale = req.method === 'GET';
     try {
-      return await new Promise<Answer>((resolve, reject) => {
-        const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
-          // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            try {
-              const body = Buffer.concat(chunks);
-              // node:zlib is loaded on the first gzipped answer, not at import (cold starts).
-              const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
-              resolve({ status: res.statusCode ?? 0, headers: res.headers, text: (gzipped ? process.getBuiltinModule('node:zlib').gunzipSync(body) : body).toString('utf8') });
-            } catch (err) {
-              reject(err as Error);
-            }
-          });
-          res.on('error', reject);
-        });
-        r.on('error', reject);
-        r.end(payload);
-      });
+      try {
+        return await exchange(req, headers, payload, signal);
+      } catch (err) {
+        if (!retryOnStale || signal.aborted || !(err instanceof StaleSocket)) throw err;
+        return await exchange(req, headers, payload, signal);
+      }
     } catch (err) {
-      if (signal.aborted) throw networkError(new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`, { cause: err }));
-      throw networkError(err);
+      const cause = err instanceof StaleSocket ? err.cause : err;
+      if (signal.aborted) throw networkError(new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`, { cause }));
+      throw networkError(cause);
     }
   };
+
+  function exchange(req: Req, headers: Record<string, string>, payload: string | undefined, signal: AbortSignal): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
+        // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            const body = Buffer.concat(chunks);
+            // node:zlib is loaded on the first gzipped answer, not at import (cold starts).
+            const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: (gzipped ? process.getBuiltinModule('node:zlib').gunzipSync(body) : body).toString('utf8') });
+          } catch (err) {
+            reject(err as Error);
+          }
+        });
+        res.on('error', reject);
+      });
+      r.on('error', (err: NodeJS.ErrnoException) => reject(r.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE') ? new StaleSocket(err) : err));
+      r.end(payload);
+    });
+  }
+}
+
+/** A request failed on a reused connection the server had closed, before any answer. */
+class StaleSocket extends Error {
+  constructor(cause: Error) {
+    super(`connection closed by the server before the request: ${cause.message}`, { cause });
+  }
 }

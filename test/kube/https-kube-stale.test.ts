@@ -1,0 +1,78 @@
+// A kept-alive connection the server closed meanwhile: the next request sent on it is reset
+// before any answer. https-kube sends a GET again on a new connection (as Go's transport
+// does for idempotent requests); a write is not sent twice by the client (the engine decides).
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { test } from 'node:test';
+import { createHttpsKube } from '../../functions/kube/https-kube.ts';
+import { KubeError } from '../../functions/kube/errors.ts';
+
+const POD = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' } });
+
+/**
+ * A raw HTTP/1.1 server: the first request on a connection is answered (keep-alive); a
+ * second request on that same connection is reset without an answer — the race where the
+ * server closes an idle connection just as the client reuses it.
+ */
+async function resettingServer(): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  let connections = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    connections++;
+    sockets.add(socket);
+    let answered = 0;
+    let buffered = '';
+    socket.on('data', (chunk) => {
+      buffered += chunk.toString('latin1');
+      while (buffered.includes('\r\n\r\n')) {
+        const end = buffered.indexOf('\r\n\r\n') + 4;
+        const head = buffered.slice(0, end);
+        const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buffered.length < end + length) return;
+        buffered = buffered.slice(end + length);
+        if (answered++ > 0) {
+          socket.resetAndDestroy();
+          return;
+        }
+        socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${POD.length}\r\nconnection: keep-alive\r\n\r\n${POD}`);
+      }
+    });
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => connections,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+test('a GET reset on a reused connection is sent again on a new one, once', async () => {
+  const srv = await resettingServer();
+  try {
+    const kube = createHttpsKube({ server: srv.url });
+    const ref = { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' };
+    assert.deepEqual(await kube.get(ref), JSON.parse(POD));
+    assert.deepEqual(await kube.get(ref), JSON.parse(POD), 'the second GET went out on the kept-alive connection, was reset, and was sent again');
+    assert.equal(srv.connections(), 2, 'the retry opened a new connection');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a write reset on a reused connection is not sent again by the client: a transient NetworkError for the engine', async () => {
+  const srv = await resettingServer();
+  try {
+    const kube = createHttpsKube({ server: srv.url });
+    await kube.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' });
+    const write = kube.perform({ verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: { metadata: { labels: { a: 'b' } } }, reason: 'test' });
+    await assert.rejects(write, (err: unknown) => err instanceof KubeError && err.reason === 'NetworkError' && /ECONNRESET|socket hang up/.test(err.message));
+    assert.equal(srv.connections(), 1, 'no second connection: the write was not repeated');
+  } finally {
+    await srv.close();
+  }
+});
