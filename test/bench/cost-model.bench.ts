@@ -18,6 +18,7 @@ import { silentLogger } from '../../functions/engine/logger.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { startRelay } from '../../relay/relay.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
+import { realisticPod } from './pods.ts';
 import { figure } from './report.ts';
 
 /**
@@ -59,12 +60,7 @@ function countingSqs(port: number): { client: SQSClient; sends: { requests: numb
 }
 
 function workload(): unknown[] {
-  const pods = Array.from({ length: PODS }, (_, i) => ({
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: `web-${String(i).padStart(3, '0')}`, namespace: 'default', labels: { app: 'web' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() },
-    spec: { nodeName: 'node-1', containers: [{ name: 'main', image: 'nginx' }] },
-    status: { phase: 'Running', containerStatuses: [{ name: 'main', ready: true, state: { running: { startedAt: '2026-01-01T00:00:00Z' } } }] },
-  }));
+  const pods = Array.from({ length: PODS }, (_, i) => realisticPod(i, { namespace: 'default', labels: { app: 'web' }, createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)), container: 'main' }));
   const job = {
     apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
     metadata: { name: 'check', namespace: 'default', uid: 'cost-job' },
