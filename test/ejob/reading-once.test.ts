@@ -1,0 +1,117 @@
+// The claim rules planned from pods LISTed just before the Lease was read (README.md,
+// "Reading the pods once"): a property over random histories of claims, injections and
+// endings around one read. Each pod may be claimed (at `claimed`), injected under that claim
+// within its window (at `injected`), and end (at `ended`); the Lease record is what the last
+// write before the read left, kept by the retention rule; the LIST is taken up to skewSeconds
+// before the read. Whatever happened between the LIST and the read, the plan must count
+// every pod that holds a slot at the read (or will, once an injection in flight lands),
+// never claim such a pod, and never claim past parallelism.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import { decideClaims, retentionMs } from '../../functions/ejob/claims.ts';
+import type { Claim, LeaseRecord } from '../../functions/ejob/lease-record.ts';
+import { selectTargets } from '../../functions/ejob/targets.ts';
+
+const UID = 'job-uid';
+const READ = Date.parse('2026-01-01T01:00:00Z');
+const cfg = { namespace: 'ephemera-system', name: 'ejob-x', key: 'EphemeralJob/ns/x', holder: 'me', leaseSeconds: 15, skewSeconds: 5 };
+const WINDOW = (cfg.leaseSeconds + cfg.skewSeconds) * 1000;
+
+/** One pod's history, times in ms relative to the Lease read (negative: before it). */
+interface History {
+  claimed?: number;
+  injected?: number;
+  ended?: number;
+}
+
+/** The pod as a LIST at time t shows it. */
+function podAt(i: number, h: History, t: number): Pod {
+  const p: Pod = { metadata: { name: `p${i}`, namespace: 'ns', uid: `u${i}`, labels: { app: 'x' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() }, spec: { containers: [{ name: 'main' }] }, status: { phase: 'Running' } };
+  if (h.injected === undefined || h.injected > t) return p;
+  p.spec.ephemeralContainers = [{ name: 'ec', env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }];
+  p.status = { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec', state: h.ended !== undefined && h.ended <= t ? { terminated: { exitCode: 0 } } : { running: {} } }] } as never;
+  return p;
+}
+
+const history: fc.Arbitrary<History> = fc.oneof(
+  fc.constant({}),
+  fc.integer({ min: -60_000, max: 0 }).chain((claimed) =>
+    fc.oneof(
+      fc.constant({ claimed }),
+      // An injection lands within the claim's window (README step 4), possibly after the read.
+      fc.integer({ min: claimed + 1, max: claimed + WINDOW - 1 }).chain((injected) =>
+        fc.oneof(fc.constant({ claimed, injected }), fc.integer({ min: injected + 1, max: injected + 40_000 }).map((ended) => ({ claimed, injected, ended })))),
+    )),
+);
+
+/**
+ * The record the last write before the read (at `writtenAt`) left. `released`: the previous
+ * version's rule, which dropped a claim once its pod showed the containers (the mutation
+ * the property must catch); otherwise claims stay for their retention.
+ */
+function recordAt(histories: readonly History[], writtenAt: number, released: boolean): LeaseRecord {
+  const claims: Claim[] = [];
+  histories.forEach((h, i) => {
+    if (h.claimed === undefined || h.claimed > writtenAt) return;
+    if (h.claimed + retentionMs(cfg) <= writtenAt) return;
+    if (released && h.injected !== undefined && h.injected <= writtenAt) return;
+    claims.push({ pod: `p${i}`, uid: `u${i}`, at: new Date(READ + h.claimed).toISOString() });
+  });
+  const total = histories.filter((h) => h.claimed !== undefined && h.claimed <= writtenAt).length;
+  return { v: 1, job: UID, total, claims, keptSince: '1970-01-01T00:00:00.000Z' };
+}
+
+/** Violations of the property for one history, LIST time, write time and parallelism; [] when it holds. */
+function violations(histories: readonly History[], at: { listAt: number; writtenAt: number }, parallelism: number, released = false): string[] {
+  const { listAt, writtenAt } = at;
+  const spec: EphemeralJobSpec = { selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] }, parallelism };
+  const pods = histories.map((h, i) => podAt(i, h, listAt));
+  const record = recordAt(histories, writtenAt, released);
+  const d = decideClaims({ spec, jobUid: UID, pods, targets: selectTargets(spec, UID, pods).targets, lease: { kind: 'ours', resourceVersion: '1', record }, serverNow: new Date(READ), cfg, mayClaim: true });
+  // Slots held at the read, or about to be: injected by then and not ended, or an injection still to land.
+  const holding = histories.flatMap((h, i) => (h.injected !== undefined && (h.injected > 0 || h.ended === undefined || h.ended > 0) ? [`p${i}`] : []));
+  const out: string[] = [];
+  if (d.slotsUsed < holding.length) out.push(`counted ${d.slotsUsed} slots, ${holding.length} held (${holding.join(', ')})`);
+  for (const p of d.inject) if (histories[Number(p.metadata.name.slice(1))]?.injected !== undefined) out.push(`claimed ${p.metadata.name}, injected already or about to be`);
+  if (d.inject.length > 0 && holding.length + d.inject.length > parallelism) out.push(`${holding.length} held + ${d.inject.length} claimed > parallelism ${parallelism}`);
+  return out;
+}
+
+const scenario = fc.record({
+  histories: fc.array(history, { minLength: 1, maxLength: 8 }),
+  listLag: fc.integer({ min: 0, max: cfg.skewSeconds * 1000 }),
+  parallelism: fc.integer({ min: 1, max: 4 }),
+  writeLag: fc.nat({ max: 10_000 }),
+});
+
+/** The last write came after every claim (each claim is a write) and before the read. */
+const writtenAt = (s: { histories: History[]; writeLag: number }): number => Math.min(0, Math.max(-s.writeLag, ...s.histories.map((h) => h.claimed ?? Number.NEGATIVE_INFINITY)));
+
+/** Histories that parallelism allowed: never more than `parallelism` pods in flight at once. */
+function allowed(s: { histories: History[]; parallelism: number }): boolean {
+  const times = s.histories.flatMap((h) => (h.claimed === undefined ? [] : [h.claimed, h.injected ?? h.claimed]));
+  return times.every((t) => s.histories.filter((h) => h.claimed !== undefined && h.claimed <= t && (h.injected === undefined ? h.claimed + WINDOW > t : h.ended === undefined || h.ended > t)).length <= s.parallelism);
+}
+
+describe('claims planned from pods LISTed before the Lease (retention keeps every claim a stale LIST may miss)', () => {
+  test('every slot held at the read is counted, no such pod is claimed, parallelism holds', () => {
+    fc.assert(fc.property(scenario.filter(allowed), (s) => {
+      assert.deepEqual(violations(s.histories, { listAt: -s.listLag, writtenAt: writtenAt(s) }, s.parallelism), []);
+    }), { numRuns: Number(process.env.EPHEMERA_READING_ONCE_RUNS ?? 5000), seed: 11 });
+  });
+
+  test('the rule has teeth: with claims released once their pods show the containers (the previous rule), a LIST from before the Lease misses slots', () => {
+    const found = fc.check(fc.property(scenario.filter(allowed), (s) => violations(s.histories, { listAt: -s.listLag, writtenAt: writtenAt(s) }, s.parallelism, true).length === 0), { numRuns: 5000, seed: 11 });
+    assert.ok(found.failed, 'the previous release rule should be caught');
+  });
+
+  test('a LIST taken more than skewSeconds before the read is not covered (why the observation LISTs again then)', () => {
+    // Claimed 26 s before the read (its retention ended 1 s before), injected 8 s before.
+    const h: History[] = [{ claimed: -26_000, injected: -8_000 }, {}];
+    assert.deepEqual(violations(h, { listAt: -5_000, writtenAt: -1_000 }, 1), [], 'a LIST within skewSeconds of the read shows the injection');
+    assert.notDeepEqual(violations(h, { listAt: -10_000, writtenAt: -1_000 }, 1), [], 'a LIST 10 s before it does not, and the claim has left the record');
+  });
+});
