@@ -87,7 +87,8 @@ export class Rest {
   /** A List object; `limit`/`continue` page through the objects in key order. */
   list(def: ResourceDef, namespace: string | undefined, q: ListQuery): Obj {
     const match = selectorFor(def, q);
-    let items = this.store.readAll(def, namespace).filter(match);
+    // The stored objects, not copies: the List is serialized at once and nothing here changes them.
+    let items = this.store.stored(def, namespace).filter(match);
     const rv = this.store.resourceVersion;
     let cont: string | undefined;
     let remaining: number | undefined;

@@ -151,11 +151,20 @@ export class ObjectStore {
 
   /** Copies of a resource's objects in a namespace (or all namespaces), in key order. */
   readAll(def: ResourceDef, namespace: string | undefined): KubeObject[] {
+    return this.stored(def, namespace).map((o) => clone(o));
+  }
+
+  /**
+   * The stored objects themselves, in key order, for an answer serialized at once (a LIST):
+   * copying every object first cost more than the rest of a large LIST. Callers must not
+   * change them; every write replaces a stored object rather than changing it.
+   */
+  stored(def: ResourceDef, namespace: string | undefined): readonly KubeObject[] {
     const out: KubeObject[] = [];
     for (const e of this.objects.values()) {
       if (e.def !== def) continue;
       if (namespace !== undefined && (e.obj.metadata.namespace ?? '') !== namespace) continue;
-      out.push(clone(e.obj));
+      out.push(e.obj);
     }
     return out.sort(byNamespaceName);
   }
