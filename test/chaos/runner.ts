@@ -159,6 +159,10 @@ function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
     ...s.arrivals.map((a) => ({ atMs: a.atMs, run: (server: ApiServer) => create(server, a.object) })),
     ...s.raises.map((r) => ({ atMs: r.atMs, run: (server: ApiServer) => raise(server, r) })),
     ...s.faults.map((f) => ({ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) })),
+    // The calm point: faults armed before it and not yet used up are disarmed, so that from
+    // here on the system converges undisturbed (world.ts). Before, an armed fault matching a
+    // rare request (an injection's PATCH) kept firing long after the calm point.
+    { atMs: s.calmAfterMs, run: (server: ApiServer) => server.faults.clear() },
     ...s.kills.flatMap((k) => ('atMs' in k ? [{
       atMs: k.atMs,
       run: (server: ApiServer, fleet: Fleet, slots: number) => {
