@@ -91,7 +91,7 @@ describe('observing a job that may claim: the pods are LISTed once when that LIS
     try {
       await firstPodDone(server, deps);
       const d = deps('b');
-      const slowLease: Kube = { ...d.kube, get: async (ref) => { if (ref.kind === 'Lease') await new Promise((r) => setTimeout(r, 120)); return d.kube.get(ref); }, list: (...a) => d.kube.list(...a), serverNow: () => d.kube.serverNow(), perform: (a) => d.kube.perform(a) };
+      const slowLease: Kube = { ...d.kube, get: async (ref) => { if (ref.kind === 'Lease') await new Promise((r) => setTimeout(r, 120)); return d.kube.get(ref); } };
       assert.deepEqual(await readsOf(server, slowLease, d.lock), ['get EphemeralJob', 'list Pod', 'get Lease', 'list Pod']);
       assert.deepEqual(await readsOf(server, d.kube, d.lock), ['get EphemeralJob', 'list Pod', 'get Lease'], 'the same Lease read promptly');
     } finally {
