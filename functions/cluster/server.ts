@@ -4,7 +4,7 @@ import { isCrd, withCrdSchemas } from './crd-prune.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type Cluster } from '@kubernetes/client-node';
 import { admit } from './admission.ts';
 import { discovery, VERSION_INFO } from './discovery.ts';
 import { checkFields } from './field-validation.ts';
@@ -14,7 +14,7 @@ import { WriteHistory } from './history.ts';
 import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
 import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resources.ts';
-import { Rest, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
+import { Rest, serialized, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
 import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
 import { ObjectStore } from './store.ts';
 import { serveWatch } from './watch.ts';
@@ -149,7 +149,8 @@ const CLUSTER = 'ephemera-fake';
 function kubeConfigFor(url: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: CLUSTER, server: url, skipTLSVerify: true }],
+    // In-process: gzip would cost both ends CPU and save no network (kubeconfig's disable-compression).
+    clusters: [{ name: CLUSTER, server: url, skipTLSVerify: true, disableCompression: true } as Cluster],
     users: [{ name: CLUSTER }],
     contexts: [{ name: CLUSTER, cluster: CLUSTER, user: CLUSTER, namespace: 'default' }],
     currentContext: CLUSTER,
@@ -401,8 +402,7 @@ export const GZIP_THRESHOLD_BYTES = 128 * 1024;
 function send(res: ServerResponse, record: RequestRecord | undefined, status: number, body: unknown): void {
   const headers: Record<string, string> = body instanceof ApiError ? { ...body.headers } : {};
   if (body instanceof ApiError) body = body.status;
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  let buf = Buffer.from(text, 'utf8');
+  let buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : serialized(body);
   if (buf.length >= GZIP_THRESHOLD_BYTES && acceptsGzip.has(res)) {
     buf = gzipSync(buf, { level: 1 }); // kube-apiserver's defaultGzipContentEncodingLevel
     Object.assign(headers, { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });

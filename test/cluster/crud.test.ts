@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KubernetesObjectApi, type V1Pod } from '@kubernetes/client-node';
-import { harness, pod, rejects } from './support.ts';
+import { harness, mergePatch, pod, rejects } from './support.ts';
 
 const EJOB = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'ephemeraljobs' };
 const ejob = (name: string, spec: Record<string, unknown> = { selector: { matchLabels: { app: 'web' } } }): Record<string, unknown> =>
@@ -161,6 +161,32 @@ describe('create, read, update', () => {
     assert.equal(jobs.items[0].kind, 'EphemeralJob', 'custom resource list items keep their kind');
     const inA = await core.listNamespacedPod({ namespace: 'a' });
     assert.deepEqual(inA.items.map((p) => p.metadata!.name), ['p1']);
+  });
+
+  test('a LIST is byte for byte the JSON of the objects as they are now: its per-object cache follows updates, deletes and re-creates', async () => {
+    const { core, custom, server } = await harness({ objects: ['a', 'b', 'c'].map((n) => pod(n)) });
+    await custom.createNamespacedCustomObject({ ...EJOB, namespace: 'default', body: ejob('j1') });
+    const podDef = server.store.defFor('v1', 'Pod');
+    const jobDef = server.store.defFor('apps.kruise.io/v1alpha1', 'EphemeralJob');
+    // What the server sends, against JSON.stringify of the List object the REST layer builds.
+    const same = async (path: string, def: typeof podDef, query: Record<string, string> = {}): Promise<any> => {
+      const text = await (await fetch(`${server.url}${path}${Object.keys(query).length ? `?${new URLSearchParams(query)}` : ''}`)).text();
+      assert.equal(text, JSON.stringify(server.rest.list(def, 'default', query)));
+      return JSON.parse(text);
+    };
+    await same('/api/v1/namespaces/default/pods', podDef);
+    await core.patchNamespacedPod({ namespace: 'default', name: 'b', body: { metadata: { labels: { step: '2' } } } }, mergePatch);
+    await core.deleteNamespacedPod({ namespace: 'default', name: 'c', gracePeriodSeconds: 0 });
+    await core.createNamespacedPod({ namespace: 'default', body: pod('d') as V1Pod });
+    const list = await same('/api/v1/namespaces/default/pods', podDef);
+    assert.deepEqual(list.items.map((p: any) => p.metadata.name), ['a', 'b', 'd']);
+    assert.equal(list.items[1].metadata.labels.step, '2', 'the update, not the cached text of before');
+    assert.equal(list.items[0].kind, undefined, 'built-in list items carry no kind');
+    assert.equal((await same('/api/v1/namespaces/default/pods', podDef, { labelSelector: 'step=2' })).items.length, 1);
+    assert.equal((await same('/api/v1/namespaces/default/pods', podDef, { limit: '1' })).metadata.continue !== undefined, true);
+    assert.equal((await same('/apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs', jobDef)).items[0].kind, 'EphemeralJob');
+    await custom.patchNamespacedCustomObject({ ...EJOB, namespace: 'default', name: 'j1', body: { spec: { parallelism: 3 } } }, mergePatch);
+    assert.equal((await same('/apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs', jobDef)).items[0].spec.parallelism, 3);
   });
 
   test('limit and continue page through a list', async () => {
