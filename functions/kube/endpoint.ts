@@ -14,6 +14,11 @@ export interface KubeEndpoint {
   insecureSkipTlsVerify?: boolean;
   /** kubeconfig's tls-server-name: the name to verify the certificate against (SNI). */
   tlsServerName?: string;
+  /**
+   * kubeconfig's disable-compression: do not ask for gzip. The embedded cluster sets it (it
+   * is in-process: compressing a large LIST costs both ends CPU and saves no network).
+   */
+  disableCompression?: boolean;
   /** Extra headers on every request (kubeconfig's `as`: Impersonate-User). */
   headers?: Record<string, string>;
 }

@@ -23,6 +23,8 @@ export interface HttpsKubeOptions {
   timeoutMs?: number;
   /** A bearer token per request (EKS IAM token, a secret's token); see credentials.ts. */
   auth?: KubeAuth;
+  /** Ask for gzip (default: unless the endpoint says disableCompression). */
+  compression?: boolean;
 }
 
 /** The Content-Type of each patch kind; a patch without one is a JSON patch, as in client-node. */
@@ -49,7 +51,7 @@ interface Answer {
 
 /** A Kube over node:http(s) for one endpoint; keeps its connections alive between calls. */
 export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOptions = {}): Kube {
-  const send = sender(endpoint, options.timeoutMs ?? 10_000);
+  const send = sender(endpoint, options.timeoutMs ?? 10_000, options.compression ?? !endpoint.disableCompression);
   let server: { date: Date; at: number } | undefined;
   const auth = options.auth;
 
@@ -114,7 +116,7 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 type Send = (req: Req, headers: Record<string, string>) => Promise<Answer>;
 
 /** One HTTP exchange with the endpoint: TLS options once, a timeout per request, the whole answer read. */
-function sender(endpoint: KubeEndpoint, timeoutMs: number): Send {
+function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send {
   const base = new URL(endpoint.server);
   const prefix = base.pathname.replace(/\/+$/, '');
   const tls = base.protocol === 'https:';
@@ -135,7 +137,7 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number): Send {
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     // gzip, as client-go asks for it: kube-apiserver compresses an answer of 128 KiB or more
     // (APIResponseCompression, on by default), which is what a LIST of a large job's pods is.
-    const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'gzip', ...endpoint.headers, ...extra };
+    const headers: Record<string, string> = { accept: 'application/json', ...(gzip ? { 'accept-encoding': 'gzip' } : {}), ...endpoint.headers, ...extra };
     if (payload !== undefined) Object.assign(headers, { 'content-type': req.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
     // A kept-alive connection the server has closed meanwhile (kube-apiserver, or a load
     // balancer, after its idle timeout) fails the next request sent on it with a reset

@@ -23,6 +23,9 @@ export function kubeConfigConnection(kc: KubeConfig): KubeConnection {
   if (key) endpoint.key = key;
   if (cluster.skipTLSVerify) endpoint.insecureSkipTlsVerify = true;
   if (cluster.tlsServerName) endpoint.tlsServerName = cluster.tlsServerName;
+  // client-node's Cluster has no disable-compression (its file loader drops the field); a
+  // cluster given in code may carry it (the embedded cluster's does).
+  if ((cluster as { disableCompression?: unknown }).disableCompression === true) endpoint.disableCompression = true;
   if (user?.impersonateUser) endpoint.headers = { 'Impersonate-User': user.impersonateUser };
   const authenticates = !!(user && (user.token || user.exec || user.authProvider || user.username));
   return authenticates ? { endpoint, auth: kubeConfigAuth(kc) } : { endpoint };

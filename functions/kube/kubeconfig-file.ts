@@ -27,6 +27,7 @@ export const KubeconfigFile = z.object({
     'certificate-authority-data': z.base64().optional(),
     'insecure-skip-tls-verify': z.boolean().optional(),
     'tls-server-name': z.string().optional(),
+    'disable-compression': z.boolean().optional(),
   }) })),
   users: z.array(z.object({ name: z.string(), user: z.object({
     token: z.string().optional(),
@@ -104,6 +105,7 @@ function tlsOf(cluster: Cluster, user: User, path: (p: string) => string): KubeE
   if (key) endpoint.key = key;
   if (cluster['insecure-skip-tls-verify']) endpoint.insecureSkipTlsVerify = true;
   if (cluster['tls-server-name']) endpoint.tlsServerName = cluster['tls-server-name'];
+  if (cluster['disable-compression']) endpoint.disableCompression = true;
   return endpoint;
 }
 

@@ -79,7 +79,8 @@ let logBytes = 0;
 const logs = new Writable({ write: (chunk: Buffer, _e, cb) => ((logBytes += chunk.length), cb()) });
 const logger = pino({ level: 'info', base: { app: 'ephemera' } }, logs);
 const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: sqsSink(sqs, queueUrl), namespaces: [], relayId: 'cost', coalesceMs: 50, holdMs: 20_000, resyncSeconds: 3600, bufferMax: 10_000, logger: silentLogger, metrics });
-const engine = { kube: createKube(server.kubeConfig()), controllers: [ejobController], lock: { namespace: 'ephemera-locks', holder: 'x', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger };
+// gzip, as the Lambda's client asks a real cluster for it (the embedded cluster's kubeconfig says not to).
+const engine = { kube: createKube(server.kubeConfig(), { compression: true }), controllers: [ejobController], lock: { namespace: 'ephemera-locks', holder: 'x', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger };
 const consume = createSqsConsumer({ engineFor: async () => withFreshHolder(engine), requeue: sqsRequeue(sqs, queueUrl), logger });
 
 let invocations = 0;

@@ -63,6 +63,9 @@ describe('kubeconfig source (no client-node)', () => {
     const b64 = Buffer.from('INLINE').toString('base64');
     const inline = await loadKubeconfigConnection({ KUBECONFIG: write('inline.yaml', kubeconfig('token: abc', `server: https://k8s.example\n    certificate-authority-data: ${b64}\n    tls-server-name: api.internal`)) });
     assert.deepEqual([inline.endpoint.ca?.toString(), inline.endpoint.tlsServerName, await inline.auth?.header()], ['INLINE', 'api.internal', 'Bearer abc']);
+    assert.equal(inline.endpoint.disableCompression, undefined, 'gzip is asked for unless the kubeconfig says otherwise');
+    const plain = await loadKubeconfigConnection({ KUBECONFIG: write('plain.yaml', kubeconfig('token: abc', 'server: https://k8s.example\n    disable-compression: true')) });
+    assert.equal(plain.endpoint.disableCompression, true, "kubeconfig's disable-compression");
   });
 
   test('what it cannot use is refused naming the file and the fix; the connect error names the cluster', async () => {

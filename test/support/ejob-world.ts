@@ -41,6 +41,8 @@ export interface WorldOptions {
   skewSeconds?: number;
   /** Which EphemeralJob CRD the server has installed (default: ephemera's own). */
   crd?: unknown;
+  /** Ask for gzip, as against a real cluster (default: not, the embedded cluster's kubeconfig says so). */
+  compression?: boolean;
 }
 
 /** Like world(), with every knob: clocks, claim window, the installed CRD. */
@@ -48,7 +50,7 @@ export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; d
   const objects = o.crd === undefined ? o.objects : [o.crd, ...o.objects];
   const server = await startApiServer({ objects, ...(o.serverClock ? { clock: o.serverClock } : {}) });
   const deps = (holder = 'engine-a'): EngineDeps => ({
-    kube: createKube(server.kubeConfig(), { timeoutMs: 5000 }),
+    kube: createKube(server.kubeConfig(), { timeoutMs: 5000, ...(o.compression !== undefined ? { compression: o.compression } : {}) }),
     controllers: [ejobController],
     lock: { namespace: 'ephemera-system', holder, leaseSeconds: o.leaseSeconds ?? 15, skewSeconds: o.skewSeconds ?? 5 },
     clock: o.now ?? (() => STORY_NOW),
