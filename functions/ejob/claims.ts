@@ -25,7 +25,10 @@ export interface ClaimInput {
 
 /** The decision: which pods to inject now, the Lease write that claims them first, when to look again. */
 export interface ClaimDecision {
+  /** Pods to inject now: those claimed anew, then those whose claim is renewed (`renewed`). */
   inject: Pod[];
+  /** Of `inject`, the pods claimed before whose injection did not show: claimed again, same slot. */
+  renewed: Pod[];
   /** Claims and repairs, written before any injection; absent when nothing was decided. */
   write?: Action;
   requeueAfterSeconds?: number;
@@ -58,30 +61,43 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   const holdUntil = toDate(base.record.holdUntil);
   const holding = holdUntil !== undefined && holdUntil.getTime() > serverNow.getTime();
   const sealed = input.seal === true || base.record.finished === true;
+  const open = input.mayClaim && !sealed;
   // What would be claimed but for a hold: a hold is written down only when it stops a claim.
-  const candidates = input.mayClaim && !sealed ? claimable(input, { inFlight: inFlight.size, total, claimed: kept.claimed }) : [];
-  const inject = holding ? [] : candidates;
-  let requeue = kept.nextFree === undefined ? undefined : secondsUntil(kept.nextFree, serverNow);
+  const candidates = open ? claimable(input, { inFlight: inFlight.size, total, claimed: kept.claimed }) : [];
+  const fresh = holding ? [] : candidates;
+  const renewed = open && !holding ? renewable(input, kept.stale, inFlight.size, notes) : [];
+  const inject = [...fresh, ...renewed];
+  let requeue = kept.nextLook === undefined ? undefined : secondsUntil(kept.nextLook, serverNow);
   if (holding) {
     requeue = Math.min(requeue ?? Number.POSITIVE_INFINITY, secondsUntil(holdUntil, serverNow));
     notes.push(`no new claims until ${holdUntil.toISOString()} (an unreadable Lease record may have held live claims)`);
   }
-  const decision: ClaimDecision = { inject, notes, slotsUsed: inFlight.size, ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}) };
+  const decision: ClaimDecision = { inject, renewed, notes, slotsUsed: inFlight.size, ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}) };
   const pinHold = holding && candidates.length > 0 && base.undated;
   if (inject.length === 0 && !pinHold && !needsSeal(input, base.record)) return decision;
   // Nothing is ever decided from a Lease that was not read: say what would have been.
-  if (input.lease.kind === 'not-read') return { ...decision, inject: [], needsLease: writeReason(input, inject, base) };
-  const at = serverNow.toISOString();
-  const record: LeaseRecord = {
+  if (input.lease.kind === 'not-read') return { ...decision, inject: [], renewed: [], needsLease: writeReason(input, inject, base) };
+  const record = nextRecord(input, { base: base.record, kept: kept.claims, total, fresh, renewed, holdUntil: holding ? holdUntil : undefined, sealed });
+  return { ...decision, write: leaseWrite({ cfg: input.cfg, view: input.lease, serverNow }, record, writeReason(input, inject, base)) };
+}
+
+/** The record the claim write leaves: kept claims (the renewed ones with a new `at`), the new ones, the hold and seal. */
+function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Claim[]; total: number; fresh: readonly Pod[]; renewed: readonly Pod[]; holdUntil: Date | undefined; sealed: boolean }): LeaseRecord {
+  const at = input.serverNow.toISOString();
+  const again = new Set(d.renewed.map((p) => p.metadata.name));
+  return {
     v: 1,
     job: input.jobUid,
-    total: total + inject.length,
-    claims: [...kept.claims, ...inject.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at }))],
-    keptSince: base.record.keptSince ?? at,
-    ...(holding ? { holdUntil: holdUntil.toISOString() } : {}),
-    ...(sealed ? { finished: true } : {}),
+    // A renewed claim is the same pod: replicas counts it once.
+    total: d.total + d.fresh.length,
+    claims: [
+      ...d.kept.map((c): Claim => (again.has(c.pod) ? { ...c, at, renewed: true } : c)),
+      ...d.fresh.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at })),
+    ],
+    keptSince: d.base.keptSince ?? at,
+    ...(d.holdUntil ? { holdUntil: d.holdUntil.toISOString() } : {}),
+    ...(d.sealed ? { finished: true } : {}),
   };
-  return { ...decision, write: leaseWrite({ cfg: input.cfg, view: input.lease, serverNow }, record, writeReason(input, inject, base)) };
 }
 
 /**
@@ -100,6 +116,34 @@ function claimable(input: ClaimInput, used: { inFlight: number; total: number; c
   const free = Math.max(0, (input.spec.parallelism ?? 1) - used.inFlight);
   const left = input.spec.replicas === undefined ? Number.POSITIVE_INFINITY : Math.max(0, input.spec.replicas - used.total);
   return input.targets.filter((t) => t.state === 'pending' && !used.claimed.has(t.pod.metadata.name)).slice(0, Math.min(free, left)).map((t) => t.pod);
+}
+
+/**
+ * Claims to make again: kept claims whose pod is still a pending target (active, matching,
+ * not injected) `renewAfterMs` after the claim, not renewed before. The claimer's injection
+ * failed or never came (a crash, a 409, transient errors past its retries, a window run
+ * out); rather than hold the slot until the claim's retention ends (25 s by default), the
+ * claim is written again with a new `at`, on the same slot, and the pod injected within the
+ * new window. Only while the slots held, this claim among them, are within `parallelism`
+ * (after `parallelism` was lowered, claims in flight are left to end). Once per claim: a
+ * pod that keeps refusing costs a claim and a renewal per retention, no more.
+ */
+function renewable(input: ClaimInput, stale: readonly Claim[], inFlight: number, notes: string[]): Pod[] {
+  if (stale.length === 0 || inFlight > (input.spec.parallelism ?? 1)) return [];
+  const pending = new Map(input.targets.filter((t) => t.state === 'pending').map((t) => [t.pod.metadata.name, t.pod]));
+  const pods = stale.flatMap((c) => pending.get(c.pod) ?? []);
+  if (pods.length > 0) notes.push(`claim again ${pods.map((p) => p.metadata.name).join(', ')}: claimed ${Math.round(renewAfterMs(input.cfg) / 1000)} s or more ago and not shown injected`);
+  return pods;
+}
+
+/**
+ * How long after a claim its injection may be sent again by any reconcile (a third of the
+ * lease: 5 s by default). An injection is sent right after its claim and lands in well under
+ * a second; one that has not shown by then most likely failed. Sending it twice is harmless
+ * (the same containers: a no-op, or kube-apiserver's "may not be changed", README step 6).
+ */
+export function renewAfterMs(cfg: Pick<LeaseConfig, 'leaseSeconds'>): number {
+  return (cfg.leaseSeconds * 1000) / 3;
 }
 
 function writeReason(input: ClaimInput, inject: readonly Pod[], base: { repair: boolean; notes: string[] }): string {
@@ -172,15 +216,14 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
  * retention with its pod active and not injected was never used: it no longer counts toward
  * `replicas` (`dropped`), and the pod may be claimed again.
  */
-function retainedClaims(claims: readonly Claim[], input: ClaimInput): { claims: Claim[]; holding: Set<string>; claimed: Set<string>; dropped: number; nextFree: Date | undefined; notes: string[] } {
+function retainedClaims(claims: readonly Claim[], input: ClaimInput): Retained {
   const byName = new Map(input.pods.map((p) => [p.metadata.name, p]));
-  const keepMs = retentionMs(input.cfg);
-  const out = { claims: [] as Claim[], holding: new Set<string>(), claimed: new Set<string>(), dropped: 0, nextFree: undefined as Date | undefined, notes: [] as string[] };
+  const out: Retained = { claims: [], holding: new Set(), claimed: new Set(), stale: [], dropped: 0, nextLook: undefined, notes: [] };
   for (const c of claims) {
     const found = byName.get(c.pod);
     const pod = found && (c.uid === undefined || found.metadata.uid === c.uid) ? found : undefined;
     const injected = pod !== undefined && ownedContainers(pod, input.jobUid).length > 0;
-    const ends = (toDate(c.at)?.getTime() ?? 0) + keepMs;
+    const ends = (toDate(c.at)?.getTime() ?? 0) + retentionMs(input.cfg);
     if (ends <= input.serverNow.getTime()) {
       if (pod && isActive(pod) && !injected) {
         out.dropped++;
@@ -193,10 +236,34 @@ function retainedClaims(claims: readonly Claim[], input: ClaimInput): { claims: 
     out.claimed.add(c.pod);
     if (!isActive(pod) || (injected && !holdsSlot(pod, input.jobUid))) continue;
     out.holding.add(c.pod);
-    // Not injected yet: its slot frees when the claim ends; look again then.
-    if (!injected && (out.nextFree === undefined || ends < out.nextFree.getTime())) out.nextFree = new Date(ends);
+    if (!injected) pendingClaim(c, ends, input, out);
   }
   return out;
+}
+
+/** What retainedClaims finds in the record. */
+interface Retained {
+  claims: Claim[];
+  holding: Set<string>;
+  claimed: Set<string>;
+  /** Claims not shown injected that may be made again now (renewable). */
+  stale: Claim[];
+  dropped: number;
+  nextLook: Date | undefined;
+  notes: string[];
+}
+
+/**
+ * A kept claim whose pod is active and not injected yet: it may be made again a while after
+ * it was made (once), and its slot frees when its retention ends; look again at whichever
+ * comes first.
+ */
+function pendingClaim(c: Claim, ends: number, input: ClaimInput, out: Retained): void {
+  const now = input.serverNow.getTime();
+  const renewAt = c.renewed === true ? undefined : (toDate(c.at)?.getTime() ?? 0) + renewAfterMs(input.cfg);
+  if (renewAt !== undefined && renewAt <= now) out.stale.push(c);
+  const look = renewAt !== undefined && renewAt > now ? renewAt : ends;
+  if (out.nextLook === undefined || look < out.nextLook.getTime()) out.nextLook = new Date(look);
 }
 
 /** `keptSince` of a record created where no Lease was: it has kept every claim it ever had. */

@@ -23,8 +23,12 @@ export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 export const LEASE_LABEL = 'ephemera.io/ejob-lease';
 export const KEY_ANNOTATION = 'ephemera.io/ejob-key';
 
-/** One pod claimed for injection; `at` is the API server's time of the claim write. */
-const Claim = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1) });
+/**
+ * One pod claimed for injection; `at` is the API server's time of the claim write.
+ * `renewed`: the claim was made again, with a new `at`, after its injection did not show
+ * (claims.ts renewAfterMs); a claim is renewed once.
+ */
+const Claim = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1), renewed: z.literal(true).optional() });
 export type Claim = z.infer<typeof Claim>;
 
 /** The record as stored in the annotation (JSON). */

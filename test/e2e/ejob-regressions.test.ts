@@ -132,3 +132,45 @@ test('an observation slower than the claim window (a LIST that hangs after the L
     await server.close();
   }
 });
+
+/** The Lease record's claims, as stored. */
+function claimsOnLease(server: Parameters<typeof inFlight>[0]): { pod: string; at: string; renewed?: boolean }[] {
+  const lease = server.store.list({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' }).find((l) => l.metadata.name.startsWith('ejob-'));
+  const text = (lease?.metadata.annotations as Record<string, string> | undefined)?.['ephemera.io/ejob-claims'];
+  return text === undefined ? [] : (JSON.parse(text) as { claims: { pod: string; at: string; renewed?: boolean }[] }).claims;
+}
+
+for (const why of ['a 409 on the injection', 'killed between the claim and the injection'] as const) {
+  test(`a claim whose injection never came (${why}) is made again 5 s later and injected, not left holding its slot for its 25 s retention`, async () => {
+    let offsetMs = 0;
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), serverClock: () => new Date(Date.now() + offsetMs), monotonic: () => performance.now() + offsetMs });
+    try {
+      const d = deps('a');
+      if (why === 'a 409 on the injection') {
+        server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 409, times: 1 });
+        const r = await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), d);
+        assert.equal(r.requeueAfterSeconds, 5, 'the re-plan finds its own claim pending: look again when it may be renewed');
+      } else {
+        const dies = withWrites(d.kube, async (action: Action) => {
+          if (action.subresource === 'ephemeralcontainers') throw new Error('killed before the injection');
+          return d.kube.perform(action);
+        });
+        await assert.rejects(handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), { ...d, kube: dies }), /killed/);
+      }
+      const [claim] = claimsOnLease(server);
+      assert.ok(claim !== undefined && claim.renewed === undefined, 'claimed');
+      assert.deepEqual(inFlight(server), [], 'not injected');
+      offsetMs = 4_000;
+      const early = await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('b'));
+      assert.deepEqual([inFlight(server), early.requeueAfterSeconds], [[], 1], '4 s on: still the claimer\'s to send');
+      offsetMs = 5_000;
+      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('c'));
+      assert.deepEqual(inFlight(server), [claim.pod], 'the claimed pod, injected under the renewed claim');
+      const [renewed, ...others] = claimsOnLease(server);
+      assert.deepEqual([renewed?.pod, renewed?.renewed, others.length], [claim.pod, true, 0], 'the same claim, renewed, no other');
+      assert.ok(Date.parse(renewed?.at ?? '') >= Date.parse(claim.at) + 5_000, 'with the server time of the renewal');
+    } finally {
+      await server.close();
+    }
+  });
+}

@@ -45,9 +45,9 @@ describe('claims: slots and replicas', () => {
     { name: 'injected with no status yet holds the slot', pods: [pod(0, 'nostatus'), pod(1)], lease: ours({ total: 1 }), inject: [] },
     { name: 'a failed pod (bad image) with another container still waiting holds the slot', pods: [pod(0, 'badimage', 'waiting'), pod(1)], lease: ours({ total: 1 }), inject: [] },
     { name: 'a failed pod whose containers all ended frees the slot', pods: [pod(0, 'badimage', 'err'), pod(1)], lease: ours({ total: 1 }), inject: ['p1'] },
-    { name: 'an unexpired claim not yet injected holds a slot, and is not claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(10) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
+    { name: 'an unexpired claim not yet injected holds a slot, and is not claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
     { name: 'a claim never injected is dropped once its retention (window + skew) ends: the pod can be claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p0'] },
-    { name: 'a claim never injected still holds its slot after its window, for the retention\'s extra skew', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(21) }] }), inject: [] },
+    { name: 'a claim never injected (and renewed once already) still holds its slot after its window, for the retention\'s extra skew', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(21), renewed: true }] }), inject: [] },
     { name: 'a claim whose pod shows the job\'s containers ended holds no slot, and its pod is not claimed again even if the pods lag', pods: [pod(0, 'ok'), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
     { name: 'a claim whose pod the (earlier) LIST still shows pending holds a slot', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: [] },
     { name: 'a claim whose pod shows a running container of the job is one slot, not two', pods: [pod(0, 'running'), pod(1), pod(2)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
@@ -91,10 +91,30 @@ describe('claims: slots and replicas', () => {
     assert.equal(d.write, undefined);
   });
 
-  test('a claim not yet injected asks for a look when its retention ends (its slot frees then)', () => {
-    const d = decide([pod(0)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(12) }] }));
+  test('a claim not yet injected asks for a look when it may be renewed, and once renewed, when its retention ends (its slot frees then)', () => {
+    assert.equal(decide([pod(0)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(2) }] })).requeueAfterSeconds, 3, 'renewable 5 s after the claim');
+    const d = decide([pod(0)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(12), renewed: true }] }));
     assert.equal(d.requeueAfterSeconds, 13);
     assert.equal(decide([pod(0, 'running')], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(12) }] })).requeueAfterSeconds, undefined, 'injected: the pod holds the slot, its end is an event');
+  });
+
+  test('a claim whose injection has not shown a third of a lease (5 s) after it is made again: same pod and slot, a new `at`, marked renewed, replicas unchanged', () => {
+    const d = decide([pod(0), pod(1)], ours({ total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(6) }] }), spec({ replicas: 1 }));
+    assert.deepEqual([names(d), d.renewed.map((p) => p.metadata.name)], [['p0'], ['p0']]);
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: NOW.toISOString(), renewed: true }] });
+    assert.equal(d.write?.verb, 'update', 'fenced like any claim');
+    // With a free slot, a new claim and a renewal in one write.
+    const both = decide([pod(0), pod(1)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(6) }] }), spec({ parallelism: 2 }));
+    assert.deepEqual([names(both), both.renewed.map((p) => p.metadata.name), written(both)?.total], [['p1', 'p0'], ['p0'], 2]);
+  });
+
+  test('a claim is renewed only once, only while the slots held are within parallelism, only while claims may be made, and only for a pod still pending', () => {
+    const stale = { pod: 'p1', uid: 'u1', at: at(6) };
+    assert.deepEqual(names(decide([pod(0), pod(1)], ours({ total: 1, claims: [{ ...stale, renewed: true }] }))), [], 'renewed before: it holds the slot until its retention ends');
+    assert.deepEqual(names(decide([pod(0, 'running'), pod(1)], ours({ total: 2, claims: [stale] }))), [], 'parallelism lowered to below the slots held: claims in flight are left to end');
+    const paused = decideClaims({ spec: spec(), jobUid: UID, pods: [pod(1)], targets: selectTargets(spec(), UID, [pod(1)]).targets, lease: ours({ total: 1, claims: [stale] }), serverNow: NOW, cfg, mayClaim: false });
+    assert.deepEqual([names(paused), paused.write], [[], undefined], 'paused or past the deadline');
+    assert.deepEqual(names(decide([pod(0), { ...pod(1), status: { phase: 'Succeeded' } }], ours({ total: 1, claims: [stale] }))), ['p0'], 'an ended pod is not a target: its claim holds nothing, p0 is claimed');
   });
 });
 
@@ -177,12 +197,18 @@ describe('claims: property over random pods, Lease records and clocks', () => {
         const d = decide(pods, ours(record), s);
         const injected = new Set(pods.filter((p) => (p.spec.ephemeralContainers ?? []).length > 0).map((p) => p.metadata.name));
         const pending = new Set(record.claims.filter((c) => !injected.has(c.pod) && c.at > at(20)).map((c) => c.pod));
-        for (const p of d.inject) {
+        const renewed = new Set(d.renewed.map((p) => p.metadata.name));
+        const fresh = d.inject.filter((p) => !renewed.has(p.metadata.name));
+        for (const p of fresh) {
           assert.ok(!injected.has(p.metadata.name), `${p.metadata.name} already injected`);
           assert.ok(!pending.has(p.metadata.name), `${p.metadata.name} already claimed`);
         }
-        if (d.inject.length > 0) assert.ok(d.slotsUsed + d.inject.length <= o.parallelism, `${d.slotsUsed} + ${d.inject.length} > ${o.parallelism}`);
-        if (o.replicas !== undefined && d.inject.length > 0) assert.ok((written(d)?.total ?? 0) <= o.replicas);
+        // A renewal is the same slot: a claim kept (within its retention), 5 s old or more, not shown injected.
+        const renewable = new Set(record.claims.filter((c) => !injected.has(c.pod) && c.at > at(25) && c.at <= at(5)).map((c) => c.pod));
+        for (const name of renewed) assert.ok(renewable.has(name), `${name} renewed without a stale claim`);
+        if (renewed.size > 0) assert.ok(d.slotsUsed <= o.parallelism, `renewed with ${d.slotsUsed} slots held > ${o.parallelism}`);
+        if (fresh.length > 0) assert.ok(d.slotsUsed + fresh.length <= o.parallelism, `${d.slotsUsed} + ${fresh.length} > ${o.parallelism}`);
+        if (o.replicas !== undefined && fresh.length > 0) assert.ok((written(d)?.total ?? 0) <= o.replicas);
       },
     ), { numRuns: 500, seed: 7 });
   });

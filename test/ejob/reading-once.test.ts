@@ -75,8 +75,13 @@ function violations(histories: readonly History[], at: { listAt: number; written
   const holding = histories.flatMap((h, i) => (h.injected !== undefined && (h.injected > 0 || h.ended === undefined || h.ended > 0) ? [`p${i}`] : []));
   const out: string[] = [];
   if (d.slotsUsed < holding.length) out.push(`counted ${d.slotsUsed} slots, ${holding.length} held (${holding.join(', ')})`);
-  for (const p of d.inject) if (histories[Number(p.metadata.name.slice(1))]?.injected !== undefined) out.push(`claimed ${p.metadata.name}, injected already or about to be`);
-  if (d.inject.length > 0 && holding.length + d.inject.length > parallelism) out.push(`${holding.length} held + ${d.inject.length} claimed > parallelism ${parallelism}`);
+  // A renewed claim (claims.ts renewable) is a pod the record claims, on the slot it holds:
+  // injecting it again is harmless (the same containers, README step 6) and takes no new slot.
+  const renewed = new Set(d.renewed.map((p) => p.metadata.name));
+  const fresh = d.inject.filter((p) => !renewed.has(p.metadata.name));
+  for (const name of renewed) if (!record.claims.some((c) => c.pod === name)) out.push(`renewed ${name}, which the record does not claim`);
+  for (const p of fresh) if (histories[Number(p.metadata.name.slice(1))]?.injected !== undefined) out.push(`claimed ${p.metadata.name}, injected already or about to be`);
+  if (fresh.length > 0 && holding.length + fresh.length > parallelism) out.push(`${holding.length} held + ${fresh.length} claimed > parallelism ${parallelism}`);
   return out;
 }
 
