@@ -123,18 +123,18 @@ function withSettledStatus(job: EphemeralJobObject, j: JobSpec, pods: { specs: r
   return status ? { ...bare, status } : bare;
 }
 
-/** Lease views: absent, ours (random claims, total, holdUntil, finished), unreadable (dated or not), another job's. */
+/** Lease views: absent, ours (random claims — renewable by age, or renewed —, total, holdUntil, finished), unreadable (dated or not), another job's. */
 const viewArb: fc.Arbitrary<(now: number) => LeaseView> = fc.oneof(
   fc.constant(() => ({ kind: 'absent' as const })),
   fc.record({
     total: fc.integer({ min: 0, max: 10 }),
-    claims: fc.array(fc.record({ pod: fc.integer({ min: 0, max: 9 }), sameUid: fc.integer({ min: 0, max: 4 }).map((n) => n > 0), ago: fc.integer({ min: -5, max: 40 }) }), { maxLength: 4 }),
+    claims: fc.array(fc.record({ pod: fc.integer({ min: 0, max: 9 }), sameUid: fc.integer({ min: 0, max: 4 }).map((n) => n > 0), ago: fc.integer({ min: -5, max: 40 }), renewed: fc.boolean() }), { maxLength: 4 }),
     holdFor: fc.option(fc.integer({ min: -30, max: 30 }), { nil: undefined }),
     finished: fc.boolean(),
   }).map((r) => (now: number): LeaseView => {
     const record: LeaseRecord = {
       v: 1, job: UID, total: r.total,
-      claims: r.claims.map((c) => ({ pod: `p${c.pod}`, uid: c.sameUid ? `u${c.pod}` : 'replaced', at: new Date(now - c.ago * 1000).toISOString() })),
+      claims: r.claims.map((c) => ({ pod: `p${c.pod}`, uid: c.sameUid ? `u${c.pod}` : 'replaced', at: new Date(now - c.ago * 1000).toISOString(), ...(c.renewed ? { renewed: true as const } : {}) })),
       ...(r.holdFor !== undefined ? { holdUntil: new Date(now + r.holdFor * 1000).toISOString() } : {}),
       ...(r.finished ? { finished: true } : {}),
     };
