@@ -56,12 +56,14 @@ async function main(argv: string[]): Promise<number> {
   const faults: Record<string, number> = {};
   const byInvariant: Record<string, number> = {};
   const failing: number[] = [];
+  let renewed = 0;
   const started = Date.now();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < o.schedules) {
       const r = await runSchedule(generate(o.seed + next++), o);
       tally(faults, r.faults);
+      renewed += r.renewals;
       for (const v of r.violations) byInvariant[v.invariant] = (byInvariant[v.invariant] ?? 0) + 1;
       if (r.violations.length) failing.push(r.seed);
       process.stdout.write(`${line(r)}\n`);
@@ -75,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
     `chaos: ${o.schedules} schedules (seeds ${o.seed}..${o.seed + o.schedules - 1}) in ${((Date.now() - started) / 1000).toFixed(0)} s; ${failing.length} failed${failing.length ? `: seeds ${failing.join(', ')}` : ''}`,
     `faults injected (${total}, counted by the API server):`,
     ...Object.entries(faults).sort(([, a], [, b]) => b - a).map(([k, v]) => `  ${String(v).padStart(6)}  ${k}`),
+    `claims made again after their injection did not show (functions/ejob/README.md, step 8): ${renewed}`,
     `violations by invariant: ${Object.keys(byInvariant).length ? Object.entries(byInvariant).map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`,
     '',
   ].join('\n'));

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimKubelet, startApiServer, type ApiServer, type KubeObject, type RequestRecord, type WriteRecord } from '../../functions/cluster/index.ts';
 import { check, staleJobLeases } from './check.ts';
+import { CLAIMS_ANNOTATION, LeaseRecord } from '../../functions/ejob/lease-record.ts';
 import { Fleet } from './fleet.ts';
 import { chaosPolicy } from './kubelet-policy.ts';
 import { allTerminated, isJob, isPod, isSidecarPod, keyOf, phaseOf, podEnded } from './pod-view.ts';
@@ -40,6 +41,8 @@ export interface ScheduleResult {
   startupMs: number;
   /** The directory with history, world and logs, when kept. */
   dir?: string;
+  /** Claims the processes made again (functions/ejob/README.md, step 8), from the Lease writes. */
+  renewals: number;
 }
 
 /** Environment of every ephemera process: short leases and timeouts so a schedule takes seconds. */
@@ -89,7 +92,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   await server.close();
   const violations = check(record);
   const result: ScheduleResult = {
-    seed: schedule.seed, violations, faults: server.faults.fired(), processes: count, writes: record.writes.length, durationMs: Date.now() - started, startupMs,
+    seed: schedule.seed, violations, faults: server.faults.fired(), processes: count, writes: record.writes.length, durationMs: Date.now() - started, startupMs, renewals: renewals(record.writes),
   };
   if (violations.length === 0 && !options.keep) rmSync(dir, { recursive: true, force: true });
   else result.dir = keepFiles(dir, { schedule, record, result, requests });
@@ -276,4 +279,24 @@ function keepFiles(dir: string, { schedule, record, result, requests }: Kept): s
   writeFileSync(join(dir, 'final.json'), JSON.stringify(record.final, null, 2));
   writeFileSync(join(dir, 'result.json'), JSON.stringify({ ...result, exits: record.exits, pending: record.pending }, null, 2));
   return dir;
+}
+
+/** Distinct renewed claims (Lease, pod, time) in the Lease writes of a history. */
+function renewals(writes: readonly WriteRecord[]): number {
+  const seen = new Set<string>();
+  for (const w of writes) {
+    if (w.object.kind !== 'Lease') continue;
+    const text = (w.object.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION];
+    const parsed = text === undefined ? undefined : LeaseRecord.safeParse(jsonOrUndefined(text));
+    for (const c of parsed?.success ? parsed.data.claims : []) if (c.renewed) seen.add(`${w.object.metadata.name}/${c.pod}/${c.at}`);
+  }
+  return seen.size;
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
