@@ -135,8 +135,9 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send 
   return async (req, extra) => {
     const signal = AbortSignal.timeout(timeoutMs);
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
-    // gzip, as client-go asks for it: kube-apiserver compresses an answer of 128 KiB or more
-    // (APIResponseCompression, on by default), which is what a LIST of a large job's pods is.
+    // gzip, as client-go asks for it (unless the kubeconfig says disable-compression):
+    // kube-apiserver compresses an answer of 128 KiB or more (APIResponseCompression, on by
+    // default), which is what a LIST of a large job's pods is.
     const headers: Record<string, string> = { accept: 'application/json', ...(gzip ? { 'accept-encoding': 'gzip' } : {}), ...endpoint.headers, ...extra };
     if (payload !== undefined) Object.assign(headers, { 'content-type': req.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
     // A kept-alive connection the server has closed meanwhile (kube-apiserver, or a load
