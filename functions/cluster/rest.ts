@@ -103,10 +103,9 @@ export class Rest {
       cont = Buffer.from(JSON.stringify({ rv: Number(rv), start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` })).toString('base64url');
     }
     const head = { kind: `${def.kind}List`, apiVersion: apiVersionOf(def), metadata: { resourceVersion: rv, ...(cont ? { continue: cont, remainingItemCount: remaining } : {}) } };
-    const stored = items;
     // Built-in kinds list items without kind/apiVersion; custom resources keep them.
     const list = { ...head, items: def.custom ? items : items.map(withoutTypeMeta) };
-    listJson.set(list, () => joinList(JSON.stringify(head), stored.map((o) => itemJson(o, def.custom === true))));
+    listJson.set(list, () => joinList(JSON.stringify(head), items.map((o) => itemJson(o, def.custom === true))));
     return list;
   }
 
@@ -407,10 +406,8 @@ const COMMA = Buffer.from(',');
 
 /** `{...head,"items":[item,item]}` from the head's JSON and the items' bytes. */
 function joinList(head: string, items: readonly Buffer[]): Buffer {
-  const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"items":[`, 'utf8')];
-  items.forEach((b, i) => parts.push(...(i === 0 ? [b] : [COMMA, b])));
-  parts.push(Buffer.from(']}'));
-  return Buffer.concat(parts);
+  const open = Buffer.from(`${head.slice(0, -1)},"items":[`, 'utf8');
+  return Buffer.concat([open, ...items.flatMap((b, i) => (i === 0 ? [b] : [COMMA, b])), Buffer.from(']}')]);
 }
 
 function withoutTypeMeta({ kind: _k, apiVersion: _a, ...rest }: KubeObject): KubeObject {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimKubelet, startApiServer, type ApiServer, type KubeObject, type RequestRecord, type WriteRecord } from '../../functions/cluster/index.ts';
 import { check, staleJobLeases } from './check.ts';
-import { CLAIMS_ANNOTATION, LeaseRecord } from '../../functions/ejob/lease-record.ts';
+import { leaseOwner, readLeaseView } from '../../functions/ejob/lease-record.ts';
 import { Fleet } from './fleet.ts';
 import { chaosPolicy } from './kubelet-policy.ts';
 import { allTerminated, isJob, isPod, isSidecarPod, keyOf, phaseOf, podEnded } from './pod-view.ts';
@@ -285,18 +285,9 @@ function keepFiles(dir: string, { schedule, record, result, requests }: Kept): s
 function renewals(writes: readonly WriteRecord[]): number {
   const seen = new Set<string>();
   for (const w of writes) {
-    if (w.object.kind !== 'Lease') continue;
-    const text = (w.object.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION];
-    const parsed = text === undefined ? undefined : LeaseRecord.safeParse(jsonOrUndefined(text));
-    for (const c of parsed?.success ? parsed.data.claims : []) if (c.renewed) seen.add(`${w.object.metadata.name}/${c.pod}/${c.at}`);
+    const owner = w.object.kind === 'Lease' ? leaseOwner(w.object) : undefined;
+    const view = owner ? readLeaseView(w.object, owner.job) : undefined;
+    for (const c of view?.kind === 'ours' ? view.record.claims : []) if (c.renewed) seen.add(`${w.object.metadata.name}/${c.pod}/${c.at}`);
   }
   return seen.size;
-}
-
-function jsonOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
