@@ -6,7 +6,7 @@ import type { Action } from './plan.ts';
 
 /** What applying a plan came to. */
 export interface ApplyResult {
-  /** Actions that took effect (or were found already done). */
+  /** Actions that took effect (or were found already done), in the plan's order. */
   applied: Action[];
   /** A fenced write met a newer object: observe and plan again. */
   replan: boolean;
@@ -14,6 +14,8 @@ export interface ApplyResult {
   refused: { action: Action; error: KubeError }[];
   /** Actions not sent because their `withinSeconds` had passed (the next reconcile decides again). */
   expired: Action[];
+  /** Actions not sent because the action they `require` did not take effect. */
+  withheld: Action[];
 }
 
 export interface ApplyDeps {
@@ -34,32 +36,54 @@ export interface ApplyDeps {
 }
 
 /**
- * Perform a plan's actions in order. Transient failures (429, 5xx, timeouts) are retried
- * with backoff and, if they persist, thrown so the queue redelivers. A 409 on a fenced
- * write stops the run and asks for a re-plan. Refusals are collected and the rest goes on
- * (metacontroller's manage_children: one bad child does not block the others).
+ * Perform a plan's actions in order, each `group` of neighbours at once. Transient failures
+ * (429, 5xx, timeouts) are retried with backoff and, if they persist, thrown so the queue
+ * redelivers (once the rest of their group has settled). A 409 on a fenced write stops the
+ * run and asks for a re-plan. Refusals are collected and the rest goes on (metacontroller's
+ * manage_children: one bad child does not block the others).
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
-  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [] };
+  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [] };
   const clock = deps.monotonic ?? (() => performance.now());
   const started = deps.startedAt ?? clock();
-  for (const action of actions) {
-    // Checked before every attempt, retries included: a retry is a send like the first one.
-    const late = (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
-    const outcome = await applyOne(action, deps, late);
-    if (outcome === 'expired') {
-      deps.logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
-      result.expired.push(action);
-      continue;
-    }
-    if (outcome === 'replan') {
-      result.replan = true;
-      return result;
-    }
-    if (outcome === 'done') result.applied.push(action);
-    else if (outcome !== 'skipped') result.refused.push({ action, error: outcome });
+  const tookEffect = new Set<string>();
+  for (const group of groups(actions)) {
+    const settled = await Promise.allSettled(group.map((action) => {
+      if (action.requires !== undefined && !tookEffect.has(action.requires)) return Promise.resolve('withheld' as const);
+      // Checked before every attempt, retries included: a retry is a send like the first one.
+      const late = (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
+      return applyOne(action, deps, late);
+    }));
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    group.forEach((action, i) => {
+      const outcome = (settled[i] as PromiseFulfilledResult<Outcome | 'withheld'>).value;
+      if (outcome === 'expired') {
+        deps.logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
+        result.expired.push(action);
+      } else if (outcome === 'withheld') {
+        deps.logger.info({ action: describe(action), requires: action.requires }, 'not sent: the action it follows did not take effect');
+        result.withheld.push(action);
+      } else if (outcome === 'replan') result.replan = true;
+      else if (outcome === 'done') {
+        result.applied.push(action);
+        if (action.id !== undefined) tookEffect.add(action.id);
+      } else if (outcome !== 'skipped') result.refused.push({ action, error: outcome });
+    });
+    if (result.replan) return result;
   }
   return result;
+}
+
+/** The plan cut into runs of neighbours that share a `group`; an action without one runs alone. */
+function groups(actions: readonly Action[]): Action[][] {
+  const out: Action[][] = [];
+  for (const action of actions) {
+    const last = out.at(-1);
+    if (last && action.group !== undefined && last[0]?.group === action.group) last.push(action);
+    else out.push([action]);
+  }
+  return out;
 }
 
 type Outcome = 'done' | 'skipped' | 'replan' | 'expired' | KubeError;

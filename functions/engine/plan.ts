@@ -41,6 +41,22 @@ export interface Action {
    * dropped by another one (see ejob/README.md).
    */
   withinSeconds?: number;
+  /**
+   * Actions next to each other in a plan with the same `group` are sent at once: they do
+   * not depend on one another (injections into different pods, Events, a status write
+   * beside them). The run waits for the whole group before the next action, so the order
+   * between groups stays the plan's (a Lease claim before the injections it claims). One of
+   * them asking for a re-plan ends the run once the group is done.
+   */
+  group?: string;
+  /** Names this action, for `requires`. */
+  id?: string;
+  /**
+   * Send this action only if the action with this `id`, earlier in the plan and in another
+   * group, took effect in this run (or was found already done): an Event that says a pod was
+   * injected follows its injection. Otherwise it is withheld, and the next reconcile decides.
+   */
+  requires?: string;
 }
 
 /** A planner's output. */

@@ -115,3 +115,112 @@ describe('applyPlan', () => {
     assert.equal(r.refused[0]?.error.errorClass, 'terminal');
   });
 });
+
+/**
+ * A ScriptedKube whose writes stay in flight until `release()`: shows which actions were
+ * sent together. `peak` is the most writes in flight at once.
+ */
+class GatedKube extends ScriptedKube {
+  inFlight = 0;
+  peak = 0;
+  private waiting: (() => void)[] = [];
+
+  override async perform(action: Action): Promise<unknown> {
+    this.inFlight++;
+    this.peak = Math.max(this.peak, this.inFlight);
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.inFlight--;
+    return super.perform(action);
+  }
+
+  /** Let every write now in flight answer; resolves once the run has moved on. */
+  async release(): Promise<void> {
+    const now = this.waiting;
+    this.waiting = [];
+    for (const go of now) go();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** Keep releasing until the run ends. */
+  async drive(run: Promise<unknown>): Promise<void> {
+    let done = false;
+    void run.finally(() => { done = true; }).catch(() => undefined);
+    while (!done) await this.release();
+  }
+}
+
+const onPod = (name: string, extra: Partial<Action> = {}): Action => ({ ...inject, name, ...extra });
+const eventFor = (name: string, extra: Partial<Action> = {}): Action => ({ ...event, name: `${name}.ev`, ...extra });
+
+describe('applyPlan: groups and requirements', () => {
+  test('neighbours of one group are sent at once; the next action waits for the whole group', async () => {
+    const kube = new GatedKube();
+    const claim: Action = { ...patch, kind: 'Lease', name: 'claim' };
+    const run = applyPlan([claim, onPod('a', { group: 'inject' }), onPod('b', { group: 'inject' }), onPod('c', { group: 'inject' }), eventFor('a')], deps(kube));
+    await kube.release(); // nothing was in flight yet but the claim
+    assert.deepEqual(kube.performed.map((a) => a.name), ['claim'], 'the claim answers alone, before any injection is sent');
+    assert.equal(kube.inFlight, 3, 'then the three injections are in flight together');
+    await kube.release();
+    assert.deepEqual(kube.performed.map((a) => a.name), ['claim', 'a', 'b', 'c']);
+    assert.equal(kube.inFlight, 1, 'the Event only after all three answered');
+    await kube.drive(run);
+    const r = await run;
+    assert.equal(kube.peak, 3);
+    assert.deepEqual(r.applied.map((a) => a.name), ['claim', 'a', 'b', 'c', 'a.ev'], 'applied in the plan\'s order');
+  });
+
+  test('actions without a group go one at a time, and so do different groups side by side', async () => {
+    const kube = new GatedKube();
+    const run = applyPlan([onPod('a'), onPod('b'), onPod('c', { group: 'x' }), onPod('d', { group: 'y' })], deps(kube));
+    await kube.drive(run);
+    await run;
+    assert.equal(kube.peak, 1);
+    assert.deepEqual(kube.performed.map((a) => a.name), ['a', 'b', 'c', 'd']);
+  });
+
+  test('an action that requires another is sent only if that one took effect (or was already done)', async () => {
+    const forbidden = apiError(422, 'Invalid', 'ports: Forbidden', [{ reason: 'FieldValueForbidden' }]);
+    const already = apiError(422, 'Invalid', 'Pod "b" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "ec" may not be changed', [{ reason: 'FieldValueForbidden', message: 'Forbidden: existing ephemeral containers "ec" may not be changed' }]);
+    // a: applied; b: already there; c: refused; d: past its window (never sent).
+    const kube = new ScriptedKube().answer({}, already, forbidden);
+    const injections = ['a', 'b', 'c'].map((n) => onPod(n, { group: 'inject', id: `inject:${n}` }));
+    const late = onPod('d', { group: 'inject', id: 'inject:d', withinSeconds: 0 });
+    const events = ['a', 'b', 'c', 'd'].map((n) => eventFor(n, { group: 'report', requires: `inject:${n}` }));
+    const r = await applyPlan([...injections, late, ...events], deps(kube));
+    assert.deepEqual(kube.performed.filter((a) => a.kind === 'Event').map((a) => a.name), ['a.ev', 'b.ev']);
+    assert.deepEqual(r.withheld.map((a) => a.name), ['c.ev', 'd.ev']);
+    assert.deepEqual(r.refused.map((x) => x.action.name), ['c']);
+    assert.deepEqual(r.expired.map((a) => a.name), ['d']);
+  });
+
+  test('a requirement on an action in the same group, or on none in the plan, is never met', async () => {
+    const kube = new ScriptedKube();
+    const r = await applyPlan([onPod('a', { group: 'g', id: 'inject:a' }), eventFor('a', { group: 'g', requires: 'inject:a' }), eventFor('z', { requires: 'inject:z' })], deps(kube));
+    assert.deepEqual(kube.performed.map((a) => a.name), ['a']);
+    assert.deepEqual(r.withheld.map((a) => a.name), ['a.ev', 'z.ev']);
+  });
+
+  test('a re-plan asked inside a group lets the rest of the group finish, and sends nothing after it', async () => {
+    const kube = new ScriptedKube().answer(apiError(409, 'Conflict'));
+    const status: Action = { ...patch, kind: 'EphemeralJob', name: 'job', subresource: 'status', group: 'report' };
+    const r = await applyPlan([status, eventFor('a', { group: 'report' }), eventFor('b')], deps(kube));
+    assert.equal(r.replan, true);
+    assert.deepEqual(kube.performed.map((a) => a.name), ['job', 'a.ev'], 'the Event beside the status was sent; the one after was not');
+    assert.deepEqual(r.applied.map((a) => a.name), ['a.ev']);
+  });
+
+  test('a transient failure that persists is thrown once the rest of its group has settled', async () => {
+    const kube = new ScriptedKube();
+    const answered: string[] = [];
+    const original = kube.perform.bind(kube);
+    kube.perform = async (a: Action): Promise<unknown> => {
+      if (a.name === 'a') throw apiError(503);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // b answers after a has given up
+      answered.push(a.name);
+      return original(a);
+    };
+    await assert.rejects(applyPlan([onPod('a', { group: 'g' }), onPod('b', { group: 'g' }), onPod('c')], { ...deps(kube), retries: 1 }), /HTTP 503/);
+    assert.deepEqual(answered, ['b'], 'the other member was sent and had answered before the failure was thrown; nothing after the group was sent');
+  });
+});
+
