@@ -115,10 +115,14 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const undecided = claims.needsLease ?? decided.needsLease;
   if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
   const actions: Action[] = decided.write ? [decided.write] : [];
-  // Injections only within the claim's lifetime (see Action.withinSeconds and README.md).
-  for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds });
-  actions.push(...planStatus(job, { counts, phase, targets, now, deadlineExceeded }).actions);
-  for (const pod of claims.inject) actions.push(injectedEvent(job, spec, pod, now));
+  // After the claim, the injections, all at once, each only within the claim's lifetime (see
+  // Action.withinSeconds and README.md); then the status write with an Event for each
+  // injection that took effect, all at once too; verdict Events after the status that says it.
+  for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod) });
+  const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded });
+  actions.push(...status.write.map((a) => ({ ...a, group: 'report' })));
+  for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
+  actions.push(...status.verdict);
 
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
   const finished = phase === 'Succeeded' || phase === 'Failed';
@@ -208,8 +212,11 @@ export interface StatusInput {
   deadlineExceeded?: boolean;
 }
 
-/** Status (written only when it changed) and the events of its transitions. */
-export function planStatus(job: EphemeralJobObject, input: StatusInput): { actions: Action[] } {
+/**
+ * Status (written only when it changed), and the Events of a verdict, which are sent only
+ * once the status write that says it took effect (together, at once).
+ */
+export function planStatus(job: EphemeralJobObject, input: StatusInput): { write: Action[]; verdict: Action[] } {
   const { counts, phase, now } = input;
   const prev = job.status ?? {};
   const finished = phase === 'Succeeded' || phase === 'Failed';
@@ -234,10 +241,16 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { actio
   // Earlier versions kept a ledger in status.ephemera: drop it with the next write.
   if ((prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
 
-  const actions: Action[] = [];
-  if (!jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev))) actions.push(writeStatus(job, next));
-  if (finished && prev.phase !== phase) actions.push(...completionEvents(job, input, failedWhy));
-  return { actions };
+  const write = jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev)) ? [] : [{ ...writeStatus(job, next), id: STATUS_ID }];
+  const verdict = finished && prev.phase !== phase ? completionEvents(job, input, failedWhy).map((a) => ({ ...a, group: 'verdict', requires: STATUS_ID })) : [];
+  return { write, verdict };
+}
+
+const STATUS_ID = 'status';
+
+/** Names an injection, for the Event that follows it. */
+function injectionId(pod: Pod): string {
+  return `inject:${pod.metadata.name}`;
 }
 
 function failedCondition(job: EphemeralJobObject, c: Counts, deadlineExceeded: boolean): WantedCondition {
