@@ -282,7 +282,7 @@ function keepFiles(dir: string, { schedule, record, result, requests }: Kept): s
 }
 
 /** Distinct renewed claims (Lease, pod, time) in the Lease writes of a history. */
-function renewals(writes: readonly WriteRecord[]): number {
+export function renewals(writes: readonly WriteRecord[]): number {
   const seen = new Set<string>();
   for (const w of writes) {
     const owner = w.object.kind === 'Lease' ? leaseOwner(w.object) : undefined;
