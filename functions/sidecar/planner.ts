@@ -85,11 +85,14 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
   return assemble(ctx);
 }
 
+const END_POD = 'end-pod';
+
 function assemble(ctx: Ctx): Plan {
   const actions: Action[] = [];
   if (ctx.end && !isTerminal(ctx.ref.pod.status?.phase)) {
-    actions.push(endPodAction(ctx.ref, ctx.end, ctx.now));
-    actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator set the pod's phase to ${ctx.end.phase}: ${ctx.end.why}`, discriminator: `end/${ctx.end.reason}` }, ctx.now));
+    // The Event says the phase was set: only once the write that sets it took effect.
+    actions.push({ ...endPodAction(ctx.ref, ctx.end, ctx.now), id: END_POD });
+    actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator set the pod's phase to ${ctx.end.phase}: ${ctx.end.why}`, discriminator: `end/${ctx.end.reason}` }, ctx.now), requires: END_POD });
   }
   actions.push(...ctx.actions);
   const p: Plan = { actions, notes: ctx.notes };
