@@ -103,8 +103,12 @@ export class Rest {
       cont = Buffer.from(JSON.stringify({ rv: Number(rv), start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` })).toString('base64url');
     }
     const head = { kind: `${def.kind}List`, apiVersion: apiVersionOf(def), metadata: { resourceVersion: rv, ...(cont ? { continue: cont, remainingItemCount: remaining } : {}) } };
-    // Built-in kinds list items without kind/apiVersion; custom resources keep them.
-    const list = { ...head, items: def.custom ? items : items.map(withoutTypeMeta) };
+    // Built-in kinds list items without kind/apiVersion; custom resources keep them. Those
+    // copies are made only if a caller reads `items` (a table, an in-process caller): the
+    // HTTP layer sends the cached bytes instead.
+    const list: Obj = { ...head };
+    let copies: KubeObject[] | undefined;
+    Object.defineProperty(list, 'items', { enumerable: true, configurable: true, get: () => (copies ??= def.custom ? items : items.map(withoutTypeMeta)) });
     listJson.set(list, () => joinList(JSON.stringify(head), items.map((o) => itemJson(o, def.custom === true))));
     return list;
   }
