@@ -120,15 +120,16 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };
 }
 
-/** A refused write is recorded as a Warning Event on the object, once per distinct refusal. */
+/** A refused write is recorded as a Warning Event on the object, once per distinct refusal (all at once). */
 async function reportRefusals(refused: { action: Action; error: Error }[], deps: EngineDeps): Promise<void> {
-  for (const { action, error } of refused) {
-    if (action.kind === 'Event' || !action.namespace) continue;
-    const ev = eventAction(
+  const events = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => ({
+    ...eventAction(
       { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name },
       { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${error.message}` },
       deps.clock(),
-    );
-    await applyPlan([ev], { kube: deps.kube, logger: deps.logger }).catch(() => undefined);
-  }
+    ),
+    group: 'refusals',
+  }));
+  // Best effort: a refusal that cannot be recorded does not fail the reconcile that met it.
+  await applyPlan(events, { kube: deps.kube, logger: deps.logger }).catch(() => undefined);
 }

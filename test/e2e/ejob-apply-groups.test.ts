@@ -69,14 +69,14 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob writes in groups (${la
   });
 
   test('an injection the API server refuses gets no "injected" Event; the others do', async () => {
-    const { server, deps } = await worldWith({ objects: objects(3, 3), crd });
+    const { server, deps } = await worldWith({ objects: objects(4, 4), crd });
     try {
-      server.faults.add({ method: 'PATCH', pathIncludes: '/pods/web-1/ephemeralcontainers', status: 422, message: 'refused for this test' });
+      for (const pod of ['web-1', 'web-3']) server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${pod}/ephemeralcontainers`, status: 422, message: 'refused for this test' });
       await handle(envelopeFor('EphemeralJob', NS, JOB, 'ADDED'), deps());
       assert.deepEqual(injectedPods(server), ['web-0', 'web-2']);
       const ev = events(server);
-      assert.deepEqual(ev.EphemeralContainersInjected, ['web-0', 'web-2'], 'no Event says web-1 was injected');
-      assert.deepEqual(ev.ActionRefused, ['web-1'], 'the refusal is recorded on the pod instead');
+      assert.deepEqual(ev.EphemeralContainersInjected, ['web-0', 'web-2'], 'no Event says web-1 or web-3 was injected');
+      assert.deepEqual(ev.ActionRefused, ['web-1', 'web-3'], 'each refusal is recorded on its pod instead');
     } finally {
       await server.close();
     }
