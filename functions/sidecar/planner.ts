@@ -90,11 +90,12 @@ const END_POD = 'end-pod';
 function assemble(ctx: Ctx): Plan {
   const actions: Action[] = [];
   if (ctx.end && !isTerminal(ctx.ref.pod.status?.phase)) {
-    // The Event says the phase was set: only once the write that sets it took effect.
+    // Phase first: the Event that says it was set, and the stop of the sidecars whose exit
+    // code is ignored (their exit must not decide the phase), only once that write took effect.
     actions.push({ ...endPodAction(ctx.ref, ctx.end, ctx.now), id: END_POD });
     actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator set the pod's phase to ${ctx.end.phase}: ${ctx.end.why}`, discriminator: `end/${ctx.end.reason}` }, ctx.now), requires: END_POD });
-  }
-  actions.push(...ctx.actions);
+    actions.push(...ctx.actions.map((a) => ({ requires: END_POD, ...a })));
+  } else actions.push(...ctx.actions);
   const p: Plan = { actions, notes: ctx.notes };
   if (ctx.requeueAfterSeconds !== undefined) p.requeueAfterSeconds = ctx.requeueAfterSeconds;
   return p;

@@ -219,6 +219,31 @@ describe('KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', () => {
   }
 });
 
+describe('KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE: the phase write refused', () => {
+  test('the marked sidecar is left running and nothing says the phase was set; the refusal is recorded', async (t) => {
+    const pod = jobPod('job-1', {
+      containers: [
+        { name: 'main', image: 'example/job:1' },
+        { name: 'proxy', image: 'example/proxy:1', env: [SIDECAR] },
+        { name: 'agent', image: 'example/agent:1', env: [SIDECAR, IGNORE] },
+      ],
+    });
+    const w = await sidecarWorld([pod], { policy: jobPolicy({ sigterm: (_p, c) => (c === 'agent' ? 143 : 0) }) });
+    t.after(() => w.close());
+    const refused = w.server.faults.add({ method: 'PATCH', pathIncludes: `/namespaces/${NS}/pods/job-1/status`, status: 403, message: 'pods "job-1" is forbidden: refused for this test', times: Infinity });
+    await w.run('job-1', { steps: 10 });
+    const p = w.pod('job-1');
+    assert.ok(refused.hits > 0, 'the phase write was tried');
+    assert.equal(stateOf(p, 'proxy'), 'terminated 0', 'the first stage went ahead');
+    assert.equal(stateOf(p, 'agent'), 'running', 'its exit code must not decide the phase: not stopped before the phase is set');
+    assert.ok(!terminal(p));
+    assert.ok(!w.crrs().some((c) => c.metadata.name === crrName(p.metadata.uid!, 'ignore-exit-code')), 'no second-stage CRR');
+    assert.ok(w.events('job-1').includes('Warning ActionRefused'));
+    const said = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => String((e as { message?: string }).message));
+    assert.ok(!said.some((m) => m.includes("set the pod's phase")), 'no Event says the phase was set');
+  });
+});
+
 describe('restartPolicy OnFailure (openkruise/kruise#1366)', () => {
   test('the stopped sidecar exits 143 and the kubelet restarts it: ephemera ends the pod Succeeded, once', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { restartPolicy: 'OnFailure' })], { policy: jobPolicy({ sigterm: () => 143 }) });
