@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import pRetry, { AbortError } from 'p-retry';
 import { isKubeError, type KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
@@ -47,12 +48,15 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   const clock = deps.monotonic ?? (() => performance.now());
   const started = deps.startedAt ?? clock();
   const tookEffect = new Set<string>();
+  // A group is sent at most GROUP_IN_FLIGHT requests at a time (a failed verdict's Events
+  // can be 51), as client-go's default burst of 10 would.
+  const limit = pLimit(GROUP_IN_FLIGHT);
   for (const group of groups(actions)) {
     const settled = await Promise.allSettled(group.map((action) => {
       if (action.requires !== undefined && !tookEffect.has(action.requires)) return Promise.resolve('withheld' as const);
       // Checked before every attempt, retries included: a retry is a send like the first one.
       const late = (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
-      return applyOne(action, deps, late);
+      return limit(() => applyOne(action, deps, late));
     }));
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
@@ -74,6 +78,9 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   }
   return result;
 }
+
+/** The most writes of one group in flight at once. */
+export const GROUP_IN_FLIGHT = 10;
 
 /** The plan cut into runs of neighbours that share a `group`; an action without one runs alone. */
 function groups(actions: readonly Action[]): Action[][] {

@@ -42,9 +42,9 @@ export interface Action {
    */
   withinSeconds?: number;
   /**
-   * Actions next to each other in a plan with the same `group` are sent at once: they do
-   * not depend on one another (injections into different pods, Events, a status write
-   * beside them). The run waits for the whole group before the next action, so the order
+   * Actions next to each other in a plan with the same `group` are sent at once (at most
+   * 10 in flight, apply.ts GROUP_IN_FLIGHT): they do not depend on one another (injections
+   * into different pods, Events, a status write beside them). The run waits for the whole group before the next action, so the order
    * between groups stays the plan's (a Lease claim before the injections it claims). One of
    * them asking for a re-plan ends the run once the group is done.
    */

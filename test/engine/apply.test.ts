@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { applyPlan } from '../../functions/engine/apply.ts';
+import { applyPlan, GROUP_IN_FLIGHT } from '../../functions/engine/apply.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
@@ -141,6 +141,11 @@ class GatedKube extends ScriptedKube {
     await new Promise((resolve) => setImmediate(resolve));
   }
 
+  /** Let the run go as far as it can without answers. */
+  async idle(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
   /** Keep releasing until the run ends. */
   async drive(run: Promise<unknown>): Promise<void> {
     let done = false;
@@ -157,7 +162,9 @@ describe('applyPlan: groups and requirements', () => {
     const kube = new GatedKube();
     const claim: Action = { ...patch, kind: 'Lease', name: 'claim' };
     const run = applyPlan([claim, onPod('a', { group: 'inject' }), onPod('b', { group: 'inject' }), onPod('c', { group: 'inject' }), eventFor('a')], deps(kube));
-    await kube.release(); // nothing was in flight yet but the claim
+    await kube.idle();
+    assert.equal(kube.inFlight, 1, 'the claim alone is sent');
+    await kube.release();
     assert.deepEqual(kube.performed.map((a) => a.name), ['claim'], 'the claim answers alone, before any injection is sent');
     assert.equal(kube.inFlight, 3, 'then the three injections are in flight together');
     await kube.release();
@@ -167,6 +174,16 @@ describe('applyPlan: groups and requirements', () => {
     const r = await run;
     assert.equal(kube.peak, 3);
     assert.deepEqual(r.applied.map((a) => a.name), ['claim', 'a', 'b', 'c', 'a.ev'], 'applied in the plan\'s order');
+  });
+
+  test(`a large group is sent at most ${GROUP_IN_FLIGHT} at a time, every member in the end`, async () => {
+    const kube = new GatedKube();
+    const events = Array.from({ length: 25 }, (_, i) => eventFor(`p${i}`, { group: 'verdict' }));
+    const run = applyPlan(events, deps(kube));
+    await kube.drive(run);
+    const r = await run;
+    assert.equal(kube.peak, GROUP_IN_FLIGHT);
+    assert.equal(r.applied.length, 25);
   });
 
   test('actions without a group go one at a time, and so do different groups side by side', async () => {
