@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
 import type { Kube } from '../kube/kube.ts';
@@ -23,6 +24,13 @@ export interface EngineDeps {
   monotonic?: () => number;
   /** Backoff of transient write failures (apply.ts defaults: 4 retries from 100 ms). */
   retry?: { retries?: number; minTimeoutMs?: number };
+  /**
+   * Wait before observing again after a 409 (default 10 ms, doubled at each re-plan, each
+   * wait drawn between it and twice it). The instance that won is usually still sending the
+   * rest of its plan; reading after it lands finds its status written instead of planning the
+   * same write and losing again (client-go's retry.DefaultRetry waits 10 ms between tries too).
+   */
+  conflictBackoffMs?: number;
 }
 
 export const KEY_OUTCOMES = ['done', 'gone', 'conflict', 'refused'] as const;
@@ -107,7 +115,10 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
     const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, ...deps.retry });
     applied.push(...r.applied);
-    if (r.replan) continue;
+    if (r.replan) {
+      if (attempt < maxReplans) await sleep(conflictBackoff(deps.conflictBackoffMs ?? 10, attempt));
+      continue;
+    }
     // An action sent too late was skipped: look again soon rather than at the plan's leisure.
     const requeueAfterSeconds = r.expired.length > 0 ? minRequeue(plan.requeueAfterSeconds, 1) : plan.requeueAfterSeconds;
     if (r.refused.length > 0) {
@@ -118,6 +129,11 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   }
   deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };
+}
+
+/** The wait before re-plan `attempt + 1`: base × 2^attempt, with jitter so instances that collided do not read in step again. */
+export function conflictBackoff(baseMs: number, attempt: number, random: () => number = Math.random): number {
+  return baseMs * 2 ** attempt * (1 + random());
 }
 
 /** A refused write is recorded as a Warning Event on the object, once per distinct refusal (all at once). */

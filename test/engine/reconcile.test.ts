@@ -1,7 +1,7 @@
 // The engine's outcomes that only a misbehaving world produces, through real HTTP.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { handle } from '../../functions/engine/engine.ts';
+import { conflictBackoff, handle } from '../../functions/engine/engine.ts';
 import { envelopeFor, fixture, injected, world } from '../support/ejob-world.ts';
 
 const JOB = 'hello-world-ephemeral-job';
@@ -18,4 +18,42 @@ test('a fenced write that keeps conflicting: re-planned maxReplans times, then "
   } finally {
     await server.close();
   }
+});
+
+test('after a 409 the loser waits before observing again: the winner\'s status write lands first and the loser plans none of its own', async () => {
+  // Two instances handle the same event at once (duplicate delivery). Both plan the same
+  // claim from the same read; one gets 409. The winner's injection is held 150 ms at the
+  // server, so a loser that looked again at once would find the claim but no injection yet,
+  // and write a status the winner's (planned from the older job) then conflicts with.
+  const attempts = async (conflictBackoffMs: number): Promise<{ status: number; conflicts: number; injected: string[] }> => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml').filter((o) => (o.kind as string) !== 'Event');
+    const { server, deps } = await world(objects);
+    try {
+      server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', delayMs: 150, times: Infinity });
+      server.requests.clear();
+      const event = envelopeFor('EphemeralJob', 'default', JOB, 'ADDED');
+      const results = await Promise.all(['a', 'b'].map((h) => handle(event, { ...deps(h), conflictBackoffMs })));
+      assert.ok(results.every((r) => r.keys[0]?.outcome === 'done'), JSON.stringify(results.map((r) => r.keys[0]?.outcome)));
+      const entries = server.requests.entries;
+      return {
+        status: entries.filter((r) => r.method !== 'GET' && r.path.endsWith(`/ephemeraljobs/${JOB}/status`)).length,
+        conflicts: entries.filter((r) => r.status === 409).length,
+        injected: Object.values(injected(server)).flat(),
+      };
+    } finally {
+      await server.close();
+    }
+  };
+  const waited = await attempts(500);
+  assert.deepEqual(waited, { status: 1, conflicts: 1, injected: ['helloworld-ec'] }, 'one status write; the only 409 is the claim race');
+  const hasty = await attempts(0);
+  assert.ok(hasty.status >= 2 && hasty.conflicts >= 2, `without the wait the loser writes a status too and one of them conflicts: ${JSON.stringify(hasty)}`);
+  assert.deepEqual(hasty.injected, ['helloworld-ec']);
+});
+
+test('the wait before re-plan n is base × 2^n, drawn up to twice that', () => {
+  assert.equal(conflictBackoff(10, 0, () => 0), 10);
+  assert.ok(Math.abs(conflictBackoff(10, 0, () => 0.999) - 19.99) < 1e-9);
+  assert.equal(conflictBackoff(10, 2, () => 0.5), 60);
+  assert.equal(conflictBackoff(0, 3, () => 0.5), 0);
 });

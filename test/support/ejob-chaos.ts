@@ -217,7 +217,7 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
   // at the change, shrinking as they finish, until it reaches the new value.
   let limit: ChaosWorld = { ...w };
   // Short backoff: the schedule, not the wall clock, decides how long a fault lasts.
-  const instances: EngineDeps[] = Array.from({ length: w.instances }, (_, i) => ({ ...deps(`instance-${i}`), maxReplans: 3, retry: { minTimeoutMs: 2 } }));
+  const instances: EngineDeps[] = Array.from({ length: w.instances }, (_, i) => ({ ...deps(`instance-${i}`), maxReplans: 3, retry: { minTimeoutMs: 2 }, conflictBackoffMs: 1 }));
   let release: () => void = () => undefined;
   let gate = new Promise<void>((r) => (release = r));
   const stalled: Promise<unknown>[] = [];
