@@ -171,10 +171,9 @@ export class ObjectStore {
 
   /** Stores an object under a new resourceVersion and tells watchers. */
   write(def: ResourceDef, obj: KubeObject, type: 'ADDED' | 'MODIFIED'): KubeObject {
-    const stored = clone(pruneForStorage(def, obj));
-    stored.apiVersion = apiVersionOf(def);
-    stored.kind = def.kind;
-    stored.metadata.resourceVersion = String(++this.rv);
+    const copy = clone(pruneForStorage(def, obj));
+    copy.metadata.resourceVersion = String(++this.rv);
+    const stored = inWireOrder(copy, apiVersionOf(def), def.kind);
     const key = keyOf(def, stored.metadata.namespace ?? '', stored.metadata.name);
     const prev = this.objects.get(key)?.obj;
     this.objects.set(key, { def, obj: stored });
@@ -224,4 +223,20 @@ export class ObjectStore {
 
 function byNamespaceName(a: KubeObject, b: KubeObject): number {
   return (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name);
+}
+
+/** ObjectMeta's fields in the order kube-apiserver writes them (the Go struct's), then any others. */
+const META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];
+
+/**
+ * The object with its keys in the order kube-apiserver serializes them: apiVersion, kind,
+ * metadata (in ObjectMeta's order), then the rest as given. Clients may rely on it (the
+ * functions' client reads an item's uid and resourceVersion from the keys that open its
+ * metadata: functions/kube/list-reuse.ts). fromEntries, so a `__proto__` key stays data.
+ */
+function inWireOrder(obj: KubeObject, apiVersion: string, kind: string): KubeObject {
+  const { apiVersion: _a, kind: _k, metadata, ...rest } = obj;
+  const known = META_ORDER.filter((k) => Object.hasOwn(metadata, k)).map((k) => [k, (metadata as Record<string, unknown>)[k]]);
+  const others = Object.entries(metadata).filter(([k]) => !META_ORDER.includes(k));
+  return { apiVersion, kind, metadata: Object.fromEntries([...known, ...others]), ...rest } as KubeObject;
 }
