@@ -9,6 +9,7 @@ import { withFreshCredentialOn401, type KubeAuth } from './auth.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
 import type { Kube, ListOptions, ObjectList } from './kube.ts';
+import { ListReuse } from './list-reuse.ts';
 import { actionOperation, pathFor } from './resources.ts';
 import { networkError, statusError } from './status-error.ts';
 
@@ -25,6 +26,8 @@ export interface HttpsKubeOptions {
   auth?: KubeAuth;
   /** Ask for gzip (default: unless the endpoint says disableCompression). */
   compression?: boolean;
+  /** JSON bytes of LIST items kept to skip parsing them again (list-reuse.ts; default a sixteenth of the heap limit, 0: none). */
+  listReuseBytes?: number;
 }
 
 /** The Content-Type of each patch kind; a patch without one is a JSON patch, as in client-node. */
@@ -46,7 +49,7 @@ interface Req {
 interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
-  text: string;
+  body: Buffer;
 }
 
 /** A Kube over node:http(s) for one endpoint; keeps its connections alive between calls. */
@@ -54,26 +57,28 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
   const send = sender(endpoint, options.timeoutMs ?? 10_000, options.compression ?? !endpoint.disableCompression);
   let server: { date: Date; at: number } | undefined;
   const auth = options.auth;
+  const reuse = options.listReuseBytes === 0 ? undefined : new ListReuse(options.listReuseBytes);
 
-  const once = async (req: Req, nullOn404: boolean): Promise<unknown> => {
+  const once = async (req: Req, nullOn404: boolean, decode: (body: Buffer) => unknown = () => undefined): Promise<unknown> => {
     const authorization = auth ? await auth.header() : '';
     const headers: Record<string, string> = authorization ? { authorization } : {};
     const res = await send(req, headers);
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
     if (date && !Number.isNaN(date.getTime())) server = { date, at: performance.now() };
-    if (res.status >= 200 && res.status < 300) return parseBody(req, res);
+    if (res.status >= 200 && res.status < 300) return decode(res.body) ?? parseBody(req, res);
     if (nullOn404 && res.status === 404) return null;
-    throw statusError(res.status, res.text, headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
+    throw statusError(res.status, res.body.toString('utf8'), headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
   };
-  const call = (req: () => Req, nullOn404 = false): Promise<unknown> => {
+  const call = (req: () => Req, nullOn404 = false, decode?: (body: Buffer) => unknown): Promise<unknown> => {
     // async so a refused request (resources.ts) is a rejection, not a throw.
-    const run = async (): Promise<unknown> => once(req(), nullOn404);
+    const run = async (): Promise<unknown> => once(req(), nullOn404, decode);
     return auth ? withFreshCredentialOn401(auth, run) : run();
   };
 
   return {
     get: (ref) => call(() => ({ method: 'GET', path: pathFor('get', ref) }), true),
-    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }))),
+    // Items not changed since an earlier LIST are not parsed again (list-reuse.ts).
+    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }), false, reuse && ((b) => reuse.decode(b)))),
     perform: (action) => call(() => actionRequest(action)),
     serverNow: () => (server ? new Date(server.date.getTime() + (performance.now() - server.at)) : undefined),
   };
@@ -101,9 +106,9 @@ function actionRequest(a: Action): Req {
 }
 
 function parseBody(req: Req, res: Answer): unknown {
-  if (res.text === '') return {};
+  if (res.body.length === 0) return {};
   try {
-    return JSON.parse(res.text) as unknown;
+    return JSON.parse(res.body.toString('utf8')) as unknown;
   } catch (err) {
     throw new KubeError({ status: 0, reason: 'NetworkError', message: `${req.method} ${req.path}: the API server answered ${res.status} with a body that is not JSON`, cause: err });
   }
@@ -170,7 +175,7 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send 
             const body = Buffer.concat(chunks);
             // node:zlib is loaded on the first gzipped answer, not at import (cold starts).
             const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: (gzipped ? process.getBuiltinModule('node:zlib').gunzipSync(body) : body).toString('utf8') });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: gzipped ? process.getBuiltinModule('node:zlib').gunzipSync(body) : body });
           } catch (err) {
             reject(err as Error);
           }
