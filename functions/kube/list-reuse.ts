@@ -18,8 +18,6 @@
 // must match too), its parse fails and the whole answer is parsed instead.
 // test/kube/list-reuse.test.ts proves with fast-check that decode() equals JSON.parse on
 // random answers, lists of changing pods and bodies that are not lists.
-import { getHeapStatistics } from 'node:v8';
-
 const ITEMS = Buffer.from('"items":[');
 const ITEM_START = Buffer.from('{"metadata":{');
 const CUT = Buffer.from('},{"metadata":{');
@@ -43,7 +41,7 @@ export class ListReuse {
    * 3.5 times that). Default: a sixteenth of the heap limit (16 MiB of a 256 MiB Lambda's,
    * about 2,000 real pods). An answer larger than the budget is parsed whole and kept not.
    */
-  constructor(budgetBytes: number = Math.floor(getHeapStatistics().heap_size_limit / 16)) {
+  constructor(budgetBytes: number = Math.floor(process.getBuiltinModule('node:v8').getHeapStatistics().heap_size_limit / 16)) {
     this.budget = budgetBytes;
   }
 
