@@ -26,6 +26,11 @@ export interface ObjectList<T> {
 export interface Kube {
   /** The object, or null when it does not exist (404). */
   get(ref: ObjectRef): Promise<unknown>;
+  /**
+   * The objects a LIST returns. Items may be shared with earlier and later answers of the
+   * same client, frozen (list-reuse.ts: an item whose uid and resourceVersion did not change
+   * is not parsed again): copy one before changing it.
+   */
   list(apiVersion: string, kind: string, namespace: string | undefined, opts?: ListOptions): Promise<ObjectList<unknown>>;
   /** Performs one planned write; throws KubeError on failure. Returns the API's answer. */
   perform(action: Action): Promise<unknown>;
