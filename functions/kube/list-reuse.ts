@@ -10,19 +10,20 @@
 //
 // Exactly JSON.parse's result or nothing: decode() returns undefined (the caller parses the
 // whole answer) unless the answer is `{…,"items":[…]}` with items last, every item opens
-// with `{"metadata":{`, and every item not reused parses on its own. Items are cut where
-// `},{"metadata":{` appears; in valid JSON that text cannot sit inside a string (its
-// unescaped quotes would end it), so a cut in the wrong place can only be inside an item,
-// where it leaves a piece with an unclosed bracket: that piece has the item's uid and
-// resourceVersion but fewer bytes than the item had, so it is never reused (the byte count
-// must match too), its parse fails and the whole answer is parsed instead.
+// with `{"metadata":{`, and every item not reused parses on its own. Items start at the
+// array's start and right after the item before. A kept item is taken by its byte count,
+// only where `},{"metadata":{` (or the array's end) follows it: the same uid and
+// resourceVersion are the same object, so the same bytes. Any other item is cut at the next
+// `},{"metadata":{`. In valid JSON that text cannot sit inside a string (its unescaped quotes
+// would end it), so a cut in the wrong place can only be inside the item, where it leaves a
+// piece with an unclosed bracket: its parse fails and the whole answer is parsed instead.
 // test/kube/list-reuse.test.ts proves with fast-check that decode() equals JSON.parse on
 // random answers, lists of changing pods and bodies that are not lists.
 const ITEMS = Buffer.from('"items":[');
 const ITEM_START = Buffer.from('{"metadata":{');
 const CUT = Buffer.from('},{"metadata":{');
 /** How far into an item its uid and resourceVersion are looked for (names are ≤ 253 bytes). */
-const IDENTITY_WINDOW = 2048;
+const IDENTITY_WINDOWS = [512, 2048];
 
 interface Kept {
   resourceVersion: string;
@@ -58,29 +59,46 @@ export class ListReuse {
     return items === undefined ? undefined : { ...head, items };
   }
 
-  /** Every item of the array's inside, or undefined when one is not what it must be. */
+  /**
+   * Every item of the array's inside, or undefined when one is not what it must be. An item
+   * kept from before is taken by its byte count, when the next item (or the end) starts right
+   * there; any other is cut at the next `},{"metadata":{` and parsed.
+   */
   private items(inside: Buffer): unknown[] | undefined {
     if (inside.indexOf(ITEM_START) !== 0) return undefined;
     const items: unknown[] = [];
-    for (let start = 0; ;) {
-      const cut = inside.indexOf(CUT, start);
-      const piece = inside.subarray(start, cut < 0 ? inside.length : cut + 1);
-      const item = this.item(piece);
-      if (item === undefined) return undefined;
-      items.push(item);
-      if (cut < 0) return items;
-      start = cut + 2;
+    for (let start = 0; start < inside.length;) {
+      const id = identity(inside, start);
+      const kept = id && this.reusable(id, inside, start);
+      let end: number;
+      if (kept) {
+        items.push(kept.value);
+        end = start + kept.bytes;
+      } else {
+        const cut = inside.indexOf(CUT, start);
+        end = cut < 0 ? inside.length : cut + 1;
+        const item = this.parsed(inside.subarray(start, end), id);
+        if (item === undefined) return undefined;
+        items.push(item);
+      }
+      start = end + 1;
     }
+    return items;
   }
 
-  private item(piece: Buffer): unknown {
-    const id = identity(piece);
-    const hit = id && this.kept.get(id.uid);
-    if (id && hit && hit.resourceVersion === id.resourceVersion && hit.bytes === piece.length) {
-      this.kept.delete(id.uid);
-      this.kept.set(id.uid, hit);
-      return hit.value;
-    }
+  /** The kept item of this uid and resourceVersion, if its byte count ends it where the next item or the array's end is. */
+  private reusable(id: Identity, inside: Buffer, start: number): Kept | undefined {
+    const k = this.kept.get(id.uid);
+    if (!k || k.resourceVersion !== id.resourceVersion) return undefined;
+    const end = start + k.bytes;
+    const bounded = end === inside.length ? inside[end - 1] === 0x7d : end < inside.length && inside.compare(CUT, 0, CUT.length, end - 1, end - 1 + CUT.length) === 0;
+    if (!bounded) return undefined;
+    this.kept.delete(id.uid);
+    this.kept.set(id.uid, k);
+    return k;
+  }
+
+  private parsed(piece: Buffer, id: Identity | undefined): unknown {
     const value = parseJson(piece.toString('utf8'));
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
     if (id) this.keep(id.uid, { resourceVersion: id.resourceVersion, bytes: piece.length, value: deepFreeze(value) });
@@ -103,12 +121,26 @@ export class ListReuse {
   }
 }
 
+interface Identity {
+  uid: string;
+  resourceVersion: string;
+}
+
 /**
- * uid and resourceVersion from the keys that open an item's metadata, while they are plain
- * (a string without escapes, or a number); undefined once a key is anything else first.
+ * uid and resourceVersion from the keys that open the metadata of the item at `start`, while
+ * they are plain (a string without escapes, or a number); undefined once a key is anything
+ * else first. Read from the first 512 bytes, or 2,048 when the names are long.
  */
-export function identity(piece: Buffer): { uid: string; resourceVersion: string } | undefined {
-  const s = piece.toString('latin1', ITEM_START.length, Math.min(piece.length, IDENTITY_WINDOW));
+export function identity(buf: Buffer, start = 0): Identity | undefined {
+  for (const window of IDENTITY_WINDOWS) {
+    const end = Math.min(buf.length, start + window);
+    const id = plainIdentity(buf.toString('latin1', start + ITEM_START.length, end));
+    if (id || end === buf.length) return id;
+  }
+  return undefined;
+}
+
+function plainIdentity(s: string): Identity | undefined {
   let uid: string | undefined;
   let resourceVersion: string | undefined;
   for (let i = 0; i >= 0 && (uid === undefined || resourceVersion === undefined);) {
