@@ -6,6 +6,7 @@
 // fast-check that a yes here is a yes from zod with an identical (deep-equal) pod, and that
 // the planner decides the same from either. The relay does the same for its picked pods
 // (relay/pod-shape.ts); this one checks every field the Pod schema declares.
+import { isDeepFrozen } from './frozen.ts';
 import { Pod } from './pod.ts';
 
 type Obj = Record<string, unknown>;
@@ -91,5 +92,15 @@ export type PodParse = ReturnType<typeof Pod.safeParse>;
  * The same result either way (test/api/pod-shape.test.ts); errors always come from zod.
  */
 export function parsePod(raw: unknown): PodParse {
-  return plainPod(raw) ? ({ success: true, data: raw } as PodParse) : Pod.safeParse(raw);
+  if (isDeepFrozen(raw) && plainKept.has(raw)) return { success: true, data: raw } as PodParse;
+  if (!plainPod(raw)) return Pod.safeParse(raw);
+  if (isDeepFrozen(raw)) plainKept.add(raw);
+  return { success: true, data: raw } as PodParse;
 }
+
+/**
+ * Pods found plain among values that can never change (LIST items the client keeps between
+ * answers, api/frozen.ts): a warm reconcile of a 1,000-pod job checked every pod again on
+ * every event (~3.5 ms).
+ */
+const plainKept = new WeakSet<object>();

@@ -19,6 +19,8 @@
 // piece with an unclosed bracket: its parse fails and the whole answer is parsed instead.
 // test/kube/list-reuse.test.ts proves with fast-check that decode() equals JSON.parse on
 // random answers, lists of changing pods and bodies that are not lists.
+import { deepFreeze } from '../api/frozen.ts';
+
 const ITEMS = Buffer.from('"items":[');
 const ITEM_START = Buffer.from('{"metadata":{');
 const CUT = Buffer.from('},{"metadata":{');
@@ -186,12 +188,4 @@ function parseJson(text: string): unknown {
 
 function isEmptyList(v: unknown): v is { items: [] } & Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Array.isArray((v as { items?: unknown }).items) && (v as { items: unknown[] }).items.length === 0;
-}
-
-function deepFreeze<T>(v: T): T {
-  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
-  }
-  return v;
 }

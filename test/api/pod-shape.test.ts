@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseEjobSpec, type EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
 import { Pod } from '../../functions/api/pod.ts';
+import { deepFreeze } from '../../functions/api/frozen.ts';
 import { parsePod, plainPod } from '../../functions/api/pod-shape.ts';
 import { leaseNeeded } from '../../functions/ejob/lease-needed.ts';
 import { DEFAULT_LEASE, plan } from '../../functions/ejob/planner.ts';
@@ -98,6 +99,11 @@ test('the zod shortcut gives exactly what zod gives, for well-formed and broken 
     const raw = wire(gen);
     const zod = Pod.safeParse(raw);
     assert.deepStrictEqual(parsePod(raw), zod);
+    // A LIST item the client keeps between answers (frozen; its check remembered): the same
+    // answer the first time and the second.
+    const kept = deepFreeze(wire(gen));
+    assert.deepStrictEqual(parsePod(kept), zod);
+    assert.deepStrictEqual(parsePod(kept), zod);
     if (plainPod(raw)) {
       assert.ok(zod.success, 'a yes of the shortcut is a yes of zod');
       assert.deepStrictEqual(raw, zod.data, 'and the pod is the one zod gives');
