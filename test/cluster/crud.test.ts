@@ -27,6 +27,19 @@ describe('create, read, update', () => {
     assert.equal(read.metadata!.resourceVersion, created.metadata!.resourceVersion);
   });
 
+  test('answers write metadata in kube-apiserver\'s order (ObjectMeta\'s fields), whatever order the object was written in', async () => {
+    const { server } = await harness();
+    const body = { kind: 'Pod', apiVersion: 'v1', spec: { containers: [{ name: 'app', image: 'nginx' }] }, metadata: { labels: { app: 'web' }, annotations: { a: 'b' }, name: 'web', finalizers: ['x/y'] } };
+    const created = await fetch(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(created.status, 201);
+    const order = (text: string): string[] => Object.keys((JSON.parse(text) as { metadata: object }).metadata);
+    const expected = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'labels', 'annotations', 'finalizers'];
+    assert.deepEqual(order(await created.text()), expected);
+    const listed = await (await fetch(`${server.url}/api/v1/namespaces/default/pods`)).text();
+    assert.ok(listed.includes('"items":[{"metadata":{"name":"web","namespace":"default","uid":"'), listed.slice(0, 200));
+    assert.deepEqual(Object.keys((JSON.parse(listed) as { items: { metadata: object }[] }).items[0]!.metadata), expected);
+  });
+
   test('resourceVersion is one global counter across kinds', async () => {
     const { core, coord } = await harness();
     const a = await core.createNamespacedPod({ namespace: 'default', body: pod('a') as V1Pod });
