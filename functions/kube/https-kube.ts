@@ -26,8 +26,12 @@ export interface HttpsKubeOptions {
   auth?: KubeAuth;
   /** Ask for gzip (default: unless the endpoint says disableCompression). */
   compression?: boolean;
-  /** JSON bytes of LIST items kept to skip parsing them again (list-reuse.ts; default a sixteenth of the heap limit, 0: none). */
-  listReuseBytes?: number;
+  /**
+   * Where LIST items are kept between answers so that unchanged ones are not parsed again
+   * (list-reuse.ts). Default: one of this client's own; the clients of one process share one
+   * (runtime/deps.ts), so its memory budget holds for the process; null: none.
+   */
+  listReuse?: ListReuse | null;
 }
 
 /** The Content-Type of each patch kind; a patch without one is a JSON patch, as in client-node. */
@@ -57,7 +61,7 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
   const send = sender(endpoint, options.timeoutMs ?? 10_000, options.compression ?? !endpoint.disableCompression);
   let server: { date: Date; at: number } | undefined;
   const auth = options.auth;
-  const reuse = options.listReuseBytes === 0 ? undefined : new ListReuse(options.listReuseBytes);
+  const reuse = options.listReuse === undefined ? new ListReuse() : (options.listReuse ?? undefined);
 
   const once = async (req: Req, nullOn404: boolean, decode: (body: Buffer) => unknown = () => undefined): Promise<unknown> => {
     const authorization = auth ? await auth.header() : '';

@@ -9,6 +9,7 @@ import { ejobController } from '../ejob/controller.ts';
 import { UnknownClusterError, type ClusterConnections } from '../kube/credentials.ts';
 import { createKube } from '../kube/client.ts';
 import { createHttpsKube } from '../kube/https-kube.ts';
+import { ListReuse } from '../kube/list-reuse.ts';
 import type { Kube } from '../kube/kube.ts';
 import { sidecarController } from '../sidecar/controller.ts';
 import { sidecarOptionsFromConfig } from '../sidecar/config.ts';
@@ -56,13 +57,16 @@ function holderId(): string {
  */
 export function clusterEngines(config: FunctionsConfig, connections: ClusterConnections, logger: Logger, defaultCluster?: string): (cluster: string | undefined) => Promise<EngineDeps> {
   const made = new Map<string, Promise<EngineDeps>>();
+  // One memory budget for the LIST items kept, whatever the number of clusters (uids are
+  // random UUIDs: no two clusters' objects share one).
+  const listReuse = new ListReuse();
   const fallback = defaultCluster ?? (connections.names.length === 1 ? connections.names[0] : undefined);
   return async (cluster) => {
     const name = cluster ?? fallback;
     if (name === undefined) throw new UnknownClusterError(`the envelope names no cluster and this deployment serves several (${connections.names.join(', ')}): set EPHEMERA_RELAY_CLUSTER on the relay or EPHEMERA_DEFAULT_CLUSTER here`);
     let p = made.get(name);
     if (!p) {
-      p = connections.connect(name).then((c) => engineDeps(config, logger.child({ cluster: name }), createHttpsKube(c.endpoint, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS, ...(c.auth ? { auth: c.auth } : {}) })));
+      p = connections.connect(name).then((c) => engineDeps(config, logger.child({ cluster: name }), createHttpsKube(c.endpoint, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS, listReuse, ...(c.auth ? { auth: c.auth } : {}) })));
       p.catch(() => made.delete(name));
       made.set(name, p);
     }

@@ -125,7 +125,7 @@ test('through real HTTP: a second LIST of 200 pods parses only the pod that chan
   const server = await startApiServer({ objects });
   try {
     const kube = createHttpsKube({ server: server.url });
-    const plain = createHttpsKube({ server: server.url }, { listReuseBytes: 0 });
+    const plain = createHttpsKube({ server: server.url }, { listReuse: null });
     const first = await kube.list('v1', 'Pod', 'default', { labelSelector: 'app=web' });
     const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web-7' }) as Record<string, unknown>;
     server.store.put({ ...pod, status: { phase: 'Running' } } as never);
@@ -136,5 +136,23 @@ test('through real HTTP: a second LIST of 200 pods parses only the pod that chan
     assert.deepEqual((second.items[first.items.findIndex((p) => (p as { metadata: { name: string } }).metadata.name === 'web-7')] as { status: unknown }).status, { phase: 'Running' });
   } finally {
     await server.close();
+  }
+});
+
+test('two clients sharing one ListReuse (one per process, several clusters): each reads its own server\'s pods', async () => {
+  const make = (prefix: string): unknown[] => Array.from({ length: 20 }, (_, i) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `${prefix}-${i}`, namespace: 'default', labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx' }] } }));
+  const [a, b] = await Promise.all([startApiServer({ objects: make('a') }), startApiServer({ objects: make('b') })]);
+  try {
+    const shared = new ListReuse(1 << 20);
+    const ka = createHttpsKube({ server: a.url }, { listReuse: shared });
+    const kb = createHttpsKube({ server: b.url }, { listReuse: shared });
+    for (let round = 0; round < 2; round++) {
+      const [la, lb] = await Promise.all([ka.list('v1', 'Pod', 'default'), kb.list('v1', 'Pod', 'default')]);
+      assert.deepEqual(la, await createHttpsKube({ server: a.url }, { listReuse: null }).list('v1', 'Pod', 'default'));
+      assert.deepEqual(lb, await createHttpsKube({ server: b.url }, { listReuse: null }).list('v1', 'Pod', 'default'));
+      assert.ok(la.items.every((p) => (p as { metadata: { name: string } }).metadata.name.startsWith('a-')));
+    }
+  } finally {
+    await Promise.all([a.close(), b.close()]);
   }
 });
