@@ -92,9 +92,9 @@ export type PodParse = ReturnType<typeof Pod.safeParse>;
  * The same result either way (test/api/pod-shape.test.ts); errors always come from zod.
  */
 export function parsePod(raw: unknown): PodParse {
-  if (isDeepFrozen(raw) && plainKept.has(raw)) return { success: true, data: raw } as PodParse;
-  if (!plainPod(raw)) return Pod.safeParse(raw);
-  if (isDeepFrozen(raw)) plainKept.add(raw);
+  const kept = isDeepFrozen(raw);
+  if (!(kept && plainKept.has(raw)) && !plainPod(raw)) return Pod.safeParse(raw);
+  if (kept) plainKept.add(raw);
   return { success: true, data: raw } as PodParse;
 }
 

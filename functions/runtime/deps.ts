@@ -54,12 +54,12 @@ function holderId(): string {
  * Engine deps per cluster, for a deployment that serves several: each cluster's Kube is
  * made once (endpoint, CA, credentials from its source) and every call gets a fresh lock
  * holder. An envelope without a cluster belongs to `defaultCluster`, or to the only one.
+ * Every cluster's client keeps its LIST items in the one `listReuse`: one memory budget
+ * whatever the number of clusters (uids are random UUIDs: no two clusters' objects share one).
  */
-export function clusterEngines(config: FunctionsConfig, connections: ClusterConnections, logger: Logger, defaultCluster?: string): (cluster: string | undefined) => Promise<EngineDeps> {
+export function clusterEngines(config: FunctionsConfig, connections: ClusterConnections, logger: Logger, opts: { defaultCluster?: string | undefined; listReuse?: ListReuse } = {}): (cluster: string | undefined) => Promise<EngineDeps> {
+  const { defaultCluster, listReuse = new ListReuse() } = opts;
   const made = new Map<string, Promise<EngineDeps>>();
-  // One memory budget for the LIST items kept, whatever the number of clusters (uids are
-  // random UUIDs: no two clusters' objects share one).
-  const listReuse = new ListReuse();
   const fallback = defaultCluster ?? (connections.names.length === 1 ? connections.names[0] : undefined);
   return async (cluster) => {
     const name = cluster ?? fallback;

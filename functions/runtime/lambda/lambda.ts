@@ -47,7 +47,7 @@ export function buildConsumer(env: Record<string, string | undefined>, inject: {
   const logger = createLogger(config.LOG_LEVEL);
   const connections = clusterConnections(config.EPHEMERA_CLUSTERS, inject.aws ?? ((): AwsLookups => awsLookups(config.AWS_REGION)));
   return createSqsConsumer({
-    engineFor: clusterEngines(config, connections, logger, config.EPHEMERA_DEFAULT_CLUSTER),
+    engineFor: clusterEngines(config, connections, logger, { defaultCluster: config.EPHEMERA_DEFAULT_CLUSTER }),
     requeue: sqsRequeue(client, config.EPHEMERA_QUEUE_URL),
     ...(config.EPHEMERA_DLQ_URL ? { deadLetter: sqsDeadLetter(client, config.EPHEMERA_DLQ_URL) } : {}),
     logger,
