@@ -387,12 +387,12 @@ function decodeContinue(token: string, oldest: number): string {
 
 /**
  * A List's JSON, the same bytes as JSON.stringify(list) in UTF-8 (the HTTP layer sends it
- * when it has one: `serialized`). Its items come from a cache of each stored object's bytes:
+ * when it has one: `serializedParts`). Its items come from a cache of each stored object's bytes:
  * a stored object is never changed (a write replaces it, store.ts), so they are computed
  * once, at the first LIST that returns it, and a LIST of 1,000 pods is a copy of 7.5 MB, not
  * a stringify and an encoding of it (~30 ms).
  */
-const listJson = new WeakMap<object, () => Buffer>();
+const listJson = new WeakMap<object, () => Buffer[]>();
 
 /** Each stored object's JSON as a List item (built-in kinds without kind/apiVersion). */
 const itemBytes = new WeakMap<KubeObject, Buffer>();
@@ -408,18 +408,22 @@ function itemJson(o: KubeObject, custom: boolean): Buffer {
 
 const COMMA = Buffer.from(',');
 
-/** `{...head,"items":[item,item]}` from the head's JSON and the items' bytes. */
-function joinList(head: string, items: readonly Buffer[]): Buffer {
+/** `{...head,"items":[item,item]}` in pieces, from the head's JSON and the items' bytes. */
+function joinList(head: string, items: readonly Buffer[]): Buffer[] {
   const open = Buffer.from(`${head.slice(0, -1)},"items":[`, 'utf8');
-  return Buffer.concat([open, ...items.flatMap((b, i) => (i === 0 ? [b] : [COMMA, b])), Buffer.from(']}')]);
+  return [open, ...items.flatMap((b, i) => (i === 0 ? [b] : [COMMA, b])), Buffer.from(']}')];
 }
 
 function withoutTypeMeta({ kind: _k, apiVersion: _a, ...rest }: KubeObject): KubeObject {
   return rest as KubeObject;
 }
 
-/** A body's JSON in UTF-8: a List from list() by its cached items, anything else by JSON.stringify. */
-export function serialized(body: unknown): Buffer {
+/**
+ * A body's JSON in UTF-8, in pieces written one after another: a List from list() by its
+ * cached items (the socket gathers them, so the answer is never copied into one buffer),
+ * anything else by JSON.stringify.
+ */
+export function serializedParts(body: unknown): Buffer[] {
   const fast = typeof body === 'object' && body !== null ? listJson.get(body) : undefined;
-  return fast ? fast() : Buffer.from(JSON.stringify(body), 'utf8');
+  return fast ? fast() : [Buffer.from(JSON.stringify(body), 'utf8')];
 }

@@ -14,7 +14,7 @@ import { WriteHistory } from './history.ts';
 import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
 import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resources.ts';
-import { Rest, serialized, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
+import { Rest, serializedParts, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
 import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
 import { ObjectStore } from './store.ts';
 import { serveWatch } from './watch.ts';
@@ -402,17 +402,21 @@ export const GZIP_THRESHOLD_BYTES = 128 * 1024;
 function send(res: ServerResponse, record: RequestRecord | undefined, status: number, body: unknown): void {
   const headers: Record<string, string> = body instanceof ApiError ? { ...body.headers } : {};
   if (body instanceof ApiError) body = body.status;
-  let buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : serialized(body);
-  if (buf.length >= GZIP_THRESHOLD_BYTES && acceptsGzip.has(res)) {
-    buf = gzipSync(buf, { level: 1 }); // kube-apiserver's defaultGzipContentEncodingLevel
+  let parts = typeof body === 'string' ? [Buffer.from(body, 'utf8')] : serializedParts(body);
+  let length = parts.reduce((n, b) => n + b.length, 0);
+  if (length >= GZIP_THRESHOLD_BYTES && acceptsGzip.has(res)) {
+    parts = [gzipSync(Buffer.concat(parts, length), { level: 1 })]; // kube-apiserver's defaultGzipContentEncodingLevel
+    length = parts[0]!.length;
     Object.assign(headers, { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
   }
   if (record) {
     record.status = status;
-    record.bytes = buf.length;
+    record.bytes = length;
   }
-  res.writeHead(status, { 'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'Content-Length': String(buf.length), ...headers });
-  res.end(buf);
+  res.writeHead(status, { 'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'Content-Length': String(length), ...headers });
+  res.cork();
+  for (const b of parts) res.write(b);
+  res.end();
 }
 
 function sendError(ctx: Ctx, res: ServerResponse, err: unknown, record: RequestRecord | undefined): void {

@@ -5,6 +5,7 @@
 // test/kube/contract.case.ts against both.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Action, PatchType } from '../engine/plan.ts';
+import { answerBytes } from './answer-bytes.ts';
 import { withFreshCredentialOn401, type KubeAuth } from './auth.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
@@ -172,11 +173,11 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send 
     return new Promise<Answer>((resolve, reject) => {
       const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
         // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        const whole = answerBytes(headerValue(res.headers['content-length']));
+        res.on('data', (c: Buffer) => whole.add(c));
         res.on('end', () => {
           try {
-            const body = Buffer.concat(chunks);
+            const body = whole.done();
             // node:zlib is loaded on the first gzipped answer, not at import (cold starts).
             const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
             resolve({ status: res.statusCode ?? 0, headers: res.headers, body: gzipped ? process.getBuiltinModule('node:zlib').gunzipSync(body) : body });
