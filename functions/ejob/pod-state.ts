@@ -6,15 +6,17 @@ export const POD_STATES = ['pending', 'waiting', 'running', 'succeeded', 'failed
 export type PodState = (typeof POD_STATES)[number];
 
 /**
- * Waiting reasons that will not resolve by waiting. A container stuck in one of these is
- * failed. ImagePullBackOff/ErrImagePull are left out: the kubelet keeps retrying those.
+ * Waiting reasons that will not resolve by waiting (DESIGN.md's list). A container stuck in
+ * one of these is failed. ImagePullBackOff/ErrImagePull are left out: the kubelet keeps
+ * retrying those; so is CreateContainerConfigError (a Secret or ConfigMap the container reads
+ * that does not exist yet): the container starts once it does, and counting it failed would
+ * free its slot while it may still run.
  */
 export const TERMINAL_WAITING_REASONS: ReadonlySet<string> = new Set([
   'RunContainerError',
   'CreateContainerError',
   'InvalidImageName',
   'ErrImageNeverPull',
-  'CreateContainerConfigError',
 ]);
 
 /** An ephemeral container belongs to a job only if its KRUISE_EJOB_ID env equals the job's uid. */

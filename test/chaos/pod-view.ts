@@ -10,7 +10,7 @@ type Status = Obj & { name: string; state?: { waiting?: { reason?: string }; run
 /** The env var that marks a job's ephemeral containers. */
 export const JOB_ID_ENV = 'KRUISE_EJOB_ID';
 /** Waiting reasons that will never resolve: the container has failed (DESIGN.md, per pod state). */
-export const TERMINAL_WAITING = new Set(['RunContainerError', 'CreateContainerError', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError']);
+export const TERMINAL_WAITING = new Set(['RunContainerError', 'CreateContainerError', 'InvalidImageName', 'ErrImageNeverPull']);
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v.filter(isObj) as T[]) : []);

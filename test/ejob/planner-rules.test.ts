@@ -88,6 +88,7 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     { name: 'mixed results: Failed (not stuck in Unknown, kruise#2514)', pods: [pod('a', 1, 0), pod('b', 2, 1)], phase: 'Failed', counts: [2, 1, 1, 0, 0] },
     { name: 'a terminal waiting reason is failed', pods: [pod('a', 1, { waiting: 'RunContainerError' })], phase: 'Failed', counts: [1, 0, 1, 0, 0] },
     { name: 'ImagePullBackOff is still waiting (the kubelet retries)', pods: [pod('a', 1, { waiting: 'ImagePullBackOff' })], phase: 'Waiting', counts: [1, 0, 0, 0, 1] },
+    { name: 'CreateContainerConfigError is still waiting (it starts once its Secret exists)', pods: [pod('a', 1, { waiting: 'CreateContainerConfigError' })], phase: 'Waiting', counts: [1, 0, 0, 0, 1] },
     { name: 'paused: Paused, counts still reported', spec: { paused: true }, pods: [pod('a', 1, 'running')], phase: 'Paused', counts: [1, 0, 0, 1, 0] },
   ];
   for (const c of cases) {

@@ -71,6 +71,7 @@ describe('startsOnly: which pod changes only start ephemeral containers', () => 
       ['echo → waiting ContainerCreating', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('ContainerCreating'))] }],
       ['echo → waiting ImagePullBackOff (the kubelet retries)', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('ImagePullBackOff'))] }],
       ['echo → waiting ErrImagePull', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('ErrImagePull'))] }],
+      ['echo → waiting CreateContainerConfigError (it starts once its Secret exists)', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('CreateContainerConfigError'))] }],
       ['echo → waiting without a reason', { ephemeral: [ec()] }, { ephemeral: [ec(waiting())] }],
       ['waiting → running', { ephemeral: [ec(waiting('ContainerCreating'))] }, { ephemeral: [ec(running)] }],
       ['echo → running', { ephemeral: [ec()] }, { ephemeral: [ec(running)] }],
@@ -90,7 +91,6 @@ describe('startsOnly: which pod changes only start ephemeral containers', () => 
       ['echo → RunContainerError', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('RunContainerError'))] }],
       ['echo → InvalidImageName', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('InvalidImageName'))] }],
       ['echo → ErrImageNeverPull', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('ErrImageNeverPull'))] }],
-      ['echo → CreateContainerConfigError', { ephemeral: [ec()] }, { ephemeral: [ec(waiting('CreateContainerConfigError'))] }],
       ['a second container added while the first ends', { ephemeral: [ec(running)] }, { ephemeral: [ec(terminated(0)), ec2()] }],
     ];
     for (const [what, before, after] of cases) assert.equal(holds(before, after), false, what);
@@ -147,7 +147,7 @@ describe('startsOnly: which pod changes only start ephemeral containers', () => 
 
 describe('startsOnly is safe: a held change never hides an ending or any other change (property)', () => {
   const REASONS = ['ContainerCreating', 'ImagePullBackOff', 'ErrImagePull', 'PodInitializing', 'CreateContainerError', 'RunContainerError', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError'];
-  const TERMINAL = new Set(['CreateContainerError', 'RunContainerError', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError']);
+  const TERMINAL = new Set(['CreateContainerError', 'RunContainerError', 'InvalidImageName', 'ErrImageNeverPull']);
   const state: fc.Arbitrary<State> = fc.oneof(
     fc.option(fc.constantFrom(...REASONS), { nil: undefined }).map(waiting),
     fc.constant(running),
