@@ -146,7 +146,7 @@ export class Rest {
     if (!meta.resourceVersion && def.custom) {
       throw invalidError(def.kind, def.group, name, [invalid('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
     }
-    return this.commit(def, old, req, sub);
+    return this.commit(def, old, req, { sub, verb: 'update' });
   }
 
   /** True when a PUT here would create the object: it does not exist and its kind allows create on update (Leases). */
@@ -185,7 +185,7 @@ export class Rest {
     const req = applied as KubeObject;
     if (!isObj(req.metadata)) req.metadata = { name };
     if (req.metadata.name !== name) throw badRequest(`the name of the object (${String(req.metadata.name)}) does not match the name on the URL (${name})`);
-    return this.commit(def, old, req, sub);
+    return this.commit(def, old, req, { sub, verb: 'patch' });
   }
 
   /** DELETE: preconditions, then either a deletionTimestamp (finalizers pending) or removal. */
@@ -258,16 +258,23 @@ export class Rest {
     }
   }
 
-  /** Builds the object an update would store, validates it, and stores (or deletes) it. */
-  private commit(def: ResourceDef, old: KubeObject, req: KubeObject, sub: Subresource): KubeObject {
+  /**
+   * Builds the object an update would store, validates it, and stores (or deletes) it. A uid
+   * in a PUT's body is a precondition (409, registry Store.Update); a PATCH has none, so a
+   * uid it sets that is not the object's fails validation as an immutable field (422, as
+   * controllers that patch with the uid to mean "this very object" expect: the object was
+   * deleted and created again under its name).
+   */
+  private commit(def: ResourceDef, old: KubeObject, req: KubeObject, { sub, verb }: { sub: Subresource; verb: 'update' | 'patch' }): KubeObject {
     const s = subject(def, old.metadata.name);
     const rv = req.metadata.resourceVersion;
     if (rv && rv !== old.metadata.resourceVersion) throw staleConflict(s);
     const uid = req.metadata.uid;
-    if (uid && uid !== old.metadata.uid) throw conflict(s, `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${old.metadata.uid}`);
+    const otherUid = uid !== undefined && uid !== '' && uid !== old.metadata.uid;
+    if (otherUid && verb === 'update') throw conflict(s, `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${old.metadata.uid}`);
     // Pruned first, like kube-apiserver: an update that only adds unknown fields is a no-op.
     const next = pruneForStorage(def, this.nextObject(def, old, req, sub));
-    const errs = this.updateErrors(def, old, next, sub);
+    const errs = [...(otherUid ? [invalid('metadata.uid', uid, 'field is immutable')] : []), ...this.updateErrors(def, old, next, sub)];
     if (errs.length) throw invalidError(def.kind, def.group, old.metadata.name, errs);
     if (def.generation && specChanged(old, next)) next.metadata.generation = Number(old.metadata.generation ?? 1) + 1;
     next.metadata.resourceVersion = old.metadata.resourceVersion;

@@ -307,7 +307,10 @@ function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Acti
     namespace: pod.metadata.namespace ?? job.metadata.namespace ?? '',
     name: pod.metadata.name,
     patchType: 'strategic',
-    body: { spec: { ephemeralContainers: containers } },
+    // The claimed pod's uid: a pod deleted and created again under its name since (a
+    // StatefulSet's) is not the pod claimed, and kube-apiserver refuses the patch (422,
+    // metadata.uid is immutable) instead of injecting a pod no claim holds a slot for.
+    body: { ...(pod.metadata.uid ? { metadata: { uid: pod.metadata.uid } } : {}), spec: { ephemeralContainers: containers } },
     alreadyExists: 'done',
     reason: `inject ${containers.map((c) => c.name).join(', ')} for ephemeral job ${job.metadata.name}`,
   };

@@ -131,6 +131,10 @@ async function performOnce(kube: Kube, action: Action): Promise<unknown> {
 
 function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
   if (!isKubeError(err)) throw err; // bugs: let the engine decide
+  if (otherUid(action, err)) {
+    log.info({ action: describe(action), err: err.message }, 'the object was replaced under its name since it was read: re-planning');
+    return 'replan';
+  }
   if (action.alreadyExists === 'done' && isAlreadyThere(action, err)) {
     log.info({ action: describe(action) }, 'already done');
     return 'done';
@@ -172,6 +176,19 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
 export function failedTest(action: Action, err: KubeError): boolean {
   if (action.patchType !== 'json' || err.errorClass !== 'invalid' || !Array.isArray(action.body)) return false;
   return (action.body as { op?: unknown }[]).some((op) => op.op === 'test') && /testing value .* failed/.test(err.message);
+}
+
+/**
+ * A patch that names the object's uid (`metadata.uid` in its body) refused because the
+ * object under that name has another: kube-apiserver validates the patched object's uid as
+ * immutable (422, as the garbage collector's and controller-ref manager's patches expect).
+ * The object read was deleted and another created under its name: observe again. Checked
+ * before "already there": the new object may hold the same containers.
+ */
+export function otherUid(action: Action, err: KubeError): boolean {
+  if (action.verb !== 'patch' || err.errorClass !== 'invalid') return false;
+  const meta = (action.body as { metadata?: { uid?: unknown } } | undefined)?.metadata;
+  return typeof meta?.uid === 'string' && err.causes.some((c) => c.field === 'metadata.uid');
 }
 
 /**

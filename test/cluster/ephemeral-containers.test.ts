@@ -61,6 +61,21 @@ describe('pods/ephemeralcontainers', () => {
     assert.equal(out.spec!.ephemeralContainers!.length, 1);
   });
 
+  test('a patch whose uid is not the pod\'s is 422 (uid immutable): the pod was deleted and created again under its name', async () => {
+    const h = await harness({ objects: [target] });
+    const uid = (await h.core.readNamespacedPod({ namespace: 'default', name: 'web' })).metadata!.uid!;
+    const body = (u: string): object => ({ metadata: { uid: u }, spec: { ephemeralContainers: [{ name: 'dbg', image: 'busybox:1' }] } });
+    const s = await rejects(h.core.patchNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: body('an-earlier-pod') }, strategicPatch), 422);
+    assert.deepEqual(causes(s), ['metadata.uid: FieldValueInvalid: Invalid value: "an-earlier-pod": field is immutable']);
+    assert.equal((await h.core.readNamespacedPod({ namespace: 'default', name: 'web' })).spec!.ephemeralContainers, undefined, 'nothing injected');
+    const out = await h.core.patchNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: body(uid) }, strategicPatch);
+    assert.deepEqual(out.spec!.ephemeralContainers!.map((c) => c.name), ['dbg'], 'its own uid: injected');
+    // A PUT's uid is a precondition instead: 409.
+    const cur = await h.core.readNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web' });
+    cur.metadata!.uid = 'an-earlier-pod';
+    await rejects(h.core.replaceNamespacedPodEphemeralcontainers({ namespace: 'default', name: 'web', body: cur }), 409);
+  });
+
   test('removing an existing ephemeral container is 422 Forbidden', async () => {
     const h = await harness({ objects: [target] });
     const withOne = await addEphemeral(h, { name: 'dbg', image: 'busybox:1' });

@@ -83,6 +83,34 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       await server.close();
     }
   });
+
+  test('a pod deleted and created again under its name while its injection is on the way does not get it: the injection names the claimed uid', async () => {
+    // Instance a claims the oldest pod and sends its injection (held 300 ms at the server).
+    // Meanwhile the pod is replaced under its name (a StatefulSet's); instance b finds a's
+    // claim on a pod that is gone (another uid) and claims the next pod. Without the uid in
+    // a's patch, it lands on the new pod: 2 pods in flight at parallelism 1.
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const { server, deps } = await worldWith({ objects, crd });
+    try {
+      const oldest = 'helloworld-865cd8865b-nl8lq';
+      const held = server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
+      const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+      while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${oldest}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
+      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest }) as unknown as { metadata: Record<string, unknown> };
+      server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest });
+      const { uid: _uid, creationTimestamp: _created, resourceVersion: _rv, ...meta } = pod.metadata;
+      server.store.put({ ...pod, metadata: meta } as never);
+      await handle(envelopeFor('Pod', 'default', oldest, 'ADDED'), deps('b'));
+      const r = await a;
+      assert.equal(held.hits, 1);
+      assert.equal(r.keys[0]?.outcome, 'done');
+      const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
+      assert.equal(withContainers.length, 1, `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
+      assert.notEqual(withContainers[0], oldest, 'the new pod under the claimed name got nothing');
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 test('an instance paused past its claim window injects nothing when it resumes (parallelism lowered meanwhile)', async () => {

@@ -60,6 +60,18 @@ describe('applyPlan', () => {
     assert.deepEqual(r.applied, [inject]);
   });
 
+  test('a patch naming a uid refused because the object under that name has another (422 metadata.uid) asks for a re-plan, even if the new one holds the containers', async () => {
+    const uidCause = { reason: 'FieldValueInvalid', field: 'metadata.uid', message: 'Invalid value: "u1": field is immutable' };
+    const changed = { reason: 'FieldValueForbidden', field: 'spec.ephemeralContainers', message: 'Forbidden: existing ephemeral containers "ec" may not be changed\n' };
+    const named: Action = { ...inject, body: { metadata: { uid: 'u1' }, spec: {} } };
+    const r = await applyPlan([named, event], deps(new ScriptedKube().answer(apiError(422, 'Invalid', 'Pod "p" is invalid: [metadata.uid: …, spec.ephemeralContainers: …]', [uidCause, changed]))));
+    assert.equal(r.replan, true);
+    assert.deepEqual(r.applied, [], 'not "already injected": that is another pod');
+    // A patch that names no uid is not fenced by one: the same answer is what it is.
+    const unnamed = await applyPlan([inject], deps(new ScriptedKube().answer(apiError(422, 'Invalid', 'Pod "p" is invalid', [uidCause]))));
+    assert.equal(unnamed.replan, false);
+  });
+
   test('a duplicate-name 422 is not "already there" (the server never says that for a re-injection)', async () => {
     const kube = new ScriptedKube().answer(apiError(422, 'Invalid', 'Pod "p" is invalid', [{ reason: 'FieldValueDuplicate', field: 'spec.ephemeralContainers[1].name' }]));
     const r = await applyPlan([inject], deps(kube));
