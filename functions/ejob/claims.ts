@@ -2,7 +2,7 @@ import type { EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action } from '../engine/plan.ts';
-import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView } from './lease-record.ts';
+import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView, type Verdict } from './lease-record.ts';
 import { holdsSlot, isActive, ownedContainers, slotHolders } from './pod-state.ts';
 import type { Target } from './targets.ts';
 
@@ -21,6 +21,8 @@ export interface ClaimInput {
   mayClaim: boolean;
   /** Record the job's verdict on the Lease (nothing is claimed then, or ever after). */
   seal?: boolean;
+  /** With `seal`: the verdict, recorded with it. */
+  verdict?: Verdict;
 }
 
 /** The decision: which pods to inject now, the Lease write that claims them first, when to look again. */
@@ -97,6 +99,7 @@ function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Cl
     keptSince: d.base.keptSince ?? at,
     ...(d.holdUntil ? { holdUntil: d.holdUntil.toISOString() } : {}),
     ...(d.sealed ? { finished: true } : {}),
+    ...sealedVerdict(input, d.base),
   };
 }
 
@@ -268,6 +271,12 @@ function pendingClaim(c: Claim, ends: number, input: ClaimInput, out: Retained):
 
 /** `keptSince` of a record created where no Lease was: it has kept every claim it ever had. */
 const EPOCH = '1970-01-01T00:00:00.000Z';
+
+/** The verdict a write carries: the one sealed before, else the one sealed now. */
+function sealedVerdict(input: ClaimInput, base: LeaseRecord): { verdict?: Verdict } {
+  if (base.finished === true) return base.verdict ? { verdict: base.verdict } : {};
+  return input.seal === true && input.verdict ? { verdict: input.verdict } : {};
+}
 
 /** A verdict to record that the record does not hold yet. */
 function needsSeal(input: ClaimInput, record: LeaseRecord): boolean {

@@ -56,8 +56,22 @@ export const LeaseRecord = z.object({
    * both succeed from different views of the pods.
    */
   finished: z.boolean().optional(),
+  /**
+   * The verdict sealed with `finished` (written with the seal since 2026-11-27; a record
+   * sealed before has none): what the job's status says once it has finished, should its
+   * status write be lost and the pods that decided it be gone or ended before the next plan
+   * (planner.ts, README step 7).
+   */
+  verdict: z.object({
+    phase: z.enum(['Succeeded', 'Failed']),
+    match: z.number().int().nonnegative(),
+    succeeded: z.number().int().nonnegative(),
+    failed: z.number().int().nonnegative(),
+    deadlineExceeded: z.literal(true).optional(),
+  }).optional(),
 });
 export type LeaseRecord = z.infer<typeof LeaseRecord>;
+export type Verdict = NonNullable<LeaseRecord['verdict']>;
 
 /** Where the job's Lease lives and how long a claim holds; `key`: the job's key, written on the Lease. */
 export type LeaseConfig = Pick<LockConfig, 'namespace' | 'holder' | 'leaseSeconds' | 'skewSeconds'> & { name: string; key: string };

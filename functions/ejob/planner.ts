@@ -17,7 +17,7 @@ import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
 import { decideClaims, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
-import type { LeaseConfig, LeaseView } from './lease-record.ts';
+import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
 import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type Target } from './targets.ts';
@@ -108,10 +108,14 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
   for (const t of targets) if (injecting.has(t.pod.metadata.name)) t.state = 'waiting'; // what the status will say once injected
-  const counts = countStates(targets);
-  const phase = decidePhase(spec, counts, deadlineExceeded);
+  const derived = countStates(targets);
+  const derivedPhase = decidePhase(spec, derived, deadlineExceeded);
+  const recorded = recordedVerdict(lease.view, pods, uid, derivedPhase);
+  const counts = recorded ? { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: 0, waiting: 0 } : derived;
+  const phase: EjobPhase = recorded?.phase ?? derivedPhase;
+  const failedByDeadline = recorded ? recorded.deadlineExceeded === true : deadlineExceeded;
 
-  const decided = leaseDecision(claimInput, claims, { phase, sealed });
+  const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, failedByDeadline) });
   const undecided = claims.needsLease ?? decided.needsLease;
   if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
   const actions: Action[] = decided.write ? [decided.write] : [];
@@ -119,7 +123,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // Action.withinSeconds and README.md); then the status write with an Event for each
   // injection that took effect, all at once too; verdict Events after the status that says it.
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod) });
-  const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded });
+  const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded: failedByDeadline });
   actions.push(...status.write.map((a) => ({ ...a, group: 'report' })));
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -145,15 +149,33 @@ function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
 }
 
 /**
- * The decision whose Lease write this plan makes, if any. A verdict is a decision like a
- * claim: it is sealed on the Lease first (with any repair), at the resourceVersion read, so
- * an instance that meanwhile claimed a late pod makes this 409 and re-plan, and no claim
- * follows it.
+ * The verdict the Lease recorded with its seal, when the pods no longer give one: no pod
+ * holds a slot (else the pods decide, step 7) and the phase they give is not final — the
+ * verdict's status write was lost and, before the next plan, the pods that decided it were
+ * deleted or ended (an ended pod is no target). Without it the job would wait for good: a
+ * sealed record claims nothing. A record sealed before verdicts were recorded has none.
  */
-function leaseDecision(input: ClaimInput, claims: ClaimDecision, at: { phase: EjobPhase; sealed: boolean }): ClaimDecision {
-  const verdict = at.phase === 'Succeeded' || at.phase === 'Failed';
-  if (!verdict || at.sealed || claims.inject.length > 0) return claims;
-  return decideClaims({ ...input, mayClaim: false, seal: true });
+function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string, phase: EjobPhase): Verdict | undefined {
+  if (view.kind !== 'ours' || view.record.finished !== true || view.record.verdict === undefined) return undefined;
+  if (phase === 'Succeeded' || phase === 'Failed' || slotHolders(pods, jobUid).length > 0) return undefined;
+  return view.record.verdict;
+}
+
+/** The verdict a seal records, for a final phase. */
+function verdictOf(phase: EjobPhase, c: Counts, deadlineExceeded: boolean): Verdict | undefined {
+  if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
+  return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...(phase === 'Failed' && deadlineExceeded ? { deadlineExceeded: true as const } : {}) };
+}
+
+/**
+ * The decision whose Lease write this plan makes, if any. A verdict is a decision like a
+ * claim: it is sealed on the Lease first (with any repair, and the verdict itself), at the
+ * resourceVersion read, so an instance that meanwhile claimed a late pod makes this 409 and
+ * re-plan, and no claim follows it.
+ */
+function leaseDecision(input: ClaimInput, claims: ClaimDecision, at: { phase: EjobPhase; sealed: boolean; verdict: Verdict | undefined }): ClaimDecision {
+  if (at.verdict === undefined || at.sealed || claims.inject.length > 0) return claims;
+  return decideClaims({ ...input, mayClaim: false, seal: true, verdict: at.verdict });
 }
 
 /**

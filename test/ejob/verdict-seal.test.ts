@@ -91,4 +91,32 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     const s = statusOf(freed.actions);
     assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed], ['Failed', 2, 1, 1]);
   });
+
+  test('the seal records the verdict, and a deadline verdict says so', () => {
+    const sealed = recordOf(plan({ job: job(running), pods: [pod('a', 1, true), pod('b', 2, true)], lease: lease() }, NOW).actions[0]);
+    assert.deepEqual(sealed.verdict, { phase: 'Succeeded', match: 2, succeeded: 2, failed: 0 });
+    const late = { ...job(running), spec: { ...(job().spec as object), activeDeadlineSeconds: 60 } } as EphemeralJobObject;
+    const byDeadline = recordOf(plan({ job: late, pods: [pod('a', 1, true), pod('b', 2, false)], lease: lease() }, NOW).actions[0]);
+    assert.deepEqual(byDeadline.verdict, { phase: 'Failed', match: 2, succeeded: 1, failed: 0, deadlineExceeded: true });
+  });
+
+  test('a verdict whose status write was lost is still written when the pods that decided it are gone or ended before the next plan', () => {
+    // Sealed Succeeded (a and b done); the status write was lost; then a was deleted and b's
+    // pod completed (no longer a target), and a new pod appeared. From the pods alone the job
+    // matches nothing it injected: Waiting — and a sealed record claims nothing, so it would
+    // wait for good. The recorded verdict is written instead, with its counts.
+    const verdict = { phase: 'Succeeded' as const, match: 2, succeeded: 2, failed: 0 };
+    const ended = { ...pod('b', 2, true), status: { ...pod('b', 2, true).status, phase: 'Succeeded' } };
+    const p = plan({ job: job(running), pods: [ended, pod('new', 9, false)], lease: lease({ finished: true, verdict }) }, NOW);
+    assert.equal(p.actions.filter((a) => a.kind === 'Lease' || a.subresource === 'ephemeralcontainers').length, 0, 'nothing claimed, the seal not written again');
+    const s = statusOf(p.actions);
+    assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed, s?.running, s?.waiting], ['Succeeded', 2, 2, 0, 0, 0]);
+    assert.ok(s?.completionTime, 'finished: the next plan leaves it alone');
+    // A Failed verdict by deadline keeps its reason.
+    const failed = plan({ job: job(running), pods: [], lease: lease({ finished: true, verdict: { phase: 'Failed', match: 2, succeeded: 1, failed: 0, deadlineExceeded: true } }) }, NOW);
+    const conditions = (statusOf(failed.actions)?.conditions ?? []) as { type: string; reason?: string }[];
+    assert.equal(conditions.find((c) => c.type === 'JobFailed')?.reason, 'DeadlineExceeded');
+    // A record sealed before verdicts were recorded plans as before (from the pods).
+    assert.equal(statusOf(plan({ job: job(running), pods: [], lease: lease({ finished: true }) }, NOW).actions)?.phase, 'Waiting');
+  });
 });
