@@ -25,6 +25,22 @@ export interface ClaimInput {
   verdict?: Verdict;
 }
 
+/** What the count of pods ever claimed is read from: the claim rules' input without targets. */
+export type ClaimContext = Pick<ClaimInput, 'jobUid' | 'pods' | 'lease' | 'serverNow' | 'cfg'>;
+
+/**
+ * How many more pods `replicas` lets the job claim (after every pod shown injected and every
+ * claim kept, each once: `everClaimed`), and the pods claimed and not shown injected yet —
+ * those stay targets whatever is left (planner.ts, targets.ts). Undefined without replicas.
+ */
+export function replicaBudget(spec: EphemeralJobSpec, ctx: ClaimContext): { left: number; claimed: ReadonlySet<string> } | undefined {
+  if (spec.replicas === undefined) return undefined;
+  const base = baseRecord(ctx);
+  const kept = retainedClaims(base.record.claims, ctx);
+  const total = everClaimed(base.record.total - kept.dropped, kept.claims, ctx);
+  return { left: Math.max(0, spec.replicas - total), claimed: kept.claimed };
+}
+
 /** The decision: which pods to inject now, the Lease write that claims them first, when to look again. */
 export interface ClaimDecision {
   /** Pods to inject now: those claimed anew, then those whose claim is renewed (`renewed`). */
@@ -108,7 +124,7 @@ function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Cl
  * below the pods shown injected and the claims kept (each pod once, by uid): a record that
  * lags them must not let replicas be exceeded.
  */
-function everClaimed(recorded: number, kept: readonly Claim[], input: ClaimInput): number {
+function everClaimed(recorded: number, kept: readonly Claim[], input: ClaimContext): number {
   const seen = new Set(input.pods.filter((p) => ownedContainers(p, input.jobUid).length > 0).map((p) => p.metadata.uid ?? p.metadata.name));
   for (const c of kept) seen.add(c.uid ?? c.pod);
   return Math.max(recorded, seen.size);
@@ -166,7 +182,7 @@ function writeReason(input: ClaimInput, inject: readonly Pod[], base: { repair: 
  * a hold counted from now, which moves with every reader: it is written down (`holdUntil`)
  * when it first stops a claim.
  */
-function baseRecord(input: ClaimInput): { record: LeaseRecord; repair: boolean; undated: boolean; notes: string[] } {
+function baseRecord(input: ClaimContext): { record: LeaseRecord; repair: boolean; undated: boolean; notes: string[] } {
   const { lease, jobUid, serverNow, cfg } = input;
   if (lease.kind === 'ours') return { record: lease.record, repair: false, undated: false, notes: [] };
   const injected = input.pods.filter((p) => ownedContainers(p, jobUid).length > 0).length;
@@ -216,10 +232,10 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
  * a slot unless the pods show that it cannot: the pod gone (or not matching), replaced (another
  * uid), inactive, or injected with every container of the job ended — each for good, so a
  * LIST that predates the truth can only count a slot too many. A claim that ends its
- * retention with its pod active and not injected was never used: it no longer counts toward
- * `replicas` (`dropped`), and the pod may be claimed again.
+ * retention with its pod present and not injected was never used: it no longer counts
+ * toward `replicas` (`dropped`), and the pod, if still active, may be claimed again.
  */
-function retainedClaims(claims: readonly Claim[], input: ClaimInput): Retained {
+function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained {
   const byName = new Map(input.pods.map((p) => [p.metadata.name, p]));
   const out: Retained = { claims: [], holding: new Set(), claimed: new Set(), stale: [], dropped: 0, nextLook: undefined, notes: [] };
   for (const c of claims) {
@@ -228,7 +244,10 @@ function retainedClaims(claims: readonly Claim[], input: ClaimInput): Retained {
     const injected = pod !== undefined && ownedContainers(pod, input.jobUid).length > 0;
     const ends = (toDate(c.at)?.getTime() ?? 0) + retentionMs(input.cfg);
     if (ends <= input.serverNow.getTime()) {
-      if (pod && isActive(pod) && !injected) {
+      // Its pod is here (the same uid) and shows no container of the job, now that nothing can
+      // be sent under the claim: it was never used, active or not. A pod gone cannot show
+      // whether it was injected before it went, so its claim stays counted.
+      if (pod && !injected) {
         out.dropped++;
         out.notes.push(`claim on pod ${c.pod} expired without an injection: dropped`);
       }
@@ -261,7 +280,7 @@ interface Retained {
  * it was made (once), and its slot frees when its retention ends; look again at whichever
  * comes first.
  */
-function pendingClaim(c: Claim, ends: number, input: ClaimInput, out: Retained): void {
+function pendingClaim(c: Claim, ends: number, input: ClaimContext, out: Retained): void {
   const now = input.serverNow.getTime();
   const renewAt = c.renewed === true ? undefined : (toDate(c.at)?.getTime() ?? 0) + renewAfterMs(input.cfg);
   if (renewAt !== undefined && renewAt <= now) out.stale.push(c);

@@ -15,12 +15,12 @@ import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished } from './finished.ts';
-import { decideClaims, type ClaimDecision, type ClaimInput } from './claims.ts';
+import { decideClaims, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
 import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
-import { selectTargets, type Target } from './targets.ts';
+import { selectTargets, type ReplicaBudget, type Target } from './targets.ts';
 
 /** What the EphemeralJob planner needs: the job, its Lease, and the pods its selector matches. */
 export interface EjobObserved {
@@ -100,7 +100,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const { job, spec, pods, createdTtl, lease } = input;
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
-  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed));
+  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), replicasLeft(spec, uid, pods, lease));
   const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
   const deadlineExceeded = deadlineIn === 0;
 
@@ -165,6 +165,18 @@ function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string, 
 function verdictOf(phase: EjobPhase, c: Counts, deadlineExceeded: boolean): Verdict | undefined {
   if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
   return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...(phase === 'Failed' && deadlineExceeded ? { deadlineExceeded: true as const } : {}) };
+}
+
+/**
+ * What `replicas` leaves to claim, once no pod holds a slot (then the Lease is always read:
+ * lease-needed.ts). A job whose replicas went to claims on pods that are gone (claimed, then
+ * deleted before they could show an injection: they stay counted) would otherwise keep
+ * pending targets it can never claim, and never finish. While a pod holds a slot the
+ * targets stay a function of the pods alone, as for the seal (README step 7).
+ */
+function replicasLeft(spec: EphemeralJobSpec, jobUid: string, pods: Pod[], lease: ObservedLease): ReplicaBudget | undefined {
+  if (lease.view.kind === 'not-read' || slotHolders(pods, jobUid).length > 0) return undefined;
+  return replicaBudget(spec, { jobUid, pods, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg });
 }
 
 /**

@@ -40,12 +40,24 @@ function oldestFirst(pods: readonly Pod[]): Pod[] {
 }
 
 /**
+ * How many pods `replicas` still lets the job claim, from its Lease (claims.ts
+ * replicaBudget), and the pods claimed but not shown injected yet.
+ */
+export interface ReplicaBudget {
+  left: number;
+  claimed: ReadonlySet<string>;
+}
+
+/**
  * The job's target pods: active pods matching the selector, oldest first, minus those
  * holding a same-name ephemeral container the job did not create; the first `replicas`.
  * Pods already injected by this job stay targets (before any new ones), so a later,
- * older-looking pod can never push an injected pod out of the count.
+ * older-looking pod can never push an injected pod out of the count. With a `budget`
+ * (the Lease was read), a pod neither injected nor claimed is a target only while replicas
+ * are left to claim it: a job whose replicas went to pods that are gone now (claimed, then
+ * deleted) has no target it can never inject, so it can still finish.
  */
-export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[]): { targets: Target[]; skipped: Skipped[] } {
+export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[], budget?: ReplicaBudget): { targets: Target[]; skipped: Skipped[] } {
   const names = spec.template.ephemeralContainers.map((c) => c.name);
   const skipped: Skipped[] = [];
   const injected: Target[] = [];
@@ -63,6 +75,8 @@ export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: read
     } else fresh.push({ pod, state });
   }
   const limit = spec.replicas ?? Number.POSITIVE_INFINITY;
-  const targets = [...injected, ...fresh].slice(0, limit);
+  let unclaimed = budget?.left ?? Number.POSITIVE_INFINITY;
+  const claimable = budget === undefined ? fresh : fresh.filter((t) => budget.claimed.has(t.pod.metadata.name) || unclaimed-- > 0);
+  const targets = [...injected, ...claimable].slice(0, limit);
   return { targets, skipped };
 }

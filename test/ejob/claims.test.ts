@@ -55,6 +55,8 @@ describe('claims: slots and replicas', () => {
     { name: 'a claim whose pod was replaced (other uid) is released', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'old', at: at(1) }] }), inject: ['p0'] },
     { name: 'replicas counts every pod ever claimed, not only the ones still around', pods: [pod(2), pod(3)], lease: ours({ total: 2 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },
     { name: 'replicas: what the pods show counts even when the record lags', pods: [pod(0, 'ok'), pod(1, 'ok'), pod(2)], lease: ours({ total: 0 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },
+    { name: 'replicas: a claim that ends its retention on a pod that ended without the injection no longer counts', pods: [{ ...pod(0), status: { phase: 'Succeeded' } }, pod(1, 'ok'), pod(2)], lease: ours({ total: 2, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), spec: { replicas: 2, parallelism: 2 }, inject: ['p2'] },
+    { name: 'replicas: a claim that ends its retention on a pod that is gone still counts (the pod may have got the containers before it went)', pods: [pod(1, 'ok'), pod(2)], lease: ours({ total: 2, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), spec: { replicas: 2, parallelism: 2 }, inject: [] },
   ];
   for (const c of cases) {
     test(c.name, () => assert.deepEqual(names(decide(c.pods, c.lease, spec(c.spec))), c.inject));

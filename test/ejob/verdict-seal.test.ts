@@ -92,6 +92,25 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed], ['Failed', 2, 1, 1]);
   });
 
+  test('a job whose replicas went to a pod claimed and then deleted finishes with the pods it injected, once no pod holds a slot', () => {
+    // replicas 2: a pod claimed earlier went before it showed the containers (it stays
+    // counted: it may have got them), a is done, `late` is pending but can never be claimed.
+    const limited = (status: Record<string, unknown>): EphemeralJobObject => ({ ...job(status), spec: { ...(job().spec as object), replicas: 2 } } as EphemeralJobObject);
+    const used = lease({ total: 2 });
+    const p = plan({ job: limited(running), pods: [pod('a', 1, true), pod('late', 3, false)], lease: used }, NOW);
+    assert.equal(p.actions.filter((a) => a.subresource === 'ephemeralcontainers').length, 0);
+    assert.equal(recordOf(p.actions[0]).finished, true, 'sealed');
+    const s = statusOf(p.actions);
+    assert.deepEqual([s?.phase, s?.match, s?.succeeded], ['Succeeded', 1, 1]);
+    // While a pod holds a slot the pods alone say which are targets (as the observation
+    // that skips the Lease sees them): `late` counts, is not claimed, and the job runs on.
+    const runningPod = { ...pod('a', 1, false), spec: { ...pod('a', 1, true).spec }, status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec', state: { running: {} } }] } } as Pod;
+    const held = plan({ job: limited(running), pods: [runningPod, pod('late', 3, false)], lease: used }, NOW);
+    assert.equal(held.actions.filter((a) => a.kind === 'Lease' || a.subresource === 'ephemeralcontainers').length, 0);
+    const st = statusOf(held.actions) ?? running;
+    assert.deepEqual([st.phase, st.match], ['Running', 2]);
+  });
+
   test('the seal records the verdict, and a deadline verdict says so', () => {
     const sealed = recordOf(plan({ job: job(running), pods: [pod('a', 1, true), pod('b', 2, true)], lease: lease() }, NOW).actions[0]);
     assert.deepEqual(sealed.verdict, { phase: 'Succeeded', match: 2, succeeded: 2, failed: 0 });
