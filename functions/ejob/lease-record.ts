@@ -119,11 +119,25 @@ function parseLease(raw: unknown): ParsedLease {
 export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
   if (raw === null || raw === undefined) return { kind: 'absent' };
   const p = parseLease(raw);
-  if (!p.lease) return { kind: 'unreadable', resourceVersion: undefined, why: 'not a Lease', renewedAt: undefined, otherJob: false };
+  // Its resourceVersion and uid are still what a write that repairs it is fenced by: without
+  // them the update would be unconditional (a Lease allows that), and claim writes would no
+  // longer be totally ordered.
+  if (!p.lease) return { kind: 'unreadable', ...looseIdentity(raw), why: 'not a Lease', renewedAt: undefined, otherJob: false };
   const id = { resourceVersion: p.resourceVersion, ...(p.uid ? { uid: p.uid } : {}) };
   if (!p.record) return { kind: 'unreadable', ...id, why: p.why, renewedAt: p.renewedAt, otherJob: false };
   if (p.record.job !== jobUid) return { kind: 'unreadable', ...id, why: `record of another job (uid ${p.record.job})`, renewedAt: p.renewedAt, otherJob: true };
   return { kind: 'ours', ...id, record: p.record };
+}
+
+/** metadata.resourceVersion and uid of an object that is not a valid Lease, where they are strings. */
+function looseIdentity(raw: unknown): { resourceVersion: string | undefined; uid?: string } {
+  const meta = typeof raw === 'object' && raw !== null ? (raw as { metadata?: unknown }).metadata : undefined;
+  const field = (k: string): string | undefined => {
+    const v = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[k] : undefined;
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  const uid = field('uid');
+  return { resourceVersion: field('resourceVersion'), ...(uid ? { uid } : {}) };
 }
 
 /** Which job a Lease's record is for, and the Lease's resourceVersion and uid: what a deletion is fenced by. */

@@ -135,6 +135,9 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.match(why(lease({ [CLAIMS_ANNOTATION]: JSON.stringify({ v: 1, job: UID, total: 0, claims: [{ pod: 'p', at: 'yesterday' }] }) })), /does not parse/);
     assert.match(why(lease({ [CLAIMS_ANNOTATION]: JSON.stringify({ v: 1, job: 'other', total: 0, claims: [] }) })), /another job/);
     assert.match(why({ metadata: 'nope' }), /not a Lease/);
+    // Not a Lease our schema reads, yet a write that repairs it is still fenced by its version and uid.
+    const odd = readLeaseView({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'x', resourceVersion: '12', uid: 'lease-uid' }, spec: { leaseDurationSeconds: 'long' } }, UID);
+    assert.deepEqual(odd.kind === 'unreadable' ? [odd.why, odd.resourceVersion, odd.uid] : odd.kind, ['not a Lease', '12', 'lease-uid']);
   });
 
   test('an unreadable, recently written record may hide live claims: no claims until its window passes, counted from its renewTime by every reader, and no write of its own', () => {
