@@ -101,7 +101,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), replicasLeft(spec, uid, pods, lease));
-  const deadlineIn = afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now);
+  // The deadline by the later of the planner's clock and the server's: claims are judged by
+  // the server's, so a planner clock behind it must not inject past the server's deadline.
+  const judged = lease.serverNow.getTime() > now.getTime() ? lease.serverNow : now;
+  const deadlineIn = afterSeconds(activeSince(job, judged), spec.activeDeadlineSeconds, judged);
   const deadlineExceeded = deadlineIn === 0;
 
   const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded };

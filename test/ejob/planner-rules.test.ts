@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import type { EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { Action } from '../../functions/engine/plan.ts';
-import { plan } from '../../functions/ejob/planner.ts';
+import { DEFAULT_LEASE, plan } from '../../functions/ejob/planner.ts';
 
 const UID = 'job-uid';
 const NOW = new Date('2026-01-01T01:00:00Z');
@@ -111,6 +111,17 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     const s = statusOf(p.actions);
     assert.equal(s?.phase, 'Failed');
     assert.equal(cond(s, 'JobFailed')?.reason, 'DeadlineExceeded');
+  });
+
+  test('the deadline is judged by the server\'s clock when the planner\'s is behind it: nothing is claimed past the server\'s deadline', () => {
+    // Created 00:30:00 with a 60 s deadline; the planner's clock says 00:30:50, the server (Lease read) 00:31:10.
+    const local = new Date('2026-01-01T00:30:50Z');
+    const lease = { view: { kind: 'absent' as const }, serverNow: new Date('2026-01-01T00:31:10Z'), cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } };
+    const p = plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [pod('a', 1)], lease }, local);
+    assert.deepEqual(injections(p.actions), [], 'claims are made by server time: none past its deadline');
+    assert.equal(statusOf(p.actions)?.phase, 'Failed');
+    // With both clocks before the deadline, the pod is claimed.
+    assert.equal(injections(plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [pod('a', 1)], lease: { ...lease, serverNow: local } }, local).actions).length, 1);
   });
 
   test('past the deadline with every pod succeeded: the reason is still DeadlineExceeded, never "0 of 2 pods failed"', () => {
