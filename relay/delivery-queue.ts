@@ -1,9 +1,15 @@
 // The relay's only queue: between the watch and the sink, keyed by object, with a fixed
 // capacity. It merges three jobs that used to be separate (and unbounded):
-// - coalescing: a key's first event opens its window; later ones replace it (latest wins);
+// - coalescing: a key's first event opens its window; later ones replace it (latest wins).
+//   An object is its key and its uid: a pod deleted and created again under its name is two
+//   objects, and the old one's last event (its DELETED, naming the jobs that cared about it)
+//   is never replaced by the new one's, which would name other jobs (data.jobs concerns the
+//   envelope's own pod). The two go in separate batches, the old one first unless it is
+//   backing off;
 // - outage buffering: what the sink could not take stays as the latest state per key;
 // - workqueue semantics (client-go): a key is queued once however often it is added, and a
-//   key being sent is never sent again in parallel (its newer state waits its turn);
+//   key being sent is never sent again in parallel (its newer state waits its turn); a
+//   requeue (requeue()) adds nothing for an object that already waits;
 // - holding: a change that only starts ephemeral containers (pod-event.ts startsOnly: an
 //   injection's echo, a container's start) may wait up to `holdMs` for the next change of
 //   its key, which ends the hold at once (a short container's exit goes as one event with
@@ -33,7 +39,7 @@ export interface DeliveryHooks {
   failed?(count: number): void;
   /** Entries the sink refused for good (logged, not retried). */
   rejected?(count: number): void;
-  /** An event replaced a queued one for the same key. */
+  /** An event replaced a queued one for the same object. */
   coalesced?(): void;
   /** A new key found the queue full. */
   overflowed?(): void;
@@ -112,7 +118,7 @@ export class DeliveryQueue {
    * a change without it ends the key's hold (sent within the coalescing window).
    */
   add(item: Queued, holdMs = 0): boolean {
-    const key = queuedKey(item);
+    const key = slotKey(item);
     const held = this.held.get(key);
     if (held) {
       latest(held.item, item);
@@ -141,6 +147,17 @@ export class DeliveryQueue {
     } else this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0 });
     this.wakeBy(now + this.opts.windowMs);
     return true;
+  }
+
+  /**
+   * Queue a key a handler asked to look at again (`item`: its state now): nothing when its
+   * object already waits (queued, held or backing off), which will be sent anyway and is as
+   * new; a requeue is not a change, so it never replaces a queued state nor ends a hold.
+   */
+  requeue(item: Queued): boolean {
+    const key = slotKey(item);
+    if (this.pending.has(key) || this.held.has(key) || this.retrying.has(key)) return true;
+    return this.add(item);
   }
 
   /** A held key joins `pending` (at its end), due at `due`. */
@@ -239,10 +256,15 @@ export class DeliveryQueue {
     this.releaseRetries(now);
     this.releaseHeld(now);
     const batch: Slot[] = [];
+    const keys = new Set<string>();
     const max = this.opts.batchMax ?? 100;
-    // Insertion order is (nearly) due order: stop at the first key still inside its window.
+    // Insertion order is (nearly) due order: stop at the first key still inside its window,
+    // and at a second object of a key in the batch (a pod and its same-name replacement):
+    // it goes in the next batch, once this one is settled, so a key is never sent twice at once.
     for (const [key, s] of this.pending) {
-      if (batch.length >= max || s.due > now) break;
+      const objectKey = queuedKey(s.item);
+      if (batch.length >= max || s.due > now || keys.has(objectKey)) break;
+      keys.add(objectKey);
       this.pending.delete(key);
       this.inFlight.set(key, s);
       batch.push(s);
@@ -259,7 +281,7 @@ export class DeliveryQueue {
         this.backfills.shift();
         continue;
       }
-      const key = queuedKey(next.value);
+      const key = slotKey(next.value);
       const held = this.held.get(key);
       // A replay is due at once: it ends a hold.
       if (held) {
@@ -304,7 +326,7 @@ export class DeliveryQueue {
     const acked = new Map<string, number>();
     batch.forEach((slot, i) => {
       const o = outcomes[i] ?? { ok: false, error: 'the sink gave no outcome for this entry' };
-      this.inFlight.delete(queuedKey(slot.item));
+      this.inFlight.delete(slotKey(slot.item));
       if (o.ok) acked.set(slot.item.kind, (acked.get(slot.item.kind) ?? 0) + 1);
       else if (o.permanent) this.reject(slot, o.error);
       else failed.push({ slot, error: o.error });
@@ -333,7 +355,7 @@ export class DeliveryQueue {
    * (latest wins), and keeps its age.
    */
   private requeueFailed(slot: Slot): void {
-    const key = queuedKey(slot.item);
+    const key = slotKey(slot.item);
     const newer = this.pending.get(key) ?? this.held.get(key);
     this.pending.delete(key);
     this.held.delete(key);
@@ -374,17 +396,25 @@ export class DeliveryQueue {
 }
 
 /**
- * Latest wins: a queued key takes the newer event's fields, in place. The record the queue
- * holds has usually been promoted to the old generation by then; replacing it by the newer
- * one made a dead old-generation object per coalesced event, copying the fields makes none,
- * and equal strings (name, uid, the same jobs) keep the old copy.
+ * The slot of a queued event: its object, the key and the uid (an event without a uid, such
+ * as the Lease sweep's, has a slot of its own per key). Events of one slot coalesce.
+ */
+function slotKey(q: Queued): string {
+  const key = queuedKey(q);
+  return q.uid === undefined ? key : `${key} ${q.uid}`;
+}
+
+/**
+ * Latest wins: a queued object takes its newer event's fields, in place (same slot: same
+ * uid). The record the queue holds has usually been promoted to the old generation by then;
+ * replacing it by the newer one made a dead old-generation object per coalesced event,
+ * copying the fields makes none, and equal strings (the same jobs) keep the old copy.
  */
 function latest(into: Queued, from: Queued): void {
   into.event = from.event;
   into.at = from.at;
   into.resourceVersion = from.resourceVersion;
   into.snapshot = from.snapshot;
-  if (into.uid !== from.uid) into.uid = from.uid;
   if (!sameNames(into.jobs, from.jobs)) into.jobs = from.jobs;
 }
 

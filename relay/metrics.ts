@@ -82,7 +82,7 @@ export function createMetrics(): {
     oldestUndelivered: new Gauge({ name: 'ephemera_relay_oldest_undelivered_seconds', help: 'Age of the oldest event not yet acknowledged by the sink', ...c, collect() {
       this.set(probe?.oldestAgeSeconds() ?? 0);
     } }),
-    watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone or an error', labelNames: ['kind'] as const, ...c }),
+    watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone, an error (an ERROR event too) or a close with no event or bookmark', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
     absent: new Gauge({ name: 'ephemera_relay_resource_absent', help: '1 while a kind\'s list answers 404/403 (no CRD or no list right): its controller is idle', labelNames: ['kind'] as const, ...c }),
     leaseSweeps: new Counter({ name: 'ephemera_relay_lease_sweeps_total', help: 'EphemeralJob keys sent because a claims Lease names a job the watch cache does not have (the functions then delete the Lease)', ...c }),

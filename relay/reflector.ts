@@ -1,7 +1,11 @@
 // List + watch for one resource, owned by ONE loop, as client-go's reflector does
 // (tools/cache/reflector.go): list (paged) → watch from the list's resourceVersion with
 // bookmarks → when the watch ends, resume it from the last resourceVersion seen, or, on
-// 410 Gone, back off and list again. Because only this loop lists, a re-list never runs
+// 410 Gone, back off and list again. A watch that ends without moving on (an ERROR event, a
+// broken stream, or closed within a second with no object event or bookmark: client-go's
+// "very short watch") backs off longer each time in a row, as client-go's does, so a proxy
+// or an API server that ends watches at once is not asked again every few milliseconds. A
+// quiet watch that simply ran its time is routine. Because only this loop lists, a re-list never runs
 // beside a live watch: the deletion diff cannot invent a DELETED for an object added during
 // the list, and the resume resourceVersion never goes backwards. Our own loop instead of
 // client-node's informer because the informer caches whole objects (10,000 pods would not
@@ -40,12 +44,18 @@ export interface ReflectorOptions<T> {
   /** The object back from its fingerprint (deletions seen only by a re-list; replays). */
   fromFingerprint(fp: string): T;
   /**
+   * The object's uid: a list that finds another uid under a cached key (the object was
+   * deleted and created again under its name during a gap) reports the old one DELETED first.
+   */
+  uid(object: T): string | undefined;
+  /**
    * `changed`: the fingerprint differs from the cached one (always true for DELETED);
    * `previous`: the cached fingerprint this event replaces or removes, if there was one.
    */
   onEvent(type: ReflectorEvent, d: Decoded<T>, changed: boolean, previous: string | undefined): void;
   onSynced?(): void;
-  onRestart?(reason: string): void;
+  /** A watch ended without moving on (or with 410 Gone): why, and how long the loop waits before it watches or lists again. */
+  onRestart?(reason: string, waitMs: number): void;
   onUnreadable?(bad: Unreadable): void;
   logger: Logger;
   backoff?: { minMs: number; maxMs: number; random?: () => number };
@@ -65,7 +75,14 @@ export interface Absent {
   message: string;
 }
 
-type WatchEnd = { kind: 'closed'; events: number } | { kind: 'gone' } | { kind: 'error'; message: string } | { kind: 'relist' } | { kind: 'stopped' };
+/** `events`: the object events and bookmarks the watch brought (what moves it on; not ERROR); `ms`: how long it lasted. */
+type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone' } | { kind: 'error'; message: string } | { kind: 'relist' } | { kind: 'stopped' };
+
+/** Watch event types that move a watch on (client-go counts these; an ERROR does not). */
+const PROGRESS = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
+
+/** A watch closed with no event sooner than this is a failure (client-go reflector's "very short watch"). */
+const SHORT_WATCH_MS = 1000;
 
 /** One resource's list+watch loop with a fingerprint cache. */
 export class Reflector<T> {
@@ -116,6 +133,12 @@ export class Reflector<T> {
     this.wake?.();
   }
 
+  /** The cached object of `key` (namespace/name), decoded, if the cache has it. */
+  get(key: string): T | undefined {
+    const fp = this.cache.get(key);
+    return fp === undefined ? undefined : this.opts.fromFingerprint(fp);
+  }
+
   /**
    * Every cached object, decoded (a replay: the informer's resync, no LIST). `maybe` skips
    * fingerprints that cannot match before paying for their decoding.
@@ -154,11 +177,14 @@ export class Reflector<T> {
       if (end.kind === 'stopped') return;
       if (end.kind === 'relist') continue;
       needList = end.kind === 'gone';
-      // A clean close with events is routine (timeoutSeconds): resume after a short pause.
-      // Anything else counts as a failure and backs off further each time.
-      failures = end.kind === 'closed' && end.events > 0 ? 0 : failures + 1;
-      if (end.kind !== 'closed') this.opts.onRestart?.(end.kind === 'gone' ? '410 Gone' : end.message);
-      await this.sleep(this.backoff(end.kind === 'closed' ? 0 : failures));
+      // A clean close after events or bookmarks, or after a quiet while, is routine
+      // (timeoutSeconds): resume after a short pause. Anything else counts as a failure and
+      // backs off further each time.
+      const routine = end.kind === 'closed' && (end.events > 0 || end.ms >= SHORT_WATCH_MS);
+      failures = routine ? 0 : failures + 1;
+      const wait = this.backoff(failures);
+      if (!routine) this.opts.onRestart?.(restartReason(end), wait);
+      await this.sleep(wait);
     }
   }
 
@@ -230,9 +256,20 @@ export class Reflector<T> {
 
   private listed(d: Decoded<T>, seen: Set<string>): void {
     seen.add(d.key);
-    const previous = this.cache.get(d.key);
+    let previous = this.cache.get(d.key);
+    // Another object under the same name (deleted and created again during the gap): the old
+    // one's own DELETED first, so whoever cared about it hears it went; the new one is new.
+    if (previous !== undefined && previous !== d.fingerprint && this.replaced(previous, d.object)) {
+      this.opts.onEvent('DELETED', { key: d.key, fingerprint: previous, object: this.opts.fromFingerprint(previous) }, true, previous);
+      previous = undefined;
+    }
     this.cache.set(d.key, d.fingerprint);
     this.opts.onEvent('RESYNC', d, previous !== d.fingerprint, previous);
+  }
+
+  /** Is `object` another object than the one cached as `previous` (another uid)? Only asked of changed fingerprints. */
+  private replaced(previous: string, object: T): boolean {
+    return this.opts.uid(this.opts.fromFingerprint(previous)) !== this.opts.uid(object);
   }
 
   /** Decode one raw object and hand it on; a bad object is reported, never thrown. */
@@ -254,22 +291,27 @@ export class Reflector<T> {
       if (this.stopped) return resolve({ kind: 'stopped' });
       let events = 0;
       let gone = false;
+      let failed: string | undefined;
       let aborted: 'relist' | 'stopped' | undefined;
+      const started = performance.now();
       const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
       const query = { allowWatchBookmarks: 'true', resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds) };
       const handle = watchRaw(this.opts.kubeConfig, this.opts.path, query, {
         // Bookmarks come about once a minute; a watch silent for much longer is resumed.
         idleMs: 150_000,
         onEvent: (type, obj) => {
-          events++;
-          if (type === 'ERROR') gone ||= (obj as { code?: number } | null)?.code === 410;
-          else this.apply(type, obj);
+          if (PROGRESS.has(type)) events++;
+          if (type !== 'ERROR') return this.apply(type, obj);
+          // An ERROR event ends the watch as an error (client-go); 410 means list again.
+          const status = obj as { code?: number; message?: string } | null;
+          gone ||= status?.code === 410;
+          failed ??= `watch ERROR ${status?.code ?? '?'}: ${status?.message ?? 'no message'}`;
         },
         onLineError: (error) => this.opts.onUnreadable?.({ key: '?', error }),
         done: (err) => {
           this.abortWatch = undefined;
           if (aborted || this.stopped) return resolve({ kind: aborted ?? 'stopped' });
-          resolve(watchEnd(err, gone, events));
+          resolve(watchEnd(err, gone, failed, { events, ms: performance.now() - started }));
         },
       });
       this.abortWatch = () => {
@@ -306,10 +348,19 @@ export class Reflector<T> {
   }
 }
 
-function watchEnd(err: unknown, gone: boolean, events: number): WatchEnd {
+/** How a watch ended: `failed`, the first ERROR event it brought (as text), if any. */
+function watchEnd(err: unknown, gone: boolean, failed: string | undefined, seen: { events: number; ms: number }): WatchEnd {
   if (gone || (err as { statusCode?: number } | null)?.statusCode === 410) return { kind: 'gone' };
-  if (!err) return { kind: 'closed', events };
-  return { kind: 'error', message: (err as Error).message ?? String(err) };
+  if (err) return { kind: 'error', message: (err as Error).message ?? String(err) };
+  if (failed !== undefined) return { kind: 'error', message: failed };
+  return { kind: 'closed', ...seen };
+}
+
+/** Why a watch is restarted, for the log and the restart count. */
+function restartReason(end: WatchEnd): string {
+  if (end.kind === 'gone') return '410 Gone';
+  if (end.kind === 'error') return end.message;
+  return 'the watch closed at once, without an event or bookmark';
 }
 
 /** namespace/name of a raw object, as far as it can be read (for logs of bad objects). */

@@ -11,6 +11,7 @@ import type { Kube } from '../functions/kube/kube.ts';
 import { DeliveryQueue } from './delivery-queue.ts';
 import { idSequence, jobSnapshotJson, messageFor, queuedFrom, queuedJob, queuedPod, type Message, type Origin, type Queued } from './envelope.ts';
 import { concernedJobs } from './filter.ts';
+import { indexJob, type JobsByNamespace } from './job-index.ts';
 import { decidePod, type NamespaceJobs } from './pod-event.ts';
 import { startElection, type Elector } from './leader.ts';
 import { listLeaseJobs, type LeaseSweepOptions } from './lease-sweep.ts';
@@ -72,7 +73,10 @@ export interface Relay {
   synced(): Promise<void>;
   /** Replay the watch cache (no LIST): `due` = what can need work; `all` = what the filter forwards. Pulled into the queue as it has room. */
   resync(reason: string, scope?: ReplayScope): void;
-  /** Look at this envelope's key again after a delay (in-process requeue; one timer per key). */
+  /**
+   * Look at this envelope's key again after a delay (in-process requeue; one timer per key):
+   * then its state in the watch cache is queued, unless the object already waits in the queue.
+   */
   requeue(envelope: Envelope, delayMs: number): void;
   /**
    * Sweep the claims Leases now (or join the sweep under way): resolves with the number of
@@ -89,7 +93,7 @@ interface State {
   opts: RelayOptions;
   metrics: RelayMetrics;
   clock: () => Date;
-  jobs: Map<string, Map<string, JobView>>;
+  jobs: JobsByNamespace;
   /** Watch scopes (a namespace, or '' for all) whose EphemeralJob list answers 404/403: their jobs are unknown. */
   jobsAbsent: Set<string>;
   leader: boolean;
@@ -125,7 +129,7 @@ export function createRelay(opts: RelayOptions): Relay {
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q) => build(st, pods, q);
   const all: Reflector<unknown>[] = [...jobs, ...pods] as Reflector<unknown>[];
-  const requeue = new Requeue((q) => queue.add({ ...q, at: st.clock().getTime() }));
+  const requeue = new Requeue((q) => requeued(st, pods, q));
   let stopped = false;
   // Jobs first: the pod filter needs to know them.
   for (const r of jobs) r.start();
@@ -237,6 +241,30 @@ function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator
   return replayCache({ scope, now: st.clock(), pods: pods.map((x) => x.cached(maybe)), jobs, jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], stamp: (pod) => stamp(st, pod) });
 }
 
+/**
+ * A key a handler asked to look at again: its state now, as a replay would send it (a RESYNC
+ * with the current snapshot and jobs), or the requeued event itself once the object has left
+ * the cache (a deleted pod's last state). Queued only if the object does not already wait:
+ * what waits is newer than the requeued event, which must not replace it.
+ */
+function requeued(st: State, pods: Reflector<Pod>[], q: Queued): void {
+  const at = st.clock().getTime();
+  st.queue.requeue(current(st, pods, q, at) ?? { ...q, at });
+}
+
+/** The queued form of the cached state of `q`'s object, if the cache has it. */
+function current(st: State, pods: Reflector<Pod>[], q: Queued, at: number): Queued | undefined {
+  if (q.kind === 'EphemeralJob') {
+    const job = st.jobs.get(q.namespace)?.get(q.name);
+    return job && queuedJob('RESYNC', job, at);
+  }
+  for (const r of pods) {
+    const pod = r.get(`${q.namespace}/${q.name}`);
+    if (pod) return queuedPod('RESYNC', pod, at, { jobs: stamp(st, pod) });
+  }
+  return undefined;
+}
+
 function forward(st: State, q: Queued, holdMs = 0): void {
   if (!st.leader) {
     st.missed = true;
@@ -305,10 +333,7 @@ function stamp(st: State, pod: Pod): string[] | undefined {
 
 function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
   st.metrics.countSeen(EJOB.kind, type);
-  const inNs = st.jobs.get(job.namespace) ?? new Map<string, JobView>();
-  if (type === 'DELETED') inNs.delete(job.name);
-  else inNs.set(job.name, job);
-  st.jobs.set(job.namespace, inNs);
+  indexJob(st.jobs, type, job);
   if (!changed) return void st.metrics.countFiltered(EJOB.kind, 'nothing relevant changed');
   forward(st, queuedJob(type, job, st.clock().getTime()));
 }
@@ -335,9 +360,9 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     path,
     kubeConfig: opts.kubeConfig,
     listPage: (cont: string | undefined, signal: AbortSignal) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal }),
-    onRestart: (reason: string) => {
+    onRestart: (reason: string, waitMs: number) => {
       metrics.watchRestarts.inc({ kind });
-      log.info({ kind, reason }, 'watch restarted');
+      log.info({ kind, reason, retryInMs: waitMs }, 'watch restarted');
     },
     onUnreadable: (bad: Unreadable) => {
       metrics.unreadable.inc({ kind });
@@ -350,12 +375,14 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     ...common('Pod', ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods'),
     decode: decodePod,
     fromFingerprint: (fp) => JSON.parse(fp) as Pod,
+    uid: (pod) => pod.metadata.uid,
     onEvent: (type, d, _changed, previous) => onPod(st, type, d, previous),
   }));
   const jobs = scopes.map((ns) => new Reflector<JobView>({
     ...common(EJOB.kind, ns ? `/apis/${EJOB.apiVersion}/namespaces/${ns}/${EJOB.plural}` : `/apis/${EJOB.apiVersion}/${EJOB.plural}`),
     decode: decodeJob,
     fromFingerprint: (fp) => JSON.parse(fp) as JobView,
+    uid: (job) => job.uid,
     onEvent: (type, d, changed) => onJob(st, type, d.object, changed),
     // No CRD or no list right must not stop the pod watches (the SidecarTerminator needs no jobs).
     absent: { statuses: [403, 404], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },

@@ -1,11 +1,21 @@
 // Delayed re-delivery for the in-process sink (`requeueAfter`), one timer per key: a key
 // asked to come back several times comes back once, at the earliest time asked for, as in
-// client-go's delaying workqueue. Memory is bounded by the number of keys, not of requests.
+// client-go's delaying workqueue. What comes back is the key: the relay reads the object's
+// state then from its watch cache (relay.ts requeued); the item kept here, the latest one
+// asked for, is sent only when the object has left the cache. Memory is bounded by the
+// number of keys, not of requests.
 import { queuedKey, type Queued } from './envelope.ts';
+
+interface Waiting {
+  at: number;
+  /** The latest item asked for: a later requeue's payload is the newer one. */
+  item: Queued;
+  timer: NodeJS.Timeout;
+}
 
 /** Per-key delayed re-adds. */
 export class Requeue {
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, Waiting>();
   private readonly add: (q: Queued) => void;
 
   constructor(add: (q: Queued) => void) {
@@ -17,19 +27,23 @@ export class Requeue {
     return this.timers.size;
   }
 
-  /** Bring `item`'s key back after `delayMs`, unless it already comes back sooner. */
+  /** Bring `item`'s key back after `delayMs`, unless it already comes back sooner; either way with `item`. */
   after(item: Queued, delayMs: number): void {
     const key = queuedKey(item);
     const at = Date.now() + Math.max(0, delayMs);
     const existing = this.timers.get(key);
-    if (existing && existing.at <= at) return;
+    if (existing && existing.at <= at) {
+      existing.item = item;
+      return;
+    }
     if (existing) clearTimeout(existing.timer);
     const timer = setTimeout(() => {
+      const waited = this.timers.get(key);
       this.timers.delete(key);
-      this.add(item);
+      if (waited) this.add(waited.item);
     }, Math.max(0, delayMs));
     timer.unref();
-    this.timers.set(key, { at, timer });
+    this.timers.set(key, { at, item, timer });
   }
 
   stop(): void {
