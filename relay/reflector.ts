@@ -236,7 +236,9 @@ export class Reflector<T> {
       const page = await this.opts.listPage(cont, this.stopping.signal);
       // Every page of one list is the same snapshot; its version is the first page's.
       rv ??= page.resourceVersion;
-      for (const item of page.items) this.guard(item, (d) => this.listed(d, seen));
+      // An item it cannot read is still there: its key is seen (its cached state, if any, kept),
+      // so the re-list does not report a living object DELETED.
+      for (const item of page.items) this.guard(item, (d) => this.listed(d, seen), (key) => seen.add(key));
       cont = page.continue;
     } while (cont && !this.stopped);
     if (this.stopped) return;
@@ -272,15 +274,19 @@ export class Reflector<T> {
     return this.opts.uid(this.opts.fromFingerprint(previous)) !== this.opts.uid(object);
   }
 
-  /** Decode one raw object and hand it on; a bad object is reported, never thrown. */
-  private guard(raw: unknown, use: (d: Decoded<T>) => void): void {
+  /** Decode one raw object and hand it on; a bad object is reported (and its key to `bad`), never thrown. */
+  private guard(raw: unknown, use: (d: Decoded<T>) => void, bad?: (key: string) => void): void {
     let key = keyHint(raw);
     try {
       const d = this.opts.decode(raw);
-      if ('error' in d) return void this.opts.onUnreadable?.(d);
+      if ('error' in d) {
+        bad?.(d.key);
+        return void this.opts.onUnreadable?.(d);
+      }
       key = d.key;
       use(d);
     } catch (err) {
+      bad?.(key);
       this.opts.onUnreadable?.({ key, error: (err as Error).message ?? String(err) });
     }
   }

@@ -183,6 +183,33 @@ describe('bad input', () => {
       await w.close();
     }
   });
+
+  test('a pod that became unreadable during a watch gap is not reported DELETED by the re-list: it is still there', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' })]);
+    try {
+      await w.relay.flush();
+      w.sink.clear();
+      // The pod watch is cut and cannot come back; meanwhile web-1 changes into something the
+      // relay cannot read and history is compacted: the watch's return is a 410 and a re-list.
+      const down = w.server.faults.add({ watch: true, pathIncludes: '/pods', status: 500, times: Infinity });
+      w.server.faults.resetWatches();
+      await eventually(() => assert.ok(down.hits >= 1));
+      w.server.store.put({ ...getPod(w, 'web-1'), spec: { containers: 'not a list' } });
+      w.server.compact();
+      const relisted = w.server.requests.filter((r) => r.verb === 'list' && r.path.endsWith('/pods')).length;
+      down.remove();
+      await eventually(() => assert.ok(w.server.requests.filter((r) => r.verb === 'list' && r.path.endsWith('/pods')).length > relisted, 're-listed the pods'));
+      await eventually(async () => assert.equal(await counter(w.relay.metrics.unreadable), 1, 'the re-list found web-1 unreadable'));
+      w.server.store.put(pod('web-2', { app: 'web' }));
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.ok(w.sink.subjects().includes('ADDED Pod/default/web-2'));
+      });
+      assert.deepEqual(w.sink.subjects().filter((x) => x.includes('web-1')), [], 'no DELETED invented for the pod that is still there');
+    } finally {
+      await w.close();
+    }
+  });
 });
 
 describe('periodic resync replays the cache', () => {
