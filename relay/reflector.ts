@@ -200,10 +200,7 @@ export class Reflector<T> {
   private markAbsent(absent: Absent): 'absent' {
     if (this.absentNow?.status !== absent.status) this.opts.absent?.onChange(absent);
     this.absentNow = absent;
-    for (const [key, old] of this.cache) {
-      this.cache.delete(key);
-      this.opts.onEvent('DELETED', { key, fingerprint: old, object: this.opts.fromFingerprint(old) }, true, old);
-    }
+    for (const key of this.cache.keys()) this.forget(key);
     this.resourceVersion = '';
     this.markSynced();
     return 'absent';
@@ -242,11 +239,7 @@ export class Reflector<T> {
       cont = page.continue;
     } while (cont && !this.stopped);
     if (this.stopped) return;
-    for (const [key, old] of this.cache) {
-      if (seen.has(key)) continue;
-      this.cache.delete(key);
-      this.opts.onEvent('DELETED', { key, fingerprint: old, object: this.opts.fromFingerprint(old) }, true, old);
-    }
+    for (const key of this.cache.keys()) if (!seen.has(key)) this.forget(key);
     this.resourceVersion = rv;
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
     if (this.absentNow) {
@@ -337,7 +330,18 @@ export class Reflector<T> {
       else this.cache.set(d.key, d.fingerprint);
       const changed = type === 'DELETED' || previous !== d.fingerprint;
       this.opts.onEvent(type === 'ADDED' ? 'ADDED' : type === 'DELETED' ? 'DELETED' : 'MODIFIED', d, changed, previous);
+    }, (key) => {
+      // A deletion whose last state cannot be read is still a deletion: the object as cached goes.
+      if (type === 'DELETED') this.forget(key);
     });
+  }
+
+  /** The cached object of `key` is gone: DELETED with its cached state (nothing when not cached). */
+  private forget(key: string): void {
+    const old = this.cache.get(key);
+    if (old === undefined) return;
+    this.cache.delete(key);
+    this.opts.onEvent('DELETED', { key, fingerprint: old, object: this.opts.fromFingerprint(old) }, true, old);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -184,6 +184,23 @@ describe('bad input', () => {
     }
   });
 
+  test('a pod deleted while unreadable is reported DELETED, with the last state the relay could read', async () => {
+    const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' })]);
+    try {
+      await w.relay.flush();
+      w.sink.clear();
+      w.server.store.put({ ...getPod(w, 'web-1'), spec: { containers: 'not a list' } });
+      await eventually(async () => assert.equal(await counter(w.relay.metrics.unreadable), 1));
+      w.server.store.delete({ ...POD, name: 'web-1' });
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.subjects(), ['DELETED Pod/default/web-1']);
+      });
+    } finally {
+      await w.close();
+    }
+  });
+
   test('a pod that became unreadable during a watch gap is not reported DELETED by the re-list: it is still there', async () => {
     const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' })]);
     try {
