@@ -67,7 +67,8 @@ export const LeaseRecord = z.object({
     match: z.number().int().nonnegative(),
     succeeded: z.number().int().nonnegative(),
     failed: z.number().int().nonnegative(),
-    deadlineExceeded: z.literal(true).optional(),
+    /** Why a Failed verdict failed, when not for failed pods. */
+    failedBy: z.enum(['deadline', 'gone']).optional(),
   }).optional(),
 });
 export type LeaseRecord = z.infer<typeof LeaseRecord>;

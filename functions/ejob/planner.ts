@@ -100,7 +100,8 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const { job, spec, pods, createdTtl, lease } = input;
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
-  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), replicasLeft(spec, uid, pods, lease));
+  const budget = replicasLeft(spec, uid, pods, lease);
+  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), budget);
   // The deadline by the later of the planner's clock and the server's: claims are judged by
   // the server's, so a planner clock behind it must not inject past the server's deadline.
   const judged = lease.serverNow.getTime() > now.getTime() ? lease.serverNow : now;
@@ -111,14 +112,9 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
   for (const t of targets) if (injecting.has(t.pod.metadata.name)) t.state = 'waiting'; // what the status will say once injected
-  const derived = countStates(targets);
-  const derivedPhase = decidePhase(spec, derived, deadlineExceeded);
-  const recorded = recordedVerdict(lease.view, pods, uid, derivedPhase);
-  const counts = recorded ? { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: 0, waiting: 0 } : derived;
-  const phase: EjobPhase = recorded?.phase ?? derivedPhase;
-  const failedByDeadline = recorded ? recorded.deadlineExceeded === true : deadlineExceeded;
+  const { counts, phase, failedBy } = outcome({ spec, targets, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: (p) => recordedVerdict(lease.view, pods, uid, p) });
 
-  const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, failedByDeadline) });
+  const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, failedBy) });
   const undecided = claims.needsLease ?? decided.needsLease;
   if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
   const actions: Action[] = decided.write ? [decided.write] : [];
@@ -126,7 +122,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // Action.withinSeconds and README.md); then the status write with an Event for each
   // injection that took effect, all at once too; verdict Events after the status that says it.
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod) });
-  const status = planStatus(job, { counts, phase, targets, now, deadlineExceeded: failedByDeadline });
+  const status = planStatus(job, { counts, phase, targets, now, ...(failedBy ? { failedBy } : {}) });
   actions.push(...status.write.map((a) => ({ ...a, group: 'report' })));
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -164,10 +160,34 @@ function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string, 
   return view.record.verdict;
 }
 
+/**
+ * Counts, phase and why a Failed phase failed: from the targets, or every replica spent on
+ * pods that are gone (`gone`), or the verdict the seal recorded when the pods no longer give
+ * one (`recorded`).
+ */
+function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: (phase: EjobPhase) => Verdict | undefined }): { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined } {
+  const derived = countStates(o.targets);
+  const gone = !o.deadlineExceeded && o.gone(derived);
+  const phase = gone ? 'Failed' : decidePhase(o.spec, derived, o.deadlineExceeded);
+  const recorded = o.recorded(phase);
+  if (recorded) return { counts: { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: 0, waiting: 0 }, phase: recorded.phase, failedBy: recorded.failedBy };
+  return { counts: derived, phase, failedBy: o.deadlineExceeded ? 'deadline' : gone ? 'gone' : undefined };
+}
+
 /** The verdict a seal records, for a final phase. */
-function verdictOf(phase: EjobPhase, c: Counts, deadlineExceeded: boolean): Verdict | undefined {
+function verdictOf(phase: EjobPhase, c: Counts, failedBy: FailedBy | undefined): Verdict | undefined {
   if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
-  return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...(phase === 'Failed' && deadlineExceeded ? { deadlineExceeded: true as const } : {}) };
+  return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...(phase === 'Failed' && failedBy ? { failedBy } : {}) };
+}
+
+/**
+ * Every replica went to pods that are gone (claimed, maybe injected, then deleted or
+ * replaced before they gave a result), and nothing is left: no target, no slot or claim
+ * held. Nothing can happen any more — no pod may be claimed — so the job is over, Failed:
+ * none of its pods gave a result. Only once no pod holds a slot (`budget` is then known).
+ */
+function replicasGone(spec: EphemeralJobSpec, budget: ReplicaBudget | undefined, c: Counts, claims: ClaimDecision): boolean {
+  return budget !== undefined && budget.left === 0 && (spec.replicas ?? 0) > 0 && c.match === 0 && claims.slotsUsed === 0;
 }
 
 /**
@@ -245,9 +265,12 @@ export interface StatusInput {
   /** Target pods with their states (for failure events). */
   targets: readonly Target[];
   now: Date;
-  /** Past activeDeadlineSeconds: why a Failed phase failed. */
-  deadlineExceeded?: boolean;
+  /** Why a Failed phase failed, when not for failed pods: past activeDeadlineSeconds, or every replica spent on pods now gone. */
+  failedBy?: FailedBy;
 }
+
+/** Why a Failed verdict failed, when not for failed pods. */
+export type FailedBy = 'deadline' | 'gone';
 
 /**
  * Status (written only when it changed), and the Events of a verdict, which are sent only
@@ -263,7 +286,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
       ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: 'no active pod matches the selector' }
       : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
   ];
-  const failedWhy = phase === 'Failed' ? failedCondition(job, counts, input.deadlineExceeded === true) : undefined;
+  const failedWhy = phase === 'Failed' ? failedCondition(job, counts, input.failedBy) : undefined;
   if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
   if (failedWhy) wanted.push(failedWhy);
   if ((prev.conditions ?? []).some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
@@ -290,10 +313,13 @@ function injectionId(pod: Pod): string {
   return `inject:${pod.metadata.name}`;
 }
 
-function failedCondition(job: EphemeralJobObject, c: Counts, deadlineExceeded: boolean): WantedCondition {
-  if (deadlineExceeded) {
-    const seconds = (job.spec as Partial<EphemeralJobSpec> | undefined)?.activeDeadlineSeconds;
-    return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${seconds}s)` };
+function failedCondition(job: EphemeralJobObject, c: Counts, failedBy: FailedBy | undefined): WantedCondition {
+  const spec = job.spec as Partial<EphemeralJobSpec> | undefined;
+  if (failedBy === 'deadline') {
+    return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${spec?.activeDeadlineSeconds}s)` };
+  }
+  if (failedBy === 'gone') {
+    return { type: 'JobFailed', status: 'True', reason: 'PodsGone', message: `all ${spec?.replicas} replicas went to pods that were deleted before they gave a result` };
   }
   return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed` };
 }

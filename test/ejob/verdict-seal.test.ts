@@ -111,12 +111,31 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.deepEqual([st.phase, st.match], ['Running', 2]);
   });
 
+  test('a job whose every replica went to pods that are gone, with nothing left to claim, fails (PodsGone) instead of waiting for good', () => {
+    // replicas 1: the one pod it injected was deleted and created again under its name
+    // before it gave a result; the new pod may not be claimed (replicas spent), nothing
+    // holds a slot. Before: match 0, Waiting, for good.
+    const one = { ...job(running), spec: { ...(job().spec as object), replicas: 1 } } as EphemeralJobObject;
+    const p = plan({ job: one, pods: [pod('again', 9, false)], lease: lease({ total: 1 }) }, NOW);
+    assert.equal(p.actions.filter((a) => a.subresource === 'ephemeralcontainers').length, 0);
+    assert.deepEqual(recordOf(p.actions[0]).verdict, { phase: 'Failed', match: 0, succeeded: 0, failed: 0, failedBy: 'gone' });
+    const s = statusOf(p.actions);
+    assert.equal(s?.phase, 'Failed');
+    const conditions = (s?.conditions ?? []) as { type: string; reason?: string; message?: string }[];
+    assert.equal(conditions.find((c) => c.type === 'JobFailed')?.reason, 'PodsGone');
+    // Not while a claim is in flight (it may still land), and not with replicas left.
+    const inFlight = lease({ total: 1, claims: [{ pod: 'again', uid: 'uid-again', at: new Date(NOW.getTime() - 2000).toISOString() }] });
+    assert.notEqual(statusOf(plan({ job: one, pods: [pod('again', 9, false)], lease: inFlight }, NOW).actions)?.phase, 'Failed');
+    const two = { ...one, spec: { ...(one.spec as object), replicas: 2 } } as EphemeralJobObject;
+    assert.equal(recordOf(plan({ job: two, pods: [pod('again', 9, false)], lease: lease({ total: 1 }) }, NOW).actions[0]).claims.map((c) => c.pod).join(), 'again', 'a replica left: the new pod is claimed');
+  });
+
   test('the seal records the verdict, and a deadline verdict says so', () => {
     const sealed = recordOf(plan({ job: job(running), pods: [pod('a', 1, true), pod('b', 2, true)], lease: lease() }, NOW).actions[0]);
     assert.deepEqual(sealed.verdict, { phase: 'Succeeded', match: 2, succeeded: 2, failed: 0 });
     const late = { ...job(running), spec: { ...(job().spec as object), activeDeadlineSeconds: 60 } } as EphemeralJobObject;
     const byDeadline = recordOf(plan({ job: late, pods: [pod('a', 1, true), pod('b', 2, false)], lease: lease() }, NOW).actions[0]);
-    assert.deepEqual(byDeadline.verdict, { phase: 'Failed', match: 2, succeeded: 1, failed: 0, deadlineExceeded: true });
+    assert.deepEqual(byDeadline.verdict, { phase: 'Failed', match: 2, succeeded: 1, failed: 0, failedBy: 'deadline' });
   });
 
   test('a verdict whose status write was lost is still written when the pods that decided it are gone or ended before the next plan', () => {
@@ -132,7 +151,7 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed, s?.running, s?.waiting], ['Succeeded', 2, 2, 0, 0, 0]);
     assert.ok(s?.completionTime, 'finished: the next plan leaves it alone');
     // A Failed verdict by deadline keeps its reason.
-    const failed = plan({ job: job(running), pods: [], lease: lease({ finished: true, verdict: { phase: 'Failed', match: 2, succeeded: 1, failed: 0, deadlineExceeded: true } }) }, NOW);
+    const failed = plan({ job: job(running), pods: [], lease: lease({ finished: true, verdict: { phase: 'Failed', match: 2, succeeded: 1, failed: 0, failedBy: 'deadline' } }) }, NOW);
     const conditions = (statusOf(failed.actions)?.conditions ?? []) as { type: string; reason?: string }[];
     assert.equal(conditions.find((c) => c.type === 'JobFailed')?.reason, 'DeadlineExceeded');
     // A record sealed before verdicts were recorded plans as before (from the pods).

@@ -38,7 +38,9 @@ export type ChaosStep =
   | { op: 'time'; seconds: number }
   /** The user changes spec.parallelism (the invariant is checked against the lower of old and new until settled). */
   | { op: 'parallelism'; value: number }
-  | { op: 'fault'; method: string; path: string; status: number | 'reset'; times: number };
+  | { op: 'fault'; method: string; path: string; status: number | 'reset'; times: number }
+  /** The pod is deleted and created again under its name (a StatefulSet's): another uid, the same labels, newer. */
+  | { op: 'replace'; pod: number };
 
 /** fast-check arbitraries for worlds and schedules. */
 export const chaosWorld: fc.Arbitrary<ChaosWorld> = fc.record({
@@ -62,6 +64,7 @@ export const chaosSteps: fc.Arbitrary<ChaosStep[]> = fc.array(
     { weight: 1, arbitrary: fc.constant({ op: 'resume' as const }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('time' as const), seconds: fc.constantFrom(1, 10, 25) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('parallelism' as const), value: fc.integer({ min: 0, max: 3 }) }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('replace' as const), pod: fc.integer({ min: 0, max: 6 }) }) },
     {
       weight: 1,
       arbitrary: fc.record({
@@ -113,14 +116,28 @@ function allPods(server: ApiServer): Pod[] {
   return server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'default' }) as unknown as Pod[];
 }
 
-/** The invariants, from the API server's state alone. */
-export function checkInvariants(server: ApiServer, w: ChaosWorld, templateSize: number, when: string): void {
+/**
+ * The invariants, from the API server's state alone. `ever`: the uids of every pod seen
+ * injected so far, replaced ones included (replicas bounds the pods ever injected).
+ */
+export function checkInvariants(server: ApiServer, w: ChaosWorld, seen: { templateSize: number; ever: Set<string> }, when: string): void {
+  const { templateSize, ever } = seen;
   const pods = allPods(server);
   const injected = pods.filter((p) => jobContainers(p).length > 0);
   for (const p of injected) assert.equal(jobContainers(p).length, templateSize, `${when}: pod ${p.metadata.name} has ${jobContainers(p).length} job containers (injected in parts or twice)`);
   const holding = injected.filter((p) => jobContainers(p).some((c) => c.state === 'none' || c.state === 'waiting' || c.state === 'running'));
   assert.ok(holding.length <= w.parallelism, `${when}: ${holding.length} pods with a non-terminal job container (${holding.map((p) => p.metadata.name).join(', ')}) > parallelism ${w.parallelism}`);
-  if (w.replicas !== undefined) assert.ok(injected.length <= w.replicas, `${when}: ${injected.length} pods injected > replicas ${w.replicas}`);
+  for (const p of injected) ever.add(p.metadata.uid ?? p.metadata.name);
+  if (w.replicas !== undefined) assert.ok(ever.size <= w.replicas, `${when}: ${ever.size} pods ever injected > replicas ${w.replicas}`);
+}
+
+/** The pod deleted and created again under its name: a new uid, the same labels, created now; no containers of the job. */
+function replacePod(server: ApiServer, name: string, generation: number): void {
+  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as Pod | undefined;
+  if (!pod) return;
+  server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name });
+  const { uid: _uid, resourceVersion: _rv, ...metadata } = pod.metadata;
+  server.store.put({ apiVersion: 'v1', kind: 'Pod', metadata: { ...metadata, uid: `${name}-again-${generation}`, creationTimestamp: server.now().toISOString() }, spec: { containers: pod.spec.containers }, status: { phase: 'Running' } } as never);
 }
 
 /**
@@ -222,6 +239,8 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
   let gate = new Promise<void>((r) => (release = r));
   const stalled: Promise<unknown>[] = [];
   const run = (d: EngineDeps, t: number): Promise<unknown> => handle(envelope(t, w.pods), d).catch(() => undefined); // a failed handle is redelivered later
+  const ever = new Set<string>();
+  let replaced = 0;
   try {
     for (const [i, step] of steps.entries()) {
       const at = (n: number): EngineDeps => instances[n % instances.length] as EngineDeps;
@@ -259,8 +278,11 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
         case 'fault':
           server.faults.add({ method: step.method, pathIncludes: step.path, watch: false, times: step.times, ...(step.status === 'reset' ? { reset: true } : { status: step.status }) });
           break;
+        case 'replace':
+          replacePod(server, `p${step.pod % w.pods}`, ++replaced);
+          break;
       }
-      checkInvariants(server, limit, templateSize, `after step ${i} ${JSON.stringify(step)}`);
+      checkInvariants(server, limit, { templateSize, ever }, `after step ${i} ${JSON.stringify(step)}`);
       // Once the pods in flight drop to the new parallelism, it binds from then on.
       limit = { ...limit, parallelism: Math.max(specParallelism(server), Math.min(limit.parallelism, currentHolding(server))) };
     }
@@ -269,7 +291,7 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
     server.faults.clear();
     if (specParallelism(server) === 0) setParallelism(server, 1); // a paused job cannot finish
     limit = { ...limit, parallelism: Math.max(limit.parallelism, specParallelism(server)) };
-    await drain(server, limit, instances[0] as EngineDeps, { advance: (ms) => (offsetMs += ms), templateSize });
+    await drain(server, limit, instances[0] as EngineDeps, { advance: (ms) => (offsetMs += ms), templateSize, ever, replaced: replaced > 0 });
   } finally {
     release();
     await server.close();
@@ -277,16 +299,23 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
 }
 
 /** Everything delivered, the kubelet runs every pod to its end, claims expire: the job must reach a verdict that matches the pods. */
-async function drain(server: ApiServer, w: ChaosWorld, d: EngineDeps, env: { advance: (ms: number) => void; templateSize: number }): Promise<void> {
+async function drain(server: ApiServer, w: ChaosWorld, d: EngineDeps, env: { advance: (ms: number) => void; templateSize: number; ever: Set<string>; replaced: boolean }): Promise<void> {
   const { advance, templateSize } = env;
   for (let round = 0; round < 60 && !jobStatus(server, JOB).completionTime; round++) {
     await handle(envelope(-1, w.pods), d).catch(() => undefined);
     for (let p = 0; p < w.pods; p++) kubeletStep(server, `p${p}`);
-    checkInvariants(server, w, templateSize, `drain round ${round}`);
+    checkInvariants(server, w, { templateSize, ever: env.ever }, `drain round ${round}`);
     advance(21_000); // past any claim window (15 s + 5 s skew), so abandoned claims are dropped
   }
   const s = jobStatus(server, JOB);
   assert.ok(s.phase === 'Succeeded' || s.phase === 'Failed', `job ended ${String(s.phase)}: ${JSON.stringify(s)}`);
+  // With pods replaced, replicas may have gone to pods that are gone (and a verdict may
+  // count them): the job must still finish, and say nothing of it runs or waits; the
+  // counters are checked against the pods only when no pod was replaced.
+  if (env.replaced) {
+    assert.deepEqual({ running: s.running, waiting: s.waiting }, { running: 0, waiting: 0 }, `a finished job says nothing runs: ${JSON.stringify(s)}`);
+    return;
+  }
   const injected = allPods(server).filter((p) => jobContainers(p).length > 0);
   const failed = injected.filter((p) => jobContainers(p).some((c) => c.state === 'stuck' || (c.state === 'exited' && c.exitCode !== 0)));
   const expected = Math.min(w.replicas ?? w.pods, w.pods);
