@@ -181,9 +181,9 @@ function verdictOf(phase: EjobPhase, c: Counts, failedBy: FailedBy | undefined):
 }
 
 /**
- * Every replica went to pods that are gone (claimed, maybe injected, then deleted or
- * replaced before they gave a result), and nothing is left: no target, no slot or claim
- * held. Nothing can happen any more — no pod may be claimed — so the job is over, Failed:
+ * Every replica went to pods that are gone (claimed, maybe injected, then deleted, replaced
+ * or ended — an ended pod is no target — before their result was seen), and nothing is
+ * left: no target, no slot or claim held. Nothing can happen any more — no pod may be claimed — so the job is over, Failed:
  * none of its pods gave a result. Only once no pod holds a slot (`budget` is then known).
  */
 function replicasGone(spec: EphemeralJobSpec, budget: ReplicaBudget | undefined, c: Counts, claims: ClaimDecision): boolean {
@@ -319,7 +319,7 @@ function failedCondition(job: EphemeralJobObject, c: Counts, failedBy: FailedBy 
     return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${spec?.activeDeadlineSeconds}s)` };
   }
   if (failedBy === 'gone') {
-    return { type: 'JobFailed', status: 'True', reason: 'PodsGone', message: `all ${spec?.replicas} replicas went to pods that were deleted before they gave a result` };
+    return { type: 'JobFailed', status: 'True', reason: 'PodsGone', message: `all ${spec?.replicas} replicas went to pods that were deleted or ended before their result was seen` };
   }
   return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed` };
 }
