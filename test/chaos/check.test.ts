@@ -196,6 +196,36 @@ describe('chaos checker', () => {
     fires(wrongPhase.h.run(), 'job-finished', /phase Succeeded although 1 pod\(s\) failed/);
   });
 
+  test('job-finished: counters are judged against the pods at the verdict — a pod deleted after it changes nothing, one miscounted then still fires', () => {
+    const story = cleanStory();
+    finishJob(story.h, story.j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2, completionTime: '2026-01-01T01:00:00Z' });
+    story.h.put(story.b, { verb: 'delete', type: 'DELETED' });
+    assert.deepEqual(check(story.h.run()).filter((v) => v.invariant === 'job-finished'), []);
+    const wrong = cleanStory();
+    finishJob(wrong.h, wrong.j, { phase: 'Failed', succeeded: 1, failed: 1, match: 3, completionTime: '2026-01-01T01:00:00Z' });
+    wrong.h.put(wrong.b, { verb: 'delete', type: 'DELETED' });
+    fires(wrong.h.run(), 'job-finished', /status.match=3 but the pods say 2/);
+  });
+
+  test('job-finished: PodsGone (every replica went to pods that are gone) passes with no pod of the job left, and fires while one is there', () => {
+    const podsGone = { type: 'JobFailed', status: 'True', reason: 'PodsGone' };
+    const h = new History();
+    const j = h.put(job({ replicas: 1 }));
+    const a = h.put(appPod('a'));
+    inject(h, a, ['probe']);
+    h.put(a, { verb: 'delete', type: 'DELETED' });
+    finishJob(h, j, { phase: 'Failed', succeeded: 0, failed: 0, match: 0, conditions: [podsGone] });
+    assert.deepEqual(check(h.run()).filter((v) => v.invariant === 'job-finished'), []);
+    // A plain Failed with nothing failed still fires; so does PodsGone while a pod of the job is here.
+    const plain = new History();
+    const pj = plain.put(job({ replicas: 1 }));
+    finishJob(plain, pj, { phase: 'Failed', succeeded: 0, failed: 0, match: 0 });
+    fires(plain.run(), 'job-finished', /phase Failed although no pod failed/);
+    const story = cleanStory();
+    finishJob(story.h, story.j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2, conditions: [podsGone] });
+    fires(story.h.run(), 'job-finished', /reason PodsGone although 2 pod\(s\) with its containers are here/);
+  });
+
   test('sidecar-pod-ended: a Job pod whose sidecar still runs at the end', () => {
     const h = new History();
     const s = h.put(sidecarPod());

@@ -249,7 +249,7 @@ const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[])
 function finalChecks({ final, writes }: RunRecord, add: Add): void {
   const pods = final.filter(isPod);
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
-  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, pods, add);
+  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes) ?? pods }, add);
   for (const job of final.filter(isJob).filter((j) => j.metadata.deletionTimestamp)) {
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
@@ -266,10 +266,32 @@ function finalChecks({ final, writes }: RunRecord, add: Add): void {
   }
 }
 
-/** Every job ends Succeeded or Failed, and its counters are the outcomes of the pods it injected. */
-function checkJobEnd(job: KubeObject, pods: KubeObject[], add: Add): void {
+/**
+ * The pods as they were right after the write that gave the job its verdict (the first with
+ * a completionTime): a finished job's status is final, so its counters are judged against
+ * the pods then — a pod deleted or replaced under its name later does not change them.
+ * Undefined when the job never got a verdict.
+ */
+function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[]): KubeObject[] | undefined {
+  const verdict = writes.find((w) => w.object.metadata.uid === job.metadata.uid && isJob(w.object) && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
+  if (!verdict) return undefined;
+  const pods = new Map<string, KubeObject>();
+  for (const w of writes) {
+    if (w.seq > verdict.seq) break;
+    if (!isPod(w.object)) continue;
+    if (w.type === 'DELETED') pods.delete(w.object.metadata.uid ?? keyOf(w.object));
+    else pods.set(w.object.metadata.uid ?? keyOf(w.object), w.object);
+  }
+  return [...pods.values()];
+}
+
+/**
+ * Every job ends Succeeded or Failed, its counters are the outcomes of the pods it injected
+ * as they were at its verdict, and no pod of it is left open at the end.
+ */
+function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: KubeObject[] }, add: Add): void {
   const uid = job.metadata.uid ?? '';
-  const mine = pods.filter((p) => jobContainers(p, uid).length > 0);
+  const mine = pods.atVerdict.filter((p) => jobContainers(p, uid).length > 0);
   const count = (o: string): number => mine.filter((p) => outcome(p, uid) === o).length;
   const want = { succeeded: count('succeeded'), failed: count('failed'), match: mine.length };
   const got = { succeeded: field(job, 'status', 'succeeded') ?? 0, failed: field(job, 'status', 'failed') ?? 0, match: field(job, 'status', 'match') ?? 0 };
@@ -277,11 +299,20 @@ function checkJobEnd(job: KubeObject, pods: KubeObject[], add: Add): void {
   const problems: string[] = [];
   if (phase !== 'Succeeded' && phase !== 'Failed') problems.push(`phase is ${phase || 'unset'}`);
   if (phase === 'Succeeded' && want.failed > 0) problems.push(`phase Succeeded although ${want.failed} pod(s) failed`);
-  if (phase === 'Failed' && want.failed === 0) problems.push('phase Failed although no pod failed');
+  // PodsGone (DESIGN's phases, README): every replica went to pods deleted before their result was seen; none is left.
+  const gone = phase === 'Failed' && conditionReason(job, 'JobFailed') === 'PodsGone';
+  if (gone && mine.length > 0) problems.push(`reason PodsGone although ${mine.length} pod(s) with its containers are here`);
+  if (phase === 'Failed' && want.failed === 0 && !gone) problems.push('phase Failed although no pod failed');
   for (const k of ['succeeded', 'failed', 'match'] as const) if (got[k] !== want[k]) problems.push(`status.${k}=${got[k]} but the pods say ${want[k]}`);
-  const open = mine.filter((p) => outcome(p, uid) === 'open').map(keyOf);
+  const open = pods.final.filter((p) => jobContainers(p, uid).length > 0 && outcome(p, uid) === 'open').map(keyOf);
   if (open.length) problems.push(`pods still open: ${open.join(', ')}`);
   if (problems.length) add('job-finished', `job ${keyOf(job)}: ${problems.join('; ')}`);
+}
+
+/** The reason of the job's condition of this type, if any. */
+function conditionReason(job: KubeObject, type: string): string | undefined {
+  const conditions = (job.status as { conditions?: { type?: string; reason?: string }[] } | undefined)?.conditions ?? [];
+  return conditions.find((c) => c.type === type)?.reason;
 }
 
 function liveJobOf(final: KubeObject[], key: string | undefined): string {

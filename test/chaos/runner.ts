@@ -12,7 +12,7 @@ import { Fleet } from './fleet.ts';
 import { chaosPolicy } from './kubelet-policy.ts';
 import { allTerminated, isJob, isPod, isSidecarPod, keyOf, phaseOf, podEnded } from './pod-view.ts';
 import { UNWATCHED_MS, type RunRecord, type Violation } from './record.ts';
-import { EJOB_CLEANUP_FINALIZER, type Deletion, type FaultEvent, type Kill, type Schedule } from './world.ts';
+import { EJOB_CLEANUP_FINALIZER, type Deletion, type FaultEvent, type Kill, type Replacement, type Schedule } from './world.ts';
 
 /** How a schedule is run (not part of the schedule: the same seed may run with other limits). */
 export interface RunOptions {
@@ -160,6 +160,13 @@ function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
       ...(d.recreateAfterMs !== undefined ? [{ atMs: d.atMs + d.recreateAfterMs, run: (server: ApiServer) => recreateJob(server, d, specs) }] : []),
     ]),
     ...s.arrivals.map((a) => ({ atMs: a.atMs, run: (server: ApiServer) => create(server, a.object) })),
+    ...(s.replacements ?? []).flatMap((r) => {
+      const manifest = s.arrivals.find((a) => a.object.kind === 'Pod' && a.object.metadata.name === r.name && a.object.metadata.namespace === r.namespace)?.object;
+      return manifest ? [
+        { atMs: r.atMs, run: (server: ApiServer) => deletePod(server, r) },
+        { atMs: r.atMs + r.againAfterMs, run: (server: ApiServer) => createAgain(server, manifest) },
+      ] : [];
+    }),
     ...s.raises.map((r) => ({ atMs: r.atMs, run: (server: ApiServer) => raise(server, r) })),
     ...s.faults.map((f) => ({ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) })),
     // The calm point: faults armed before it and not yet used up are disarmed, so that from
@@ -220,6 +227,22 @@ function deleteJob(server: ApiServer, d: Deletion, specs: Map<string, unknown>, 
   specs.set(`${d.namespace}/${d.name}`, structuredClone(job.spec));
   server.history.during({ verb: 'delete', subresource: '', actor: 'in-process' }, () => server.rest.delete({ def, namespace: d.namespace, name: d.name }));
   server.faults.count(d.finalizer ? 'EphemeralJob deleted (finalizer)' : 'EphemeralJob deleted');
+}
+
+/** A pod deleted (a StatefulSet's, before it makes the pod again): through the REST layer, so the history has it. */
+function deletePod(server: ApiServer, r: Replacement): void {
+  const def = server.store.defFor('v1', 'Pod');
+  if (!server.store.read(def, r.namespace, r.name)) return;
+  server.history.during({ verb: 'delete', subresource: '', actor: 'in-process' }, () => server.rest.delete({ def, namespace: r.namespace, name: r.name }));
+  server.faults.count('app pod replaced under its name');
+}
+
+/** The same pod manifest again once its name is free: another uid. */
+function createAgain(server: ApiServer, manifest: KubeObject): boolean {
+  const def = server.store.defFor('v1', 'Pod');
+  if (server.store.read(def, manifest.metadata.namespace ?? '', manifest.metadata.name)) return false;
+  create(server, structuredClone(manifest));
+  return true;
 }
 
 /** `kubectl apply` of the same manifest again, once the name is free: a new job (new uid). */

@@ -37,6 +37,18 @@ export interface Deletion {
   freshPod?: string;
 }
 
+/**
+ * An app pod deleted and created again under its name mid-run (as a StatefulSet does): the
+ * same manifest `againAfterMs` later, so another uid. Whatever a job did to the old pod stays
+ * with the old uid: its containers, its replica.
+ */
+export interface Replacement {
+  atMs: number;
+  namespace: string;
+  name: string;
+  againAfterMs: number;
+}
+
 /** OpenKruise's finalizer on an EphemeralJob; ephemera removes it once the job's Lease is gone. */
 export const EJOB_CLEANUP_FINALIZER = 'apps.kruise.io/ephemeralcontainers-cleanup';
 
@@ -52,6 +64,8 @@ export interface Schedule {
   kills: Kill[];
   /** Jobs deleted (and maybe created again) mid-run; absent in older schedules. */
   deletions?: Deletion[];
+  /** App pods deleted and created again under their names mid-run; absent in older schedules. */
+  replacements?: Replacement[];
   /** Faults, kills and deletions happen before this; afterwards the system must converge undisturbed. */
   calmAfterMs: number;
 }
@@ -87,9 +101,12 @@ export function generate(seed: number): Schedule {
   const planned = { faults: faults(g, calmAfterMs), kills: kills(g, calmAfterMs) };
   // Drawn last, so the draws above (world, faults, kills) are what they were before deletions existed.
   const dels = deletions(g, { arrivals, raises, calmAfterMs });
+  // Drawn after those, for the same reason: a seed keeps its world, faults, kills and deletions.
+  const reps = replacements(g, { arrivals, calmAfterMs });
   return {
     seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs,
     ...(dels.length ? { deletions: dels } : {}),
+    ...(reps.length ? { replacements: reps } : {}),
   };
 }
 
@@ -262,6 +279,18 @@ function deletions(g: G, { arrivals, raises, calmAfterMs }: JobInputs & { calmAf
     }
     out.push(d);
   });
+  return out;
+}
+
+/** In about a third of the schedules, one to three app pods are replaced under their names before the calm point. */
+function replacements(g: G, { arrivals, calmAfterMs }: { arrivals: Arrival[]; calmAfterMs: number }): Replacement[] {
+  if (!chance(g, 0.35)) return [];
+  const pods = arrivals.filter((a) => a.object.kind === 'Pod' && a.object.metadata.name.startsWith('app-') && a.atMs + 100 < calmAfterMs - 400);
+  const out: Replacement[] = [];
+  for (let i = int(g, 1, 3); i > 0 && pods.length > 0; i--) {
+    const a = pods.splice(int(g, 0, pods.length - 1), 1)[0]!;
+    out.push({ atMs: int(g, a.atMs + 100, calmAfterMs - 400), namespace: a.object.metadata.namespace ?? '', name: a.object.metadata.name, againAfterMs: int(g, 0, 300) });
+  }
   return out;
 }
 
