@@ -167,11 +167,12 @@ function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string, 
  */
 function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: (phase: EjobPhase) => Verdict | undefined }): { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined } {
   const derived = countStates(o.targets);
-  const gone = !o.deadlineExceeded && o.gone(derived);
-  const phase = gone ? 'Failed' : decidePhase(o.spec, derived, o.deadlineExceeded);
+  const phase = decidePhase(o.spec, derived, o.deadlineExceeded);
+  // A verdict sealed before comes first: the pods it was decided from may be the ones gone.
   const recorded = o.recorded(phase);
   if (recorded) return { counts: { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: 0, waiting: 0 }, phase: recorded.phase, failedBy: recorded.failedBy };
-  return { counts: derived, phase, failedBy: o.deadlineExceeded ? 'deadline' : gone ? 'gone' : undefined };
+  if (!o.deadlineExceeded && o.gone(derived)) return { counts: derived, phase: 'Failed', failedBy: 'gone' };
+  return { counts: derived, phase, failedBy: o.deadlineExceeded ? 'deadline' : undefined };
 }
 
 /** The verdict a seal records, for a final phase. */

@@ -126,6 +126,9 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     // Not while a claim is in flight (it may still land), and not with replicas left.
     const inFlight = lease({ total: 1, claims: [{ pod: 'again', uid: 'uid-again', at: new Date(NOW.getTime() - 2000).toISOString() }] });
     assert.notEqual(statusOf(plan({ job: one, pods: [pod('again', 9, false)], lease: inFlight }, NOW).actions)?.phase, 'Failed');
+    // A verdict sealed before (its status write lost) is written as it was, not PodsGone.
+    const sealedBefore = lease({ total: 1, finished: true, verdict: { phase: 'Succeeded', match: 1, succeeded: 1, failed: 0 } });
+    assert.equal(statusOf(plan({ job: one, pods: [pod('again', 9, false)], lease: sealedBefore }, NOW).actions)?.phase, 'Succeeded');
     const two = { ...one, spec: { ...(one.spec as object), replicas: 2 } } as EphemeralJobObject;
     assert.equal(recordOf(plan({ job: two, pods: [pod('again', 9, false)], lease: lease({ total: 1 }) }, NOW).actions[0]).claims.map((c) => c.pod).join(), 'again', 'a replica left: the new pod is claimed');
   });
