@@ -35,10 +35,15 @@ export type ClaimContext = Pick<ClaimInput, 'jobUid' | 'pods' | 'lease' | 'serve
  */
 export function replicaBudget(spec: EphemeralJobSpec, ctx: ClaimContext): { left: number; claimed: ReadonlySet<string> } | undefined {
   if (spec.replicas === undefined) return undefined;
+  const { kept, total } = recordState(ctx);
+  return { left: Math.max(0, spec.replicas - total), claimed: kept.claimed };
+}
+
+/** The record to plan from, the claims it keeps, and how many pods the job has ever claimed (the replicas bound). */
+function recordState(ctx: ClaimContext): { base: ReturnType<typeof baseRecord>; kept: Retained; total: number } {
   const base = baseRecord(ctx);
   const kept = retainedClaims(base.record.claims, ctx);
-  const total = everClaimed(base.record.total - kept.dropped, kept.claims, ctx);
-  return { left: Math.max(0, spec.replicas - total), claimed: kept.claimed };
+  return { base, kept, total: everClaimed(base.record.total - kept.dropped, kept.claims, ctx) };
 }
 
 /** The decision: which pods to inject now, the Lease write that claims them first, when to look again. */
@@ -70,11 +75,9 @@ export interface ClaimDecision {
  */
 export function decideClaims(input: ClaimInput): ClaimDecision {
   const { serverNow } = input;
-  const base = baseRecord(input);
-  const kept = retainedClaims(base.record.claims, input);
+  const { base, kept, total } = recordState(input);
   const inFlight = new Set(slotHolders(input.pods, input.jobUid).map((p) => p.metadata.name));
   for (const name of kept.holding) inFlight.add(name);
-  const total = everClaimed(base.record.total - kept.dropped, kept.claims, input);
   const notes = [...base.notes, ...kept.notes];
   const holdUntil = toDate(base.record.holdUntil);
   const holding = holdUntil !== undefined && holdUntil.getTime() > serverNow.getTime();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Lease } from '../api/lease.ts';
-import { rfc3339, toDate } from '../api/meta.ts';
+import { ObjectMeta, rfc3339, toDate } from '../api/meta.ts';
 import type { LockConfig } from '../engine/lock.ts';
 import type { Action } from '../engine/plan.ts';
 
@@ -130,15 +130,14 @@ export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
   return { kind: 'ours', ...id, record: p.record };
 }
 
-/** metadata.resourceVersion and uid of an object that is not a valid Lease, where they are strings. */
+/** Just the identity of an object's metadata (ObjectMeta's fields), whatever else it holds. */
+const Identity = z.looseObject({ metadata: ObjectMeta.pick({ resourceVersion: true, uid: true }) });
+
+/** metadata.resourceVersion and uid of an object that is not a valid Lease, if they read. */
 function looseIdentity(raw: unknown): { resourceVersion: string | undefined; uid?: string } {
-  const meta = typeof raw === 'object' && raw !== null ? (raw as { metadata?: unknown }).metadata : undefined;
-  const field = (k: string): string | undefined => {
-    const v = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[k] : undefined;
-    return typeof v === 'string' && v !== '' ? v : undefined;
-  };
-  const uid = field('uid');
-  return { resourceVersion: field('resourceVersion'), ...(uid ? { uid } : {}) };
+  const id = Identity.safeParse(raw);
+  const meta = id.success ? id.data.metadata : {};
+  return { resourceVersion: meta.resourceVersion || undefined, ...(meta.uid ? { uid: meta.uid } : {}) };
 }
 
 /** Which job a Lease's record is for, and the Lease's resourceVersion and uid: what a deletion is fenced by. */

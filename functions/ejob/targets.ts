@@ -48,6 +48,20 @@ export interface ReplicaBudget {
   claimed: ReadonlySet<string>;
 }
 
+/** Of pending pods (oldest first), those claimed already, and as many others as replicas are left. */
+function withinBudget(fresh: readonly Target[], budget: ReplicaBudget): Target[] {
+  const out: Target[] = [];
+  let left = budget.left;
+  for (const t of fresh) {
+    if (budget.claimed.has(t.pod.metadata.name)) out.push(t);
+    else if (left > 0) {
+      out.push(t);
+      left--;
+    }
+  }
+  return out;
+}
+
 /**
  * The job's target pods: active pods matching the selector, oldest first, minus those
  * holding a same-name ephemeral container the job did not create; the first `replicas`.
@@ -75,8 +89,6 @@ export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: read
     } else fresh.push({ pod, state });
   }
   const limit = spec.replicas ?? Number.POSITIVE_INFINITY;
-  let unclaimed = budget?.left ?? Number.POSITIVE_INFINITY;
-  const claimable = budget === undefined ? fresh : fresh.filter((t) => budget.claimed.has(t.pod.metadata.name) || unclaimed-- > 0);
-  const targets = [...injected, ...claimable].slice(0, limit);
+  const targets = [...injected, ...(budget ? withinBudget(fresh, budget) : fresh)].slice(0, limit);
   return { targets, skipped };
 }
