@@ -11,6 +11,7 @@ import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
 import type { Kube, ListOptions, ObjectList } from './kube.ts';
 import { ListReuse } from './list-reuse.ts';
+import { ServerClock } from './server-clock.ts';
 import { actionOperation, pathFor } from './resources.ts';
 import { networkError, statusError } from './status-error.ts';
 
@@ -60,7 +61,7 @@ interface Answer {
 /** A Kube over node:http(s) for one endpoint; keeps its connections alive between calls. */
 export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOptions = {}): Kube {
   const send = sender(endpoint, options.timeoutMs ?? 10_000, options.compression ?? !endpoint.disableCompression);
-  let server: { date: Date; at: number } | undefined;
+  const clock = new ServerClock();
   const auth = options.auth;
   const reuse = options.listReuse === undefined ? new ListReuse() : (options.listReuse ?? undefined);
 
@@ -69,7 +70,7 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
     const headers: Record<string, string> = authorization ? { authorization } : {};
     const res = await send(req, headers);
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
-    if (date && !Number.isNaN(date.getTime())) server = { date, at: performance.now() };
+    if (date) clock.seen(date);
     if (res.status >= 200 && res.status < 300) return decode(res.body) ?? parseBody(req, res);
     if (nullOn404 && res.status === 404) return null;
     throw statusError(res.status, res.body.toString('utf8'), headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
@@ -85,7 +86,7 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
     // Items not changed since an earlier LIST are not parsed again (list-reuse.ts).
     list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }), false, reuse && ((b) => reuse.decode(b)))),
     perform: (action) => call(() => actionRequest(action)),
-    serverNow: () => (server ? new Date(server.date.getTime() + (performance.now() - server.at)) : undefined),
+    serverNow: () => clock.now(),
   };
 }
 

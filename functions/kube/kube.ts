@@ -36,7 +36,8 @@ export interface Kube {
   perform(action: Action): Promise<unknown>;
   /**
    * The API server's clock as last seen in a response's Date header, advanced by local
-   * elapsed time since (undefined before the first response). Leases are judged by it.
+   * elapsed time since; what it tells never goes back (server-clock.ts;
+   * undefined before the first response). Leases are judged by it.
    */
   serverNow(): Date | undefined;
 }

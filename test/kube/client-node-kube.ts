@@ -18,6 +18,7 @@ import { withFreshCredentialOn401, type KubeAuth } from '../../functions/kube/au
 import { KubeError } from '../../functions/kube/errors.ts';
 import type { Kube, ListOptions, ObjectList, ObjectRef } from '../../functions/kube/kube.ts';
 import { networkError, statusError } from '../../functions/kube/status-error.ts';
+import { ServerClock } from '../../functions/kube/server-clock.ts';
 
 const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
   merge: PatchStrategy.MergePatch,
@@ -51,12 +52,12 @@ export function createClientNodeKube(kc: KubeConfig, options: KubeClientOptions 
     custom: kc.makeApiClient(CustomObjectsApi),
   };
   const timeoutMs = options.timeoutMs ?? 10_000;
-  let server: { date: Date; at: number } | undefined;
+  const clock = new ServerClock();
 
   const auth = options.auth;
   const opts = (call: Call = {}): Opts => ({
     middleware: [
-      middleware(call, timeoutMs, (d) => (server = { date: d, at: performance.now() })),
+      middleware(call, timeoutMs, (d) => clock.seen(d)),
       ...(auth ? [authMiddleware(auth)] : []),
     ],
     middlewareMergeStrategy: 'append',
@@ -67,7 +68,7 @@ export function createClientNodeKube(kc: KubeConfig, options: KubeClientOptions 
     get: (ref) => call(() => getObject(api, ref, opts()), true),
     list: (apiVersion, kind, namespace, lo) => call(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts())),
     perform: (action) => call(() => performAction(api, action, opts({ patchType: action.patchType }))),
-    serverNow: () => (server ? new Date(server.date.getTime() + (performance.now() - server.at)) : undefined),
+    serverNow: () => clock.now(),
   };
 }
 
