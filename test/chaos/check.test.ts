@@ -207,6 +207,18 @@ describe('chaos checker', () => {
     fires(wrong.h.run(), 'job-finished', /status.match=3 but the pods say 2/);
   });
 
+  test('job-finished: a pod deleted after the job was last written, before its verdict, may still be counted (the plan may have LISTed it); one deleted before may not', () => {
+    const late = cleanStory();
+    late.h.put(late.b, { verb: 'delete', type: 'DELETED' });
+    finishJob(late.h, late.j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2, completionTime: '2026-01-01T01:00:00Z' });
+    assert.deepEqual(check(late.h.run()).filter((v) => v.invariant === 'job-finished'), []);
+    const early = cleanStory();
+    early.h.put(early.b, { verb: 'delete', type: 'DELETED' });
+    finishJob(early.h, early.j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2 }); // the job read after the delete
+    finishJob(early.h, early.j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2, completionTime: '2026-01-01T01:00:00Z' });
+    fires(early.h.run(), 'job-finished', /status.match=2 but the pods say 1/);
+  });
+
   test('job-finished: PodsGone (every replica went to pods that are gone) passes with no pod of the job left, and fires while one is there', () => {
     const podsGone = { type: 'JobFailed', status: 'True', reason: 'PodsGone' };
     const h = new History();

@@ -249,7 +249,7 @@ const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[])
 function finalChecks({ final, writes }: RunRecord, add: Add): void {
   const pods = final.filter(isPod);
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
-  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes) ?? pods }, add);
+  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes) ?? [pods] }, add);
   for (const job of final.filter(isJob).filter((j) => j.metadata.deletionTimestamp)) {
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
@@ -267,31 +267,49 @@ function finalChecks({ final, writes }: RunRecord, add: Add): void {
 }
 
 /**
- * The pods as they were right after the write that gave the job its verdict (the first with
- * a completionTime): a finished job's status is final, so its counters are judged against
- * the pods then — a pod deleted or replaced under its name later does not change them.
- * Undefined when the job never got a verdict.
+ * The pods the job's verdict may have been planned from: as they were after each write from
+ * the job's last write before the verdict (the status write that says it, the first with a
+ * completionTime) up to that one. The verdict's status write is fenced by the job's
+ * resourceVersion, so its plan read the job after that last write, and LISTed the pods after
+ * the job. A finished job's status is final: a pod deleted or replaced later does not change
+ * it. Undefined when the job never got a verdict.
  */
-function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[]): KubeObject[] | undefined {
-  const verdict = writes.find((w) => w.object.metadata.uid === job.metadata.uid && isJob(w.object) && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
+function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[]): KubeObject[][] | undefined {
+  const mineJob = (w: WriteRecord): boolean => isJob(w.object) && w.object.metadata.uid === job.metadata.uid;
+  const verdict = writes.find((w) => mineJob(w) && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
   if (!verdict) return undefined;
+  const from = writes.filter((w) => w.seq < verdict.seq && mineJob(w)).at(-1)?.seq ?? 0;
   const pods = new Map<string, KubeObject>();
+  const views: KubeObject[][] = [];
   for (const w of writes) {
     if (w.seq > verdict.seq) break;
-    if (!isPod(w.object)) continue;
-    if (w.type === 'DELETED') pods.delete(w.object.metadata.uid ?? keyOf(w.object));
-    else pods.set(w.object.metadata.uid ?? keyOf(w.object), w.object);
+    if (isPod(w.object)) {
+      if (w.type === 'DELETED') pods.delete(w.object.metadata.uid ?? keyOf(w.object));
+      else pods.set(w.object.metadata.uid ?? keyOf(w.object), w.object);
+    }
+    if (w.seq >= from) views.push([...pods.values()]);
   }
-  return [...pods.values()];
+  return views;
 }
 
 /**
  * Every job ends Succeeded or Failed, its counters are the outcomes of the pods it injected
- * as they were at its verdict, and no pod of it is left open at the end.
+ * as they were when its verdict was planned (any moment the plan may have read them), and
+ * no pod of it is left open at the end.
  */
-function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: KubeObject[] }, add: Add): void {
+function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: KubeObject[][] }, add: Add): void {
   const uid = job.metadata.uid ?? '';
-  const mine = pods.atVerdict.filter((p) => jobContainers(p, uid).length > 0);
+  const open = pods.final.filter((p) => jobContainers(p, uid).length > 0 && outcome(p, uid) === 'open').map(keyOf);
+  const tries = pods.atVerdict.map((view) => verdictProblems(job, view));
+  const problems = tries.find((t) => t.length === 0) ?? tries.at(-1) ?? [];
+  if (open.length) problems.push(`pods still open: ${open.join(', ')}`);
+  if (problems.length) add('job-finished', `job ${keyOf(job)}: ${problems.join('; ')}`);
+}
+
+/** What contradicts the job's final status, with the pods as in `view`. */
+function verdictProblems(job: KubeObject, view: KubeObject[]): string[] {
+  const uid = job.metadata.uid ?? '';
+  const mine = view.filter((p) => jobContainers(p, uid).length > 0);
   const count = (o: string): number => mine.filter((p) => outcome(p, uid) === o).length;
   const want = { succeeded: count('succeeded'), failed: count('failed'), match: mine.length };
   const got = { succeeded: field(job, 'status', 'succeeded') ?? 0, failed: field(job, 'status', 'failed') ?? 0, match: field(job, 'status', 'match') ?? 0 };
@@ -304,9 +322,7 @@ function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: Ku
   if (gone && mine.length > 0) problems.push(`reason PodsGone although ${mine.length} pod(s) with its containers are here`);
   if (phase === 'Failed' && want.failed === 0 && !gone) problems.push('phase Failed although no pod failed');
   for (const k of ['succeeded', 'failed', 'match'] as const) if (got[k] !== want[k]) problems.push(`status.${k}=${got[k]} but the pods say ${want[k]}`);
-  const open = pods.final.filter((p) => jobContainers(p, uid).length > 0 && outcome(p, uid) === 'open').map(keyOf);
-  if (open.length) problems.push(`pods still open: ${open.join(', ')}`);
-  if (problems.length) add('job-finished', `job ${keyOf(job)}: ${problems.join('; ')}`);
+  return problems;
 }
 
 /** The reason of the job's condition of this type, if any. */
