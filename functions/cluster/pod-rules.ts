@@ -163,7 +163,7 @@ const EPHEMERAL_ALLOWED = new Set([
 const isZero = (v: unknown): boolean =>
   v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (isObj(v) && Object.values(v).every(isZero));
 
-function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; all: Set<string> }): FieldError[] {
+function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; all: Set<string>; volumes: Set<string> }): FieldError[] {
   const path = `spec.ephemeralContainers[${i}]`;
   const errs = validateContainerCommon(ec, path);
   const name = typeof ec.name === 'string' ? ec.name : '';
@@ -173,6 +173,12 @@ function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; 
   if (typeof target === 'string' && target !== '' && !names.other.has(target)) errs.push(fieldNotFound(`${path}.targetContainerName`, target));
   for (const [k, v] of Object.entries(ec)) {
     if (!EPHEMERAL_ALLOWED.has(k) && !isZero(v)) errs.push(forbidden(`${path}.${k}`, 'cannot be set for an Ephemeral Container'));
+  }
+  // ValidateVolumeMounts / validateVolumeDevices: a mount names one of the pod's volumes.
+  for (const list of ['volumeMounts', 'volumeDevices']) {
+    arr(ec[list]).forEach((vm, j) => {
+      if (!names.volumes.has(String(vm.name))) errs.push(fieldNotFound(`${path}.${list}[${j}].name`, vm.name));
+    });
   }
   arr(ec.volumeMounts).forEach((vm, j) => {
     if (vm.subPath) errs.push(forbidden(`${path}.volumeMounts[${j}].subPath`, 'cannot be set for an Ephemeral Container'));
@@ -195,7 +201,7 @@ export function prepareEphemeralUpdate(requested: Obj, old: Obj): { pod: Obj; er
   else delete spec.ephemeralContainers;
   pod.spec = spec;
   const other = new Set([...arr(spec.containers), ...arr(spec.initContainers)].map((c) => String(c.name)));
-  const names = { other, all: new Set(other) };
+  const names = { other, all: new Set(other), volumes: new Set(arr(spec.volumes).map((v) => String(v.name))) };
   const errs = list.flatMap((ec, i) => ephemeralErrors(ec, i, names));
   const byName = new Map(list.map((c) => [String(c.name), c]));
   for (const stored of arr(specOf(old).ephemeralContainers)) {

@@ -138,6 +138,17 @@ describe('pods/ephemeralcontainers', () => {
     assert.ok(causes(s).includes('spec.ephemeralContainers[1].volumeMounts[0].subPath: FieldValueForbidden: Forbidden: cannot be set for an Ephemeral Container'));
   });
 
+  test('a volumeMount or volumeDevice must name one of the pod\'s volumes (422 Not found)', async () => {
+    const withVolume = pod('web', { spec: { containers: [{ name: 'app', image: 'app:1' }], volumes: [{ name: 'data', emptyDir: {} }] }, status: { phase: 'Running' } });
+    const h = await harness({ objects: [withVolume] });
+    const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', volumeMounts: [{ name: 'ghost', mountPath: '/g' }], volumeDevices: [{ name: 'blk', devicePath: '/dev/b' }] }), 422);
+    assert.deepEqual(causes(s), [
+      'spec.ephemeralContainers[0].volumeMounts[0].name: FieldValueNotFound: Not found: "ghost"',
+      'spec.ephemeralContainers[0].volumeDevices[0].name: FieldValueNotFound: Not found: "blk"',
+    ]);
+    await addEphemeral(h, { name: 'dbg', image: 'busybox:1', volumeMounts: [{ name: 'data', mountPath: '/d' }] });
+  });
+
   test('targetContainerName must name an existing container (422 Not found); ephemeral targets do not count', async () => {
     const h = await harness({ objects: [target] });
     const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', targetContainerName: 'ghost' }), 422);
