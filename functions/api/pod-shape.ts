@@ -50,6 +50,7 @@ function isMeta(m: unknown): boolean {
 }
 
 const isEnvVar = (e: unknown): boolean => isObj(e) && typeof e.name === 'string' && optString(e.value);
+const isVolume = (v: unknown): boolean => isObj(v) && typeof v.name === 'string';
 const isContainer = (c: unknown): boolean => isObj(c) && typeof c.name === 'string' && optString(c.image) && isList(c.env, isEnvVar) && optString(c.restartPolicy) && optString(c.targetContainerName);
 
 function isState(s: unknown): boolean {
@@ -66,7 +67,8 @@ const isCondition = (c: unknown): boolean => isObj(c) && typeof c.type === 'stri
 
 function isSpec(s: unknown): boolean {
   return isObj(s) && optString(s.nodeName) && optString(s.restartPolicy) && optBool(s.shareProcessNamespace)
-    && isList(s.containers, isContainer, true) && isList(s.initContainers, isContainer) && isList(s.ephemeralContainers, isContainer);
+    && isList(s.containers, isContainer, true) && isList(s.initContainers, isContainer) && isList(s.ephemeralContainers, isContainer)
+    && isList(s.volumes, isVolume);
 }
 
 function isStatus(s: unknown): boolean {

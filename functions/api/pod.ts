@@ -53,6 +53,8 @@ export const Pod = z.looseObject({
     containers: z.array(Container),
     initContainers: z.array(Container).optional(),
     ephemeralContainers: z.array(Container).optional(),
+    /** Only names are read: an injection whose volumeMounts name no volume of the pod is refused. */
+    volumes: z.array(z.looseObject({ name: z.string() })).optional(),
   }),
   status: z.looseObject({
     phase: z.string().optional(),

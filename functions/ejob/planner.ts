@@ -18,7 +18,7 @@ import { jobFinished } from './finished.ts';
 import { decideClaims, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
-import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
+import { failureReason, ownedContainers, slotHolders, unfitReason } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type ReplicaBudget, type Target } from './targets.ts';
 
@@ -101,7 +101,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const budget = replicasLeft(spec, uid, pods, lease);
-  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), budget);
+  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(spec, pods, uid, sealed), budget);
   // The deadline by the later of the planner's clock and the server's: claims are judged by
   // the server's, so a planner clock behind it must not inject past the server's deadline.
   const judged = lease.serverNow.getTime() > now.getTime() ? lease.serverNow : now;
@@ -127,7 +127,8 @@ function planActive(input: ActiveInput, now: Date): Plan {
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
 
-  const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...claims.notes];
+  const unfit = targets.flatMap((t) => (t.why === undefined ? [] : [`pod ${t.pod.metadata.name} failed: its containers cannot go into it (${t.why})`]));
+  const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...unfit, ...claims.notes];
   const finished = phase === 'Succeeded' || phase === 'Failed';
   const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
   return { actions, requeueAfterSeconds: requeue, notes };
@@ -142,9 +143,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * targets a matter of pods alone whenever a slot is held, which the observation that skips
  * the Lease relies on (README, step 7).
  */
-function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
+function targetCandidates(spec: EphemeralJobSpec, pods: Pod[], uid: string, sealed: boolean): Pod[] {
   if (!sealed || slotHolders(pods, uid).length > 0) return pods;
-  return pods.filter((p) => ownedContainers(p, uid).length > 0);
+  // A pod the template cannot go into was a failed target for the verdict; it stays one.
+  return pods.filter((p) => ownedContainers(p, uid).length > 0 || unfitReason(p, spec.template.ephemeralContainers) !== undefined);
 }
 
 /**
@@ -287,7 +289,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
       ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: 'no active pod matches the selector' }
       : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
   ];
-  const failedWhy = phase === 'Failed' ? failedCondition(job, counts, input.failedBy) : undefined;
+  const failedWhy = phase === 'Failed' ? failedCondition(job, { counts, unfit: input.targets.filter((t) => t.why !== undefined) }, input.failedBy) : undefined;
   if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
   if (failedWhy) wanted.push(failedWhy);
   if ((prev.conditions ?? []).some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
@@ -314,7 +316,8 @@ function injectionId(pod: Pod): string {
   return `inject:${pod.metadata.name}`;
 }
 
-function failedCondition(job: EphemeralJobObject, c: Counts, failedBy: FailedBy | undefined): WantedCondition {
+function failedCondition(job: EphemeralJobObject, o: { counts: Counts; unfit: readonly Target[] }, failedBy: FailedBy | undefined): WantedCondition {
+  const c = o.counts;
   const spec = job.spec as Partial<EphemeralJobSpec> | undefined;
   if (failedBy === 'deadline') {
     return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${spec?.activeDeadlineSeconds}s)` };
@@ -322,7 +325,9 @@ function failedCondition(job: EphemeralJobObject, c: Counts, failedBy: FailedBy 
   if (failedBy === 'gone') {
     return { type: 'JobFailed', status: 'True', reason: 'PodsGone', message: `all ${spec?.replicas} replicas went to pods that were deleted or ended before their result was seen` };
   }
-  return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed` };
+  const first = o.unfit[0];
+  const unfit = first ? `; ${o.unfit.length} could not take the containers (${first.pod.metadata.name}: ${first.why})` : '';
+  return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed${unfit}` };
 }
 
 function completionEvents(job: EphemeralJobObject, input: StatusInput, failed: WantedCondition | undefined): Action[] {
@@ -335,7 +340,7 @@ function completionEvents(job: EphemeralJobObject, input: StatusInput, failed: W
   actions.push(eventAction(jobRef(job), { type: 'Warning', reason: failed.reason === 'DeadlineExceeded' ? 'DeadlineExceeded' : 'JobFailed', message: failed.message ?? 'failed' }, input.now));
   // One event per failed pod on the pod, so `kubectl describe pod` shows why.
   for (const t of input.targets.filter((x) => x.state === 'failed').slice(0, 50)) {
-    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `ephemeral job ${job.metadata.name}: ${failureReason(t.pod, uid)}`, discriminator: uid };
+    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `ephemeral job ${job.metadata.name}: ${t.why ?? failureReason(t.pod, uid)}`, discriminator: uid };
     actions.push(eventAction(podRef(t.pod), spec, input.now));
   }
   return actions;

@@ -1,3 +1,4 @@
+import type { EphemeralContainerTemplate } from '../api/ephemeraljob.ts';
 import { EJOB_ID_ENV } from '../api/names.ts';
 import type { Container, ContainerStatus, Pod } from '../api/pod.ts';
 
@@ -36,6 +37,34 @@ export function ownedContainers(pod: Pod, jobUid: string): Container[] {
  */
 export function hasForeignNamesake(pod: Pod, jobUid: string, templateNames: readonly string[]): boolean {
   return (pod.spec.ephemeralContainers ?? []).some((c) => templateNames.includes(c.name) && !ownedBy(c, jobUid));
+}
+
+/**
+ * Why the template's containers can never go into this pod, or undefined when they can.
+ * kube-apiserver refuses such an injection (422, ValidatePodEphemeralContainersUpdate): a
+ * template container named like one of the pod's containers or init containers, a
+ * `targetContainerName` that is neither, a volumeMount or volumeDevice naming no volume of
+ * the pod. Those parts of a pod never change, so the refusal would be for good: the pod is
+ * failed for the job at once (targets.ts) instead of being claimed again every claim window
+ * while it holds a slot (OpenKruise retries it for good, and at parallelism 1 the job stalls).
+ */
+export function unfitReason(pod: Pod, template: readonly EphemeralContainerTemplate[]): string | undefined {
+  const containers = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.name));
+  const volumes = new Set((pod.spec.volumes ?? []).map((v) => v.name));
+  for (const c of template) {
+    if (containers.has(c.name)) return `the pod already has a container named ${c.name}`;
+    const target = c.targetContainerName;
+    if (target !== undefined && target !== '' && !containers.has(target)) return `the pod has no container ${target} (targetContainerName of ${c.name})`;
+    const missing = volumeNames(c).find((v) => !volumes.has(v));
+    if (missing !== undefined) return `the pod has no volume ${missing} (mounted by ${c.name})`;
+  }
+  return undefined;
+}
+
+/** The volumes a template container mounts or uses as devices (the template is schemaless: only well-formed entries count). */
+function volumeNames(c: EphemeralContainerTemplate): string[] {
+  const entries = [c.volumeMounts, c.volumeDevices].flatMap((list) => (Array.isArray(list) ? list : []));
+  return entries.flatMap((e: unknown) => (typeof e === 'object' && e !== null && typeof (e as { name?: unknown }).name === 'string' ? [(e as { name: string }).name] : []));
 }
 
 /**

@@ -2,12 +2,14 @@ import type { EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import { selectorMatches } from '../api/selector.ts';
-import { hasForeignNamesake, isActive, podState, type PodState } from './pod-state.ts';
+import { hasForeignNamesake, isActive, podState, unfitReason, type PodState } from './pod-state.ts';
 
 /** A target pod with its state for this job. */
 export interface Target {
   pod: Pod;
   state: PodState;
+  /** Failed without an injection: why the template cannot go into the pod (pod-state.ts unfitReason). */
+  why?: string;
 }
 
 /** Why a matched pod is not a target (for logs and `ephemera invoke`). */
@@ -66,7 +68,9 @@ function withinBudget(fresh: readonly Target[], budget: ReplicaBudget): Target[]
  * The job's target pods: active pods matching the selector, oldest first, minus those
  * holding a same-name ephemeral container the job did not create; the first `replicas`.
  * Pods already injected by this job stay targets (before any new ones), so a later,
- * older-looking pod can never push an injected pod out of the count. With a `budget`
+ * older-looking pod can never push an injected pod out of the count. A pod the template
+ * cannot go into (unfitReason) is a failed target, after the pods that can take it: with
+ * `replicas`, pods that can run the containers are chosen first. With a `budget`
  * (the Lease was read), a pod neither injected nor claimed is a target only while replicas
  * are left to claim it: a job whose replicas went to pods that are gone now (claimed, then
  * deleted) has no target it can never inject, so it can still finish.
@@ -76,6 +80,7 @@ export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: read
   const skipped: Skipped[] = [];
   const injected: Target[] = [];
   const fresh: Target[] = [];
+  const unfit: Target[] = [];
   for (const pod of oldestFirst(pods)) {
     if (!selectorMatches(spec.selector, pod.metadata.labels)) continue;
     if (!isActive(pod)) {
@@ -86,9 +91,13 @@ export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: read
     if (state !== 'pending') injected.push({ pod, state });
     else if (hasForeignNamesake(pod, jobUid, names)) {
       skipped.push({ name: pod.metadata.name, reason: 'pod already has an ephemeral container of the same name not created by this job' });
-    } else fresh.push({ pod, state });
+    } else {
+      const why = unfitReason(pod, spec.template.ephemeralContainers);
+      if (why === undefined) fresh.push({ pod, state });
+      else unfit.push({ pod, state: 'failed', why });
+    }
   }
   const limit = spec.replicas ?? Number.POSITIVE_INFINITY;
-  const targets = [...injected, ...(budget ? withinBudget(fresh, budget) : fresh)].slice(0, limit);
+  const targets = [...injected, ...(budget ? withinBudget(fresh, budget) : fresh), ...unfit].slice(0, limit);
   return { targets, skipped };
 }

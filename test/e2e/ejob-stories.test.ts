@@ -31,6 +31,31 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob end to end (engine →
     }
   });
 
+  test('a pod without the target container fails at once and the job goes on: no stall at parallelism 1, no refused injection', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    // The oldest pod runs its app under another name: `targetContainerName: helloworld` cannot go in.
+    const oldest = objects.find((o) => (o.metadata as { name: string }).name === 'helloworld-865cd8865b-nl8lq') as { spec: { containers: { name: string }[] } };
+    oldest.spec.containers = oldest.spec.containers.map((c) => ({ ...c, name: 'hello' }));
+    const { server, deps } = await worldWith({ objects, crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      for (let step = 0; step < 10 && !jobStatus(server, JOB).completionTime; step++) {
+        for (const pod of inFlight(server)) {
+          finish(server, pod, 0);
+          await handle(envelopeFor('Pod', 'default', pod), deps());
+        }
+      }
+      const s = jobStatus(server, JOB);
+      assert.deepEqual({ phase: s.phase, match: s.match, succeeded: s.succeeded, failed: s.failed }, { phase: 'Failed', match: 4, succeeded: 3, failed: 1 });
+      const conditions = s.conditions as { type: string; message?: string }[];
+      assert.match(conditions.find((c) => c.type === 'JobFailed')?.message ?? '', /1 of 4 pods failed; 1 could not take the containers \(helloworld-865cd8865b-nl8lq: the pod has no container helloworld/);
+      assert.deepEqual(injected(server)['helloworld-865cd8865b-nl8lq'], []);
+      assert.ok(!server.requests.entries.some((r) => r.path.endsWith('/pods/helloworld-865cd8865b-nl8lq/ephemeralcontainers')), 'never sent: it would be refused');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('Story 2: a running sleep container → phase Running, RUNNING 1', async () => {
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story2-state.yaml'), crd });
     try {

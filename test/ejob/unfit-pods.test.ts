@@ -1,0 +1,107 @@
+// A pod the template cannot go into (pod-state.ts unfitReason): kube-apiserver refuses the
+// injection for good (no container named by targetContainerName, a volume the pod lacks, a
+// container of the same name), so such a pod is a failed target at once — never claimed,
+// never holding a slot — and the job goes on with the others and ends with a verdict that
+// says why. Before, it was claimed again every claim window and, at parallelism 1, the job
+// never finished.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { EphemeralJobObject, EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import type { Action } from '../../functions/engine/plan.ts';
+import { CLAIMS_ANNOTATION, type LeaseRecord } from '../../functions/ejob/lease-record.ts';
+import { DEFAULT_LEASE, plan, type ObservedLease } from '../../functions/ejob/planner.ts';
+import { unfitReason } from '../../functions/ejob/pod-state.ts';
+import { selectTargets } from '../../functions/ejob/targets.ts';
+
+const UID = 'job-uid';
+const NOW = new Date('2026-01-01T01:00:00Z');
+const cfg = { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' };
+const probe = { name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app' };
+
+function pod(name: string, created: number, spec: Partial<Pod['spec']> = {}, done = false): Pod {
+  const p: Pod = {
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, labels: { app: 'x' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, created)).toISOString() },
+    spec: { containers: [{ name: 'app' }], ...spec },
+    status: { phase: 'Running' },
+  };
+  if (!done) return p;
+  p.spec = { ...p.spec, ephemeralContainers: [{ name: 'probe', env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }] };
+  p.status = { ...p.status, ephemeralContainerStatuses: [{ name: 'probe', state: { terminated: { exitCode: 0 } } }] };
+  return p;
+}
+
+const noApp = (name: string, created: number, done = false): Pod => pod(name, created, { containers: [{ name: 'web' }] }, done);
+
+function job(spec: Partial<EphemeralJobSpec> = {}, status?: Record<string, unknown>): EphemeralJobObject {
+  return {
+    metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '5', creationTimestamp: '2026-01-01T00:30:00Z' },
+    spec: { selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [probe] }, ...spec },
+    ...(status ? { status: status as never } : {}),
+  };
+}
+
+const lease = (record: Partial<LeaseRecord> = {}): ObservedLease => ({ view: { kind: 'ours', resourceVersion: '9', record: { v: 1, job: UID, total: 0, claims: [], ...record } }, serverNow: NOW, cfg });
+const statusOf = (actions: Action[]): Record<string, unknown> | undefined => (actions.find((a) => a.subresource === 'status')?.body as { status: Record<string, unknown> } | undefined)?.status;
+const injected = (actions: Action[]): string[] => actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name);
+const recordOf = (a: Action | undefined): LeaseRecord => JSON.parse((a?.body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[CLAIMS_ANNOTATION] ?? 'null') as LeaseRecord;
+
+describe('a pod the template cannot go into', () => {
+  test('unfitReason names what kube-apiserver would refuse, and nothing else', () => {
+    const tpl = [probe];
+    assert.equal(unfitReason(pod('a', 1), tpl), undefined);
+    assert.equal(unfitReason(pod('a', 1, { containers: [{ name: 'side' }], initContainers: [{ name: 'app' }] }), tpl), undefined, 'an init container may be the target');
+    assert.equal(unfitReason(pod('a', 1), [{ ...probe, targetContainerName: undefined }]), undefined, 'no target: any pod');
+    assert.match(unfitReason(noApp('a', 1), tpl) ?? '', /no container app \(targetContainerName of probe\)/);
+    assert.match(unfitReason(pod('a', 1, { containers: [{ name: 'app' }, { name: 'probe' }] }), tpl) ?? '', /already has a container named probe/);
+    const mounts = [{ ...probe, volumeMounts: [{ name: 'data', mountPath: '/d' }] }];
+    assert.match(unfitReason(pod('a', 1), mounts) ?? '', /no volume data \(mounted by probe\)/);
+    assert.equal(unfitReason(pod('a', 1, { volumes: [{ name: 'data' }] }), mounts), undefined);
+    assert.match(unfitReason(pod('a', 1), [{ ...probe, volumeDevices: [{ name: 'blk', devicePath: '/dev/x' }] }]) ?? '', /no volume blk/);
+    // The template is schemaless under OpenKruise's CRD: an odd entry is the webhook's to name, not a reason here.
+    assert.equal(unfitReason(pod('a', 1), [{ ...probe, volumeMounts: 'oops' }]), undefined);
+    assert.equal(unfitReason(pod('a', 1), [{ ...probe, volumeMounts: [7, null] }]), undefined);
+  });
+
+  test('it is a failed target from the start, never claimed: at parallelism 1 the next pod gets the slot', () => {
+    const pods = [noApp('a-old', 1), pod('b', 2), pod('c', 3)];
+    const p = plan({ job: job(), pods, lease: lease() }, NOW);
+    assert.deepEqual(injected(p.actions), ['b'], 'the oldest pod it can go into');
+    const claim = recordOf(p.actions.find((a) => a.kind === 'Lease'));
+    assert.deepEqual(claim.claims.map((c) => c.pod), ['b']);
+    assert.deepEqual({ ...statusOf(p.actions), conditions: undefined, startTime: undefined }, { match: 3, succeeded: 0, failed: 1, running: 0, waiting: 1, phase: 'Running', conditions: undefined, startTime: undefined });
+    assert.ok(p.notes?.some((n) => /pod a-old failed: its containers cannot go into it \(the pod has no container app/.test(n)), 'ephemera invoke shows why');
+  });
+
+  test('the job ends Failed, its condition and the pod\'s Event say why', () => {
+    const status = { phase: 'Running', match: 3, succeeded: 1, failed: 1, running: 1, waiting: 0, startTime: '2026-01-01T00:30:01Z' };
+    const pods = [noApp('a-old', 1), pod('b', 2, {}, true), pod('c', 3, {}, true)];
+    const sealing = plan({ job: job({}, status), pods, lease: lease({ total: 2 }) }, NOW);
+    assert.equal(recordOf(sealing.actions[0]).verdict?.phase, 'Failed', 'sealed like any verdict');
+    const body = statusOf(sealing.actions) as { phase: string; failed: number; match: number; conditions: { type: string; message?: string }[] };
+    assert.deepEqual([body.phase, body.match, body.failed], ['Failed', 3, 1]);
+    const failed = body.conditions.find((c) => c.type === 'JobFailed');
+    assert.equal(failed?.message, '1 of 3 pods failed; 1 could not take the containers (a-old: the pod has no container app (targetContainerName of probe))');
+    const podEvent = sealing.actions.find((a) => a.kind === 'Event' && (a.body as { involvedObject: { name: string } }).involvedObject.name === 'a-old');
+    assert.match((podEvent?.body as { message: string }).message, /ephemeral job j: the pod has no container app/);
+    // The verdict's status write lost: planned again from the sealed record, the pod still counts.
+    const sealed = lease({ total: 2, finished: true, verdict: { phase: 'Failed', match: 3, succeeded: 2, failed: 1 } });
+    const again = plan({ job: job({}, status), pods, lease: sealed }, NOW);
+    assert.deepEqual(statusOf(again.actions), statusOf(sealing.actions));
+  });
+
+  test('with replicas, pods the containers can go into are chosen first', () => {
+    const spec = job({ replicas: 2 }).spec as EphemeralJobSpec;
+    const pods = [noApp('a-old', 1), pod('b', 2), pod('c', 3), noApp('d', 4)];
+    assert.deepEqual(selectTargets(spec, UID, pods).targets.map((t) => [t.pod.metadata.name, t.state]), [['b', 'pending'], ['c', 'pending']]);
+    const three = { ...spec, replicas: 3 };
+    assert.deepEqual(selectTargets(three, UID, pods).targets.map((t) => [t.pod.metadata.name, t.state]), [['b', 'pending'], ['c', 'pending'], ['a-old', 'failed']]);
+  });
+
+  test('a job whose every pod is unfit fails at once instead of waiting', () => {
+    const p = plan({ job: job(), pods: [noApp('a', 1), noApp('b', 2)], lease: lease() }, NOW);
+    assert.deepEqual(injected(p.actions), []);
+    assert.equal((statusOf(p.actions) as { phase?: string }).phase, 'Failed');
+    assert.equal(recordOf(p.actions[0]).finished, true);
+  });
+});
