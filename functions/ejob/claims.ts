@@ -3,7 +3,7 @@ import { toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action } from '../engine/plan.ts';
 import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView, type Verdict } from './lease-record.ts';
-import { holdsSlot, isActive, ownedContainers, slotHolders } from './pod-state.ts';
+import { hasForeignNamesake, holdsSlot, isActive, ownedContainers, slotHolders, unfitReason } from './pod-state.ts';
 import type { Target } from './targets.ts';
 
 /** What the claim rules need: the job's pods (read after the Lease, or just before it when that LIST stands: listBeforeLeaseStands), its Lease, the server's time. */
@@ -26,17 +26,17 @@ export interface ClaimInput {
 }
 
 /** What the count of pods ever claimed is read from: the claim rules' input without targets. */
-export type ClaimContext = Pick<ClaimInput, 'jobUid' | 'pods' | 'lease' | 'serverNow' | 'cfg'>;
+export type ClaimContext = Pick<ClaimInput, 'spec' | 'jobUid' | 'pods' | 'lease' | 'serverNow' | 'cfg'>;
 
 /**
  * How many more pods `replicas` lets the job claim (after every pod shown injected and every
  * claim kept, each once: `everClaimed`), and the pods claimed and not shown injected yet —
  * those stay targets whatever is left (planner.ts, targets.ts). Undefined without replicas.
  */
-export function replicaBudget(spec: EphemeralJobSpec, ctx: ClaimContext): { left: number; claimed: ReadonlySet<string> } | undefined {
-  if (spec.replicas === undefined) return undefined;
+export function replicaBudget(ctx: ClaimContext): { left: number; claimed: ReadonlySet<string> } | undefined {
+  if (ctx.spec.replicas === undefined) return undefined;
   const { kept, total } = recordState(ctx);
-  return { left: Math.max(0, spec.replicas - total), claimed: kept.claimed };
+  return { left: Math.max(0, ctx.spec.replicas - total), claimed: kept.claimed };
 }
 
 /** The record to plan from, the claims it keeps, and how many pods the job has ever claimed (the replicas bound). */
@@ -162,7 +162,7 @@ function renewable(input: ClaimInput, stale: readonly Claim[], inFlight: number,
  * How long after a claim its injection may be sent again by any reconcile (a third of the
  * lease: 5 s by default). An injection is sent right after its claim and lands in well under
  * a second; one that has not shown by then most likely failed. Sending it twice is harmless
- * (the same containers: a no-op, or kube-apiserver's "may not be changed", README step 6).
+ * (the same containers: a no-op, README step 6).
  */
 export function renewAfterMs(cfg: Pick<LeaseConfig, 'leaseSeconds'>): number {
   return (cfg.leaseSeconds * 1000) / 3;
@@ -233,7 +233,8 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
  * The record's claims as the next write keeps them, and what they hold. Every claim is kept
  * until its retention ends (retentionMs), whatever its pod shows. While kept, a claim holds
  * a slot unless the pods show that it cannot: the pod gone (or not matching), replaced (another
- * uid), inactive, or injected with every container of the job ended — each for good, so a
+ * uid), inactive, injected with every container of the job ended, or never able to take the
+ * job's containers (neverTakes) — each for good, so a
  * LIST that predates the truth can only count a slot too many. A claim that ends its
  * retention with its pod present and not injected was never used: it no longer counts
  * toward `replicas` (`dropped`), and the pod, if still active, may be claimed again.
@@ -260,10 +261,23 @@ function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained
     if (pod === undefined) continue; // gone, replaced or not matching: nothing of this claim to count
     out.claimed.add(c.pod);
     if (!isActive(pod) || (injected && !holdsSlot(pod, input.jobUid))) continue;
+    // Not injected, and never can be: no injection under this claim can land.
+    if (!injected && neverTakes(pod, input)) continue;
     out.holding.add(c.pod);
     if (!injected) pendingClaim(c, ends, input, out);
   }
   return out;
+}
+
+/**
+ * The pod holds a container of another job under one of the template's names (landed after
+ * the claim: apply.ts nameTaken), or cannot take the containers at all (unfitReason). Its
+ * containers are never removed and those parts never change, so kube-apiserver refuses every
+ * injection of the job's containers for as long as the pod lives.
+ */
+function neverTakes(pod: Pod, input: ClaimContext): boolean {
+  const template = input.spec.template.ephemeralContainers;
+  return hasForeignNamesake(pod, input.jobUid, template.map((c) => c.name)) || unfitReason(pod, template) !== undefined;
 }
 
 /** What retainedClaims finds in the record. */

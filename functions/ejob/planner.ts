@@ -202,7 +202,7 @@ function replicasGone(spec: EphemeralJobSpec, budget: ReplicaBudget | undefined,
  */
 function replicasLeft(spec: EphemeralJobSpec, jobUid: string, pods: Pod[], lease: ObservedLease): ReplicaBudget | undefined {
   if (lease.view.kind === 'not-read' || slotHolders(pods, jobUid).length > 0) return undefined;
-  return replicaBudget(spec, { jobUid, pods, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg });
+  return replicaBudget({ spec, jobUid, pods, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg });
 }
 
 /**

@@ -135,7 +135,11 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
     log.info({ action: describe(action), err: err.message }, 'the object was replaced under its name since it was read: re-planning');
     return 'replan';
   }
-  if (action.alreadyExists === 'done' && isAlreadyThere(action, err)) {
+  if (action.alreadyExists === 'done' && nameTaken(action, err)) {
+    log.info({ action: describe(action), err: err.message }, 'containers of those names are already in the pod, ours or another job\'s: nothing follows from this injection, the next reconcile sees which');
+    return 'skipped';
+  }
+  if (action.alreadyExists === 'done' && err.errorClass === 'already-exists') {
     log.info({ action: describe(action) }, 'already done');
     return 'done';
   }
@@ -192,13 +196,15 @@ export function otherUid(action: Action, err: KubeError): boolean {
 }
 
 /**
- * 409 AlreadyExists on create, or kube-apiserver's answer to an injection whose container
- * name is already in the pod with other content: 422 with a FieldValueForbidden cause
- * "existing ephemeral containers \"x\" may not be changed" (ValidatePodEphemeralContainersUpdate).
- * An identical re-injection is a no-op 200 (the strategic merge changes nothing).
+ * kube-apiserver's answer to an injection whose container name is already in the pod with
+ * other content: 422 with a FieldValueForbidden cause "existing ephemeral containers \"x\"
+ * may not be changed" (ValidatePodEphemeralContainersUpdate). Our own containers sent again
+ * are a no-op 200 (the strategic merge changes nothing), so this is mostly another job's
+ * container of the same name that landed since the pods were read: not "injected" (no Event
+ * says so), and not a refusal to report either. The next reconcile reads the pod: ours, it
+ * is injected; another job's, it is no target and its claim holds no slot (claims.ts).
  */
-export function isAlreadyThere(action: Action, err: KubeError): boolean {
-  if (err.errorClass === 'already-exists') return true;
+export function nameTaken(action: Action, err: KubeError): boolean {
   if (err.errorClass !== 'invalid' || action.subresource !== 'ephemeralcontainers') return false;
   const changed = /existing ephemeral containers .* may not be changed/;
   return err.causes.some((c) => c.reason === 'FieldValueForbidden' && changed.test(c.message ?? '')) || changed.test(err.message);

@@ -27,10 +27,11 @@ export interface Action {
   /** Why the planner wants this (logged, and shown by `ephemera invoke`). */
   reason: string;
   /**
-   * How to read a 409 AlreadyExists (create) or an "already injected" refusal (ephemeral
-   * container injection): "done" means the object is already there, which is success;
-   * "replan" means someone else got there first (a Lease created concurrently): observe
-   * and plan again.
+   * How to read a 409 AlreadyExists (create) or kube-apiserver's "may not be changed"
+   * (ephemeral container injection): "done" means the object is already there, which is
+   * success — for an injection, the names are taken, ours or not: nothing that `requires`
+   * it is sent, and it is no refusal (apply.ts nameTaken); "replan" means someone else got
+   * there first (a Lease created concurrently): observe and plan again.
    */
   alreadyExists?: 'done' | 'error' | 'replan';
   /**

@@ -111,6 +111,34 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       await server.close();
     }
   });
+
+  test('another job\'s container of the same name landing before our injection: no "injected" Event, and the slot goes to the next pod at once', async () => {
+    // Instance a claims the oldest pod and sends its injection (held 300 ms). Meanwhile
+    // another job puts its container of the same name into that pod: a's injection is
+    // answered "may not be changed". It used to count as injected (an Event saying so) and
+    // the claim held the only slot until its retention ended (25 s).
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
+    try {
+      const oldest = 'helloworld-865cd8865b-nl8lq';
+      server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
+      const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+      while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${oldest}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
+      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest }) as unknown as { spec: Record<string, unknown> };
+      const theirs = { name: 'helloworld-ec', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', env: [{ name: 'KRUISE_EJOB_ID', value: 'another-job' }] };
+      server.store.put({ ...pod, spec: { ...pod.spec, ephemeralContainers: [theirs] } } as never);
+      const r = await a;
+      assert.equal(r.keys[0]?.outcome, 'done', 'not a refusal to report');
+      const events = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { reason: string; involvedObject: { name: string } }[];
+      assert.deepEqual(events.filter((e) => e.reason === 'EphemeralContainersInjected').map((e) => e.involvedObject.name), [], 'nothing of ours went in');
+      // The pod's change reaches the job: its claim on that pod holds no slot any more.
+      await handle(envelopeFor('Pod', 'default', oldest), deps('b'));
+      const ours = Object.entries(injected(server)).filter(([p, c]) => p !== oldest && c.length > 0).map(([p]) => p);
+      assert.deepEqual(ours, ['helloworld-865cd8865b-xmtrv'], 'the next pod, without waiting for the claim to expire');
+      assert.equal(jobStatus(server, JOB).match, 3, 'the pod with their container is no target');
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 test('an instance paused past its claim window injects nothing when it resumes (parallelism lowered meanwhile)', async () => {

@@ -25,6 +25,8 @@ function pod(i: number, ...ecs: Ec[]): Pod {
   p.status = { phase: 'Running', ephemeralContainerStatuses: owned.flatMap((e, j) => (state(e) ? [{ name: `ec${j}`, state: state(e) }] : [])) as never };
   return p;
 }
+/** A pending pod holding another job's container named like the template's. */
+const theirs = (i: number): Pod => ({ ...pod(i), spec: { containers: [{ name: 'main' }], ephemeralContainers: [{ name: 'ec', env: [{ name: 'KRUISE_EJOB_ID', value: 'another-job' }] }] } });
 const ours = (record: Partial<LeaseRecord>): LeaseView => ({ kind: 'ours', resourceVersion: '7', record: { v: 1, job: UID, total: 0, claims: [], ...record } });
 const at = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString();
 
@@ -52,6 +54,8 @@ describe('claims: slots and replicas', () => {
     { name: 'a claim whose pod the (earlier) LIST still shows pending holds a slot', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: [] },
     { name: 'a claim whose pod shows a running container of the job is one slot, not two', pods: [pod(0, 'running'), pod(1), pod(2)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
     { name: 'a claim whose pod is gone holds no slot', pods: [pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
+    { name: 'a claim whose pod now holds another job\'s container of the template\'s name holds no slot (no injection of ours can land)', pods: [theirs(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(1) }] }), inject: ['p1'] },
+    { name: 'a claim on a pod the containers cannot go into holds no slot', pods: [{ ...pod(0), spec: { containers: [{ name: 'ec' }] } }, pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(1) }] }), inject: ['p1'] },
     { name: 'a claim whose pod was replaced (other uid) is released', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'old', at: at(1) }] }), inject: ['p0'] },
     { name: 'replicas counts every pod ever claimed, not only the ones still around', pods: [pod(2), pod(3)], lease: ours({ total: 2 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },
     { name: 'replicas: what the pods show counts even when the record lags', pods: [pod(0, 'ok'), pod(1, 'ok'), pod(2)], lease: ours({ total: 0 }), spec: { replicas: 2, parallelism: 5 }, inject: [] },

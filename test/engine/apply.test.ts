@@ -53,11 +53,13 @@ describe('applyPlan', () => {
     assert.deepEqual(r.refused, []);
   });
 
-  test("kube-apiserver's 422 for a container already there (Forbidden: may not be changed) means already injected", async () => {
+  test("kube-apiserver's 422 for a container name already taken (Forbidden: may not be changed) is neither injected nor a refusal: the next reconcile reads whose it is", async () => {
     const message = 'Pod "p" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "ec" may not be changed\n';
     const kube = new ScriptedKube().answer(apiError(422, 'Invalid', message, [{ reason: 'FieldValueForbidden', field: 'spec.ephemeralContainers', message: 'Forbidden: existing ephemeral containers "ec" may not be changed\n' }]));
     const r = await applyPlan([inject], deps(kube));
-    assert.deepEqual(r.applied, [inject]);
+    assert.deepEqual(r.applied, [], 'maybe another job\'s container: nothing says it is ours');
+    assert.deepEqual(r.refused, []);
+    assert.equal(r.replan, false);
   });
 
   test('a patch naming a uid refused because the object under that name has another (422 metadata.uid) asks for a re-plan, even if the new one holds the containers', async () => {
@@ -207,17 +209,17 @@ describe('applyPlan: groups and requirements', () => {
     assert.deepEqual(kube.performed.map((a) => a.name), ['a', 'b', 'c', 'd']);
   });
 
-  test('an action that requires another is sent only if that one took effect (or was already done)', async () => {
+  test('an action that requires another is sent only if that one took effect', async () => {
     const forbidden = apiError(422, 'Invalid', 'ports: Forbidden', [{ reason: 'FieldValueForbidden' }]);
     const already = apiError(422, 'Invalid', 'Pod "b" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "ec" may not be changed', [{ reason: 'FieldValueForbidden', message: 'Forbidden: existing ephemeral containers "ec" may not be changed' }]);
-    // a: applied; b: already there; c: refused; d: past its window (never sent).
+    // a: applied; b: its names taken (ours or not); c: refused; d: past its window (never sent).
     const kube = new ScriptedKube().answer({}, already, forbidden);
     const injections = ['a', 'b', 'c'].map((n) => onPod(n, { group: 'inject', id: `inject:${n}` }));
     const late = onPod('d', { group: 'inject', id: 'inject:d', withinSeconds: 0 });
     const events = ['a', 'b', 'c', 'd'].map((n) => eventFor(n, { group: 'report', requires: `inject:${n}` }));
     const r = await applyPlan([...injections, late, ...events], deps(kube));
-    assert.deepEqual(kube.performed.filter((a) => a.kind === 'Event').map((a) => a.name), ['a.ev', 'b.ev']);
-    assert.deepEqual(r.withheld.map((a) => a.name), ['c.ev', 'd.ev']);
+    assert.deepEqual(kube.performed.filter((a) => a.kind === 'Event').map((a) => a.name), ['a.ev']);
+    assert.deepEqual(r.withheld.map((a) => a.name), ['b.ev', 'c.ev', 'd.ev']);
     assert.deepEqual(r.refused.map((x) => x.action.name), ['c']);
     assert.deepEqual(r.expired.map((a) => a.name), ['d']);
   });
