@@ -49,22 +49,22 @@ export function hasForeignNamesake(pod: Pod, jobUid: string, templateNames: read
  * while it holds a slot (OpenKruise retries it for good, and at parallelism 1 the job stalls).
  */
 export function unfitReason(pod: Pod, template: readonly EphemeralContainerTemplate[]): string | undefined {
-  const containers = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.name));
-  const volumes = new Set((pod.spec.volumes ?? []).map((v) => v.name));
+  // Every reconcile asks this of every pending pod: plain scans of a few names, no allocation.
+  const { containers, initContainers = [], volumes = [] } = pod.spec;
+  const has = (name: string): boolean => containers.some((c) => c.name === name) || initContainers.some((c) => c.name === name);
   for (const c of template) {
-    if (containers.has(c.name)) return `the pod already has a container named ${c.name}`;
+    if (has(c.name)) return `the pod already has a container named ${c.name}`;
     const target = c.targetContainerName;
-    if (target !== undefined && target !== '' && !containers.has(target)) return `the pod has no container ${target} (targetContainerName of ${c.name})`;
-    const missing = volumeNames(c).find((v) => !volumes.has(v));
-    if (missing !== undefined) return `the pod has no volume ${missing} (mounted by ${c.name})`;
+    if (target !== undefined && target !== '' && !has(target)) return `the pod has no container ${target} (targetContainerName of ${c.name})`;
+    for (const list of [c.volumeMounts, c.volumeDevices]) {
+      if (!Array.isArray(list)) continue;
+      for (const e of list as unknown[]) {
+        const name = typeof e === 'object' && e !== null ? (e as { name?: unknown }).name : undefined;
+        if (typeof name === 'string' && !volumes.some((v) => v.name === name)) return `the pod has no volume ${name} (mounted by ${c.name})`;
+      }
+    }
   }
   return undefined;
-}
-
-/** The volumes a template container mounts or uses as devices (the template is schemaless: only well-formed entries count). */
-function volumeNames(c: EphemeralContainerTemplate): string[] {
-  const entries = [c.volumeMounts, c.volumeDevices].flatMap((list) => (Array.isArray(list) ? list : []));
-  return entries.flatMap((e: unknown) => (typeof e === 'object' && e !== null && typeof (e as { name?: unknown }).name === 'string' ? [(e as { name: string }).name] : []));
 }
 
 /**
