@@ -1,15 +1,19 @@
 // List + watch for one resource, owned by ONE loop, as client-go's reflector does
 // (tools/cache/reflector.go): list (paged) → watch from the list's resourceVersion with
 // bookmarks → when the watch ends, resume it from the last resourceVersion seen, or, on
-// 410 Gone, back off and list again. A watch that ends without moving on (an ERROR event, a
-// broken stream, or closed within a second with no object event or bookmark: client-go's
-// "very short watch") backs off longer each time in a row, as client-go's does, so a proxy
-// or an API server that ends watches at once is not asked again every few milliseconds. A
-// quiet watch that simply ran its time is routine. Because only this loop lists, a re-list never runs
-// beside a live watch: the deletion diff cannot invent a DELETED for an object added during
-// the list, and the resume resourceVersion never goes backwards. Our own loop instead of
-// client-node's informer because the informer caches whole objects (10,000 pods would not
-// fit the memory goal) and stops for good on a reset stream.
+// 410 Gone, back off and list again. A watch answered 404 or 403 (the CRD was deleted, the
+// right to watch revoked) also backs off and lists again: only the list knows what to make of
+// it (an `absent` resource, reported and emptied, or a failed list retried with backoff);
+// watching again would fail the same way forever and report nothing. A watch that ends
+// without moving on (an ERROR event, a broken stream, or closed within a second with no
+// object event or bookmark: client-go's "very short watch") backs off longer each time in a
+// row, as client-go's does, so a proxy or an API server that ends watches at once is not
+// asked again every few milliseconds. A quiet watch that simply ran its time is routine.
+// Because only this loop lists, a re-list never runs beside a live watch: the deletion diff
+// cannot invent a DELETED for an object added during the list, and the resume
+// resourceVersion never goes backwards. Our own loop instead of client-node's informer
+// because the informer caches whole objects (10,000 pods would not fit the memory goal) and
+// stops for good on a reset stream.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../functions/engine/logger.ts';
 import { jitteredBackoffMs } from './backoff.ts';
@@ -65,6 +69,8 @@ export interface ReflectorOptions<T> {
    * A list answered with one of `statuses` means "this resource is not here for us" (no CRD,
    * no list right): the loop counts as synced with nothing cached and lists again every
    * `retryMs`, so a CRD installed later is picked up. Any other failure keeps the backoff.
+   * A watch answered 404 or 403 goes back to the list, so a CRD deleted (or a right revoked)
+   * while the loop runs is reported the same way.
    */
   absent?: { statuses: readonly number[]; retryMs: number; onChange(absent: Absent | undefined): void };
 }
@@ -75,8 +81,14 @@ export interface Absent {
   message: string;
 }
 
-/** `events`: the object events and bookmarks the watch brought (what moves it on; not ERROR); `ms`: how long it lasted. */
-type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone' } | { kind: 'error'; message: string } | { kind: 'relist' } | { kind: 'stopped' };
+/**
+ * `events`: the object events and bookmarks the watch brought (what moves it on; not ERROR);
+ * `ms`: how long it lasted; `relist`: the error was a 404 or 403 (see RELIST_STATUSES).
+ */
+type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone' } | { kind: 'error'; message: string; relist: boolean } | { kind: 'stopped' };
+
+/** Watch statuses (HTTP or in an ERROR event) that send the loop back to the list: the resource or our right to it went. */
+const RELIST_STATUSES = new Set([404, 403]);
 
 /** Watch event types that move a watch on (client-go counts these; an ERROR does not). */
 const PROGRESS = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
@@ -90,7 +102,6 @@ export class Reflector<T> {
   readonly cache = new Map<string, string>();
   private resourceVersion = '';
   private stopped = false;
-  private relistWanted: string | undefined;
   private abortWatch: (() => void) | undefined;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -126,13 +137,6 @@ export class Reflector<T> {
     return this.resourceVersion;
   }
 
-  /** Ask the loop to list again (it stops the watch first); never lists beside it. */
-  requestRelist(reason: string): void {
-    this.relistWanted = reason;
-    this.abortWatch?.();
-    this.wake?.();
-  }
-
   /** The cached object of `key` (namespace/name), decoded, if the cache has it. */
   get(key: string): T | undefined {
     const fp = this.cache.get(key);
@@ -156,11 +160,16 @@ export class Reflector<T> {
   }
 
   private async run(): Promise<void> {
+    // Lists and watches in a row that did not move on. A list that works does not start the
+    // count over, only a routine watch end does (below): a watch refused right after every list (a
+    // 403 on watch beside a list right) waits longer each time instead of listing the whole
+    // resource every few hundred milliseconds.
     let failures = 0;
-    let needList = true;
+    /** Why the next step is a list; undefined: watch. */
+    let listFor: string | undefined = 'initial list';
     while (!this.stopped) {
-      if (needList || this.relistWanted !== undefined) {
-        const listed = await this.list().then(() => true, (err: unknown) => this.listFailed(err, failures));
+      if (listFor !== undefined) {
+        const listed = await this.list(listFor).then(() => true, (err: unknown) => this.listFailed(err, failures));
         if (listed === 'absent') {
           await this.sleep(this.opts.absent?.retryMs ?? 0);
           continue;
@@ -169,14 +178,11 @@ export class Reflector<T> {
           await this.sleep(this.backoff(failures++));
           continue;
         }
-        needList = false;
-        failures = 0;
-        if (this.relistWanted !== undefined) continue;
       }
       const end = await this.watchOnce();
       if (end.kind === 'stopped') return;
-      if (end.kind === 'relist') continue;
-      needList = end.kind === 'gone';
+      // Listed, then watched: what comes next depends only on how the watch ended.
+      listFor = relistReason(end);
       // A clean close after events or bookmarks, or after a quiet while, is routine
       // (timeoutSeconds): resume after a short pause. Anything else counts as a failure and
       // backs off further each time.
@@ -223,9 +229,7 @@ export class Reflector<T> {
    * LIST page by page (the peak is one page, not the cluster) and emit what is new or
    * changed; then DELETED for what the list no longer has. Runs only while no watch does.
    */
-  private async list(): Promise<void> {
-    const reason = this.relistWanted ?? (this.synced ? 'watch expired' : 'initial list');
-    this.relistWanted = undefined;
+  private async list(reason: string): Promise<void> {
     const seen = new Set<string>();
     let cont: string | undefined;
     let rv: string | undefined;
@@ -289,9 +293,9 @@ export class Reflector<T> {
     return new Promise((resolve) => {
       if (this.stopped) return resolve({ kind: 'stopped' });
       let events = 0;
-      let gone = false;
+      /** The status codes of the ERROR events it brought. */
+      const codes: number[] = [];
       let failed: string | undefined;
-      let aborted: 'relist' | 'stopped' | undefined;
       const started = performance.now();
       const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
       const query = { allowWatchBookmarks: 'true', resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds) };
@@ -303,20 +307,17 @@ export class Reflector<T> {
           if (type !== 'ERROR') return this.apply(type, obj);
           // An ERROR event ends the watch as an error (client-go); 410 means list again.
           const status = obj as { code?: number; message?: string } | null;
-          gone ||= status?.code === 410;
+          if (typeof status?.code === 'number') codes.push(status.code);
           failed ??= `watch ERROR ${status?.code ?? '?'}: ${status?.message ?? 'no message'}`;
         },
         onLineError: (error) => this.opts.onUnreadable?.({ key: '?', error }),
         done: (err) => {
           this.abortWatch = undefined;
-          if (aborted || this.stopped) return resolve({ kind: aborted ?? 'stopped' });
-          resolve(watchEnd(err, gone, failed, { events, ms: performance.now() - started }));
+          if (this.stopped) return resolve({ kind: 'stopped' });
+          resolve(watchEnd(err, codes, failed, { events, ms: performance.now() - started }));
         },
       });
-      this.abortWatch = () => {
-        aborted = this.stopped ? 'stopped' : 'relist';
-        handle.abort();
-      };
+      this.abortWatch = () => handle.abort();
     });
   }
 
@@ -345,7 +346,7 @@ export class Reflector<T> {
   }
 
   private sleep(ms: number): Promise<void> {
-    if (this.stopped || this.relistWanted !== undefined) return Promise.resolve();
+    if (this.stopped) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const t = setTimeout(done, ms);
       t.unref();
@@ -358,12 +359,24 @@ export class Reflector<T> {
   }
 }
 
-/** How a watch ended: `failed`, the first ERROR event it brought (as text), if any. */
-function watchEnd(err: unknown, gone: boolean, failed: string | undefined, seen: { events: number; ms: number }): WatchEnd {
-  if (gone || (err as { statusCode?: number } | null)?.statusCode === 410) return { kind: 'gone' };
-  if (err) return { kind: 'error', message: (err as Error).message ?? String(err) };
-  if (failed !== undefined) return { kind: 'error', message: failed };
+/**
+ * How a watch ended: `codes`, the status codes of its ERROR events; `failed`, the first ERROR
+ * event it brought (as text), if any.
+ */
+function watchEnd(err: unknown, codes: number[], failed: string | undefined, seen: { events: number; ms: number }): WatchEnd {
+  const status = (err as { statusCode?: number } | null)?.statusCode;
+  const all = status === undefined ? codes : [...codes, status];
+  if (all.includes(410)) return { kind: 'gone' };
+  const message = err ? ((err as Error).message ?? String(err)) : failed;
+  if (message !== undefined) return { kind: 'error', message, relist: all.some((c) => RELIST_STATUSES.has(c)) };
   return { kind: 'closed', ...seen };
+}
+
+/** Why the loop lists after this watch (410 Gone, a 404 or 403), or undefined: it watches again. */
+function relistReason(end: WatchEnd): string | undefined {
+  if (end.kind === 'gone') return 'watch expired (410 Gone)';
+  if (end.kind === 'error' && end.relist) return `watch refused: ${end.message}`;
+  return undefined;
 }
 
 /** Why a watch is restarted, for the log and the restart count. */

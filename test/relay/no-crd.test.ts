@@ -55,4 +55,26 @@ describe('relay in a cluster without EphemeralJobs', () => {
       await w.close();
     }
   });
+
+  for (const [status, why] of [[404, 'the CRD is deleted'], [403, 'the list and watch right is revoked']] as const) {
+    test(`${why} while the relay runs: the watch's ${status} leads to the list, which sets the gauge and logs as at start`, async () => {
+      const server = await startApiServer({ objects: [job('j', { app: 'web' }), duePod] });
+      const warned: string[] = [];
+      const logger = { ...silentLogger, warn: (_o: unknown, msg?: string) => void warned.push(msg ?? '') } as typeof silentLogger;
+      const relay = createRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger, backoff: FAST_BACKOFF, absentRetryMs: 100 });
+      const gauge = async (): Promise<number | undefined> => (await relay.metrics.absent.get()).values.find((v) => v.labels.kind === 'EphemeralJob')?.value;
+      try {
+        await relay.synced();
+        assert.notEqual(await gauge(), 1);
+        server.faults.add({ pathIncludes: '/ephemeraljobs', status, times: Infinity });
+        // The running watch ends (as the API server ends watches of a deleted CRD); the next one is refused.
+        server.faults.closeWatches();
+        await eventually(async () => assert.equal(await gauge(), 1));
+        assert.ok(warned.some((m) => m.includes(status === 404 ? 'is not installed' : 'may not list')), warned.join(' | '));
+      } finally {
+        await relay.stop();
+        await server.close();
+      }
+    });
+  }
 });

@@ -1,7 +1,8 @@
 // Watch restarts back off (client-go's reflector): only events that move the watch on
 // (ADDED, MODIFIED, DELETED, BOOKMARK), or a quiet second, make a close routine; a watch
 // closed at once with nothing in it, or ended by an ERROR event, is a failure, and each one
-// in a row waits longer. The
+// in a row waits longer. A watch answered 404 or 403 (a deleted CRD, a revoked right) goes
+// back to the list, which tells what happened as it does at start. The lists and
 // watches are answered over real HTTP by a scripted server (the embedded API server never
 // sends a watch ERROR other than 410); the backoff has no jitter, so each wait is exact.
 import assert from 'node:assert/strict';
@@ -11,12 +12,14 @@ import { after, before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { listRaw } from '../../relay/raw-list.ts';
-import { Reflector } from '../../relay/reflector.ts';
+import { Reflector, type Absent } from '../../relay/reflector.ts';
 import { decodePod } from '../../relay/trim.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 
 /** How the server answers one watch request. */
-type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet';
+type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet' | 'http404' | 'http403';
+/** How the server answers one list request (past its script: 'empty'). */
+type ListAnswer = 'empty' | 'pod' | 'http404' | 'http403';
 
 const podObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd', uid: 'u', resourceVersion: '7' }, spec: { containers: [{ name: 'c' }] }, status: { phase: 'Running' } };
 const lines: Record<Answer, string[]> = {
@@ -25,20 +28,32 @@ const lines: Record<Answer, string[]> = {
   bookmark: [JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '8' } } })],
   error500: [JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcdserver: leader changed', code: 500 } })],
   quiet: [],
+  http404: [],
+  http403: [],
+};
+/** An error status as the API server answers it (metav1.Status). */
+const statuses: Record<string, [number, string]> = {
+  http404: [404, 'the server could not find the requested resource'],
+  http403: [403, 'pods is forbidden: User "u" cannot watch resource "pods"'],
 };
 
 let script: Answer[] = [];
+let listScript: ListAnswer[] = [];
 let watches = 0;
+/** Every request in order: 'list <answer>' or 'watch <answer>'. */
+let requests: string[] = [];
 /** When each watch request arrived (ms, monotonic). */
 let arrivals: number[] = [];
 let lastWatch: (() => void) | undefined;
 const open = new Set<http.ServerResponse>();
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
-  res.writeHead(200, { 'content-type': 'application/json' });
-  if (url.searchParams.get('watch') !== 'true') return void res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '1' }, items: [] }));
+  if (url.searchParams.get('watch') !== 'true') return answerList(res, listScript[requests.filter((r) => r.startsWith('list')).length] ?? 'empty');
   arrivals.push(performance.now());
   const answer = script[watches++];
+  requests.push(`watch ${answer ?? 'open'}`);
+  if (answer && answer in statuses) return answerStatus(res, answer);
+  res.writeHead(200, { 'content-type': 'application/json' });
   // Past the script: the watch stays open (until the test stops the reflector).
   if (answer === undefined) {
     open.add(res);
@@ -50,6 +65,19 @@ const server = http.createServer((req, res) => {
 });
 const kc = new KubeConfig();
 
+function answerList(res: http.ServerResponse, answer: ListAnswer): void {
+  requests.push(`list ${answer}`);
+  if (answer in statuses) return answerStatus(res, answer);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '1' }, items: answer === 'pod' ? [podObject] : [] }));
+}
+
+function answerStatus(res: http.ServerResponse, answer: string): void {
+  const [code, message] = statuses[answer] ?? [500, '?'];
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code }));
+}
+
 before(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -57,16 +85,33 @@ before(async () => {
 });
 after(() => new Promise<void>((r) => server.close(() => r())));
 
+/** What one reflector did against the script. */
+interface Played {
+  restarts: [string, number][];
+  watches: number;
+  pauses: number[];
+  requests: string[];
+  /** Its events, as "TYPE key". */
+  events: string[];
+  /** What it reported through `absent.onChange` (the relay's gauge and log line), as the status or 'present'. */
+  absent: (number | 'present')[];
+}
+
 /**
- * Play `answers` to one reflector's watches: the restarts it reported, as [reason, wait ms],
- * and the pause before each watch that followed a reported restart (ms; a timer does not fire
- * early, so a pause is at least the wait whatever the machine's load, give or take the event
- * loop's millisecond clock).
+ * Play `answers` to one reflector's watches (and `lists` to its lists): the restarts it
+ * reported, as [reason, wait ms], and the pause before each watch that followed a reported
+ * restart (ms; a timer does not fire early, so a pause is at least the wait whatever the
+ * machine's load, give or take the event loop's millisecond clock). The reflector treats 404
+ * and 403 lists as "absent", as the relay's EphemeralJob reflectors do.
  */
-async function play(answers: Answer[]): Promise<{ restarts: [string, number][]; watches: number; pauses: number[] }> {
+async function play(answers: Answer[], lists: ListAnswer[] = []): Promise<Played> {
   script = answers;
+  listScript = lists;
   watches = 0;
+  requests = [];
   arrivals = [];
+  const events: string[] = [];
+  const absent: (number | 'present')[] = [];
   const restartedAt: number[] = [];
   const restarts: [string, number][] = [];
   const reachedEnd = new Promise<void>((r) => (lastWatch = r));
@@ -76,7 +121,8 @@ async function play(answers: Answer[]): Promise<{ restarts: [string, number][]; 
     decode: decodePod,
     fromFingerprint: (fp) => JSON.parse(fp) as Pod,
     uid: (p) => p.metadata.uid,
-    onEvent: () => undefined,
+    onEvent: (type, d) => void events.push(`${type} ${d.key}`),
+    absent: { statuses: [403, 404], retryMs: 10, onChange: (a: Absent | undefined) => void absent.push(a?.status ?? 'present') },
     onRestart: (reason, waitMs) => {
       restarts.push([reason, waitMs]);
       restartedAt.push(watches);
@@ -90,7 +136,7 @@ async function play(answers: Answer[]): Promise<{ restarts: [string, number][]; 
   for (const res of open) res.end();
   open.clear();
   // Restart i ended watch restartedAt[i]; the pause is from that watch's arrival to the next's.
-  return { restarts, watches, pauses: restartedAt.map((n) => (arrivals[n] ?? NaN) - (arrivals[n - 1] ?? NaN)) };
+  return { restarts, watches, pauses: restartedAt.map((n) => (arrivals[n] ?? NaN) - (arrivals[n - 1] ?? NaN)), requests, events, absent };
 }
 
 /** The loop really waited what it reported before the next watch (the request's own time only adds; 2 ms: the loop clock's rounding). */
@@ -129,5 +175,28 @@ describe('watch restarts back off', () => {
     assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 40, /* added */ 20, 40, /* bookmark */ 20]);
     assertPaused(got);
     assert.equal(got.watches, 8);
+  });
+});
+
+describe('a watch answered 404 or 403 lists again', () => {
+  for (const [answer, status, why] of [['http404', 404, 'the CRD deleted'], ['http403', 403, 'the right revoked']] as const) {
+    test(`${status} on the watch (${why}): the list that follows reports the resource absent, as at start, and the cache empties`, { timeout: 10_000 }, async () => {
+      const got = await play([answer], ['pod', answer, 'pod']);
+      assert.deepEqual(got.requests, ['list pod', `watch ${answer}`, `list ${answer}`, 'list pod', 'watch open'], 'back to the list, not the watch');
+      assert.deepEqual(got.absent, [status, 'present'], 'absent while the list said so, present again once it lists');
+      assert.deepEqual(got.events, ['RESYNC d/p', 'DELETED d/p', 'RESYNC d/p'], 'an absent resource has no objects');
+      assert.equal(got.restarts.length, 1);
+      assert.match(got.restarts[0]?.[0] ?? '', new RegExp(`HTTP ${status}`));
+      assert.equal(got.restarts[0]?.[1], 20, 'the usual backoff before the list');
+      assertPaused(got);
+    });
+  }
+
+  test('a watch refused again and again beside a list that works: each list and watch waits longer (no LIST every few hundred ms)', { timeout: 10_000 }, async () => {
+    const got = await play(['http403', 'http403', 'http403']);
+    assert.deepEqual(got.requests, ['list empty', 'watch http403', 'list empty', 'watch http403', 'list empty', 'watch http403', 'list empty', 'watch open']);
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 40, 80], 'a list that works does not start the count over');
+    assert.deepEqual(got.absent, [], 'the list works: nothing is absent');
+    assertPaused(got);
   });
 });
