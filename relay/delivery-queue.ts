@@ -22,7 +22,8 @@
 // Memory is bounded by `capacity` entries whatever happens to the sink; past it, new keys
 // are not queued but a resync is requested once the sink takes envelopes again, so the need
 // to reconcile is replayed from the watch cache, never silently lost. Replays are pulled
-// lazily, only as fast as the queue has room (a replay bigger than the queue still ends).
+// lazily, only as fast as the queue has room (a replay bigger than the queue still ends),
+// and into half of it at most: the other half stays for live events (see fill()).
 // What waits is a small record per key (relay/envelope.ts's Queued); the envelope a sink
 // gets is built from it only when it is sent.
 import type { Logger } from '../functions/engine/logger.ts';
@@ -101,10 +102,13 @@ export class DeliveryQueue {
   private stopped = false;
   private readonly opts: DeliveryQueueOptions;
   private readonly now: () => number;
+  /** Replays fill the queue up to this depth only (half of it; see fill()). */
+  private readonly replayRoom: number;
 
   constructor(opts: DeliveryQueueOptions) {
     this.opts = opts;
     this.now = opts.now ?? Date.now;
+    this.replayRoom = Math.max(1, Math.floor(opts.capacity / 2));
   }
 
   /** Keys queued or being sent: the real backlog. */
@@ -272,10 +276,18 @@ export class DeliveryQueue {
     return batch;
   }
 
-  /** Pull replayed envelopes while there is room; they are due at once. */
+  /**
+   * Pull replayed envelopes while the queue is less than half full; they are due at once.
+   * The other half is for live events. A replay allowed the whole queue kept it full while it
+   * ran when the cache is bigger than the queue: every live event of a new key overflowed, and
+   * each overflow asked for another whole replay, over and over while live traffic lasted.
+   * Now the replay's entries take half the queue at most, so a live event overflows only when
+   * live events alone fill the other half (the sink really is behind); the replay that follows
+   * is then needed, and it reads the overflowed key's latest state from the watch cache.
+   */
   private fill(): void {
     const now = this.now();
-    while (this.backfills.length > 0 && this.depth < this.opts.capacity) {
+    while (this.backfills.length > 0 && this.depth < this.replayRoom) {
       const next = this.backfills[0]?.next();
       if (!next || next.done) {
         this.backfills.shift();
@@ -385,7 +397,10 @@ export class DeliveryQueue {
   private schedule(): void {
     if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.retrying.size === 0 && this.held.size === 0 && this.backfills.length === 0)) return;
     const first = this.pending.values().next().value as Slot | undefined;
-    const at = Math.max(Math.min(first?.due ?? Infinity, this.retryingDue, this.heldDue, this.backfills.length > 0 ? 0 : Infinity), this.retryAt);
+    // A replay waiting for room wakes the queue at once only if it has room now; else it
+    // waits for a key to go (a settled batch runs fill() again), not on a zero timer.
+    const replayNow = this.backfills.length > 0 && this.depth < this.replayRoom;
+    const at = Math.max(Math.min(first?.due ?? Infinity, this.retryingDue, this.heldDue, replayNow ? 0 : Infinity), this.retryAt);
     this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = undefined;

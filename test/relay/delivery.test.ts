@@ -5,11 +5,12 @@ import { createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { SQSClient, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../functions/api/envelope.ts';
-import { messageFor, type Message } from '../../relay/envelope.ts';
+import { DeliveryQueue } from '../../relay/delivery-queue.ts';
+import { messageFor, type Message, type Queued } from '../../relay/envelope.ts';
 import { Requeue } from '../../relay/requeue.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
-import { eventually, job, pod, relayWorld } from '../support/relay-world.ts';
+import { CollectingSink, eventually, job, pod, relayWorld } from '../support/relay-world.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
 import type { SendOutcome } from '../../relay/sinks/sink.ts';
@@ -86,6 +87,56 @@ describe('a hanging sink', () => {
       }, 10_000);
     } finally {
       await w.close();
+    }
+  });
+});
+
+describe('a replay bigger than the queue, with live traffic', () => {
+  const item = (name: string): Queued => ({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, at: 0 });
+
+  test('every key is delivered and the overflow is replayed once: the replay does not make live events overflow again', async () => {
+    const capacity = 4;
+    /** The watch cache: what a replay reads (live keys join it as they are created). */
+    const cache = Array.from({ length: 20 }, (_, i) => `cached-${i}`);
+    let replays = 0;
+    let liveLeft = 30;
+    let deepest = 0;
+    const sink = new CollectingSink();
+    const q: DeliveryQueue = new DeliveryQueue({
+      // The watch brings one new pod during every send, for the first 30 sends.
+      sink: { name: 'live', send: (messages) => {
+        deepest = Math.max(deepest, q.depth);
+        if (liveLeft-- > 0) {
+          const name = `live-${30 - liveLeft}`;
+          cache.push(name);
+          q.add(item(name));
+        }
+        return sink.send(messages);
+      } },
+      capacity, windowMs: 0, logger: silentLogger,
+      build: (x) => messageFor(x, { relayId: 't' }, undefined),
+      hooks: { resyncNeeded: () => {
+        replays++;
+        return (function* () {
+          for (const name of cache) yield item(name);
+        })();
+      } },
+    });
+    try {
+      // Five changes at once into a queue of four: the fifth overflows, which asks for a replay.
+      for (let i = 0; i < 5; i++) q.add(item(`cached-${i}`));
+      for (let sent = -1; sent !== sink.offered;) {
+        sent = sink.offered;
+        await q.flush();
+      }
+      const delivered = new Set(sink.got.map((e) => e.data.name));
+      assert.deepEqual(cache.filter((name) => !delivered.has(name)), [], 'every key was delivered');
+      assert.equal(liveLeft < 0, true, 'the live traffic ran its course during the replay');
+      assert.equal(replays, 1, 'one replay for the one overflow');
+      assert.ok(deepest <= capacity, `the queue held ${deepest} keys, more than its ${capacity}`);
+      assert.equal(q.depth, 0);
+    } finally {
+      await q.stop();
     }
   });
 });
