@@ -233,11 +233,12 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
  * The record's claims as the next write keeps them, and what they hold. Every claim is kept
  * until its retention ends (retentionMs), whatever its pod shows. While kept, a claim holds
  * a slot unless the pods show that it cannot: the pod gone (or not matching), replaced (another
- * uid), inactive, injected with every container of the job ended, or never able to take the
- * job's containers (neverTakes) — each for good, so a
+ * uid), inactive, or injected with every container of the job ended — each for good, so a
  * LIST that predates the truth can only count a slot too many. A claim that ends its
  * retention with its pod present and not injected was never used: it no longer counts
- * toward `replicas` (`dropped`), and the pod, if still active, may be claimed again.
+ * toward `replicas` (`dropped`), and the pod, if still active, may be claimed again. A claim
+ * whose pod can never take the job's containers (neverTakes) is dropped the same way at once:
+ * no injection under it can ever land, which is all the retention is for.
  */
 function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained {
   const byName = new Map(input.pods.map((p) => [p.metadata.name, p]));
@@ -257,12 +258,18 @@ function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained
       }
       continue;
     }
+    // Not injected, and never can be: no injection under this claim can land, now or later,
+    // so it is dropped at once, its replica given back (kept, it would hold that replica for
+    // its retention and could end a job with `replicas` as PodsGone; review found that).
+    if (pod && !injected && neverTakes(pod, input)) {
+      out.dropped++;
+      out.notes.push(`claim on pod ${c.pod} dropped: the pod cannot take the job's containers`);
+      continue;
+    }
     out.claims.push(c);
     if (pod === undefined) continue; // gone, replaced or not matching: nothing of this claim to count
     out.claimed.add(c.pod);
     if (!isActive(pod) || (injected && !holdsSlot(pod, input.jobUid))) continue;
-    // Not injected, and never can be: no injection under this claim can land.
-    if (!injected && neverTakes(pod, input)) continue;
     out.holding.add(c.pod);
     if (!injected) pendingClaim(c, ends, input, out);
   }

@@ -69,6 +69,8 @@ export const LeaseRecord = z.object({
     failed: z.number().int().nonnegative(),
     /** Why a Failed verdict failed, when not for failed pods. */
     failedBy: z.enum(['deadline', 'gone']).optional(),
+    /** What its JobFailed message says of pods the containers could not go into (planner.ts unfitNote). */
+    unfit: z.string().max(1024).optional(),
   }).optional(),
 });
 export type LeaseRecord = z.infer<typeof LeaseRecord>;

@@ -112,9 +112,9 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
   for (const t of targets) if (injecting.has(t.pod.metadata.name)) t.state = 'waiting'; // what the status will say once injected
-  const { counts, phase, failedBy } = outcome({ spec, targets, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: (p) => recordedVerdict(lease.view, pods, uid, p) });
+  const { counts, phase, failedBy, unfit } = outcome({ spec, targets, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
 
-  const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, failedBy) });
+  const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
   if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
   const actions: Action[] = decided.write ? [decided.write] : [];
@@ -122,13 +122,13 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // Action.withinSeconds and README.md); then the status write with an Event for each
   // injection that took effect, all at once too; verdict Events after the status that says it.
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod) });
-  const status = planStatus(job, { counts, phase, targets, now, ...(failedBy ? { failedBy } : {}) });
+  const status = planStatus(job, { counts, phase, targets, now, ...(failedBy ? { failedBy } : {}), ...(unfit ? { unfit } : {}) });
   actions.push(...status.write.map((a) => ({ ...a, group: 'report' })));
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
 
-  const unfit = targets.flatMap((t) => (t.why === undefined ? [] : [`pod ${t.pod.metadata.name} failed: its containers cannot go into it (${t.why})`]));
-  const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...unfit, ...claims.notes];
+  const unfitPods = targets.flatMap((t) => (t.why === undefined ? [] : [`pod ${t.pod.metadata.name} failed: its containers cannot go into it (${t.why})`]));
+  const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...unfitPods, ...claims.notes];
   const finished = phase === 'Succeeded' || phase === 'Failed';
   const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
   return { actions, requeueAfterSeconds: requeue, notes };
@@ -145,42 +145,54 @@ function planActive(input: ActiveInput, now: Date): Plan {
  */
 function targetCandidates(spec: EphemeralJobSpec, pods: Pod[], uid: string, sealed: boolean): Pod[] {
   if (!sealed || slotHolders(pods, uid).length > 0) return pods;
-  // A pod the template cannot go into was a failed target for the verdict; it stays one.
+  // A pod the template cannot go into is a failed target too (for its Warning Event; the
+  // counts are then the verdict the seal recorded: recordedVerdict).
   return pods.filter((p) => ownedContainers(p, uid).length > 0 || unfitReason(p, spec.template.ephemeralContainers) !== undefined);
 }
 
 /**
- * The verdict the Lease recorded with its seal, when the pods no longer give one: no pod
- * holds a slot (else the pods decide, step 7) and the phase they give is not final — the
- * verdict's status write was lost and, before the next plan, the pods that decided it were
- * deleted or ended (an ended pod is no target). Without it the job would wait for good: a
+ * The verdict the Lease recorded with its seal, once no pod holds a slot (else the pods
+ * decide, step 7): the verdict's status write was lost, and it is written again as it was
+ * decided, whatever the pods show now. Before, the pods decided whenever they gave a final
+ * phase, so the pods changing between the seal and the next plan could change it: a pod
+ * the containers cannot go into appearing turned a sealed Succeeded into Failed, a failed
+ * pod deleted turned Failed into Succeeded (review). And if they gave none — the pods that
+ * decided it deleted or ended (an ended pod is no target) — the job would wait for good: a
  * sealed record claims nothing. A record sealed before verdicts were recorded has none.
  */
-function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string, phase: EjobPhase): Verdict | undefined {
+function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string): Verdict | undefined {
   if (view.kind !== 'ours' || view.record.finished !== true || view.record.verdict === undefined) return undefined;
-  if (phase === 'Succeeded' || phase === 'Failed' || slotHolders(pods, jobUid).length > 0) return undefined;
-  return view.record.verdict;
+  return slotHolders(pods, jobUid).length > 0 ? undefined : view.record.verdict;
 }
 
 /**
- * Counts, phase and why a Failed phase failed: from the targets, or every replica spent on
- * pods that are gone (`gone`), or the verdict the seal recorded when the pods no longer give
- * one (`recorded`).
+ * Counts, phase and why a Failed phase failed: the verdict the seal recorded, once no pod
+ * holds a slot (`recorded`); else from the targets, or every replica spent on pods that are
+ * gone (`gone`).
  */
-function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: (phase: EjobPhase) => Verdict | undefined }): { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined } {
+function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: () => Verdict | undefined }): { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined; unfit: string | undefined } {
+  // A verdict sealed before comes first: the pods it was decided from may have changed since.
+  const recorded = o.recorded();
+  if (recorded) return { counts: { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: 0, waiting: 0 }, phase: recorded.phase, failedBy: recorded.failedBy, unfit: recorded.unfit };
   const derived = countStates(o.targets);
   const phase = decidePhase(o.spec, derived, o.deadlineExceeded);
-  // A verdict sealed before comes first: the pods it was decided from may be the ones gone.
-  const recorded = o.recorded(phase);
-  if (recorded) return { counts: { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: 0, waiting: 0 }, phase: recorded.phase, failedBy: recorded.failedBy };
-  if (!o.deadlineExceeded && o.gone(derived)) return { counts: derived, phase: 'Failed', failedBy: 'gone' };
-  return { counts: derived, phase, failedBy: o.deadlineExceeded ? 'deadline' : undefined };
+  const unfit = unfitNote(o.targets);
+  if (!o.deadlineExceeded && o.gone(derived)) return { counts: derived, phase: 'Failed', failedBy: 'gone', unfit };
+  return { counts: derived, phase, failedBy: o.deadlineExceeded ? 'deadline' : undefined, unfit };
+}
+
+/** What a JobFailed message says of the targets the containers could not go into, if any. */
+function unfitNote(targets: readonly Target[]): string | undefined {
+  const unfit = targets.filter((t) => t.why !== undefined);
+  const first = unfit[0];
+  return first ? `${unfit.length} could not take the containers (${first.pod.metadata.name}: ${first.why})` : undefined;
 }
 
 /** The verdict a seal records, for a final phase. */
-function verdictOf(phase: EjobPhase, c: Counts, failedBy: FailedBy | undefined): Verdict | undefined {
+function verdictOf(phase: EjobPhase, c: Counts, why: { failedBy: FailedBy | undefined; unfit: string | undefined }): Verdict | undefined {
   if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
-  return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...(phase === 'Failed' && failedBy ? { failedBy } : {}) };
+  const failed = phase === 'Failed' ? { ...(why.failedBy ? { failedBy: why.failedBy } : {}), ...(why.unfit ? { unfit: why.unfit } : {}) } : {};
+  return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...failed };
 }
 
 /**
@@ -270,6 +282,8 @@ export interface StatusInput {
   now: Date;
   /** Why a Failed phase failed, when not for failed pods: past activeDeadlineSeconds, or every replica spent on pods now gone. */
   failedBy?: FailedBy;
+  /** What the JobFailed message says of pods the containers could not go into (unfitNote, or as the seal recorded it). */
+  unfit?: string;
 }
 
 /** Why a Failed verdict failed, when not for failed pods. */
@@ -289,7 +303,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
       ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: 'no active pod matches the selector' }
       : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
   ];
-  const failedWhy = phase === 'Failed' ? failedCondition(job, { counts, unfit: input.targets.filter((t) => t.why !== undefined) }, input.failedBy) : undefined;
+  const failedWhy = phase === 'Failed' ? failedCondition(job, { counts, unfit: input.unfit }, input.failedBy) : undefined;
   if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
   if (failedWhy) wanted.push(failedWhy);
   if ((prev.conditions ?? []).some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
@@ -316,7 +330,7 @@ function injectionId(pod: Pod): string {
   return `inject:${pod.metadata.name}`;
 }
 
-function failedCondition(job: EphemeralJobObject, o: { counts: Counts; unfit: readonly Target[] }, failedBy: FailedBy | undefined): WantedCondition {
+function failedCondition(job: EphemeralJobObject, o: { counts: Counts; unfit: string | undefined }, failedBy: FailedBy | undefined): WantedCondition {
   const c = o.counts;
   const spec = job.spec as Partial<EphemeralJobSpec> | undefined;
   if (failedBy === 'deadline') {
@@ -325,9 +339,7 @@ function failedCondition(job: EphemeralJobObject, o: { counts: Counts; unfit: re
   if (failedBy === 'gone') {
     return { type: 'JobFailed', status: 'True', reason: 'PodsGone', message: `all ${spec?.replicas} replicas went to pods that were deleted or ended before their result was seen` };
   }
-  const first = o.unfit[0];
-  const unfit = first ? `; ${o.unfit.length} could not take the containers (${first.pod.metadata.name}: ${first.why})` : '';
-  return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed${unfit}` };
+  return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed${o.unfit ? `; ${o.unfit}` : ''}` };
 }
 
 function completionEvents(job: EphemeralJobObject, input: StatusInput, failed: WantedCondition | undefined): Action[] {

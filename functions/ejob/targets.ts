@@ -50,7 +50,7 @@ export interface ReplicaBudget {
   claimed: ReadonlySet<string>;
 }
 
-/** Of pending pods (oldest first), those claimed already, and as many others as replicas are left. */
+/** Of pods not injected (oldest first; unfit ones last), those claimed already, and as many others as replicas are left. */
 function withinBudget(fresh: readonly Target[], budget: ReplicaBudget): Target[] {
   const out: Target[] = [];
   let left = budget.left;
@@ -98,6 +98,8 @@ export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: read
     }
   }
   const limit = spec.replicas ?? Number.POSITIVE_INFINITY;
-  const targets = [...injected, ...(budget ? withinBudget(fresh, budget) : fresh), ...unfit].slice(0, limit);
+  // Unfit pods after the fresh ones, and through the budget like them: each is one of `replicas`.
+  const untried = [...fresh, ...unfit];
+  const targets = [...injected, ...(budget ? withinBudget(untried, budget) : untried)].slice(0, limit);
   return { targets, skipped };
 }

@@ -85,7 +85,7 @@ describe('a pod the template cannot go into', () => {
     const podEvent = sealing.actions.find((a) => a.kind === 'Event' && (a.body as { involvedObject: { name: string } }).involvedObject.name === 'a-old');
     assert.match((podEvent?.body as { message: string }).message, /ephemeral job j: the pod has no container app/);
     // The verdict's status write lost: planned again from the sealed record, the pod still counts.
-    const sealed = lease({ total: 2, finished: true, verdict: { phase: 'Failed', match: 3, succeeded: 2, failed: 1 } });
+    const sealed = lease({ total: 2, finished: true, verdict: recordOf(sealing.actions[0]).verdict });
     const again = plan({ job: job({}, status), pods, lease: sealed }, NOW);
     assert.deepEqual(statusOf(again.actions), statusOf(sealing.actions));
   });
@@ -96,6 +96,35 @@ describe('a pod the template cannot go into', () => {
     assert.deepEqual(selectTargets(spec, UID, pods).targets.map((t) => [t.pod.metadata.name, t.state]), [['b', 'pending'], ['c', 'pending']]);
     const three = { ...spec, replicas: 3 };
     assert.deepEqual(selectTargets(three, UID, pods).targets.map((t) => [t.pod.metadata.name, t.state]), [['b', 'pending'], ['c', 'pending'], ['a-old', 'failed']]);
+  });
+
+  test('after the seal, a late pod the containers cannot go into changes nothing: the recorded verdict stands (review)', () => {
+    const status = { phase: 'Running', match: 1, succeeded: 0, failed: 0, running: 1, waiting: 0, startTime: '2026-01-01T00:30:01Z' };
+    const sealing = plan({ job: job({}, status), pods: [pod('b', 2, {}, true)], lease: lease({ total: 1 }) }, NOW);
+    const verdict = recordOf(sealing.actions[0]).verdict;
+    assert.equal(verdict?.phase, 'Succeeded');
+    // Its status write was lost; then a rollout's pod without the target container appears (with b, or instead of it).
+    for (const pods of [[pod('b', 2, {}, true), noApp('u', 9)], [noApp('u', 9)]]) {
+      const again = plan({ job: job({}, status), pods, lease: lease({ total: 1, finished: true, verdict }) }, NOW);
+      assert.deepEqual(statusOf(again.actions), statusOf(sealing.actions), pods.map((p) => p.metadata.name).join(','));
+    }
+  });
+
+  test('with replicas, an unfit pod takes a replica only while replicas are left (review)', () => {
+    // replicas 2: a injected and done, b claimed and then deleted (its claim stays counted): no replica left.
+    const status = { phase: 'Running', match: 2, succeeded: 1, failed: 0, running: 0, waiting: 1, startTime: '2026-01-01T00:30:01Z' };
+    const p = plan({ job: job({ replicas: 2 }, status), pods: [pod('a', 1, {}, true), noApp('u', 3)], lease: lease({ total: 2, claims: [{ pod: 'b', uid: 'uid-b', at: new Date(NOW.getTime() - 3000).toISOString() }] }) }, NOW);
+    const s = statusOf(p.actions) as { phase: string; match: number; failed: number };
+    assert.deepEqual([s.phase, s.match, s.failed], ['Succeeded', 1, 0]);
+  });
+
+  test('replicas 1, and the claimed pod got another job\'s container of that name: the next pod is claimed, not PodsGone (review)', () => {
+    const theirs = pod('p', 1, { ephemeralContainers: [{ name: 'probe', env: [{ name: 'KRUISE_EJOB_ID', value: 'another-job' }] }] });
+    const status = { phase: 'Waiting', match: 1, succeeded: 0, failed: 0, running: 0, waiting: 1, startTime: '2026-01-01T00:30:01Z' };
+    const p = plan({ job: job({ replicas: 1 }, status), pods: [theirs, pod('q', 2)], lease: lease({ total: 1, claims: [{ pod: 'p', uid: 'uid-p', at: new Date(NOW.getTime() - 2000).toISOString() }] }) }, NOW);
+    assert.deepEqual(injected(p.actions), ['q']);
+    const record = recordOf(p.actions[0]);
+    assert.deepEqual([record.total, record.claims.map((c) => c.pod), record.finished], [1, ['q'], undefined]);
   });
 
   test('a job whose every pod is unfit fails at once instead of waiting', () => {

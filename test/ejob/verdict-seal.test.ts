@@ -160,4 +160,14 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     // A record sealed before verdicts were recorded plans as before (from the pods).
     assert.equal(statusOf(plan({ job: job(running), pods: [], lease: lease({ finished: true }) }, NOW).actions)?.phase, 'Waiting');
   });
+
+  test('a verdict whose status write was lost is written as sealed even when the pods now give another one (review)', () => {
+    // Sealed Failed: a done, b failed. The status write was lost, then b was deleted: from the
+    // pods alone the job would now be Succeeded (1 of 1).
+    const sealing = plan({ job: job(running), pods: [pod('a', 1, true), failedPod('b', 2, 'exited')], lease: lease() }, NOW);
+    const verdict = recordOf(sealing.actions[0]).verdict;
+    assert.deepEqual([verdict?.phase, verdict?.failed], ['Failed', 1]);
+    const again = plan({ job: job(running), pods: [pod('a', 1, true)], lease: lease({ finished: true, verdict }) }, NOW);
+    assert.deepEqual(statusOf(again.actions), statusOf(sealing.actions));
+  });
 });
