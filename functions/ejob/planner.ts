@@ -392,7 +392,7 @@ function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Acti
     // StatefulSet's) is not the pod claimed, and kube-apiserver refuses the patch (422,
     // metadata.uid is immutable) instead of injecting a pod no claim holds a slot for.
     body: { ...(pod.metadata.uid ? { metadata: { uid: pod.metadata.uid } } : {}), spec: { ephemeralContainers: containers } },
-    alreadyExists: 'done',
+    alreadyExists: 'look-again',
     reason: `inject ${containers.map((c) => c.name).join(', ')} for ephemeral job ${job.metadata.name}`,
   };
 }

@@ -17,6 +17,8 @@ export interface ApplyResult {
   expired: Action[];
   /** Actions not sent because the action they `require` did not take effect. */
   withheld: Action[];
+  /** Injections (`alreadyExists: 'look-again'`) whose container names the pod already holds, maybe not ours: look again soon. */
+  namesTaken: Action[];
 }
 
 export interface ApplyDeps {
@@ -44,7 +46,7 @@ export interface ApplyDeps {
  * manage_children: one bad child does not block the others).
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
-  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [] };
+  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], namesTaken: [] };
   const clock = deps.monotonic ?? (() => performance.now());
   const started = deps.startedAt ?? clock();
   const tookEffect = new Set<string>();
@@ -69,6 +71,10 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
         deps.logger.info({ action: describe(action), requires: action.requires }, 'not sent: the action it follows did not take effect');
         result.withheld.push(action);
       } else if (outcome === 'replan') result.replan = true;
+      else if (outcome === 'taken') {
+        deps.logger.info({ action: describe(action) }, 'containers of those names are already in the pod, ours or another job\'s: looking again');
+        result.namesTaken.push(action);
+      }
       else if (outcome === 'done') {
         result.applied.push(action);
         if (action.id !== undefined) tookEffect.add(action.id);
@@ -93,7 +99,7 @@ function groups(actions: readonly Action[]): Action[][] {
   return out;
 }
 
-type Outcome = 'done' | 'skipped' | 'replan' | 'expired' | KubeError;
+type Outcome = 'done' | 'skipped' | 'taken' | 'replan' | 'expired' | KubeError;
 
 /** Thrown (inside the retry loop) when an action's withinSeconds has passed before an attempt. */
 class TooLate extends Error {}
@@ -135,11 +141,8 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
     log.info({ action: describe(action), err: err.message }, 'the object was replaced under its name since it was read: re-planning');
     return 'replan';
   }
-  if (action.alreadyExists === 'done' && nameTaken(action, err)) {
-    log.info({ action: describe(action), err: err.message }, 'containers of those names are already in the pod, ours or another job\'s: nothing follows from this injection, the next reconcile sees which');
-    return 'skipped';
-  }
-  if (action.alreadyExists === 'done' && err.errorClass === 'already-exists') {
+  if (action.alreadyExists === 'look-again' && nameTaken(action, err)) return 'taken';
+  if (action.alreadyExists === 'done' && (err.errorClass === 'already-exists' || nameTaken(action, err))) {
     log.info({ action: describe(action) }, 'already done');
     return 'done';
   }
@@ -198,11 +201,11 @@ export function otherUid(action: Action, err: KubeError): boolean {
 /**
  * kube-apiserver's answer to an injection whose container name is already in the pod with
  * other content: 422 with a FieldValueForbidden cause "existing ephemeral containers \"x\"
- * may not be changed" (ValidatePodEphemeralContainersUpdate). Our own containers sent again
- * are a no-op 200 (the strategic merge changes nothing), so this is mostly another job's
- * container of the same name that landed since the pods were read: not "injected" (no Event
- * says so), and not a refusal to report either. The next reconcile reads the pod: ours, it
- * is injected; another job's, it is no target and its claim holds no slot (claims.ts).
+ * may not be changed" (ValidatePodEphemeralContainersUpdate). The same containers sent again
+ * are a no-op 200 (the strategic merge changes nothing), so for an EphemeralJob this is
+ * mostly another job's container of that name, landed since the pods were read
+ * (`alreadyExists: 'look-again'`); the sidecar terminator's signal container is ours
+ * whatever its content (`'done'`).
  */
 export function nameTaken(action: Action, err: KubeError): boolean {
   if (err.errorClass !== 'invalid' || action.subresource !== 'ephemeralcontainers') return false;

@@ -119,8 +119,11 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
       if (attempt < maxReplans) await sleep(conflictBackoff(deps.conflictBackoffMs ?? 10, attempt));
       continue;
     }
-    // An action sent too late was skipped: look again soon rather than at the plan's leisure.
-    const requeueAfterSeconds = r.expired.length > 0 ? minRequeue(plan.requeueAfterSeconds, 1) : plan.requeueAfterSeconds;
+    // An action sent too late was skipped, or an injection met containers of its names that
+    // may not be ours: look again soon rather than at the plan's leisure (the change that
+    // brought them may be held by the relay, and our own status write is not forwarded).
+    const soon = r.expired.length > 0 || r.namesTaken.length > 0;
+    const requeueAfterSeconds = soon ? minRequeue(plan.requeueAfterSeconds, 1) : plan.requeueAfterSeconds;
     if (r.refused.length > 0) {
       await reportRefusals(r.refused, deps);
       return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds };

@@ -29,11 +29,12 @@ export interface Action {
   /**
    * How to read a 409 AlreadyExists (create) or kube-apiserver's "may not be changed"
    * (ephemeral container injection): "done" means the object is already there, which is
-   * success — for an injection, the names are taken, ours or not: nothing that `requires`
-   * it is sent, and it is no refusal (apply.ts nameTaken); "replan" means someone else got
-   * there first (a Lease created concurrently): observe and plan again.
+   * success; "replan" means someone else got there first (a Lease created concurrently):
+   * observe and plan again; "look-again" (an injection whose names another's containers may
+   * hold: apply.ts nameTaken) means not known to be ours: nothing that `requires` it is
+   * sent, it is no refusal, and the key is looked at again in a second.
    */
-  alreadyExists?: 'done' | 'error' | 'replan';
+  alreadyExists?: 'done' | 'error' | 'replan' | 'look-again';
   /**
    * Send this action only within this many seconds (local monotonic clock) of the start of
    * the reconcile attempt that planned it (before its observation); later it is skipped and

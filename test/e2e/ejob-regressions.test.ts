@@ -128,6 +128,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       server.store.put({ ...pod, spec: { ...pod.spec, ephemeralContainers: [theirs] } } as never);
       const r = await a;
       assert.equal(r.keys[0]?.outcome, 'done', 'not a refusal to report');
+      assert.equal(r.keys[0]?.requeueAfterSeconds, 1, 'looked at again in a second: the relay may hold the pod change that shows whose they are');
       const events = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { reason: string; involvedObject: { name: string } }[];
       assert.deepEqual(events.filter((e) => e.reason === 'EphemeralContainersInjected').map((e) => e.involvedObject.name), [], 'nothing of ours went in');
       // The pod's change reaches the job: its claim on that pod holds no slot any more.

@@ -6,7 +6,7 @@ import type { Action } from '../../functions/engine/plan.ts';
 import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
 
 const patch: Action = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: {}, reason: 'test' };
-const inject: Action = { ...patch, subresource: 'ephemeralcontainers', patchType: 'strategic', alreadyExists: 'done' };
+const inject: Action = { ...patch, subresource: 'ephemeralcontainers', patchType: 'strategic', alreadyExists: 'look-again' };
 const event: Action = { verb: 'create', apiVersion: 'v1', kind: 'Event', namespace: 'ns', name: 'e', body: {}, alreadyExists: 'done', reason: 'event' };
 const del: Action = { verb: 'delete', apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'ns', name: 'j', reason: 'ttl' };
 const deps = (kube: ScriptedKube) => ({ kube, logger: silentLogger, minTimeoutMs: 1 });
@@ -53,13 +53,16 @@ describe('applyPlan', () => {
     assert.deepEqual(r.refused, []);
   });
 
-  test("kube-apiserver's 422 for a container name already taken (Forbidden: may not be changed) is neither injected nor a refusal: the next reconcile reads whose it is", async () => {
+  test("kube-apiserver's 422 for a container name already taken (Forbidden: may not be changed): an injection is neither done nor refused, and is looked at again; the sidecar's signal is done", async () => {
     const message = 'Pod "p" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "ec" may not be changed\n';
-    const kube = new ScriptedKube().answer(apiError(422, 'Invalid', message, [{ reason: 'FieldValueForbidden', field: 'spec.ephemeralContainers', message: 'Forbidden: existing ephemeral containers "ec" may not be changed\n' }]));
-    const r = await applyPlan([inject], deps(kube));
+    const taken = (): ScriptedKube => new ScriptedKube().answer(apiError(422, 'Invalid', message, [{ reason: 'FieldValueForbidden', field: 'spec.ephemeralContainers', message: 'Forbidden: existing ephemeral containers "ec" may not be changed\n' }]));
+    const r = await applyPlan([inject], deps(taken()));
     assert.deepEqual(r.applied, [], 'maybe another job\'s container: nothing says it is ours');
     assert.deepEqual(r.refused, []);
+    assert.deepEqual(r.namesTaken, [inject]);
     assert.equal(r.replan, false);
+    const signal: Action = { ...inject, alreadyExists: 'done' };
+    assert.deepEqual((await applyPlan([signal], deps(taken()))).applied, [signal]);
   });
 
   test('a patch naming a uid refused because the object under that name has another (422 metadata.uid) asks for a re-plan, even if the new one holds the containers', async () => {
