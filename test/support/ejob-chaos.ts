@@ -24,6 +24,8 @@ export interface ChaosWorld {
   replicas: number | undefined;
   /** A second template container whose image never resolves (the pod fails while the first still runs). */
   badImage: boolean;
+  /** How many of the oldest pods have no container the template targets: failed at once, never injected (pod-state.ts unfitReason). */
+  unfit?: number;
   instances: number;
   crd: 0 | 1;
 }
@@ -50,6 +52,7 @@ export const chaosWorld: fc.Arbitrary<ChaosWorld> = fc.record({
   badImage: fc.boolean(),
   instances: fc.integer({ min: 4, max: 8 }),
   crd: fc.constantFrom(0 as const, 1 as const),
+  unfit: fc.constantFrom(0, 0, 1, 2),
 });
 
 const target = fc.integer({ min: -1, max: 6 });
@@ -86,7 +89,7 @@ function objects(w: ChaosWorld): unknown[] {
     out.push({
       apiVersion: 'v1', kind: 'Pod',
       metadata: { name: `p${i}`, namespace: 'default', uid: `pod-uid-${i}`, labels: { app: 'chaos' }, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() },
-      spec: { containers: [{ name: 'app', image: 'nginx' }] },
+      spec: { containers: [{ name: i < (w.unfit ?? 0) ? 'web' : 'app', image: 'nginx' }] },
       status: { phase: 'Running' },
     });
   }
@@ -318,10 +321,15 @@ async function drain(server: ApiServer, w: ChaosWorld, d: EngineDeps, env: { adv
   }
   const injected = allPods(server).filter((p) => jobContainers(p).length > 0);
   const failed = injected.filter((p) => jobContainers(p).some((c) => c.state === 'stuck' || (c.state === 'exited' && c.exitCode !== 0)));
-  const expected = Math.min(w.replicas ?? w.pods, w.pods);
+  // Pods the containers cannot go into are never injected; they are failed targets after the
+  // others, within what replicas leaves.
+  const wanted = w.replicas ?? w.pods;
+  const fit = w.pods - (w.unfit ?? 0);
+  const expected = Math.min(wanted, fit);
+  const unfit = Math.min(w.unfit ?? 0, Math.max(0, wanted - fit));
   assert.deepEqual(
     { match: s.match, succeeded: s.succeeded, failed: s.failed, running: s.running, waiting: s.waiting, injected: injected.length },
-    { match: expected, succeeded: injected.length - failed.length, failed: failed.length, running: 0, waiting: 0, injected: expected },
+    { match: expected + unfit, succeeded: injected.length - failed.length, failed: failed.length + unfit, running: 0, waiting: 0, injected: expected },
   );
-  assert.equal(s.phase, failed.length === 0 ? 'Succeeded' : 'Failed');
+  assert.equal(s.phase, failed.length + unfit === 0 ? 'Succeeded' : 'Failed');
 }
