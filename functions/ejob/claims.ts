@@ -214,24 +214,32 @@ export function retentionMs(cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds
 }
 
 /**
- * Whether pods LISTed before this Lease was read (at most skewSeconds before: the
- * observation checks that) may stand for pods read after it (README.md, step 3). They may
- * when the Lease is absent (no claim exists), or when its record has kept every claim for a
- * whole retention since `keptSince`: every write since then was made by this rule (an older
- * instance's write drops `keptSince`, and the next write sets it anew), so every claim whose
- * injection may have landed after such a LIST is still on the record. Not for a sealed
- * record (the verdict's re-plans keep the LIST after the Lease, step 7), nor an unreadable one.
+ * Whether `pods`, LISTed before this Lease was read (at most skewSeconds before: the
+ * observation checks that), may stand for pods read after it (README.md, "Reading the pods
+ * once"). They may when the Lease is absent (no claim exists), or when its record has kept
+ * every claim for a whole retention since `keptSince` — every write since then was made by
+ * this rule (an older instance's write drops `keptSince`, and the next write sets it anew),
+ * so every claim whose injection may have landed after such a LIST is still on the record —
+ * and the LIST shows every pod the record claims, with the claimed uid. A claimed pod it
+ * does not show may have been created (labelled into the selector, created again under its
+ * name) after it and injected since: a LIST read after the Lease shows that pod, this one
+ * would count its claim as no slot (review found the gap: a second pod claimed at
+ * parallelism 1, a verdict sealed without the pod). Not for a sealed record (the verdict's
+ * re-plans keep the LIST after the Lease, step 7), nor an unreadable one.
  */
-export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds'>): boolean {
+export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds'>, pods: readonly Pod[]): boolean {
   if (view.kind === 'absent') return true;
   if (view.kind !== 'ours' || view.record.finished === true) return false;
   const since = toDate(view.record.keptSince);
-  return since !== undefined && since.getTime() + retentionMs(cfg) <= serverNow.getTime();
+  if (since === undefined || since.getTime() + retentionMs(cfg) > serverNow.getTime()) return false;
+  const shown = new Map(pods.map((p) => [p.metadata.name, p.metadata.uid]));
+  return view.record.claims.every((c) => shown.has(c.pod) && (c.uid === undefined || shown.get(c.pod) === c.uid));
 }
 
 /**
  * The record's claims as the next write keeps them, and what they hold. Every claim is kept
- * until its retention ends (retentionMs), whatever its pod shows. While kept, a claim holds
+ * until its retention ends (retentionMs), whatever its pod shows — but for a claim no
+ * injection can ever follow (below). While kept, a claim holds
  * a slot unless the pods show that it cannot: the pod gone (or not matching), replaced (another
  * uid), inactive, or injected with every container of the job ended — each for good, so a
  * LIST that predates the truth can only count a slot too many. A claim that ends its

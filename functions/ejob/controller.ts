@@ -102,8 +102,8 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
  * the Lease is not read: the planner gets the view `not-read`, from which it decides
  * nothing on the Lease. Otherwise stage 2: the Lease, and the pods again after it unless
  * the LIST of stage 1 may stand for them — taken at most skewSeconds (local, monotonic)
- * before the Lease came back, and the record has kept every claim for a retention
- * (claims.ts listBeforeLeaseStands). Either way the pods show every injection made under a
+ * before the Lease came back, the record has kept every claim for a retention, and the
+ * LIST shows every pod the record claims (claims.ts listBeforeLeaseStands). Either way the pods show every injection made under a
  * claim the Lease no longer lists (README.md, step 3). A finished or invalid job needs
  * neither; a job being deleted, or gone, needs its Lease and the job again (departed()).
  */
@@ -133,7 +133,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   // How long before the Lease came back the LIST was sent: by the local monotonic clock, and
   // by the server's (a process stalled or a clock stepped shows there too).
   const lag = Math.max(performance.now() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
-  if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg)) {
+  if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {
     return { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] };
   }
   const second = await listPods(kube, ref.namespace, podQuery);

@@ -42,7 +42,7 @@ export const LeaseRecord = z.object({
   claims: z.array(Claim),
   /**
    * Since when (server time) every write of this record has kept each claim for its whole
-   * retention. Set by the first write that keeps claims that way (the epoch when the Lease
+   * retention (but a claim whose pod can never take the containers: claims.ts neverTakes). Set by the first write that keeps claims that way (the epoch when the Lease
    * was absent), carried by every later one; a write by an older instance, which released a
    * claim as soon as its pod showed the job's containers, drops it. A LIST read before the
    * Lease stands for the pods only a retention after it (claims.ts listBeforeLeaseStands).
@@ -67,6 +67,9 @@ export const LeaseRecord = z.object({
     match: z.number().int().nonnegative(),
     succeeded: z.number().int().nonnegative(),
     failed: z.number().int().nonnegative(),
+    /** Pods still running or waiting when it was decided (a deadline verdict is sealed while pods run). */
+    running: z.number().int().nonnegative().optional(),
+    waiting: z.number().int().nonnegative().optional(),
     /** Why a Failed verdict failed, when not for failed pods. */
     failedBy: z.enum(['deadline', 'gone']).optional(),
     /** What its JobFailed message says of pods the containers could not go into (planner.ts unfitNote). */

@@ -18,7 +18,7 @@ import { jobFinished } from './finished.ts';
 import { decideClaims, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
-import { failureReason, ownedContainers, slotHolders, unfitReason } from './pod-state.ts';
+import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type ReplicaBudget, type Target } from './targets.ts';
 
@@ -101,7 +101,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const budget = replicasLeft(spec, uid, pods, lease);
-  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(spec, pods, uid, sealed), budget);
+  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), budget);
   // The deadline by the later of the planner's clock and the server's: claims are judged by
   // the server's, so a planner clock behind it must not inject past the server's deadline.
   const judged = lease.serverNow.getTime() > now.getTime() ? lease.serverNow : now;
@@ -137,17 +137,15 @@ function planActive(input: ActiveInput, now: Date): Plan {
 /**
  * The pods targets are chosen from. Once the verdict is on the Lease, nothing is claimed
  * (claims.ts), and once no pod holds a slot the job's pods are the ones it injected: a pod
- * that appeared later is not a target, so a verdict re-planned after its seal keeps the
- * verdict's counts. While a pod still holds a slot (a deadline verdict, a failed pod whose
+ * that appeared later is not a target (the counts are then the verdict the seal recorded,
+ * recordedVerdict; these targets give the failed pods' Events). While a pod still holds a slot (a deadline verdict, a failed pod whose
  * other container runs), such a pod is counted like any other, never injected; that keeps
  * targets a matter of pods alone whenever a slot is held, which the observation that skips
  * the Lease relies on (README, step 7).
  */
-function targetCandidates(spec: EphemeralJobSpec, pods: Pod[], uid: string, sealed: boolean): Pod[] {
+function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
   if (!sealed || slotHolders(pods, uid).length > 0) return pods;
-  // A pod the template cannot go into is a failed target too (for its Warning Event; the
-  // counts are then the verdict the seal recorded: recordedVerdict).
-  return pods.filter((p) => ownedContainers(p, uid).length > 0 || unfitReason(p, spec.template.ephemeralContainers) !== undefined);
+  return pods.filter((p) => ownedContainers(p, uid).length > 0);
 }
 
 /**
@@ -173,7 +171,10 @@ function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string):
 function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: () => Verdict | undefined }): { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined; unfit: string | undefined } {
   // A verdict sealed before comes first: the pods it was decided from may have changed since.
   const recorded = o.recorded();
-  if (recorded) return { counts: { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: 0, waiting: 0 }, phase: recorded.phase, failedBy: recorded.failedBy, unfit: recorded.unfit };
+  if (recorded) {
+    const counts = { match: recorded.match, succeeded: recorded.succeeded, failed: recorded.failed, running: recorded.running ?? 0, waiting: recorded.waiting ?? 0 };
+    return { counts, phase: recorded.phase, failedBy: recorded.failedBy, unfit: recorded.unfit };
+  }
   const derived = countStates(o.targets);
   const phase = decidePhase(o.spec, derived, o.deadlineExceeded);
   const unfit = unfitNote(o.targets);
@@ -185,14 +186,19 @@ function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadli
 function unfitNote(targets: readonly Target[]): string | undefined {
   const unfit = targets.filter((t) => t.why !== undefined);
   const first = unfit[0];
-  return first ? `${unfit.length} could not take the containers (${first.pod.metadata.name}: ${first.why})` : undefined;
+  // Bounded (names can be long; the seal records it, and a Lease record has a size): NOTE_MAX.
+  return first ? `${unfit.length} could not take the containers (${first.pod.metadata.name}: ${first.why})`.slice(0, NOTE_MAX) : undefined;
 }
 
-/** The verdict a seal records, for a final phase. */
+/** The longest `unfit` note (the Lease record's schema allows 1024 characters). */
+const NOTE_MAX = 512;
+
+/** The verdict a seal records, for a final phase: what its status write says. */
 function verdictOf(phase: EjobPhase, c: Counts, why: { failedBy: FailedBy | undefined; unfit: string | undefined }): Verdict | undefined {
   if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
   const failed = phase === 'Failed' ? { ...(why.failedBy ? { failedBy: why.failedBy } : {}), ...(why.unfit ? { unfit: why.unfit } : {}) } : {};
-  return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...failed };
+  const open = { ...(c.running > 0 ? { running: c.running } : {}), ...(c.waiting > 0 ? { waiting: c.waiting } : {}) };
+  return { phase, match: c.match, succeeded: c.succeeded, failed: c.failed, ...open, ...failed };
 }
 
 /**

@@ -103,6 +103,25 @@ describe('observing a job that may claim: the pods are LISTed once when that LIS
     }
   });
 
+  test('a record that claims a pod the first LIST does not show (or shows under another uid): the pods are LISTed again after the Lease', async () => {
+    // The pod may have appeared after the LIST and been claimed and injected since (review).
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml') });
+    try {
+      await firstPodDone(server, deps);
+      const d = deps('b');
+      const mine = record(server);
+      assert.deepEqual(await readsOf(server, d.kube, d.lock), ['get EphemeralJob', 'list Pod', 'get Lease'], 'every claimed pod shown: the LIST stands');
+      const claimed = mine.claims[0];
+      assert.ok(claimed);
+      putRecord(server, JSON.stringify({ ...mine, claims: [...mine.claims, { pod: 'appeared-after-the-list', uid: 'u-new', at: claimed.at }] }));
+      assert.deepEqual(await readsOf(server, d.kube, d.lock), ['get EphemeralJob', 'list Pod', 'get Lease', 'list Pod']);
+      putRecord(server, JSON.stringify({ ...mine, claims: [{ ...claimed, uid: 'created-again' }] }));
+      assert.deepEqual(await readsOf(server, d.kube, d.lock), ['get EphemeralJob', 'list Pod', 'get Lease', 'list Pod']);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a sealed record, or an unreadable one: the pods are LISTed again after the Lease', async () => {
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml') });
     try {

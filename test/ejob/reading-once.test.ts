@@ -11,7 +11,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
-import { decideClaims, retentionMs } from '../../functions/ejob/claims.ts';
+import { decideClaims, listBeforeLeaseStands, retentionMs } from '../../functions/ejob/claims.ts';
 import type { Claim, LeaseRecord } from '../../functions/ejob/lease-record.ts';
 import { selectTargets } from '../../functions/ejob/targets.ts';
 
@@ -22,6 +22,8 @@ const WINDOW = (cfg.leaseSeconds + cfg.skewSeconds) * 1000;
 
 /** One pod's history, times in ms relative to the Lease read (negative: before it). */
 interface History {
+  /** When the pod appeared (created, or labelled into the selector); long before when unset. */
+  created?: number;
   claimed?: number;
   injected?: number;
   ended?: number;
@@ -36,16 +38,17 @@ function podAt(i: number, h: History, t: number): Pod {
   return p;
 }
 
-const history: fc.Arbitrary<History> = fc.oneof(
-  fc.constant({}),
-  fc.integer({ min: -60_000, max: 0 }).chain((claimed) =>
-    fc.oneof(
-      fc.constant({ claimed }),
-      // An injection lands within the claim's window (README step 4), possibly after the read.
-      fc.integer({ min: claimed + 1, max: claimed + WINDOW - 1 }).chain((injected) =>
-        fc.oneof(fc.constant({ claimed, injected }), fc.integer({ min: injected + 1, max: injected + 40_000 }).map((ended) => ({ claimed, injected, ended })))),
-    )),
-);
+const claimedHistory: fc.Arbitrary<History> = fc.integer({ min: -60_000, max: 0 }).chain((claimed) =>
+  fc.oneof(
+    fc.constant({ claimed }),
+    // An injection lands within the claim's window (README step 4), possibly after the read.
+    fc.integer({ min: claimed + 1, max: claimed + WINDOW - 1 }).chain((injected) =>
+      fc.oneof(fc.constant({ claimed, injected }), fc.integer({ min: injected + 1, max: injected + 40_000 }).map((ended) => ({ claimed, injected, ended })))),
+  ));
+
+/** Histories; some pods appear shortly before their claim (or, unclaimed, after the LIST). */
+const history: fc.Arbitrary<History> = fc.tuple(fc.oneof(fc.constant<History>({}), claimedHistory), fc.option(fc.integer({ min: 0, max: 8_000 }), { nil: undefined, freq: 2 }))
+  .map(([h, before]) => (before === undefined ? h : { ...h, created: (h.claimed ?? 0) - before }));
 
 /**
  * The record the last write before the read (at `writtenAt`) left. `released`: the previous
@@ -64,13 +67,28 @@ function recordAt(histories: readonly History[], writtenAt: number, released: bo
   return { v: 1, job: UID, total, claims, keptSince: '1970-01-01T00:00:00.000Z' };
 }
 
-/** Violations of the property for one history, LIST time, write time and parallelism; [] when it holds. */
-function violations(histories: readonly History[], at: { listAt: number; writtenAt: number }, parallelism: number, released = false): string[] {
-  const { listAt, writtenAt } = at;
+/** The pods a LIST at time t returns: those that had appeared, as they were. */
+function listAt(histories: readonly History[], t: number): Pod[] {
+  return histories.flatMap((h, i) => (h.created !== undefined && h.created > t ? [] : [podAt(i, h, t)]));
+}
+
+/**
+ * Violations of the property for one history, LIST time, write time and parallelism; [] when
+ * it holds. The LIST from before the read is used only when it stands (listBeforeLeaseStands,
+ * as the controller asks); otherwise the pods are LISTed again at the read. `rules` weakens
+ * the rules to show the property catches it: `released`, the previous version's release of a
+ * claim once its pod showed the containers; `absentStands`, a LIST that does not show a
+ * claimed pod standing anyway (the gap review found).
+ */
+function violations(histories: readonly History[], at: { listAt: number; writtenAt: number }, parallelism: number, rules: { released?: boolean; absentStands?: boolean } = {}): string[] {
+  const { writtenAt } = at;
   const spec: EphemeralJobSpec = { selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] }, parallelism };
-  const pods = histories.map((h, i) => podAt(i, h, listAt));
-  const record = recordAt(histories, writtenAt, released);
-  const d = decideClaims({ spec, jobUid: UID, pods, targets: selectTargets(spec, UID, pods).targets, lease: { kind: 'ours', resourceVersion: '1', record }, serverNow: new Date(READ), cfg, mayClaim: true });
+  const record = recordAt(histories, writtenAt, rules.released === true);
+  const lease = { kind: 'ours' as const, resourceVersion: '1', record };
+  const early = listAt(histories, at.listAt);
+  const stands = rules.absentStands === true || listBeforeLeaseStands(lease, new Date(READ), cfg, early);
+  const pods = stands ? early : listAt(histories, 0);
+  const d = decideClaims({ spec, jobUid: UID, pods, targets: selectTargets(spec, UID, pods).targets, lease, serverNow: new Date(READ), cfg, mayClaim: true });
   // Slots held at the read, or about to be: injected by then and not ended, or an injection still to land.
   const holding = histories.flatMap((h, i) => (h.injected !== undefined && (h.injected > 0 || h.ended === undefined || h.ended > 0) ? [`p${i}`] : []));
   const out: string[] = [];
@@ -109,8 +127,17 @@ describe('claims planned from pods LISTed before the Lease (retention keeps ever
   });
 
   test('the rule has teeth: with claims released once their pods show the containers (the previous rule), a LIST from before the Lease misses slots', () => {
-    const found = fc.check(fc.property(scenario.filter(allowed), (s) => violations(s.histories, { listAt: -s.listLag, writtenAt: writtenAt(s) }, s.parallelism, true).length === 0), { numRuns: 5000, seed: 11 });
+    const found = fc.check(fc.property(scenario.filter(allowed), (s) => violations(s.histories, { listAt: -s.listLag, writtenAt: writtenAt(s) }, s.parallelism, { released: true }).length === 0), { numRuns: 5000, seed: 11 });
     assert.ok(found.failed, 'the previous release rule should be caught');
+  });
+
+  test('and a LIST that does not show a claimed pod must not stand: the pod may have appeared after it, been claimed and injected', () => {
+    const found = fc.check(fc.property(scenario.filter(allowed), (s) => violations(s.histories, { listAt: -s.listLag, writtenAt: writtenAt(s) }, s.parallelism, { absentStands: true }).length === 0), { numRuns: 5000, seed: 11 });
+    assert.ok(found.failed, 'the LIST that misses a claimed pod should be caught');
+    // Review's case: parallelism 1; p0 appears after the LIST, is claimed and injected before the read.
+    const h: History[] = [{ created: -3_000, claimed: -2_000, injected: -1_000 }, {}];
+    assert.deepEqual(violations(h, { listAt: -4_000, writtenAt: -2_000 }, 1), []);
+    assert.notDeepEqual(violations(h, { listAt: -4_000, writtenAt: -2_000 }, 1, { absentStands: true }), []);
   });
 
   test('a LIST taken more than skewSeconds before the read is not covered (why the observation LISTs again then)', () => {

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import type { EphemeralJobObject, EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { Action } from '../../functions/engine/plan.ts';
-import { CLAIMS_ANNOTATION, type LeaseRecord } from '../../functions/ejob/lease-record.ts';
+import { CLAIMS_ANNOTATION, LeaseRecord } from '../../functions/ejob/lease-record.ts';
 import { DEFAULT_LEASE, plan, type ObservedLease } from '../../functions/ejob/planner.ts';
 import { unfitReason } from '../../functions/ejob/pod-state.ts';
 import { selectTargets } from '../../functions/ejob/targets.ts';
@@ -125,6 +125,15 @@ describe('a pod the template cannot go into', () => {
     assert.deepEqual(injected(p.actions), ['q']);
     const record = recordOf(p.actions[0]);
     assert.deepEqual([record.total, record.claims.map((c) => c.pod), record.finished], [1, ['q'], undefined]);
+  });
+
+  test('the note the seal records stays within the record\'s schema, however long the names (review)', () => {
+    const long = 'v'.repeat(2000);
+    const tpl = { ...probe, volumeMounts: [{ name: long, mountPath: '/v' }] };
+    const p = plan({ job: job({ template: { ephemeralContainers: [tpl] } }), pods: [pod('a', 1)], lease: lease() }, NOW);
+    const record = recordOf(p.actions[0]);
+    assert.equal(record.verdict?.phase, 'Failed');
+    assert.ok(LeaseRecord.safeParse(record).success, 'readable again: else the sealed record is "unreadable" and never cleaned up');
   });
 
   test('a job whose every pod is unfit fails at once instead of waiting', () => {

@@ -44,6 +44,13 @@ function failedPod(name: string, created: number, second: 'running' | 'exited'):
   return p;
 }
 
+/** A pod whose job container runs. */
+function runningPod(name: string, created: number): Pod {
+  const p = pod(name, created, true);
+  p.status = { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state: { running: {} } }] };
+  return p;
+}
+
 const lease = (record: Partial<LeaseRecord> = {}): ObservedLease => ({ view: { kind: 'ours', resourceVersion: '9', record: { v: 1, job: UID, total: 2, claims: [], ...record } }, serverNow: NOW, cfg });
 const running = { phase: 'Running', match: 2, succeeded: 1, failed: 0, running: 1, waiting: 0, startTime: '2026-01-01T00:30:01Z' };
 const statusOf = (actions: Action[]): Record<string, unknown> | undefined => (actions.find((a) => a.subresource === 'status')?.body as { status: Record<string, unknown> } | undefined)?.status;
@@ -159,6 +166,17 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.equal(conditions.find((c) => c.type === 'JobFailed')?.reason, 'DeadlineExceeded');
     // A record sealed before verdicts were recorded plans as before (from the pods).
     assert.equal(statusOf(plan({ job: job(running), pods: [], lease: lease({ finished: true }) }, NOW).actions)?.phase, 'Waiting');
+  });
+
+  test('a deadline verdict, decided while pods ran, is written again as it was decided (review: its counts added up to nothing)', () => {
+    const started = { ...running, startTime: '2026-01-01T00:30:01Z' };
+    const past = { ...job(started), spec: { ...(job(started).spec as object), activeDeadlineSeconds: 60 } } as EphemeralJobObject;
+    const sealing = plan({ job: past, pods: [runningPod('a', 1), runningPod('b', 2)], lease: lease() }, NOW);
+    const verdict = recordOf(sealing.actions[0]).verdict;
+    assert.deepEqual([verdict?.phase, verdict?.failedBy, verdict?.running], ['Failed', 'deadline', 2]);
+    // Its status write was lost; both pods ended before the next plan.
+    const again = plan({ job: past, pods: [pod('a', 1, true), pod('b', 2, true)], lease: lease({ finished: true, verdict }) }, NOW);
+    assert.deepEqual(statusOf(again.actions), statusOf(sealing.actions));
   });
 
   test('a verdict whose status write was lost is written as sealed even when the pods now give another one (review)', () => {
