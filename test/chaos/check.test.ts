@@ -219,6 +219,38 @@ describe('chaos checker', () => {
     fires(early.h.run(), 'job-finished', /status.match=2 but the pods say 1/);
   });
 
+  test('job-finished: a verdict re-made from the seal after its status write was lost is judged against the pods its seal\'s plan may have read', () => {
+    const sealLease = (h: History, finished: boolean): void => {
+      const record = { v: 1, job: 'job-uid-1', total: 2, claims: [], ...(finished ? { finished: true } : {}) };
+      h.put({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ejob-ns-j', namespace: 'ephemera-locks', uid: 'lease-1', annotations: { 'ephemera.io/ejob-claims': JSON.stringify(record) } }, spec: {} }, { actor: 'proc-1', verb: 'update' });
+    };
+    // Claimed (Lease write), a done, b failed, the job written; sealed Failed; b deleted; the job
+    // written again (another instance, a status not final); then the verdict, as sealed.
+    const story = (deleteEarly: boolean): History => {
+      const h = new History();
+      const j = h.put(job());
+      const a = h.put(appPod('a'));
+      const b = h.put(appPod('b'));
+      if (deleteEarly) h.put(b, { verb: 'delete', type: 'DELETED' });
+      sealLease(h, false);
+      inject(h, a, ['probe']);
+      ecStatus(h, a, { probe: state('terminated') });
+      if (!deleteEarly) {
+        inject(h, b, ['probe']);
+        ecStatus(h, b, { probe: state('terminated', 1) });
+      }
+      finishJob(h, j, { phase: 'Running', succeeded: 1, failed: 1, match: 2 });
+      sealLease(h, true);
+      if (!deleteEarly) h.put(b, { verb: 'delete', type: 'DELETED' });
+      finishJob(h, j, { phase: 'Running', succeeded: 1, failed: 1, match: 2 });
+      finishJob(h, j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2, completionTime: '2026-01-01T01:00:00Z' });
+      return h;
+    };
+    assert.deepEqual(check(story(false).run({ lateWriteGraceMs: 0 })).filter((v) => v.invariant === 'job-finished'), []);
+    // b never had the job's containers while the seal's plan could have looked: the verdict is wrong.
+    fires(story(true).run({ lateWriteGraceMs: 0 }), 'job-finished', /status.failed=1 but the pods say 0/);
+  });
+
   test('job-finished: PodsGone (every replica went to pods that are gone) passes with no pod of the job left, and fires while one is there', () => {
     const podsGone = { type: 'JobFailed', status: 'True', reason: 'PodsGone' };
     const h = new History();

@@ -169,14 +169,14 @@ export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 const isLease = (o: KubeObject): boolean => o.kind === 'Lease';
 
 /** The claims record a Lease holds (`{"v":1,"job":"<uid>","claims":[{"pod":…}],…}`), if any parses. */
-export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string }[] } | undefined {
+export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string }[]; finished?: boolean } | undefined {
   const text = (lease.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION];
   if (text === undefined) return undefined;
   try {
-    const r = JSON.parse(text) as { job?: unknown; claims?: unknown };
+    const r = JSON.parse(text) as { job?: unknown; claims?: unknown; finished?: unknown };
     if (typeof r.job !== 'string') return undefined;
     const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is { pod: string } => typeof (c as { pod?: unknown })?.pod === 'string') : [];
-    return { job: r.job, claims };
+    return { job: r.job, claims, ...(r.finished === true ? { finished: true } : {}) };
   } catch {
     return undefined;
   }
@@ -246,10 +246,11 @@ function stopAction(prev: KubeObject, next: KubeObject, sub: string): string | u
 
 const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[]) : []);
 
-function finalChecks({ final, writes }: RunRecord, add: Add): void {
+function finalChecks({ final, writes, lateWriteGraceMs }: RunRecord, add: Add): void {
   const pods = final.filter(isPod);
+  const graceMs = lateWriteGraceMs ?? LATE_WRITE_GRACE_MS;
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
-  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes) ?? [pods] }, add);
+  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes, graceMs) ?? [pods] }, add);
   for (const job of final.filter(isJob).filter((j) => j.metadata.deletionTimestamp)) {
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
@@ -274,20 +275,47 @@ function finalChecks({ final, writes }: RunRecord, add: Add): void {
  * the job. A finished job's status is final: a pod deleted or replaced later does not change
  * it. Undefined when the job never got a verdict.
  */
-function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[]): KubeObject[][] | undefined {
+function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[], graceMs: number): KubeObject[][] | undefined {
   const mineJob = (w: WriteRecord): boolean => isJob(w.object) && w.object.metadata.uid === job.metadata.uid;
   const verdict = writes.find((w) => mineJob(w) && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
   if (!verdict) return undefined;
   const from = writes.filter((w) => w.seq < verdict.seq && mineJob(w)).at(-1)?.seq ?? 0;
+  return [...podsAtSeal(job, writes.filter((w) => w.seq < verdict.seq), graceMs), ...podViews(writes, (w) => w.seq >= from, verdict.seq)];
+}
+
+/**
+ * Once sealed, a verdict re-planned after its status write was lost is the one the seal
+ * recorded (functions/ejob/README.md, step 7), planned from the pods the seal's plan LISTed:
+ * after the Lease write before the seal (the seal is fenced by its resourceVersion), or up to
+ * skewSeconds before that Lease read (a LIST from before the Lease that stands; graceMs, the
+ * processes' lease + skew, bounds it) — by the server's time of the writes.
+ */
+function podsAtSeal(job: KubeObject, writes: readonly WriteRecord[], graceMs: number): KubeObject[][] {
+  const uid = job.metadata.uid ?? '';
+  const seal = writes.find((w) => isLease(w.object) && w.type !== 'DELETED' && sealedFor(w.object, uid));
+  if (!seal) return [];
+  const before = writes.filter((w) => w.seq < seal.seq && isLease(w.object) && keyOf(w.object) === keyOf(seal.object)).at(-1);
+  const from = before ? Date.parse(before.time) - graceMs : Number.NEGATIVE_INFINITY;
+  return podViews(writes, (w) => Date.parse(w.time) >= from, seal.seq);
+}
+
+/** Whether this Lease holds the job's sealed claims record. */
+function sealedFor(lease: KubeObject, jobUid: string): boolean {
+  const r = claimsRecord(lease);
+  return r?.job === jobUid && r.finished === true;
+}
+
+/** The pods as they were after each write that `include` picks, up to write `until`. */
+function podViews(writes: readonly WriteRecord[], include: (w: WriteRecord) => boolean, until: number): KubeObject[][] {
   const pods = new Map<string, KubeObject>();
   const views: KubeObject[][] = [];
   for (const w of writes) {
-    if (w.seq > verdict.seq) break;
+    if (w.seq > until) break;
     if (isPod(w.object)) {
       if (w.type === 'DELETED') pods.delete(w.object.metadata.uid ?? keyOf(w.object));
       else pods.set(w.object.metadata.uid ?? keyOf(w.object), w.object);
     }
-    if (w.seq >= from) views.push([...pods.values()]);
+    if (include(w)) views.push([...pods.values()]);
   }
   return views;
 }
