@@ -275,7 +275,9 @@ function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained
       continue;
     }
     out.claims.push(c);
-    if (pod === undefined) continue; // gone, replaced or not matching: nothing of this claim to count
+    // Gone or replaced, for good (the claim names the uid); or relabelled out of the selector,
+    // which stops counting as a target for as long as it lasts (README, "Injection").
+    if (pod === undefined) continue;
     out.claimed.add(c.pod);
     if (!isActive(pod) || (injected && !holdsSlot(pod, input.jobUid))) continue;
     out.holding.add(c.pod);

@@ -246,9 +246,9 @@ describe('chaos checker', () => {
       finishJob(h, j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2, completionTime: '2026-01-01T01:00:00Z' });
       return h;
     };
-    assert.deepEqual(check(story(false).run({ lateWriteGraceMs: 0 })).filter((v) => v.invariant === 'job-finished'), []);
+    assert.deepEqual(check(story(false).run({ leaseSkewMs: 0 })).filter((v) => v.invariant === 'job-finished'), []);
     // b never had the job's containers while the seal's plan could have looked: the verdict is wrong.
-    fires(story(true).run({ lateWriteGraceMs: 0 }), 'job-finished', /status.failed=1 but the pods say 0/);
+    fires(story(true).run({ leaseSkewMs: 0 }), 'job-finished', /status.failed=1 but the pods say 0/);
   });
 
   test('job-finished: PodsGone (every replica went to pods that are gone) passes with no pod of the job left, and fires while one is there', () => {

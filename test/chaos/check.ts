@@ -142,6 +142,9 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
  */
 export const LATE_WRITE_GRACE_MS = 3000;
 
+/** The processes' skewSeconds (test/chaos/runner.ts), when a run does not say. */
+export const LEASE_SKEW_MS = 1000;
+
 /** The write that showed the job deleted, when `w` lands more than the grace after it. */
 function lateAfterDelete(world: World, job: string, w: WriteRecord): WriteRecord | undefined {
   const gone = world.deleted.get(job);
@@ -246,11 +249,11 @@ function stopAction(prev: KubeObject, next: KubeObject, sub: string): string | u
 
 const list = (v: unknown): Container[] => (Array.isArray(v) ? (v as Container[]) : []);
 
-function finalChecks({ final, writes, lateWriteGraceMs }: RunRecord, add: Add): void {
+function finalChecks({ final, writes, leaseSkewMs }: RunRecord, add: Add): void {
   const pods = final.filter(isPod);
-  const graceMs = lateWriteGraceMs ?? LATE_WRITE_GRACE_MS;
+  const skewMs = leaseSkewMs ?? LEASE_SKEW_MS;
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
-  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes, graceMs) ?? [pods] }, add);
+  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes, skewMs) ?? [pods] }, add);
   for (const job of final.filter(isJob).filter((j) => j.metadata.deletionTimestamp)) {
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
@@ -275,27 +278,28 @@ function finalChecks({ final, writes, lateWriteGraceMs }: RunRecord, add: Add): 
  * the job. A finished job's status is final: a pod deleted or replaced later does not change
  * it. Undefined when the job never got a verdict.
  */
-function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[], graceMs: number): KubeObject[][] | undefined {
+function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[], skewMs: number): KubeObject[][] | undefined {
   const mineJob = (w: WriteRecord): boolean => isJob(w.object) && w.object.metadata.uid === job.metadata.uid;
   const verdict = writes.find((w) => mineJob(w) && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
   if (!verdict) return undefined;
   const from = writes.filter((w) => w.seq < verdict.seq && mineJob(w)).at(-1)?.seq ?? 0;
-  return [...podsAtSeal(job, writes.filter((w) => w.seq < verdict.seq), graceMs), ...podViews(writes, (w) => w.seq >= from, verdict.seq)];
+  return [...podsAtSeal(job, writes.filter((w) => w.seq < verdict.seq), skewMs), ...podViews(writes, (w) => w.seq >= from, verdict.seq)];
 }
 
 /**
  * Once sealed, a verdict re-planned after its status write was lost is the one the seal
  * recorded (functions/ejob/README.md, step 7), planned from the pods the seal's plan LISTed:
  * after the Lease write before the seal (the seal is fenced by its resourceVersion), or up to
- * skewSeconds before that Lease read (a LIST from before the Lease that stands; graceMs, the
- * processes' lease + skew, bounds it) — by the server's time of the writes.
+ * skewSeconds before that Lease read (a LIST from before the Lease stands only if sent at most
+ * skewSeconds before the Lease came back, by the local monotonic clock) — by the server's
+ * time of the writes.
  */
-function podsAtSeal(job: KubeObject, writes: readonly WriteRecord[], graceMs: number): KubeObject[][] {
+function podsAtSeal(job: KubeObject, writes: readonly WriteRecord[], skewMs: number): KubeObject[][] {
   const uid = job.metadata.uid ?? '';
   const seal = writes.find((w) => isLease(w.object) && w.type !== 'DELETED' && sealedFor(w.object, uid));
   if (!seal) return [];
   const before = writes.filter((w) => w.seq < seal.seq && isLease(w.object) && keyOf(w.object) === keyOf(seal.object)).at(-1);
-  const from = before ? Date.parse(before.time) - graceMs : Number.NEGATIVE_INFINITY;
+  const from = before ? Date.parse(before.time) - skewMs : Number.NEGATIVE_INFINITY;
   return podViews(writes, (w) => Date.parse(w.time) >= from, seal.seq);
 }
 

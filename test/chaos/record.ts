@@ -27,6 +27,8 @@ export interface RunRecord {
   pending?: string[];
   /** How late after a job's delete a claim or injection planned before it may land (ms; default the processes' lease + skew). */
   lateWriteGraceMs?: number;
+  /** The processes' skewSeconds (ms): how long before its Lease read a LIST that stands may have been sent (default 1 s, the processes'). */
+  leaseSkewMs?: number;
 }
 
 /** How long after a job's delete a process that knew the job must live for its Lease to be expected gone. */

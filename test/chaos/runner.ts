@@ -85,6 +85,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
     // The product's bound on writes planned before a job's delete: the processes' claim window.
     lateWriteGraceMs: (Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
+    leaseSkewMs: Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS) * 1000,
   };
   // Counted, not excused: the next relay's first sync sweeps such a job's Lease.
   if (unwatchedDeletes.length) server.faults.count('job deleted while no process lived to handle it', unwatchedDeletes.length);

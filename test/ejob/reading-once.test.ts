@@ -147,3 +147,75 @@ describe('claims planned from pods LISTed before the Lease (retention keeps ever
     assert.notDeepEqual(violations(h, { listAt: -10_000, writtenAt: -1_000 }, 1), [], 'a LIST 10 s before it does not, and the claim has left the record');
   });
 });
+
+/**
+ * One incarnation of a pod name, times relative to the read: created, maybe deleted, maybe
+ * claimed, injected within the window and ended. A name may be created again (another uid)
+ * after its first incarnation is deleted: a StatefulSet's pod.
+ */
+interface Incarnation {
+  name: number;
+  uid: string;
+  created: number;
+  deleted?: number;
+  claimed?: number;
+  injected?: number;
+  ended?: number;
+}
+
+const alive = (h: Incarnation, t: number): boolean => h.created <= t && (h.deleted === undefined || h.deleted > t);
+const incarnationsAt = (hs: readonly Incarnation[], t: number): Pod[] => hs.filter((h) => alive(h, t)).map((h) => ({ ...podAt(h.name, h, t), metadata: { ...podAt(h.name, h, t).metadata, uid: h.uid } }));
+const landed = (h: Incarnation): boolean => h.injected !== undefined && (h.deleted === undefined || h.deleted > h.injected);
+
+/** A name's first incarnation, and maybe a second one created after the first is deleted. */
+const named = (name: number): fc.Arbitrary<Incarnation[]> => fc.record({
+  created: fc.integer({ min: -90_000, max: 0 }), life: fc.option(fc.integer({ min: 0, max: 40_000 }), { nil: undefined }), gap: fc.integer({ min: 0, max: 3_000 }), again: fc.boolean(),
+  claims: fc.array(fc.record({ after: fc.option(fc.integer({ min: 0, max: 30_000 }), { nil: undefined }), injectIn: fc.option(fc.integer({ min: 1, max: WINDOW - 1 }), { nil: undefined }), endIn: fc.option(fc.integer({ min: 1, max: 30_000 }), { nil: undefined }) }), { minLength: 2, maxLength: 2 }),
+}).map((r) => {
+  const make = (uid: string, created: number, deleted: number | undefined, c: (typeof r.claims)[number] | undefined): Incarnation => {
+    const h: Incarnation = { name, uid, created, ...(deleted !== undefined ? { deleted } : {}) };
+    if (c?.after === undefined || created + c.after > 0) return h;
+    h.claimed = created + c.after;
+    if (c.injectIn !== undefined) h.injected = h.claimed + c.injectIn;
+    if (h.injected !== undefined && c.endIn !== undefined) h.ended = h.injected + c.endIn;
+    return h;
+  };
+  const end = r.life === undefined ? undefined : r.created + r.life;
+  const first = make(`u${name}a`, r.created, end !== undefined && end <= 0 ? end : undefined, r.claims[0]);
+  if (first.deleted === undefined || !r.again || first.deleted + r.gap > 0) return [first];
+  return [first, make(`u${name}b`, first.deleted + r.gap, undefined, r.claims[1])];
+});
+
+/** Slot holders (a claim within its window, or landed and not ended; not deleted) never above parallelism. */
+function incarnationsAllowed(hs: readonly Incarnation[], parallelism: number): boolean {
+  const busy = (h: Incarnation, t: number): boolean => h.claimed !== undefined && h.claimed <= t && (h.deleted === undefined || h.deleted > t)
+    && (!landed(h) ? h.claimed + WINDOW > t : h.ended === undefined || h.ended > t);
+  const times = hs.flatMap((h) => [h.created, h.claimed, h.injected].filter((x): x is number => x !== undefined));
+  return times.every((t) => hs.filter((h) => busy(h, t)).length <= parallelism);
+}
+
+describe('the same, with pods deleted and created again under their names (another uid)', () => {
+  test('whenever the LIST from before the Lease stands, the claims planned from it count every slot held at the read and stay within parallelism', () => {
+    const scenarios = fc.integer({ min: 1, max: 5 }).chain((n) => fc.record({
+      hs: fc.tuple(...Array.from({ length: n }, (_, i) => named(i))).map((x) => x.flat()),
+      listLag: fc.integer({ min: 0, max: cfg.skewSeconds * 1000 }), parallelism: fc.integer({ min: 1, max: 3 }), writeLag: fc.nat({ max: 10_000 }),
+    }));
+    let stood = 0;
+    fc.assert(fc.property(scenarios.filter((s) => incarnationsAllowed(s.hs, s.parallelism)), (s) => {
+      const writtenAt = Math.min(0, Math.max(-s.writeLag, ...s.hs.map((h) => h.claimed ?? Number.NEGATIVE_INFINITY)));
+      const claims: Claim[] = s.hs.flatMap((h) => (h.claimed !== undefined && h.claimed <= writtenAt && h.claimed + retentionMs(cfg) > writtenAt ? [{ pod: `p${h.name}`, uid: h.uid, at: new Date(READ + h.claimed).toISOString() }] : []));
+      const lease = { kind: 'ours' as const, resourceVersion: '1', record: { v: 1 as const, job: UID, total: s.hs.filter((h) => h.claimed !== undefined).length, claims, keptSince: '1970-01-01T00:00:00.000Z' } };
+      const early = incarnationsAt(s.hs, -s.listLag);
+      if (!listBeforeLeaseStands(lease, new Date(READ), cfg, early)) return;
+      stood++;
+      const spec: EphemeralJobSpec = { selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] }, parallelism: s.parallelism };
+      const d = decideClaims({ spec, jobUid: UID, pods: early, targets: selectTargets(spec, UID, early).targets, lease, serverNow: new Date(READ), cfg, mayClaim: true });
+      const holding = s.hs.filter((h) => landed(h) && (h.deleted === undefined || h.deleted > 0) && ((h.injected ?? 0) > 0 || h.ended === undefined || h.ended > 0));
+      const renewed = new Set(d.renewed.map((p) => p.metadata.name));
+      const fresh = d.inject.filter((p) => !renewed.has(p.metadata.name));
+      assert.ok(d.slotsUsed >= holding.length, `counted ${d.slotsUsed} slots, ${holding.length} held (${holding.map((h) => h.uid).join(', ')})`);
+      assert.ok(fresh.length === 0 || holding.length + fresh.length <= s.parallelism, `${holding.length} held + ${fresh.length} claimed > parallelism ${s.parallelism}`);
+    }), { numRuns: Number(process.env.EPHEMERA_READING_ONCE_RUNS ?? 5000), seed: 12 });
+    assert.ok(stood > 500, `the LIST stood in only ${stood} runs`);
+  });
+});
