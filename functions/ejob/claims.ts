@@ -239,9 +239,9 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
 /**
  * The record's claims as the next write keeps them, and what they hold. Every claim is kept
  * until its retention ends (retentionMs), whatever its pod shows — but for a claim no
- * injection can ever follow (below). While kept, a claim holds
- * a slot unless the pods show that it cannot: the pod gone (or not matching), replaced (another
- * uid), inactive, or injected with every container of the job ended — each for good, so a
+ * injection can ever follow (below). While kept, a claim holds a slot unless the pods show
+ * that it cannot: the pod gone (or not matching), replaced (another uid), inactive, or
+ * injected with every container of the job ended — each for good, so a
  * LIST that predates the truth can only count a slot too many. A claim that ends its
  * retention with its pod present and not injected was never used: it no longer counts
  * toward `replicas` (`dropped`), and the pod, if still active, may be claimed again. A claim

@@ -103,8 +103,9 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
  * nothing on the Lease. Otherwise stage 2: the Lease, and the pods again after it unless
  * the LIST of stage 1 may stand for them — taken at most skewSeconds (local, monotonic)
  * before the Lease came back, the record has kept every claim for a retention, and the
- * LIST shows every pod the record claims (claims.ts listBeforeLeaseStands). Either way the pods show every injection made under a
- * claim the Lease no longer lists (README.md, step 3). A finished or invalid job needs
+ * LIST shows every pod the record claims (claims.ts listBeforeLeaseStands). Either way the
+ * pods show every injection made under a claim the Lease no longer lists (README.md, step
+ * 3). A finished or invalid job needs
  * neither; a job being deleted, or gone, needs its Lease and the job again (departed()).
  */
 async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<EjobObservation | null> {

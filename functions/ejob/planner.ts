@@ -138,10 +138,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * The pods targets are chosen from. Once the verdict is on the Lease, nothing is claimed
  * (claims.ts), and once no pod holds a slot the job's pods are the ones it injected: a pod
  * that appeared later is not a target (the counts are then the verdict the seal recorded,
- * recordedVerdict; these targets give the failed pods' Events). While a pod still holds a slot (a deadline verdict, a failed pod whose
- * other container runs), such a pod is counted like any other, never injected; that keeps
- * targets a matter of pods alone whenever a slot is held, which the observation that skips
- * the Lease relies on (README, step 7).
+ * recordedVerdict; these targets give the failed pods' Events). While a pod still holds a
+ * slot (a deadline verdict, a failed pod whose other container runs), such a pod is counted
+ * like any other, never injected; that keeps targets a matter of pods alone whenever a slot
+ * is held, which the observation that skips the Lease relies on (README, step 7).
  */
 function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
   if (!sealed || slotHolders(pods, uid).length > 0) return pods;

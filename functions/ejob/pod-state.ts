@@ -49,7 +49,7 @@ export function hasForeignNamesake(pod: Pod, jobUid: string, templateNames: read
  * while it holds a slot (OpenKruise retries it for good, and at parallelism 1 the job stalls).
  */
 export function unfitReason(pod: Pod, template: readonly EphemeralContainerTemplate[]): string | undefined {
-  // Every reconcile asks this of every pending pod: plain scans of a few names, no allocation.
+  // Every reconcile asks this of every pending pod: plain scans of a few names, no Sets.
   const { containers, initContainers = [], volumes = [] } = pod.spec;
   const has = (name: string): boolean => containers.some((c) => c.name === name) || initContainers.some((c) => c.name === name);
   for (const c of template) {
