@@ -251,6 +251,21 @@ describe('chaos checker', () => {
     fires(story(true).run({ leaseSkewMs: 0 }), 'job-finished', /status.failed=1 but the pods say 0/);
   });
 
+  test('job-finished: a selected pod the containers cannot go into counts as a failed target; a failure no pod accounts for still fires', () => {
+    const story = (withUnfit: boolean): History => {
+      const h = new History();
+      const j = h.put(job({ template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', targetContainerName: 'app' }] } }));
+      const a = h.put(appPod('a'));
+      if (withUnfit) h.put({ ...appPod('u'), metadata: { ...meta('u'), labels: { app: 'a' } }, spec: { containers: [{ name: 'web' }] } });
+      inject(h, a, ['probe']);
+      ecStatus(h, a, { probe: state('terminated') });
+      finishJob(h, j, { phase: 'Failed', succeeded: 1, failed: 1, match: 2, completionTime: '2026-01-01T01:00:00Z' });
+      return h;
+    };
+    assert.deepEqual(check(story(true).run()).filter((v) => v.invariant === 'job-finished'), []);
+    fires(story(false).run(), 'job-finished', /status.failed=1 but the pods say 0; status.match=2 but the pods say 1/);
+  });
+
   test('job-finished: PodsGone (every replica went to pods that are gone) passes with no pod of the job left, and fires while one is there', () => {
     const podsGone = { type: 'JobFailed', status: 'True', reason: 'PodsGone' };
     const h = new History();

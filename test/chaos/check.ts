@@ -343,8 +343,11 @@ function verdictProblems(job: KubeObject, view: KubeObject[]): string[] {
   const uid = job.metadata.uid ?? '';
   const mine = view.filter((p) => jobContainers(p, uid).length > 0);
   const count = (o: string): number => mine.filter((p) => outcome(p, uid) === o).length;
-  const want = { succeeded: count('succeeded'), failed: count('failed'), match: mine.length };
   const got = { succeeded: field(job, 'status', 'succeeded') ?? 0, failed: field(job, 'status', 'failed') ?? 0, match: field(job, 'status', 'match') ?? 0 };
+  // Pods the containers cannot go into are failed targets without an injection, as many as
+  // replicas left room for: each counts in match and in failed alike, never more than the view has.
+  const unfit = Math.min(unfitSelected(job, view), Math.max(0, got.match - mine.length));
+  const want = { succeeded: count('succeeded'), failed: count('failed') + unfit, match: mine.length + unfit };
   const phase = phaseOf(job);
   const problems: string[] = [];
   if (phase !== 'Succeeded' && phase !== 'Failed') problems.push(`phase is ${phase || 'unset'}`);
@@ -355,6 +358,21 @@ function verdictProblems(job: KubeObject, view: KubeObject[]): string[] {
   if (phase === 'Failed' && want.failed === 0 && !gone) problems.push('phase Failed although no pod failed');
   for (const k of ['succeeded', 'failed', 'match'] as const) if (got[k] !== want[k]) problems.push(`status.${k}=${got[k]} but the pods say ${want[k]}`);
   return problems;
+}
+
+/**
+ * Active pods the job selects (its namespace, its matchLabels: what the chaos world's
+ * selectors use) that have no container named by the template's targetContainerName, and
+ * none of the job's containers: no injection of the job can go into them.
+ */
+function unfitSelected(job: KubeObject, view: KubeObject[]): number {
+  const spec = job.spec as { selector?: { matchLabels?: Record<string, string> }; template?: { ephemeralContainers?: { targetContainerName?: string }[] } } | undefined;
+  const labels = spec?.selector?.matchLabels ?? {};
+  const targets = (spec?.template?.ephemeralContainers ?? []).flatMap((c) => (c.targetContainerName ? [c.targetContainerName] : []));
+  return view.filter((p) => p.metadata.namespace === job.metadata.namespace && !podEnded(p) && p.metadata.deletionTimestamp === undefined
+    && Object.entries(labels).every(([k, v]) => (p.metadata.labels as Record<string, string> | undefined)?.[k] === v)
+    && jobContainers(p, job.metadata.uid ?? '').length === 0
+    && targets.some((t) => !containers(p).some((c) => c.name === t))).length;
 }
 
 /** The reason of the job's condition of this type, if any. */

@@ -54,6 +54,22 @@ describe('chaos world generator', () => {
     }
   });
 
+  test('about a third of the schedules have one or two app pods no job\'s containers can go into (never app-0)', () => {
+    let some = 0;
+    for (let seed = 0; seed < 200; seed++) {
+      const s = generate(seed);
+      if (!s.unfit) continue;
+      some++;
+      assert.ok(s.unfit.length >= 1 && s.unfit.length <= 2, `seed ${seed}: ${s.unfit.length} unfit pods`);
+      for (const key of s.unfit) {
+        const pod = s.arrivals.find((a) => `${a.object.metadata.namespace}/${a.object.metadata.name}` === key)?.object;
+        assert.ok(pod && pod.metadata.name !== 'app-0', `seed ${seed}: ${key}`);
+        assert.deepEqual((spec(pod).containers as { name: string }[]).map((c) => c.name), ['web']);
+      }
+    }
+    assert.ok(some >= 40 && some <= 100, `${some} of 200 schedules`);
+  });
+
   test('about a third of the schedules delete jobs, with and without the finalizer, some re-created', () => {
     const all = Array.from({ length: 300 }, (_, seed) => generate(seed));
     const dels = all.flatMap((s) => s.deletions ?? []);

@@ -66,6 +66,8 @@ export interface Schedule {
   deletions?: Deletion[];
   /** App pods deleted and created again under their names mid-run; absent in older schedules. */
   replacements?: Replacement[];
+  /** App pods (namespace/name) whose container is not the `app` every template targets: no job's containers can go into them. */
+  unfit?: string[];
   /** Faults, kills and deletions happen before this; afterwards the system must converge undisturbed. */
   calmAfterMs: number;
 }
@@ -103,10 +105,13 @@ export function generate(seed: number): Schedule {
   const dels = deletions(g, { arrivals, raises, calmAfterMs });
   // Drawn after those, for the same reason: a seed keeps its world, faults, kills and deletions.
   const reps = replacements(g, { arrivals, calmAfterMs });
+  // Drawn after those too: a seed keeps everything above.
+  const unfit = unfitPods(g, arrivals);
   return {
     seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs,
     ...(dels.length ? { deletions: dels } : {}),
     ...(reps.length ? { replacements: reps } : {}),
+    ...(unfit.length ? { unfit } : {}),
   };
 }
 
@@ -290,6 +295,24 @@ function replacements(g: G, { arrivals, calmAfterMs }: { arrivals: Arrival[]; ca
   for (let i = int(g, 1, 3); i > 0 && pods.length > 0; i--) {
     const a = pods.splice(int(g, 0, pods.length - 1), 1)[0]!;
     out.push({ atMs: int(g, a.atMs + 100, calmAfterMs - 400), namespace: a.object.metadata.namespace ?? '', name: a.object.metadata.name, againAfterMs: int(g, 0, 300) });
+  }
+  return out;
+}
+
+/**
+ * In about a third of the schedules, one or two app pods (never app-0, which every job's
+ * selector was drawn from) run their app in a container named `web`: every template targets
+ * `app`, so these pods are failed targets, never injected (functions/ejob/pod-state.ts
+ * unfitReason). A pod created again under its name keeps its manifest, so it stays unfit.
+ */
+function unfitPods(g: G, arrivals: Arrival[]): string[] {
+  if (!chance(g, 0.35)) return [];
+  const pods = arrivals.filter((a) => a.object.kind === 'Pod' && a.object.metadata.name.startsWith('app-') && a.object.metadata.name !== 'app-0');
+  const out: string[] = [];
+  for (let i = int(g, 1, 2); i > 0 && pods.length > 0; i--) {
+    const a = pods.splice(int(g, 0, pods.length - 1), 1)[0]!;
+    (a.object.spec as { containers: { name: string }[] }).containers = [{ name: 'web', image: 'chaos/app:run' }] as never;
+    out.push(`${a.object.metadata.namespace ?? ''}/${a.object.metadata.name}`);
   }
   return out;
 }
