@@ -17,9 +17,9 @@ import { decodePod } from '../../relay/trim.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 
 /** How the server answers one watch request. */
-type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet' | 'http404' | 'http403';
+type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet' | 'http404' | 'http403' | 'addedThenBroken';
 /** How the server answers one list request (past its script: 'empty'). */
-type ListAnswer = 'empty' | 'pod' | 'http404' | 'http403';
+type ListAnswer = 'empty' | 'pod' | 'http404' | 'http403' | 'http500';
 
 const podObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd', uid: 'u', resourceVersion: '7' }, spec: { containers: [{ name: 'c' }] }, status: { phase: 'Running' } };
 const lines: Record<Answer, string[]> = {
@@ -30,11 +30,13 @@ const lines: Record<Answer, string[]> = {
   quiet: [],
   http404: [],
   http403: [],
+  addedThenBroken: [],
 };
 /** An error status as the API server answers it (metav1.Status). */
 const statuses: Record<string, [number, string]> = {
   http404: [404, 'the server could not find the requested resource'],
   http403: [403, 'pods is forbidden: User "u" cannot watch resource "pods"'],
+  http500: [500, 'etcdserver: request timed out'],
 };
 
 let script: Answer[] = [];
@@ -61,6 +63,11 @@ const server = http.createServer((req, res) => {
   }
   // A quiet watch runs its time (here 1.2 s) and closes with nothing in it.
   if (answer === 'quiet') return void setTimeout(() => res.end(), 1200);
+  // A watch that brings an event and then loses its connection (a proxy or NAT reset).
+  if (answer === 'addedThenBroken') {
+    res.write(`${lines.added[0]}\n`);
+    return void setTimeout(() => res.socket?.destroy(), 50);
+  }
   res.end(lines[answer].map((l) => `${l}\n`).join(''));
 });
 const kc = new KubeConfig();
@@ -192,10 +199,23 @@ describe('a watch answered 404 or 403 lists again', () => {
     });
   }
 
+  test('after lists that failed, a list that works starts the count over: the next watch failure waits the first step, not the eighth (review)', { timeout: 10_000 }, async () => {
+    const got = await play(['error500'], ['http500', 'http500', 'http500', 'http500', 'http500', 'http500', 'empty']);
+    assert.deepEqual(got.requests.slice(-3), ['list empty', 'watch error500', 'watch open']);
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20]);
+    assertPaused(got);
+  });
+
+  test('a watch that brought events and then lost its connection moved on: each such end waits the first step (review: they added up to 30 s)', { timeout: 10_000 }, async () => {
+    const got = await play(['addedThenBroken', 'addedThenBroken', 'addedThenBroken', 'addedThenBroken']);
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 20, 20, 20]);
+    assertPaused(got);
+  });
+
   test('a watch refused again and again beside a list that works: each list and watch waits longer (no LIST every few hundred ms)', { timeout: 10_000 }, async () => {
     const got = await play(['http403', 'http403', 'http403']);
     assert.deepEqual(got.requests, ['list empty', 'watch http403', 'list empty', 'watch http403', 'list empty', 'watch http403', 'list empty', 'watch open']);
-    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 40, 80], 'a list that works does not start the count over');
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 40, 80], 'a list after a refused watch does not start the count over');
     assert.deepEqual(got.absent, [], 'the list works: nothing is absent');
     assertPaused(got);
   });
