@@ -23,7 +23,7 @@
 // are not queued but a resync is requested once the sink takes envelopes again, so the need
 // to reconcile is replayed from the watch cache, never silently lost. Replays are pulled
 // lazily, only as fast as the queue has room (a replay bigger than the queue still ends),
-// and into half of it at most: the other half stays for live events (see fill()).
+// and a replay's entries take half of it at most: the rest stays for live events (fill()).
 // What waits is a small record per key (relay/envelope.ts's Queued); the envelope a sink
 // gets is built from it only when it is sent.
 import type { Logger } from '../functions/engine/logger.ts';
@@ -78,6 +78,8 @@ interface Slot {
   failures: number;
   /** When its hold ended, for a key that was held: it waits for the sink only from then (stalledMs). */
   releasedAt?: number;
+  /** Queued by a replay (fill()): counted in `replayQueued` until it leaves the queue. */
+  replay?: boolean;
 }
 
 /** A bounded, keyed, coalescing queue in front of a sink. */
@@ -102,8 +104,10 @@ export class DeliveryQueue {
   private stopped = false;
   private readonly opts: DeliveryQueueOptions;
   private readonly now: () => number;
-  /** Replays fill the queue up to this depth only (half of it; see fill()). */
+  /** Replays take this many entries of the queue at most (half of it; see fill()). */
   private readonly replayRoom: number;
+  /** Entries a replay queued that are still in the queue (pending, in flight or backing off). */
+  private replayQueued = 0;
 
   constructor(opts: DeliveryQueueOptions) {
     this.opts = opts;
@@ -277,20 +281,25 @@ export class DeliveryQueue {
   }
 
   /**
-   * Pull replayed envelopes while the queue is less than half full; they are due at once.
-   * The other half is for live events. A replay allowed the whole queue kept it full while it
-   * ran when the cache is bigger than the queue: every live event of a new key overflowed, and
-   * each overflow asked for another whole replay, over and over while live traffic lasted.
-   * Now the replay's entries take half the queue at most, so a live event overflows only when
-   * live events alone fill the other half (the sink really is behind); the replay that follows
-   * is then needed, and it reads the overflowed key's latest state from the watch cache.
+   * Pull replayed envelopes while the queue has room and the replay's entries in it are
+   * fewer than half of it; they are due at once. A replay allowed the whole queue kept it
+   * full while it ran when the cache is bigger than the queue: every live event of a new key
+   * overflowed, and each overflow asked for another whole replay, over and over while live
+   * traffic lasted. With half for the replay, a live event overflows only when live entries
+   * fill the rest (the sink really is behind), and the replay that follows is needed: it
+   * reads the overflowed key's latest state from the watch cache. Counting the replay's own
+   * entries (not the depth) means live keys held or backing off never keep a replay waiting
+   * while the queue has room (review found that with the depth as the bound).
    */
   private fill(): void {
     const now = this.now();
-    while (this.backfills.length > 0 && this.depth < this.replayRoom) {
+    while (this.backfills.length > 0 && this.replayHasRoom()) {
       const next = this.backfills[0]?.next();
       if (!next || next.done) {
         this.backfills.shift();
+        // An overflow while it ran asks for the next replay now: waiting for an ack could wait
+        // for good in a quiet cluster once this replay's last entries are acknowledged (review).
+        this.maybeResync();
         continue;
       }
       const key = slotKey(next.value);
@@ -303,8 +312,21 @@ export class DeliveryQueue {
       }
       const slot = this.pending.get(key) ?? this.retrying.get(key);
       if (slot) latest(slot.item, next.value);
-      else this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0 });
+      else {
+        this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0, replay: true });
+        this.replayQueued++;
+      }
     }
+  }
+
+  /** A replay may queue another entry: the queue has room, and the replay's entries take less than half of it. */
+  private replayHasRoom(): boolean {
+    return this.depth < this.opts.capacity && this.replayQueued < this.replayRoom;
+  }
+
+  /** A slot left the queue (delivered or dropped for good). */
+  private gone(slot: Slot): void {
+    if (slot.replay) this.replayQueued--;
   }
 
   /** Failed keys whose backoff is over go back to the end of `pending`, due now. */
@@ -342,6 +364,7 @@ export class DeliveryQueue {
       if (o.ok) acked.set(slot.item.kind, (acked.get(slot.item.kind) ?? 0) + 1);
       else if (o.permanent) this.reject(slot, o.error);
       else failed.push({ slot, error: o.error });
+      if (o.ok || o.permanent) this.gone(slot);
     });
     for (const [kind, n] of acked) this.opts.hooks.delivered?.(kind, n);
     if (acked.size > 0) {
@@ -373,7 +396,9 @@ export class DeliveryQueue {
     this.held.delete(key);
     const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
     const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
-    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt };
+    // The newer state (a live change queued meanwhile) is merged into this slot: one entry left.
+    if (newer?.replay) this.replayQueued--;
+    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt, ...(slot.replay ? { replay: true } : {}) };
     this.retrying.set(key, next);
     this.retryingDue = Math.min(this.retryingDue, due);
   }
@@ -399,7 +424,7 @@ export class DeliveryQueue {
     const first = this.pending.values().next().value as Slot | undefined;
     // A replay waiting for room wakes the queue at once only if it has room now; else it
     // waits for a key to go (a settled batch runs fill() again), not on a zero timer.
-    const replayNow = this.backfills.length > 0 && this.depth < this.replayRoom;
+    const replayNow = this.backfills.length > 0 && this.replayHasRoom();
     const at = Math.max(Math.min(first?.due ?? Infinity, this.retryingDue, this.heldDue, replayNow ? 0 : Infinity), this.retryAt);
     this.timerAt = at;
     this.timer = setTimeout(() => {

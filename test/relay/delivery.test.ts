@@ -139,6 +139,72 @@ describe('a replay bigger than the queue, with live traffic', () => {
       await q.stop();
     }
   });
+
+  test('an overflow during the last batch of a replay is replayed too, without waiting for another acknowledgement (review)', async () => {
+    // The replay's last entries were pulled in, its end not yet seen; live events then fill
+    // the queue and one more overflows while that batch is in flight. Its acknowledgement came
+    // before the replay was found exhausted, so no replay followed in a quiet cluster.
+    const capacity = 4;
+    const cache = ['c0', 'c1'];
+    let replays = 0;
+    let burst = false;
+    const sink = new CollectingSink();
+    const q: DeliveryQueue = new DeliveryQueue({
+      sink: { name: 'live', send: (messages) => {
+        if (burst && replays === 1) {
+          burst = false;
+          for (let i = 0; q.depth < capacity; i++) {
+            cache.push(`live-${i}`);
+            q.add(item(`live-${i}`));
+          }
+          cache.push('overflowed');
+          assert.equal(q.add(item('overflowed')), false, 'the queue is full');
+        }
+        return sink.send(messages);
+      } },
+      capacity, windowMs: 0, logger: silentLogger,
+      build: (x) => messageFor(x, { relayId: 't' }, undefined),
+      hooks: { resyncNeeded: () => {
+        replays++;
+        burst = true;
+        return cache.map(item).values();
+      } },
+    });
+    try {
+      for (let i = 0; i <= capacity; i++) q.add(item(`first-${i}`));
+      for (let sent = -1; sent !== sink.offered;) {
+        sent = sink.offered;
+        await q.flush();
+      }
+      assert.ok(sink.got.some((e) => e.data.name === 'overflowed'), `the overflowed key was never replayed (${replays} replays)`);
+      assert.equal(q.depth, 0);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  test('a replay does not wait behind live keys that are held or keep failing while the queue has room (review)', async () => {
+    const sent: string[] = [];
+    const q = new DeliveryQueue({
+      sink: { name: 'some-fail', send: async (messages) => messages.map((m) => (m.key.includes('/bad') ? { ok: false, error: 'throttled' } : (sent.push(m.key.split('/').at(-1) ?? ''), { ok: true }))) },
+      capacity: 6, windowMs: 0, logger: silentLogger, backoff: { minMs: 60_000, maxMs: 60_000 },
+      build: (x) => messageFor(x, { relayId: 't' }, undefined),
+      hooks: { resyncNeeded: () => [].values() },
+    });
+    try {
+      // Half the queue: two keys the sink keeps refusing (backing off a minute), one held for a minute.
+      q.add(item('bad-1'));
+      q.add(item('bad-2'));
+      q.add(item('held'), 60_000);
+      await eventually(() => assert.equal(q.depth, 3));
+      await eventually(() => assert.ok(!sent.includes('bad-1')));
+      q.backfill([item('r0'), item('r1')].values());
+      await eventually(() => assert.deepEqual(sent.filter((k) => k.startsWith('r')), ['r0', 'r1']));
+      assert.ok(!sent.includes('held'), 'the hold still holds');
+    } finally {
+      await q.stop();
+    }
+  });
 });
 
 describe('partial batch failures', () => {
