@@ -85,7 +85,7 @@ export interface Absent {
  * `events`: the object events and bookmarks the watch brought (what moves it on; not ERROR);
  * `ms`: how long it lasted; `relist`: the error was a 404 or 403 (see RELIST_STATUSES).
  */
-type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone' } | { kind: 'error'; message: string; relist: boolean; events: number } | { kind: 'stopped' };
+type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone' } | { kind: 'error'; message: string; relist: boolean; events: number; ms: number } | { kind: 'stopped' };
 
 /** Watch statuses (HTTP or in an ERROR event) that send the loop back to the list: the resource or our right to it went. */
 const RELIST_STATUSES = new Set([404, 403]);
@@ -160,17 +160,20 @@ export class Reflector<T> {
   }
 
   private async run(): Promise<void> {
-    // Lists and watches in a row that did not move on. A list that works starts the count
-    // over, but not one made because the watch was refused (404/403): a watch refused right
-    // after every list (a 403 on watch beside a list right) waits longer each time instead of
-    // listing the whole resource every few hundred milliseconds.
+    // Lists and watches in a row that did not move on. A list that works after lists that
+    // failed (or came back absent) ends an outage and starts the count over; a list that works
+    // right after a watch ended with 410 or was refused (404/403) does not, so a watch that
+    // fails so after every list waits longer each time instead of listing the whole resource
+    // every few hundred milliseconds (both found in review).
     let failures = 0;
     /** Why the next step is a list; undefined: watch. */
     let listFor: string | undefined = 'initial list';
-    let refused = false;
+    /** Since the loop began listing this time, a list failed or came back absent. */
+    let listsFailed = false;
     while (!this.stopped) {
       if (listFor !== undefined) {
         const listed = await this.list(listFor).then(() => true, (err: unknown) => this.listFailed(err, failures));
+        if (listed !== true) listsFailed = true;
         if (listed === 'absent') {
           await this.sleep(this.opts.absent?.retryMs ?? 0);
           continue;
@@ -179,21 +182,15 @@ export class Reflector<T> {
           await this.sleep(this.backoff(failures++));
           continue;
         }
-        if (!refused) failures = 0;
+        if (listsFailed) failures = 0;
+        listsFailed = false;
       }
       const end = await this.watchOnce();
       if (end.kind === 'stopped') return;
       // Listed, then watched: what comes next depends only on how the watch ended.
       listFor = relistReason(end);
-      refused = end.kind === 'error' && end.relist;
-      // A clean close after events or bookmarks, or after a quiet while, is routine
-      // (timeoutSeconds): resume after a short pause. A watch that brought events and then
-      // broke moved on too: its failure is the first of a new run, not one more of an old one
-      // (client-go's backoff forgets after a quiet while, too). Anything else counts as a
-      // failure and backs off further each time.
-      const routine = end.kind === 'closed' && (end.events > 0 || end.ms >= SHORT_WATCH_MS);
-      const movedOn = end.kind === 'error' && end.events > 0;
-      failures = routine ? 0 : movedOn ? 1 : failures + 1;
+      const routine = routineEnd(end);
+      failures = routine ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
       const wait = this.backoff(failures);
       if (!routine) this.opts.onRestart?.(restartReason(end), wait);
       await this.sleep(wait);
@@ -374,8 +371,26 @@ function watchEnd(err: unknown, codes: number[], failed: string | undefined, see
   const all = status === undefined ? codes : [...codes, status];
   if (all.includes(410)) return { kind: 'gone' };
   const message = err ? ((err as Error).message ?? String(err)) : failed;
-  if (message !== undefined) return { kind: 'error', message, relist: all.some((c) => RELIST_STATUSES.has(c)), events: seen.events };
+  if (message !== undefined) return { kind: 'error', message, relist: all.some((c) => RELIST_STATUSES.has(c)), ...seen };
   return { kind: 'closed', ...seen };
+}
+
+/**
+ * A clean close after events or bookmarks, or after a quiet while, is routine
+ * (timeoutSeconds): the watch is resumed after a short pause and the failure count starts over.
+ */
+function routineEnd(end: WatchEnd): boolean {
+  return end.kind === 'closed' && (end.events > 0 || end.ms >= SHORT_WATCH_MS);
+}
+
+/**
+ * A watch that brought events for a while (a second or more) and then broke — a proxy or
+ * NAT reset — moved on: its failure is the first of a new run, not one more of an old one
+ * (client-go's backoff forgets after a quiet while). Not a refusal (404/403), which lists
+ * again, nor a watch that errs right after an event, whose waits must still grow.
+ */
+function longUsefulWatch(end: WatchEnd): boolean {
+  return end.kind === 'error' && !end.relist && end.events > 0 && end.ms >= SHORT_WATCH_MS;
 }
 
 /** Why the loop lists after this watch (410 Gone, a 404 or 403), or undefined: it watches again. */

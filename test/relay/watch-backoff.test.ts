@@ -17,7 +17,7 @@ import { decodePod } from '../../relay/trim.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 
 /** How the server answers one watch request. */
-type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet' | 'http404' | 'http403' | 'addedThenBroken';
+type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet' | 'http404' | 'http403' | 'addedThenBroken' | 'addedThenError' | 'gone410';
 /** How the server answers one list request (past its script: 'empty'). */
 type ListAnswer = 'empty' | 'pod' | 'http404' | 'http403' | 'http500';
 
@@ -31,6 +31,8 @@ const lines: Record<Answer, string[]> = {
   http404: [],
   http403: [],
   addedThenBroken: [],
+  addedThenError: [JSON.stringify({ type: 'ADDED', object: podObject }), JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcdserver: leader changed', code: 500 } })],
+  gone410: [JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version', code: 410 } })],
 };
 /** An error status as the API server answers it (metav1.Status). */
 const statuses: Record<string, [number, string]> = {
@@ -63,10 +65,10 @@ const server = http.createServer((req, res) => {
   }
   // A quiet watch runs its time (here 1.2 s) and closes with nothing in it.
   if (answer === 'quiet') return void setTimeout(() => res.end(), 1200);
-  // A watch that brings an event and then loses its connection (a proxy or NAT reset).
+  // A watch that brings an event and, over a second later, loses its connection (a proxy or NAT reset).
   if (answer === 'addedThenBroken') {
     res.write(`${lines.added[0]}\n`);
-    return void setTimeout(() => res.socket?.destroy(), 50);
+    return void setTimeout(() => res.socket?.destroy(), 1100);
   }
   res.end(lines[answer].map((l) => `${l}\n`).join(''));
 });
@@ -206,10 +208,28 @@ describe('a watch answered 404 or 403 lists again', () => {
     assertPaused(got);
   });
 
-  test('a watch that brought events and then lost its connection moved on: each such end waits the first step (review: they added up to 30 s)', { timeout: 10_000 }, async () => {
-    const got = await play(['addedThenBroken', 'addedThenBroken', 'addedThenBroken', 'addedThenBroken']);
-    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 20, 20, 20]);
+  test('a watch that brought events for a while and then lost its connection moved on: each such end waits the first step (review: they added up to 30 s)', { timeout: 15_000 }, async () => {
+    const got = await play(['addedThenBroken', 'addedThenBroken', 'addedThenBroken']);
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 20, 20]);
     assertPaused(got);
+  });
+
+  test('but a watch that errs right after an event, every time, waits longer each time (review)', { timeout: 10_000 }, async () => {
+    const got = await play(['addedThenError', 'addedThenError', 'addedThenError', 'addedThenError']);
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 40, 80, 160]);
+    assertPaused(got);
+  });
+
+  test('a 410 right after every list: each list and watch waits longer, no LIST every few hundred ms (review)', { timeout: 10_000 }, async () => {
+    const got = await play(['gone410', 'gone410', 'gone410', 'gone410']);
+    assert.deepEqual(got.requests, ['list empty', 'watch gone410', 'list empty', 'watch gone410', 'list empty', 'watch gone410', 'list empty', 'watch gone410', 'list empty', 'watch open']);
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 40, 80, 160]);
+    assertPaused(got);
+  });
+
+  test('a refused watch, then an outage of failed lists, then a list that works: the outage is over, the count starts over (review)', { timeout: 10_000 }, async () => {
+    const got = await play(['http403', 'error500'], ['empty', 'http500', 'http500', 'http500', 'http500', 'http500', 'empty']);
+    assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 20]);
   });
 
   test('a watch refused again and again beside a list that works: each list and watch waits longer (no LIST every few hundred ms)', { timeout: 10_000 }, async () => {
