@@ -8,6 +8,7 @@ import {
   type EphemeralJobObject,
   type EphemeralJobSpec,
 } from '../api/ephemeraljob.ts';
+import { z } from 'zod';
 import { objectKey } from '../api/envelope.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { rfc3339, toDate } from '../api/meta.ts';
@@ -68,15 +69,31 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
   const { job } = observed;
   if (job.metadata.deletionTimestamp !== undefined) return planDeleting(job);
   const parsed = parseEjobSpec(job.spec);
-  if (!parsed.ok) return planInvalid(job, parsed.message, now);
-  const spec = parsed.spec;
+  // The TTLs act whatever else the spec says: a finished job's verdict is final, so a spec
+  // edited into one that does not parse neither reopens it (as Error, then Running once the
+  // edit is undone: found by review) nor keeps it from its TTL.
+  const ttl = parsed.ok ? { created: parsed.spec.ttlSecondsAfterCreated, finished: ttlAfterFinished(parsed.spec) } : lenientTtls(job.spec);
 
   const created = toDate(job.metadata.creationTimestamp) ?? now;
-  const createdTtl = afterSeconds(created, spec.ttlSecondsAfterCreated, now);
-  if (createdTtl === 0) return deleteJob(job, `ttlSecondsAfterCreated (${spec.ttlSecondsAfterCreated}s) has passed`);
+  const createdTtl = afterSeconds(created, ttl.created, now);
+  if (createdTtl === 0) return deleteJob(job, `ttlSecondsAfterCreated (${ttl.created}s) has passed`);
 
-  if (jobFinished(job.status)) return planFinished({ job, spec, createdTtl }, now);
-  return planActive({ job, spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now) }, now);
+  if (jobFinished(job.status)) return planFinished({ job, ttl: ttl.finished, createdTtl }, now);
+  if (!parsed.ok) return planInvalid(job, parsed.message, { now, createdTtl });
+  return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now) }, now);
+}
+
+const TTL = z.number().int().nonnegative();
+
+/**
+ * The TTLs of a spec that does not parse, each read on its own. An unset
+ * ttlSecondsAfterFinished is OpenKruise's default, as in a valid spec; a value that is not a
+ * count is not acted on (nothing is deleted by a number that could not be read).
+ */
+function lenientTtls(spec: unknown): { created: number | undefined; finished: number | undefined } {
+  const raw = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>) : {};
+  const read = (v: unknown): number | undefined => (TTL.safeParse(v).success ? (v as number) : undefined);
+  return { created: read(raw.ttlSecondsAfterCreated), finished: raw.ttlSecondsAfterFinished === undefined ? DEFAULT_TTL_AFTER_FINISHED_SECONDS : read(raw.ttlSecondsAfterFinished) };
 }
 
 function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
@@ -415,27 +432,28 @@ function injectedEvent(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod
 }
 
 /** A job with a bad spec: phase Error and a JobError condition naming the fields. */
-function planInvalid(job: EphemeralJobObject, message: string, now: Date): Plan {
+function planInvalid(job: EphemeralJobObject, message: string, at: { now: Date; createdTtl: number | undefined }): Plan {
+  const { now, createdTtl } = at;
+  const requeue = createdTtl === undefined ? {} : { requeueAfterSeconds: createdTtl };
   const prev = job.status ?? {};
   const conditions = mergeConditions(prev.conditions ?? [], [
     { type: 'Initialized', status: 'True', reason: 'Initialized' },
     { type: 'JobError', status: 'True', reason: 'InvalidSpec', message },
   ], now);
   const next = { ...normaliseStatus(prev), phase: 'Error', conditions };
-  if (jsonEqual(next, normaliseStatus(prev))) return { actions: [], notes: [`invalid spec: ${message}`] };
+  if (jsonEqual(next, normaliseStatus(prev))) return { actions: [], ...requeue, notes: [`invalid spec: ${message}`] };
   const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: { phase: 'Error', conditions } };
   const actions: Action[] = [
     { verb: 'patch', apiVersion: EJOB.apiVersion, kind: EJOB.kind, subresource: 'status', namespace: job.metadata.namespace ?? '', name: job.metadata.name, patchType: 'merge', body, reason: `status: Error (${message})` },
   ];
   if (prev.phase !== 'Error') actions.push(eventAction(jobRef(job), { type: 'Warning', reason: 'InvalidSpec', message }, now));
-  return { actions, notes: [`invalid spec: ${message}`] };
+  return { actions, ...requeue, notes: [`invalid spec: ${message}`] };
 }
 
 /** Finished jobs keep their status; only the TTL is left to act on. */
-function planFinished(input: { job: EphemeralJobObject; spec: EphemeralJobSpec; createdTtl: number | undefined }, now: Date): Plan {
-  const { job, spec, createdTtl } = input;
+function planFinished(input: { job: EphemeralJobObject; ttl: number | undefined; createdTtl: number | undefined }, now: Date): Plan {
+  const { job, ttl, createdTtl } = input;
   const completed = toDate(job.status?.completionTime) ?? now;
-  const ttl = ttlAfterFinished(spec);
   const left = afterSeconds(completed, ttl, now);
   if (left === 0) return deleteJob(job, `ttlSecondsAfterFinished (${ttl}s) has passed since completion`);
   return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, left) };

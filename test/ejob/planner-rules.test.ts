@@ -197,7 +197,25 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
       assert.equal(s?.phase, 'Error');
       assert.match(cond(s, 'JobError')?.message ?? '', field);
     });
+
+    test(`a finished job whose spec is edited into an invalid one (${name}) keeps its verdict and its TTL`, () => {
+      // Before, it was written Error (completionTime kept, so no longer "finished"), and once
+      // the edit was undone it ran again and injected the pods that had appeared since.
+      const p = plan({ job: job(spec, { status: finished }), pods: [pod('a', 1)] }, NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 1800 - 600);
+      const due = plan({ job: job({ ...spec, ttlSecondsAfterFinished: 60 }, { status: finished }), pods: [] }, NOW);
+      assert.deepEqual(due.actions.map((a) => a.verb), ['delete']);
+    });
   }
+
+  test('a spec that does not parse: ttlSecondsAfterCreated still deletes the job, and a TTL that is not a count deletes nothing', () => {
+    assert.deepEqual(plan({ job: job({ selector: {}, ttlSecondsAfterCreated: 600 }), pods: [] }, NOW).actions.map((a) => a.verb), ['delete']);
+    assert.equal(plan({ job: job({ selector: {}, ttlSecondsAfterCreated: 3600 }), pods: [] }, NOW).requeueAfterSeconds, 1800);
+    const odd = plan({ job: job({ selector: {}, ttlSecondsAfterFinished: -1 }, { status: finished }), pods: [] }, NOW);
+    assert.deepEqual(odd.actions, []);
+    assert.equal(odd.requeueAfterSeconds, undefined);
+  });
 
   test('events: one per injected pod, on the pod, named stably across re-plans; none on the job for an injection', () => {
     const a = plan({ job: job(), pods: [pod('a', 1)] }, NOW).actions.filter((x) => x.kind === 'Event');
