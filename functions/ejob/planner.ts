@@ -309,6 +309,15 @@ export interface StatusInput {
   unfit?: string;
 }
 
+/**
+ * Why nothing is targeted. `replicas: 0` targets no pod by definition (as in OpenKruise, the
+ * job then waits: raising it goes on), whatever the selector matches, even pods the job's
+ * containers still run in (review: the message said no pod matched).
+ */
+function emptyWhy(job: EphemeralJobObject): string {
+  return (job.spec as { replicas?: unknown } | undefined)?.replicas === 0 ? 'replicas is 0: no pod is targeted' : 'no active pod matches the selector';
+}
+
 /** Why a Failed verdict failed, when not for failed pods. */
 export type FailedBy = 'deadline' | 'gone';
 
@@ -323,7 +332,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
   const wanted: WantedCondition[] = [
     { type: 'Initialized', status: 'True', reason: 'Initialized' },
     counts.match === 0
-      ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: 'no active pod matches the selector' }
+      ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: emptyWhy(job) }
       : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
   ];
   const failedWhy = phase === 'Failed' ? failedCondition(job, { counts, unfit: input.unfit }, input.failedBy) : undefined;

@@ -76,6 +76,15 @@ describe('EphemeralJob planner: targets and injection', () => {
     assert.deepEqual(containers[0]?.env, [{ name: 'A', value: '1' }, { name: 'KRUISE_EJOB_ID', value: UID }]);
     assert.deepEqual(containers[1]?.env, [{ name: 'KRUISE_EJOB_ID', value: UID }]);
   });
+
+  test('replicas 0 targets no pod: the job waits, and MatchedEmpty says why rather than that no pod matched', () => {
+    const p = plan({ job: job({ replicas: 0 }), pods: [pod('a', 1, 'running'), pod('b', 2)] }, NOW);
+    assert.deepEqual(injections(p.actions), []);
+    const s = statusOf(p.actions);
+    assert.equal(s?.phase, 'Waiting');
+    assert.equal(cond(s, 'MatchedEmpty')?.message, 'replicas is 0: no pod is targeted');
+    assert.equal(cond(statusOf(plan({ job: job(), pods: [] }, NOW).actions), 'MatchedEmpty')?.message, 'no active pod matches the selector');
+  });
 });
 
 describe('EphemeralJob planner: per-pod state, counts and phase', () => {
