@@ -25,7 +25,7 @@ export const RelayConfig = z.object({
    * the functions' own wait before they show a start (holdSeconds()).
    */
   EPHEMERA_RELAY_HOLD_SECONDS: z.coerce.number().int().min(0).max(600).optional(),
-  EPHEMERA_RELAY_BUFFER_MAX: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
+  EPHEMERA_RELAY_BUFFER_MAX: z.coerce.number().int().min(2).max(1_000_000).default(50_000),
   /** /readyz fails while the sink has taken nothing for longer than this. */
   EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   /** Deadline of one send to the queue (SendMessageBatch with its retries; one in-process handling). */

@@ -29,6 +29,7 @@
 import type { Logger } from '../functions/engine/logger.ts';
 import { jitteredBackoffMs } from './backoff.ts';
 import { queuedKey, type Message, type Queued } from './envelope.ts';
+import type { ReplayScope } from './replay.ts';
 import type { SendOutcome, Sink } from './sinks/sink.ts';
 
 /** What the queue reports as it works (metrics). */
@@ -94,7 +95,8 @@ export class DeliveryQueue {
   private inFlight = new Map<string, Slot>();
   private overflowed = false;
   /** Replays waiting to be pulled into the queue, oldest first. */
-  private readonly backfills: Iterator<Queued>[] = [];
+  /** Replays: the first is being pulled in; at most one waits behind it (backfill()). */
+  private readonly backfills: { items: Iterator<Queued>; scope: ReplayScope }[] = [];
   private failures = 0;
   private retryAt = 0;
   private lastAckAt: number | undefined;
@@ -165,6 +167,10 @@ export class DeliveryQueue {
   requeue(item: Queued): boolean {
     const key = slotKey(item);
     if (this.pending.has(key) || this.held.has(key) || this.retrying.has(key)) return true;
+    // A full queue: false, and no overflow. The caller knows the key and asks again later;
+    // an overflow would replay the whole cache for it, and with a queue of 1 or 2 the keys a
+    // handler requeues kept replays going for good (review).
+    if (this.depth >= this.opts.capacity) return false;
     return this.add(item);
   }
 
@@ -186,9 +192,17 @@ export class DeliveryQueue {
     this.schedule();
   }
 
-  /** Queue a replay; its events are pulled in as the queue has room. */
-  backfill(items: Iterator<Queued>): void {
-    this.backfills.push(items);
+  /**
+   * Queue a replay; its events are pulled in as the queue has room. One replay waits behind
+   * the one being pulled in, at most: a newer one takes its place unless it is narrower
+   * ('due' behind a waiting 'all', which sends everything 'due' would). A replay reads the
+   * cache as it goes, so the one left is as new. Without this, a sink down for hours left
+   * one replay per periodic resync waiting (review).
+   */
+  backfill(items: Iterator<Queued>, scope: ReplayScope = 'all'): void {
+    const waiting = this.backfills.length > 1 ? this.backfills.at(-1) : undefined;
+    if (!waiting) this.backfills.push({ items, scope });
+    else if (!(waiting.scope === 'all' && scope === 'due')) this.backfills[this.backfills.length - 1] = { items, scope };
     this.kick();
   }
 
@@ -294,7 +308,7 @@ export class DeliveryQueue {
   private fill(): void {
     const now = this.now();
     while (this.backfills.length > 0 && this.replayHasRoom()) {
-      const next = this.backfills[0]?.next();
+      const next = this.backfills[0]?.items.next();
       if (!next || next.done) {
         this.backfills.shift();
         // An overflow while it ran asks for the next replay now: waiting for an ack could wait
@@ -398,7 +412,10 @@ export class DeliveryQueue {
     const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
     // The newer state (a live change queued meanwhile) is merged into this slot: one entry left.
     if (newer?.replay) this.replayQueued--;
-    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt, ...(slot.replay ? { replay: true } : {}) };
+    // A failed key backs off as a live one, out of the replay's share: entries that kept
+    // failing held that share for good, so no replay moved on again (review).
+    if (slot.replay) this.replayQueued--;
+    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt };
     this.retrying.set(key, next);
     this.retryingDue = Math.min(this.retryingDue, due);
   }
@@ -415,7 +432,7 @@ export class DeliveryQueue {
     if (!this.overflowed || this.backfills.length > 0) return;
     this.overflowed = false;
     this.opts.logger.warn({}, 'the sink takes envelopes again after the queue overflowed: resyncing from the watch cache');
-    this.backfills.push(this.opts.hooks.resyncNeeded());
+    this.backfills.push({ items: this.opts.hooks.resyncNeeded(), scope: 'all' });
   }
 
   /** Wake up for the next due key or the end of a backoff. */

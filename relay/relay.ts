@@ -129,7 +129,9 @@ export function createRelay(opts: RelayOptions): Relay {
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q) => build(st, pods, q);
   const all: Reflector<unknown>[] = [...jobs, ...pods] as Reflector<unknown>[];
-  const requeue = new Requeue((q) => requeued(st, pods, q));
+  const requeue: Requeue = new Requeue((q) => {
+    if (!requeued(st, pods, q)) requeue.after(q, REQUEUE_WHEN_FULL_MS);
+  });
   let stopped = false;
   // Jobs first: the pod filter needs to know them.
   for (const r of jobs) r.start();
@@ -163,7 +165,7 @@ export function createRelay(opts: RelayOptions): Relay {
     resync(reason, scope = 'due') {
       if (!allSynced() || !st.leader) return;
       opts.logger.info({ reason, scope }, 'resync from the watch cache');
-      queue.backfill(replay(st, pods, scope));
+      queue.backfill(replay(st, pods, scope), scope);
     },
     requeue: (e, ms) => requeue.after(queuedFrom(e, st.clock().getTime()), ms),
     sweepLeases(reason) {
@@ -189,6 +191,9 @@ export function createRelay(opts: RelayOptions): Relay {
   metrics.leader.set(st.leader ? 1 : 0);
   return relay;
 }
+
+/** A requeue that found the queue full is asked again this much later. */
+const REQUEUE_WHEN_FULL_MS = 1000;
 
 /** A new leader resumes from its cache: replay it instead of listing again. */
 function onLeadership(st: State, relay: Relay, leader: boolean): void {
@@ -245,11 +250,18 @@ function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator
  * A key a handler asked to look at again: its state now, as a replay would send it (a RESYNC
  * with the current snapshot and jobs), or the requeued event itself once the object has left
  * the cache (a deleted pod's last state). Queued only if the object does not already wait:
- * what waits is newer than the requeued event, which must not replace it.
+ * what waits is newer than the requeued event, which must not replace it. False when the
+ * queue is full: the caller asks again in REQUEUE_WHEN_FULL_MS.
  */
-function requeued(st: State, pods: Reflector<Pod>[], q: Queued): void {
+function requeued(st: State, pods: Reflector<Pod>[], q: Queued): boolean {
+  // Only the leader sends: a relay that lost the lead went on handling every key its
+  // handlers requeued, beside the new leader (review). Its next lead replays everything.
+  if (!st.leader) {
+    st.missed = true;
+    return true;
+  }
   const at = st.clock().getTime();
-  st.queue.requeue(current(st, pods, q, at) ?? { ...q, at });
+  return st.queue.requeue(current(st, pods, q, at) ?? { ...q, at });
 }
 
 /** The queued form of the cached state of `q`'s object, if the cache has it. */

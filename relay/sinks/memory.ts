@@ -52,8 +52,9 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
   };
   const handleOne = async (m: Message): Promise<SendOutcome> => {
     const key = m.key;
-    // Not an attempt: the key's earlier handling still runs.
-    if (running.has(key)) return { ok: false, error: `${key} is still being handled` };
+    // The key's earlier handling still runs, past its deadline: an attempt that failed too,
+    // or a handling that never ends kept its key retried every 30 s for good (review).
+    if (running.has(key)) return failed(key, `${key} is still being handled`, false);
     running.add(key);
     const e = envelopeOf(m);
     const handling = handler(e).finally(() => running.delete(key));

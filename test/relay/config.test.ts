@@ -37,6 +37,16 @@ describe('EPHEMERA_RELAY_HOLD_SECONDS', () => {
   });
 });
 
+describe('EPHEMERA_RELAY_BUFFER_MAX', () => {
+  test('at least 2, so a replay never takes the whole queue (at 1, every live event during a replay asked for another); a bad value is refused, naming it', () => {
+    assert.equal(parseEnv(RelayConfig, { EPHEMERA_RELAY_BUFFER_MAX: '2' }).EPHEMERA_RELAY_BUFFER_MAX, 2);
+    assert.equal(parseEnv(RelayConfig, {}).EPHEMERA_RELAY_BUFFER_MAX, 50_000);
+    for (const bad of ['1', '0', 'many']) {
+      assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_RELAY_BUFFER_MAX: bad }), (err: Error) => err instanceof ConfigError && err.message.includes('EPHEMERA_RELAY_BUFFER_MAX: ') && err.message.includes(`(got "${bad}")`), bad);
+    }
+  });
+});
+
 describe('EPHEMERA_RELAY_LISTEN', () => {
   test('HOST:PORT, :PORT and [IPv6]:PORT become host and port; 0.0.0.0:8080 unset', () => {
     const listen = (v?: string): unknown => parseEnv(RelayConfig, v === undefined ? {} : { EPHEMERA_RELAY_LISTEN: v }).EPHEMERA_RELAY_LISTEN;

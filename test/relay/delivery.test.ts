@@ -205,6 +205,77 @@ describe('a replay bigger than the queue, with live traffic', () => {
       await q.stop();
     }
   });
+
+  test('replay entries the sink keeps refusing leave the replay\'s share: the replay, later ones and an overflow go on (review)', async () => {
+    const sent: string[] = [];
+    let replays = 0;
+    const q = new DeliveryQueue({
+      sink: { name: 'some-fail', send: async (messages) => messages.map((m) => (m.key.includes('/bad') ? { ok: false, error: 'throttled' } : (sent.push(m.key.split('/').at(-1) ?? ''), { ok: true }))) },
+      capacity: 4, windowMs: 0, logger: silentLogger, backoff: { minMs: 5, maxMs: 40 },
+      build: (x) => messageFor(x, { relayId: 't' }, undefined),
+      hooks: { resyncNeeded: () => (replays++, [item('bad-0'), item('live-9')].values()) },
+    });
+    try {
+      // The replay's share is 2: before, its two refused entries held it for good.
+      q.backfill(['bad-0', 'bad-1', 'good-0', 'good-1'].map(item).values());
+      await eventually(() => assert.deepEqual(sent.filter((k) => k.startsWith('good')), ['good-0', 'good-1']));
+      // Two live keys fit beside the refused ones; the third overflows and is replayed.
+      for (const k of ['live-7', 'live-8', 'live-9']) q.add(item(k));
+      await eventually(() => assert.ok(sent.includes('live-9'), `the overflowed key was never replayed (${replays} replays)`));
+      q.backfill([item('good-2')].values(), 'due');
+      await eventually(() => assert.ok(sent.includes('good-2'), 'a later replay went nowhere'));
+      assert.ok(q.depth <= 4);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  test('at most one replay waits behind the one being sent, however many resyncs come while the sink is down (review)', async () => {
+    const sent: string[] = [];
+    let down = true;
+    const q = new DeliveryQueue({
+      sink: { name: 'down', send: async (messages) => messages.map((m) => (down ? { ok: false, error: 'unavailable' } : (sent.push(m.key.split('/').at(-1) ?? ''), { ok: true }))) },
+      capacity: 2, windowMs: 0, logger: silentLogger, backoff: { minMs: 5, maxMs: 20 },
+      build: (x) => messageFor(x, { relayId: 't' }, undefined),
+      hooks: { resyncNeeded: () => [].values() },
+    });
+    const waiting = (): number => (q as unknown as { backfills: unknown[] }).backfills.length;
+    try {
+      q.backfill(['a', 'b', 'c'].map(item).values());
+      await eventually(() => assert.equal(q.depth, 2));
+      q.backfill([item('all-1')].values(), 'all');
+      for (let i = 0; i < 20; i++) q.backfill([item(`due-${i}`)].values(), 'due');
+      assert.equal(waiting(), 2, 'the one being sent and one waiting');
+      q.backfill([item('all-2')].values(), 'all');
+      assert.equal(waiting(), 2);
+      down = false;
+      await eventually(() => assert.equal(q.depth + waiting(), 0));
+      assert.deepEqual(sent.filter((k) => !['a', 'b', 'c'].includes(k)), ['all-2'], 'the waiting "all" kept its place before "due" ones, and the newest "all" took it');
+    } finally {
+      await q.stop();
+    }
+  });
+
+  test('a requeue that finds the queue full is refused, and asks for no replay: with a queue of 2, requeued keys replayed the cache for good (review)', async () => {
+    let replays = 0;
+    const q = new DeliveryQueue({
+      sink: { name: 'slow', send: async (messages) => messages.map(() => ({ ok: true })) },
+      capacity: 2, windowMs: 60_000, logger: silentLogger,
+      build: (x) => messageFor(x, { relayId: 't' }, undefined),
+      hooks: { resyncNeeded: () => (replays++, [].values()) },
+    });
+    try {
+      assert.equal(q.add(item('a')), true);
+      assert.equal(q.add(item('b')), true);
+      assert.equal(q.requeue(item('a')), true, 'a key already waiting is no new entry');
+      assert.equal(q.requeue(item('c')), false);
+      await q.flush();
+      assert.equal(q.depth, 0);
+      assert.equal(replays, 0);
+    } finally {
+      await q.stop();
+    }
+  });
 });
 
 describe('partial batch failures', () => {
@@ -299,6 +370,13 @@ describe('in-memory sink and requeues (workqueue semantics)', () => {
     finish();
     await eventually(async () => assert.equal((await sink.send([message('a')]))[0]?.ok, true));
     assert.equal(calls, 2);
+  });
+
+  test('a handling that never ends: each retry while it runs is a failed attempt, so the key is dropped after maxAttempts (review)', async () => {
+    const sink = memorySink(() => new Promise(() => undefined), () => undefined, { timeoutMs: 10, maxAttempts: 3 });
+    assert.equal((await sink.send([message('a')]))[0]?.ok, false);
+    assert.deepEqual(await sink.send([message('a')]), [{ ok: false, error: 'Pod/ns/a is still being handled' }]);
+    assert.deepEqual(await sink.send([message('a')]), [{ ok: false, permanent: true, error: 'gave up after 3 attempts: Pod/ns/a is still being handled' }]);
   });
 });
 

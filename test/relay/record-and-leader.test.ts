@@ -7,7 +7,8 @@ import { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { createKube } from '../../functions/kube/client.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
-import { startRelay } from '../../relay/relay.ts';
+import { startRelay, type Relay } from '../../relay/relay.ts';
+import { memorySink } from '../../relay/sinks/memory.ts';
 import { recordSink } from '../../relay/sinks/record.ts';
 import { runCli } from '../support/cli.ts';
 import { fixture } from '../support/ejob-world.ts';
@@ -72,6 +73,37 @@ describe('relay replicas: Lease leader election', () => {
       assert.equal(server.requests.filter((r) => r.verb === 'list').length, lists, 'from its watch cache, not a new list');
     } finally {
       await b.stop();
+      await server.close();
+    }
+  });
+});
+
+describe('a relay that lost the lead', () => {
+  test('stops bringing back the keys its handlers requeue; the new leader has them (review)', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-1', { app: 'web' })] });
+    const handled: boolean[] = [];
+    const box: { a?: Relay } = {};
+    // A running job's handler asks to look again soon, as the reconciler does while pods run.
+    const sink = memorySink(async (e) => {
+      if (e.data.kind !== 'EphemeralJob') return { requeueAfterSeconds: null };
+      handled.push(box.a?.isLeader() ?? false);
+      return { requeueAfterSeconds: 0.05 };
+    }, (e, ms) => box.a?.requeue(e, ms));
+    const a = await startRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'a', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger,
+      election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 } } });
+    box.a = a;
+    try {
+      await eventually(() => assert.ok(a.isLeader() && handled.length > 2));
+      // Another replica holds the Lease now (a's renewals were too slow).
+      const lease = server.store.list({ kind: 'Lease', namespace: 'ephemera-system' })[0] as unknown as { spec: Record<string, unknown> };
+      server.store.put({ ...lease, spec: { ...lease.spec, holderIdentity: 'b', renewTime: new Date(Date.now() + 3_600_000).toISOString(), leaseDurationSeconds: 3600 } } as never);
+      await eventually(() => assert.equal(a.isLeader(), false), 8000);
+      await new Promise((r) => setTimeout(r, 500));
+      const settled = handled.length;
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(handled.length, settled, 'still handling requeued keys after it lost the lead');
+    } finally {
+      await a.stop();
       await server.close();
     }
   });
