@@ -3,8 +3,8 @@
 // List items and watch objects go through the same functions here, from raw JSON, so one
 // object has one fingerprint however it arrived.
 import { formatZodIssues } from '../functions/api/field-path.ts';
-import { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB_ID_ENV } from '../functions/api/names.ts';
-import { jobFinished } from '../functions/ejob/finished.ts';
+import { EJOB_ID_ENV } from '../functions/api/names.ts';
+import { jobFinished, jobTtls } from '../functions/ejob/finished.ts';
 import { Pod } from '../functions/api/pod.ts';
 import { trimPodForSidecar } from '../functions/sidecar/predicate.ts';
 import { trimPlainPod } from './pod-shape.ts';
@@ -139,10 +139,11 @@ export function jobFingerprint(job: JobView): string {
 export function trimJob(raw: Record<string, unknown>): JobView | null {
   const meta = raw?.metadata as { name?: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: unknown; deletionTimestamp?: unknown; creationTimestamp?: unknown; finalizers?: unknown } | undefined;
   if (typeof meta?.name !== 'string' || typeof meta.namespace !== 'string') return null;
-  const spec = raw.spec as { selector?: unknown; ttlSecondsAfterFinished?: unknown; ttlSecondsAfterCreated?: unknown } | undefined;
+  const spec = raw.spec as { selector?: unknown } | undefined;
   const status = raw.status as { phase?: string; completionTime?: unknown } | undefined;
   const finished = jobFinished(status) && meta.deletionTimestamp === undefined;
-  const expiresAt = expiry(finished ? status?.completionTime : undefined, spec?.ttlSecondsAfterFinished ?? DEFAULT_TTL_AFTER_FINISHED_SECONDS, meta.creationTimestamp, spec?.ttlSecondsAfterCreated);
+  const ttl = jobTtls(raw.spec);
+  const expiresAt = expiry(finished ? status?.completionTime : undefined, ttl.finished, meta.creationTimestamp, ttl.created);
   const finalizers = Array.isArray(meta.finalizers) ? meta.finalizers.filter((f): f is string => typeof f === 'string') : [];
   return {
     namespace: meta.namespace,

@@ -1,6 +1,22 @@
 // Dependency-free: the relay's job view uses it too.
+import { DEFAULT_TTL_AFTER_FINISHED_SECONDS } from '../api/names.ts';
 
 /** Succeeded or Failed with a completionTime: the job's verdict is final. */
 export function jobFinished(status: { phase?: unknown; completionTime?: unknown } | undefined): boolean {
   return (status?.phase === 'Succeeded' || status?.phase === 'Failed') && status.completionTime !== undefined;
+}
+
+/**
+ * A job's TTLs read from its raw spec, each on its own, as the planner acts on them and the
+ * relay schedules their resync (so both say the same moment): a non-negative integer, or
+ * nothing is deleted by it (undefined); an absent ttlSecondsAfterFinished is OpenKruise's
+ * default. A valid spec's TTLs read the same (the schema takes only such integers).
+ */
+export function jobTtls(spec: unknown): { created: number | undefined; finished: number | undefined } {
+  const raw = typeof spec === 'object' && spec !== null ? (spec as { ttlSecondsAfterCreated?: unknown; ttlSecondsAfterFinished?: unknown }) : {};
+  return { created: count(raw.ttlSecondsAfterCreated), finished: raw.ttlSecondsAfterFinished === undefined ? DEFAULT_TTL_AFTER_FINISHED_SECONDS : count(raw.ttlSecondsAfterFinished) };
+}
+
+function count(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }

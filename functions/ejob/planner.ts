@@ -8,14 +8,13 @@ import {
   type EphemeralJobObject,
   type EphemeralJobSpec,
 } from '../api/ephemeraljob.ts';
-import { z } from 'zod';
 import { objectKey } from '../api/envelope.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { rfc3339, toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
-import { jobFinished } from './finished.ts';
+import { jobFinished, jobTtls } from './finished.ts';
 import { decideClaims, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
@@ -72,7 +71,7 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
   // The TTLs act whatever else the spec says: a finished job's verdict is final, so a spec
   // edited into one that does not parse neither reopens it (as Error, then Running once the
   // edit is undone: found by review) nor keeps it from its TTL.
-  const ttl = parsed.ok ? { created: parsed.spec.ttlSecondsAfterCreated, finished: ttlAfterFinished(parsed.spec) } : lenientTtls(job.spec);
+  const ttl = jobTtls(job.spec);
 
   const created = toDate(job.metadata.creationTimestamp) ?? now;
   const createdTtl = afterSeconds(created, ttl.created, now);
@@ -81,19 +80,6 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
   if (jobFinished(job.status)) return planFinished({ job, ttl: ttl.finished, createdTtl }, now);
   if (!parsed.ok) return planInvalid(job, parsed.message, { now, createdTtl });
   return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now) }, now);
-}
-
-const TTL = z.number().int().nonnegative();
-
-/**
- * The TTLs of a spec that does not parse, each read on its own. An unset
- * ttlSecondsAfterFinished is OpenKruise's default, as in a valid spec; a value that is not a
- * count is not acted on (nothing is deleted by a number that could not be read).
- */
-function lenientTtls(spec: unknown): { created: number | undefined; finished: number | undefined } {
-  const raw = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>) : {};
-  const read = (v: unknown): number | undefined => (TTL.safeParse(v).success ? (v as number) : undefined);
-  return { created: read(raw.ttlSecondsAfterCreated), finished: raw.ttlSecondsAfterFinished === undefined ? DEFAULT_TTL_AFTER_FINISHED_SECONDS : read(raw.ttlSecondsAfterFinished) };
 }
 
 function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
