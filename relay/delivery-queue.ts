@@ -83,6 +83,9 @@ interface Slot {
   replay?: boolean;
 }
 
+/** Failures in a row after which a replayed entry leaves the replay's share even while the sink takes nothing. */
+const REPLAY_FAILURES_KEPT = 5;
+
 /** A bounded, keyed, coalescing queue in front of a sink. */
 export class DeliveryQueue {
   private readonly pending = new Map<string, Slot>();
@@ -190,6 +193,11 @@ export class DeliveryQueue {
       this.timer = undefined;
     }
     this.schedule();
+  }
+
+  /** Drop the replays not yet sent (the relay lost the lead: the new leader replays its own). */
+  dropReplays(): void {
+    this.backfills.length = 0;
   }
 
   /**
@@ -389,7 +397,7 @@ export class DeliveryQueue {
     if (failed.length === 0) return;
     this.opts.hooks.failed?.(failed.length);
     const sinkDown = failed.length === batch.length && failed.some((f) => f.slot.failures === 0);
-    for (const f of failed) this.requeueFailed(f.slot);
+    for (const f of failed) this.requeueFailed(f.slot, sinkDown);
     if (sinkDown) this.backOff(failed.length, failed[0]?.error ?? '');
     else this.opts.logger.warn({ sink: this.opts.sink.name, failed: failed.length, keys: failed.slice(0, 5).map((f) => queuedKey(f.slot.item)), err: failed[0]?.error }, 'sink did not take some envelopes; those keys back off');
   }
@@ -403,7 +411,7 @@ export class DeliveryQueue {
    * A failed key waits its own backoff, with its newer state if one was queued meanwhile
    * (latest wins), and keeps its age.
    */
-  private requeueFailed(slot: Slot): void {
+  private requeueFailed(slot: Slot, sinkDown: boolean): void {
     const key = slotKey(slot.item);
     const newer = this.pending.get(key) ?? this.held.get(key);
     this.pending.delete(key);
@@ -412,10 +420,14 @@ export class DeliveryQueue {
     const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
     // The newer state (a live change queued meanwhile) is merged into this slot: one entry left.
     if (newer?.replay) this.replayQueued--;
-    // A failed key backs off as a live one, out of the replay's share: entries that kept
-    // failing held that share for good, so no replay moved on again (review).
-    if (slot.replay) this.replayQueued--;
-    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt };
+    // A key the sink fails while it takes others backs off as a live one, out of the replay's
+    // share: such entries held that share for good, so no replay moved on again (review).
+    // While the sink takes nothing (no acknowledgement since it last failed a whole batch)
+    // they stay in it, or the replay would fill the queue and live events overflow (review)
+    // — for a few failures: a sink that fails only the replay's keys looks the same.
+    const keep = slot.replay === true && (sinkDown || this.failures > 0) && slot.failures + 1 < REPLAY_FAILURES_KEPT;
+    if (slot.replay && !keep) this.replayQueued--;
+    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt, ...(keep ? { replay: true } : {}) };
     this.retrying.set(key, next);
     this.retryingDue = Math.min(this.retryingDue, due);
   }

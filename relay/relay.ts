@@ -117,6 +117,11 @@ export function createRelay(opts: RelayOptions): Relay {
   const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Queued>; build?: (q: Queued) => Message } = {};
   const queue = buildQueue(opts, metrics, {
     resyncNeeded: () => {
+      // A follower replays nothing: its next lead replays everything (st.missed).
+      if (!st.leader) {
+        st.missed = true;
+        return [].values();
+      }
       opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
       return box.replay?.('all') ?? [].values();
     },
@@ -199,7 +204,13 @@ const REQUEUE_WHEN_FULL_MS = 1000;
 function onLeadership(st: State, relay: Relay, leader: boolean): void {
   st.leader = leader;
   st.metrics.leader.set(leader ? 1 : 0);
-  if (!leader) return;
+  if (!leader) {
+    // What it had still to replay is the new leader's to send (review: a demoted relay sent
+    // its whole cache beside the new leader).
+    st.queue.dropReplays();
+    st.missed = true;
+    return;
+  }
   relay.resync('became leader', 'all');
   void relay.sweepLeases('became leader');
 }

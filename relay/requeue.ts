@@ -17,6 +17,7 @@ interface Waiting {
 export class Requeue {
   private readonly timers = new Map<string, Waiting>();
   private readonly add: (q: Queued) => void;
+  private stopped = false;
 
   constructor(add: (q: Queued) => void) {
     this.add = add;
@@ -29,6 +30,9 @@ export class Requeue {
 
   /** Bring `item`'s key back after `delayMs`, unless it already comes back sooner; either way with `item`. */
   after(item: Queued, delayMs: number): void {
+    // Handlers still answering while the relay stops ask for nothing any more (review: one
+    // asked into a full, stopped queue was asked again every second for good).
+    if (this.stopped) return;
     const key = queuedKey(item);
     const at = Date.now() + Math.max(0, delayMs);
     const existing = this.timers.get(key);
@@ -47,6 +51,7 @@ export class Requeue {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t.timer);
     this.timers.clear();
   }

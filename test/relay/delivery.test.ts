@@ -230,6 +230,30 @@ describe('a replay bigger than the queue, with live traffic', () => {
     }
   });
 
+  test('while the sink takes nothing, a replay keeps to its half of the queue: a live key still fits, and no replay follows (review)', async () => {
+    let down = true;
+    let replays = 0;
+    const sent = new Set<string>();
+    const q = new DeliveryQueue({
+      sink: { name: 'down', send: async (messages) => messages.map((m) => (down ? { ok: false, error: 'unavailable' } : (sent.add(m.key.split('/').at(-1) ?? ''), { ok: true }))) },
+      // Slow enough that no entry fails five times within the 300 ms looked at.
+      capacity: 10, windowMs: 0, logger: silentLogger, backoff: { minMs: 100, maxMs: 400 },
+      build: (x) => messageFor(x, { relayId: 't' }, undefined),
+      hooks: { resyncNeeded: () => (replays++, [].values()) },
+    });
+    try {
+      q.backfill(Array.from({ length: 30 }, (_, i) => item(`r${i}`)).values(), 'due');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(q.depth, 5, 'the replay\'s half, retried');
+      assert.equal(q.add(item('live')), true);
+      down = false;
+      await eventually(() => assert.equal(sent.size, 31));
+      assert.equal(replays, 0, 'nothing overflowed');
+    } finally {
+      await q.stop();
+    }
+  });
+
   test('at most one replay waits behind the one being sent, however many resyncs come while the sink is down (review)', async () => {
     const sent: string[] = [];
     let down = true;
@@ -338,6 +362,17 @@ describe('deadlines', () => {
 
 describe('in-memory sink and requeues (workqueue semantics)', () => {
   const queued = (name: string) => ({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, at: Date.now() }) as const;
+
+  test('once stopped, a requeue asks for nothing: handlers answering during the shutdown arm no timer (review)', async () => {
+    const fired: string[] = [];
+    const q = new Requeue((e) => fired.push(e.name));
+    q.after(queued('a'), 10);
+    q.stop();
+    q.after(queued('b'), 0);
+    assert.equal(q.size, 0);
+    await new Promise((r) => setTimeout(r, 40));
+    assert.deepEqual(fired, []);
+  });
 
   test('a key asked back many times has one timer, at the earliest time asked', async () => {
     const fired: string[] = [];

@@ -109,6 +109,33 @@ describe('a relay that lost the lead', () => {
   });
 });
 
+describe('a relay that lost the lead replays nothing', () => {
+  test('what it had still to replay after an overflow is dropped, and no overflow replay follows (review)', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' }), ...Array.from({ length: 8 }, (_, i) => pod(`web-${i}`, { app: 'web' }))] });
+    const sink = new CollectingSink();
+    sink.failing = true;
+    const a = await startRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'a', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 2, logger: silentLogger, backoff: { minMs: 20, maxMs: 100 },
+      election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 } } });
+    try {
+      await eventually(() => assert.ok(a.isLeader()));
+      // The queue of 2 is full of what the sink fails: a new pod overflows.
+      server.store.put(pod('web-new', { app: 'web' }));
+      await eventually(async () => assert.ok((await a.metrics.overflowed.get()).values.reduce((n, v) => n + v.value, 0) > 0));
+      const lease = server.store.list({ kind: 'Lease', namespace: 'ephemera-system' })[0] as unknown as { spec: Record<string, unknown> };
+      server.store.put({ ...lease, spec: { ...lease.spec, holderIdentity: 'b', renewTime: new Date(Date.now() + 3_600_000).toISOString(), leaseDurationSeconds: 3600 } } as never);
+      await eventually(() => assert.equal(a.isLeader(), false), 8000);
+      sink.failing = false;
+      await new Promise((r) => setTimeout(r, 1500));
+      await a.flush();
+      // At most the two entries it had queued while it led; before, its whole cache (twice).
+      assert.ok(sink.subjects().length <= 2, sink.subjects().join(', '));
+    } finally {
+      await a.stop();
+      await server.close();
+    }
+  });
+});
+
 describe('relay leader election does not thrash', () => {
   test('a failed renewal is retried within the lease; only renewals failing for a whole lease step down', async () => {
     const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
