@@ -116,15 +116,7 @@ export function createRelay(opts: RelayOptions): Relay {
   const metrics = opts.metrics ?? createMetrics();
   const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Queued>; build?: (q: Queued) => Message } = {};
   const queue = buildQueue(opts, metrics, {
-    resyncNeeded: () => {
-      // A follower replays nothing: its next lead replays everything (st.missed).
-      if (!st.leader) {
-        st.missed = true;
-        return [].values();
-      }
-      opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
-      return box.replay?.('all') ?? [].values();
-    },
+    resyncNeeded: () => overflowReplay(st, box.replay),
     // Set below, before any reflector starts: nothing is queued before then.
     build: (q) => box.build!(q),
   });
@@ -195,6 +187,16 @@ export function createRelay(opts: RelayOptions): Relay {
   if (opts.election) elector = startElection(opts.election.kube, opts.election.lock, opts.logger, (v) => onLeadership(st, relay, v));
   metrics.leader.set(st.leader ? 1 : 0);
   return relay;
+}
+
+/** The replay after an overflow; a follower's replays nothing, its next lead replays everything (st.missed). */
+function overflowReplay(st: State, replay: ((scope: ReplayScope) => Iterator<Queued>) | undefined): Iterator<Queued> {
+  if (!st.leader) {
+    st.missed = true;
+    return [].values();
+  }
+  st.opts.logger.info({ reason: 'the queue overflowed', scope: 'all' }, 'resync from the watch cache');
+  return replay?.('all') ?? [].values();
 }
 
 /** A requeue that found the queue full is asked again this much later. */
