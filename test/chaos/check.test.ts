@@ -40,7 +40,7 @@ function job(spec: Obj = {}): KubeObject {
 }
 
 function appPod(name: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: meta(name), spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } };
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta(name), labels: { app: 'a' } }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } };
 }
 
 const ec = (name: string, uid = JOB): Obj => ({ name, image: 'busybox', env: [{ name: 'KRUISE_EJOB_ID', value: uid }] });
@@ -139,7 +139,7 @@ describe('chaos checker', () => {
     ecStatus(h, a, { probe: state('terminated') });
     ecStatus(h, b, { probe: state('terminated') });
     finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
-    fires(h.run(), 'parallelism', /job ns\/j \(uid job-uid-1\): 2 pods with a non-terminal container of the job \(ns\/a \[probe: no status\], ns\/b \[probe: no status\]\), more than parallelism=1/);
+    fires(h.run(), 'parallelism', /job ns\/j \(uid job-uid-1\): 2 target pods with a non-terminal container of the job \(ns\/a \[probe: no status\], ns\/b \[probe: no status\]\), more than parallelism=1/);
   });
 
   test('parallelism: a pod whose first container failed still holds its slot while the second runs', () => {
@@ -181,7 +181,10 @@ describe('chaos checker', () => {
     inject(h, b, ['probe']);
     ecStatus(h, b, { probe: state('terminated') });
     finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
-    fires(h.run(), 'replicas', /job ns\/j \(uid job-uid-1\) has containers in 2 pods, more than replicas=1/);
+    const v = check(h.run());
+    assert.deepEqual(v.map((x) => x.invariant), ['replicas', 'job-finished']);
+    assert.match(v[0]!.message, /job ns\/j \(uid job-uid-1\) has containers in 2 pods, more than replicas=1/);
+    assert.match(v[1]!.message, /status.match=2 is more than replicas=1/);
   });
 
   test('job-finished: a job left Running, and counters that do not match the pods', () => {
@@ -339,6 +342,122 @@ describe('chaos checker', () => {
     const fenced = Array.from({ length: 6 }, () => ({ time: '', verb: 'patch', path: '/apis/apps.kruise.io/v1alpha1/namespaces/ns/ephemeraljobs/j', status: 422, actor: 'proc-1', message: 'testing value /metadata/uid failed: test failed' }));
     assert.deepEqual(check(cleanStory().h.run({ rejected: fenced })), []);
     fires(cleanStory().h.run({ rejected: fenced.map((r) => ({ ...r, message: 'metadata.finalizers: Invalid value' })) }), 'no-422-storm', /6 writes to .*ephemeraljobs\/j refused with 422/);
+  });
+
+  describe('pods relabelled out of and into the selector (target pods, README "Injection")', () => {
+    const relabel = (h: History, pod: KubeObject, app: string): void => {
+      pod.metadata.labels = { app };
+      h.put(pod);
+    };
+    const tick = (h: History, n: number): void => {
+      for (let i = 0; i < n; i++) h.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta(`tick-${h.writes.length}`) } });
+    };
+
+    test('targets-only: an injection into a pod the selector has not matched for longer than the claim window fires; one relabelled out just before does not', () => {
+      const story = (gap: number): History => {
+        const h = new History();
+        const j = h.put(job());
+        const a = h.put(appPod('a'));
+        relabel(h, a, 'z');
+        tick(h, gap);
+        inject(h, a, ['probe']);
+        ecStatus(h, a, { probe: state('terminated') });
+        finishJob(h, j, { phase: 'Succeeded', succeeded: 0, failed: 0, match: 0 });
+        return h;
+      };
+      assert.deepEqual(check(story(1).run()), []);
+      fires(story(4).run(), 'targets-only', /pod ns\/a \(labels \{"app":"z"\}\) got job ns\/j \(uid job-uid-1\)'s containers in write #8 .* did not match it within the claim window \(3000 ms\)/);
+      const never = new History();
+      never.put(job());
+      const other = never.put({ ...appPod('o'), metadata: { ...meta('o'), labels: { app: 'b' } } });
+      inject(never, other, ['probe']);
+      assert.deepEqual(check(never.run({ final: [] })).map((x) => x.invariant), ['targets-only']);
+    });
+
+    test('parallelism counts target pods: one relabelled out frees its slot; one relabelled back counts once the claim window has passed', () => {
+      const story = (gap: number): History => {
+        const h = new History();
+        const j = h.put(job());
+        const a = h.put(appPod('a'));
+        const b = h.put(appPod('b'));
+        inject(h, a, ['probe']);
+        ecStatus(h, a, { probe: state('running') });
+        relabel(h, a, 'z');
+        inject(h, b, ['probe']);
+        ecStatus(h, b, { probe: state('running') });
+        relabel(h, a, 'a');
+        tick(h, gap);
+        const c = h.put(appPod('c'));
+        inject(h, c, ['probe']);
+        for (const p of [a, b, c]) ecStatus(h, p, { probe: state('terminated') });
+        finishJob(h, j, { phase: 'Succeeded', succeeded: 3, failed: 0, match: 3 });
+        return h;
+      };
+      // c injected right after a came back: a claim made before may land (documented overshoot); b and c count.
+      assert.deepEqual(check(story(0).run()).map((x) => x.invariant), ['parallelism']);
+      const late = check(story(4).run());
+      assert.deepEqual(late.map((x) => x.invariant), ['parallelism']);
+      assert.match(late[0]!.message, /3 target pods with a non-terminal container of the job \(ns\/a \[probe: running\], ns\/b \[probe: running\], ns\/c \[probe: no status\]\)/);
+      // b alone was a target when it was injected: no overshoot there.
+      const h = new History();
+      const j = h.put(job());
+      const a = h.put(appPod('a'));
+      const b = h.put(appPod('b'));
+      inject(h, a, ['probe']);
+      ecStatus(h, a, { probe: state('running') });
+      relabel(h, a, 'z');
+      inject(h, b, ['probe']);
+      for (const p of [a, b]) ecStatus(h, p, { probe: state('terminated') });
+      finishJob(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+      assert.deepEqual(check(h.run()), [], 'a relabelled-out pod is neither a slot nor counted in the verdict');
+    });
+  });
+
+  describe('verdicts the checker used to let through (review)', () => {
+    test('job-finished: a verdict written while a pod of it is open fires, though the pod ends later', () => {
+      const h = new History();
+      const j = h.put(job({ parallelism: 2 }));
+      const a = h.put(appPod('a'));
+      const b = h.put(appPod('b'));
+      inject(h, a, ['probe']);
+      inject(h, b, ['probe']);
+      ecStatus(h, a, { probe: state('terminated') });
+      ecStatus(h, b, { probe: state('running') });
+      finishJob(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 2, completionTime: '2026-01-01T00:00:08Z' });
+      ecStatus(h, b, { probe: state('terminated', 1) });
+      fires(h.run(), 'job-finished', /a verdict while 1 pod\(s\) of it were open/);
+    });
+
+    test('job-finished: a verdict matching the pods before any injection fires when pods carried its containers at the verdict write', () => {
+      const h = new History();
+      const j = h.put(job({ parallelism: 2 }));
+      const a = h.put(appPod('a'));
+      const b = h.put(appPod('b'));
+      inject(h, a, ['probe']);
+      inject(h, b, ['probe']);
+      ecStatus(h, a, { probe: state('terminated', 1) });
+      ecStatus(h, b, { probe: state('terminated', 1) });
+      finishJob(h, j, { phase: 'Succeeded', succeeded: 0, failed: 0, match: 0, completionTime: '2026-01-01T00:00:08Z' });
+      // The view before any injection (the job's last write before the verdict is its creation)
+      // agreed with 0/0/0; it is refused now, so every view in the window disagrees.
+      fires(h.run(), 'job-finished', /status.match=0 but the pods say 2/);
+    });
+
+    test('a job deleted with its late injections is judged by its last spec: replicas and parallelism still hold', () => {
+      const h = new History();
+      const j = h.put(job({ replicas: 1 }));
+      const a = h.put(appPod('a'));
+      const b = h.put(appPod('b'));
+      inject(h, a, ['probe']);
+      h.put(j, { type: 'DELETED' });
+      inject(h, b, ['probe']);
+      for (const p of [a, b]) ecStatus(h, p, { probe: state('terminated') });
+      assert.deepEqual(check(h.run()).map((x) => x.invariant), ['replicas', 'parallelism']);
+    });
+  });
+
+  test('processes-started: a process that never watched', () => {
+    fires(cleanStory().h.run({ notStarted: ['proc-3.1'] }), 'processes-started', /process proc-3.1 was not watching when the schedule started/);
   });
 
   describe('deleted and re-created jobs', () => {

@@ -23,6 +23,7 @@ export function check(run: RunRecord): Violation[] {
   for (const e of run.exits.filter((x) => !x.killed)) {
     add('no-unexpected-exit', `process ${e.name} exited by itself (code ${e.code}, signal ${e.signal}); last lines:\n    ${e.tail.join('\n    ')}`);
   }
+  for (const actor of run.notStarted ?? []) add('processes-started', `process ${actor} was not watching when the schedule started (after 15 s)`);
   stormCheck(run, add);
   return out;
 }
@@ -48,6 +49,10 @@ class World {
   graceMs = LATE_WRITE_GRACE_MS;
   /** The claims in the last stored record of each job, by job uid. */
   readonly claims = new Map<string, Set<string>>();
+  /** Every job as last written, kept after it goes: its late writes are judged by its last spec (review). */
+  readonly lastJob = new Map<string, KubeObject>();
+  /** "pod uid/job uid" → when the pod last stopped matching the job's selector, or last entered it (ms). */
+  readonly selectorMoves = new Map<string, { leftAt?: number; enteredAt?: number }>();
 
   jobName(uid: string): string {
     const key = this.keys.get(uid);
@@ -73,7 +78,6 @@ function replayChecks(writes: WriteRecord[], add: Add, graceMs: number): void {
     const uid = w.object.metadata.uid ?? keyOf(w.object);
     if (isJob(w.object)) {
       replayJob(world, uid, w);
-      checkSlots(world, uid, w, once);
       continue;
     }
     if (isLease(w.object)) {
@@ -84,6 +88,7 @@ function replayChecks(writes: WriteRecord[], add: Add, graceMs: number): void {
     if (!isPod(w.object)) continue;
     const prev = world.pods.get(uid);
     if (prev && w.actor !== 'in-process') checkSidecarStop(prev, w, once);
+    trackSelectors(world, prev, w);
     checkInjection(world, prev, w, once);
     if (w.type === 'DELETED') world.pods.delete(uid);
     else world.pods.set(uid, w.object);
@@ -92,7 +97,7 @@ function replayChecks(writes: WriteRecord[], add: Add, graceMs: number): void {
       if (w.type !== 'DELETED' && holdsSlot(w.object, job)) set.add(uid);
       else set.delete(uid);
       world.holders.set(job, set);
-      checkSlots(world, job, w, once);
+      if (w.subresource === 'ephemeralcontainers') checkSlots(world, job, w, once);
     }
   }
 }
@@ -105,6 +110,30 @@ function replayJob(world: World, uid: string, w: WriteRecord): void {
   if ((w.type === 'DELETED' || w.object.metadata.deletionTimestamp) && !world.deleted.has(uid)) world.deleted.set(uid, w);
   if (w.type === 'DELETED') world.jobs.delete(uid);
   else world.jobs.set(uid, w.object);
+  world.lastJob.set(uid, w.object);
+}
+
+/**
+ * Whether the job selects the pod (its namespace, its matchLabels: what the chaos world's
+ * selectors use). The product's slots and counters are of *target* pods (DESIGN, README
+ * "Injection"): a pod relabelled out of the selector no longer counts.
+ */
+export function selects(job: KubeObject, pod: KubeObject): boolean {
+  const labels = (job.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels ?? {};
+  return pod.metadata.namespace === job.metadata.namespace && Object.entries(labels).every(([k, v]) => (pod.metadata.labels as Record<string, string> | undefined)?.[k] === v);
+}
+
+/** A pod write: when it left or entered each known job's selector. */
+function trackSelectors(world: World, prev: KubeObject | undefined, w: WriteRecord): void {
+  if (!prev || w.type === 'DELETED') return;
+  const time = Date.parse(w.time);
+  for (const [job, j] of world.lastJob) {
+    const was = selects(j, prev);
+    const now = selects(j, w.object);
+    if (was === now) continue;
+    const key = `${prev.metadata.uid ?? keyOf(prev)}/${job}`;
+    world.selectorMoves.set(key, { ...world.selectorMoves.get(key), ...(was ? { leftAt: time } : { enteredAt: time }) });
+  }
 }
 
 /** A write that adds a job's containers to a pod that already had some of that job's. */
@@ -126,7 +155,11 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
     const set = world.injected.get(job) ?? new Set<string>();
     set.add(uid);
     world.injected.set(job, set);
-    const replicas = world.jobs.get(job) ? field(world.jobs.get(job)!, 'spec', 'replicas') : undefined;
+    const j = world.lastJob.get(job);
+    if (j && !selects(j, pod) && !recently(world.selectorMoves.get(`${uid}/${job}`)?.leftAt, w, world.graceMs)) {
+      once(`targets/${uid}/${job}`, 'targets-only', `pod ${keyOf(pod)} (labels ${JSON.stringify(pod.metadata.labels ?? {})}) got ${world.jobName(job)}'s containers in ${at(w)}, though the job's selector did not match it within the claim window (${world.graceMs} ms) before`);
+    }
+    const replicas = j ? field(j, 'spec', 'replicas') : undefined;
     if (replicas !== undefined && set.size > replicas) {
       once(`replicas/${job}`, 'replicas', `${world.jobName(job)} has containers in ${set.size} pods, more than replicas=${replicas}, after ${at(w)}`);
     }
@@ -198,14 +231,31 @@ export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: s
   });
 }
 
+/** `at` is at most `windowMs` before the write `w` (ms, the server's time). */
+function recently(at: number | undefined, w: WriteRecord, windowMs: number): boolean {
+  return at !== undefined && Date.parse(w.time) - at <= windowMs;
+}
+
+/**
+ * At a write that injects, the job's target pods with a non-terminal container of it, against
+ * its parallelism (its last spec, also once it is gone). Only pods the selector matches count
+ * (README "Injection"), and not one that came back into it within the claim window: a claim
+ * made before it came back may land (documented: the job may be over parallelism until one
+ * of them ends). Only injections add slot holders, so judging them misses nothing else; a
+ * parallelism lowered while pods run is drained, not broken.
+ */
 function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void {
-  const j = world.jobs.get(job);
+  const j = world.lastJob.get(job);
   const held = world.holders.get(job);
   if (!j || !held) return;
   const parallelism = field(j, 'spec', 'parallelism') ?? 1;
-  if (held.size <= parallelism) return;
-  const names = [...held].map((u) => (world.pods.get(u) ? describe(world.pods.get(u)!, job) : u)).sort();
-  once(`parallelism/${job}`, 'parallelism', `${world.jobName(job)}: ${held.size} pods with a non-terminal container of the job (${names.join(', ')}), more than parallelism=${parallelism}, after ${at(w)}`);
+  const targets = [...held].filter((u) => {
+    const pod = world.pods.get(u);
+    return pod !== undefined && selects(j, pod) && !recently(world.selectorMoves.get(`${u}/${job}`)?.enteredAt, w, world.graceMs);
+  });
+  if (targets.length <= parallelism) return;
+  const names = targets.map((u) => describe(world.pods.get(u)!, job)).sort();
+  once(`parallelism/${job}`, 'parallelism', `${world.jobName(job)}: ${targets.length} target pods with a non-terminal container of the job (${names.join(', ')}), more than parallelism=${parallelism}, after ${at(w)}`);
 }
 
 /** "ns/pod [probe: running, helper: InvalidImageName]": the job's containers' states, for the message. */
@@ -253,7 +303,7 @@ function finalChecks({ final, writes, leaseSkewMs }: RunRecord, add: Add): void 
   const pods = final.filter(isPod);
   const skewMs = leaseSkewMs ?? LEASE_SKEW_MS;
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
-  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes, skewMs) ?? [pods] }, add);
+  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes, skewMs) ?? [pods], carried: carriedAtVerdict(job, writes) }, add);
   for (const job of final.filter(isJob).filter((j) => j.metadata.deletionTimestamp)) {
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
@@ -329,19 +379,25 @@ function podViews(writes: readonly WriteRecord[], include: (w: WriteRecord) => b
  * as they were when its verdict was planned (any moment the plan may have read them), and
  * no pod of it is left open at the end.
  */
-function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: KubeObject[][] }, add: Add): void {
+function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: KubeObject[][]; carried: string[] }, add: Add): void {
   const uid = job.metadata.uid ?? '';
-  const open = pods.final.filter((p) => jobContainers(p, uid).length > 0 && outcome(p, uid) === 'open').map(keyOf);
-  const tries = pods.atVerdict.map((view) => verdictProblems(job, view));
+  const open = pods.final.filter((p) => jobContainers(p, uid).length > 0 && selects(job, p) && outcome(p, uid) === 'open').map(keyOf);
+  const tries = pods.atVerdict.map((view) => verdictProblems(job, view, pods.carried));
   const problems = tries.find((t) => t.length === 0) ?? tries.at(-1) ?? [];
   if (open.length) problems.push(`pods still open: ${open.join(', ')}`);
   if (problems.length) add('job-finished', `job ${keyOf(job)}: ${problems.join('; ')}`);
 }
 
-/** What contradicts the job's final status, with the pods as in `view`. */
-function verdictProblems(job: KubeObject, view: KubeObject[]): string[] {
+/**
+ * What contradicts the job's final status, with the pods as in `view`: its target pods
+ * carrying its containers. A view the verdict cannot have been planned from is refused: one
+ * with a target pod of it still open (unless past the deadline), or one missing a pod that
+ * carried its containers just before the verdict's write (`carried`; review: without these,
+ * a view from before any injection passed for a verdict of Succeeded 0/0/0).
+ */
+function verdictProblems(job: KubeObject, view: KubeObject[], carried: readonly string[] = []): string[] {
   const uid = job.metadata.uid ?? '';
-  const mine = view.filter((p) => jobContainers(p, uid).length > 0);
+  const mine = view.filter((p) => jobContainers(p, uid).length > 0 && selects(job, p));
   const count = (o: string): number => mine.filter((p) => outcome(p, uid) === o).length;
   const got = { succeeded: field(job, 'status', 'succeeded') ?? 0, failed: field(job, 'status', 'failed') ?? 0, match: field(job, 'status', 'match') ?? 0 };
   // Pods the containers cannot go into are failed targets without an injection, as many as
@@ -349,7 +405,7 @@ function verdictProblems(job: KubeObject, view: KubeObject[]): string[] {
   const unfit = Math.min(unfitSelected(job, view), Math.max(0, got.match - mine.length));
   const want = { succeeded: count('succeeded'), failed: count('failed') + unfit, match: mine.length + unfit };
   const phase = phaseOf(job);
-  const problems: string[] = [];
+  const problems = unplannable(job, { mine, view, carried, match: got.match });
   if (phase !== 'Succeeded' && phase !== 'Failed') problems.push(`phase is ${phase || 'unset'}`);
   if (phase === 'Succeeded' && want.failed > 0) problems.push(`phase Succeeded although ${want.failed} pod(s) failed`);
   // PodsGone (DESIGN's phases, README): every replica went to pods deleted before their result was seen; none is left.
@@ -357,6 +413,19 @@ function verdictProblems(job: KubeObject, view: KubeObject[]): string[] {
   if (gone && mine.length > 0) problems.push(`reason PodsGone although ${mine.length} pod(s) with its containers are here`);
   if (phase === 'Failed' && want.failed === 0 && !gone) problems.push('phase Failed although no pod failed');
   for (const k of ['succeeded', 'failed', 'match'] as const) if (got[k] !== want[k]) problems.push(`status.${k}=${got[k]} but the pods say ${want[k]}`);
+  return problems;
+}
+
+/** Why the verdict cannot have been planned from this view (see verdictProblems), or cannot be right whatever the view. */
+function unplannable(job: KubeObject, pods: { mine: KubeObject[]; view: KubeObject[]; carried: readonly string[]; match: number }): string[] {
+  const uid = job.metadata.uid ?? '';
+  const problems: string[] = [];
+  const replicas = field(job, 'spec', 'replicas');
+  if (replicas !== undefined && pods.match > replicas) problems.push(`status.match=${pods.match} is more than replicas=${replicas}`);
+  const open = pods.mine.filter((p) => outcome(p, uid) === 'open').length;
+  if (open > 0 && conditionReason(job, 'JobFailed') !== 'DeadlineExceeded') problems.push(`a verdict while ${open} pod(s) of it were open`);
+  const missing = pods.carried.filter((u) => !pods.view.some((p) => p.metadata.uid === u && jobContainers(p, uid).length > 0));
+  if (missing.length > 0) problems.push(`pod(s) uid ${missing.join(', ')} carried its containers at the verdict's write but not in this view`);
   return problems;
 }
 
@@ -373,6 +442,15 @@ function unfitSelected(job: KubeObject, view: KubeObject[]): number {
     && Object.entries(labels).every(([k, v]) => (p.metadata.labels as Record<string, string> | undefined)?.[k] === v)
     && jobContainers(p, job.metadata.uid ?? '').length === 0
     && targets.some((t) => !containers(p).some((c) => c.name === t))).length;
+}
+
+/** The pods (uids) carrying the job's containers just before its verdict's status write (none without a verdict). */
+function carriedAtVerdict(job: KubeObject, writes: readonly WriteRecord[]): string[] {
+  const uid = job.metadata.uid ?? '';
+  const verdict = writes.find((w) => isJob(w.object) && w.object.metadata.uid === uid && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
+  if (!verdict) return [];
+  const view = podViews(writes, (w) => w.seq === verdict.seq, verdict.seq).at(-1) ?? [];
+  return view.filter((p) => jobContainers(p, uid).length > 0).map((p) => p.metadata.uid ?? keyOf(p));
 }
 
 /** The reason of the job's condition of this type, if any. */

@@ -13,6 +13,16 @@ const CLI = new URL('../../functions/runtime/node/ephemera.ts', import.meta.url)
 const COMPILE_CACHE = join(tmpdir(), 'ephemera-chaos-compile-cache');
 const CRASH_RESTART_MS = 500;
 
+/**
+ * Every child still running, in any fleet: killed when the harness exits however it exits
+ * (an error thrown from a timer ends it without stop(); review found relays left running
+ * under init).
+ */
+const LIVE = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of LIVE) child.kill('SIGKILL');
+});
+
 /** What the fleet needs to start a process. */
 export interface FleetOptions {
   /** Where kubeconfigs and logs go. */
@@ -59,9 +69,11 @@ export class Fleet {
       stdio: ['ignore', log, log],
     });
     closeSync(log);
+    LIVE.add(child);
     const entry: Running = { actor, child, killed: false, exited: Promise.resolve() };
     entry.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
+        LIVE.delete(child);
         if (!this.endedAt.has(actor)) this.endedAt.set(actor, Date.now());
         this.exits.push({ name: actor, code, signal, killed: entry.killed, tail: tail(logPath) });
         if (this.slots.get(slot) === entry) this.slots.delete(slot);

@@ -27,6 +27,8 @@ export interface RunRecord {
   pending?: string[];
   /** How late after a job's delete a claim or injection planned before it may land (ms; default the processes' lease + skew). */
   lateWriteGraceMs?: number;
+  /** Processes that never started watching before the schedule's clock started. */
+  notStarted?: string[];
   /** The processes' skewSeconds (ms): how long before its Lease read a LIST that stands may have been sent (default 1 s, the processes'). */
   leaseSkewMs?: number;
 }
@@ -40,10 +42,12 @@ export const INVARIANTS = [
   'injected-once',
   'parallelism',
   'replicas',
+  'targets-only',
   'job-finished',
   'sidecar-pod-ended',
   'sidecar-stopped-after-main',
   'no-unexpected-exit',
+  'processes-started',
   'no-422-storm',
   'no-injection-after-delete',
   'deleted-job-gone',

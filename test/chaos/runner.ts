@@ -12,7 +12,7 @@ import { Fleet } from './fleet.ts';
 import { chaosPolicy } from './kubelet-policy.ts';
 import { allTerminated, isJob, isPod, isSidecarPod, keyOf, phaseOf, podEnded } from './pod-view.ts';
 import { UNWATCHED_MS, type RunRecord, type Violation } from './record.ts';
-import { EJOB_CLEANUP_FINALIZER, type Deletion, type FaultEvent, type Kill, type Replacement, type Schedule } from './world.ts';
+import { EJOB_CLEANUP_FINALIZER, relabelable, type Deletion, type FaultEvent, type Kill, type Replacement, type Schedule } from './world.ts';
 
 /** How a schedule is run (not part of the schedule: the same seed may run with other limits). */
 export interface RunOptions {
@@ -71,6 +71,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   try {
     for (let slot = 0; slot < count; slot++) fleet.start(slot);
     watchInjections(server, fleet, schedule.kills);
+    relabelInjected(server, schedule.relabelInjected ?? []);
     await waitForWatches(server, fleet, 15_000);
     startupMs = Date.now() - started;
     kubelet.run(options.tickMs ?? 100);
@@ -108,6 +109,26 @@ function watchInjections(server: ApiServer, fleet: Fleet, kills: Kill[]): void {
     n++;
     for (const k of kills) {
       if ('afterInjection' in k && k.afterInjection === n && fleet.killActor(w.actor, k.restartAfterMs)) server.faults.count('SIGKILL right after an injection');
+    }
+  });
+}
+
+/**
+ * Relabel the pod of the n-th injection write out of every selector just after it lands
+ * (its container new, another pod may take the slot), maybe back later (the job may then be
+ * over parallelism until one ends: README "Injection"; the checker allows for it).
+ */
+function relabelInjected(server: ApiServer, plan: { afterInjection: number; backAfterMs: number }[]): void {
+  let n = 0;
+  server.history.onWrite((w: WriteRecord) => {
+    if (w.subresource !== 'ephemeralcontainers' || !w.actor.startsWith('proc-')) return;
+    n++;
+    for (const p of plan.filter((x) => x.afterInjection === n)) {
+      const { namespace = '', name } = w.object.metadata;
+      if (!relabelable(name)) continue;
+      const was = String((w.object.metadata.labels as Record<string, string> | undefined)?.app ?? '');
+      setImmediate(() => relabel(server, namespace, name, 'nobody'));
+      setTimeout(() => relabel(server, namespace, name, was), p.backAfterMs);
     }
   });
 }
@@ -169,6 +190,10 @@ function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
       ] : [];
     }),
     ...s.raises.map((r) => ({ atMs: r.atMs, run: (server: ApiServer) => raise(server, r) })),
+    ...(s.relabels ?? []).flatMap((r) => [
+      { atMs: r.atMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.app) },
+      { atMs: r.atMs + r.back.afterMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.back.app) },
+    ]),
     ...s.faults.map((f) => ({ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) })),
     // The calm point: faults armed before it and not yet used up are disarmed, so that from
     // here on the system converges undisturbed (world.ts). Before, an armed fault matching a
@@ -195,6 +220,17 @@ function raise(server: ApiServer, r: Schedule['raises'][number]): void {
   if (!job) return;
   (job.spec as Record<string, unknown>).parallelism = r.parallelism;
   server.rest.update({ def, namespace: r.namespace, name: r.name }, job);
+}
+
+/** `kubectl label pod --overwrite app=…` through the REST layer (the pod there now, whatever its uid). */
+function relabel(server: ApiServer, namespace: string, name: string, app: string): void {
+  const def = server.store.defFor('v1', 'Pod');
+  const stored = server.store.read(def, namespace, name);
+  if (!stored) return;
+  const pod = structuredClone(stored);
+  pod.metadata.labels = { ...(pod.metadata.labels as Record<string, string>), app };
+  server.history.during({ verb: 'update', subresource: '', actor: 'in-process' }, () => server.rest.update({ def, namespace, name }, pod));
+  server.faults.count('app pod relabelled');
 }
 
 const EJOB = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob' };

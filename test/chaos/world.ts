@@ -49,6 +49,15 @@ export interface Replacement {
   againAfterMs: number;
 }
 
+/** An app pod's `app` label set to `app` at atMs, and to `back.app` (what it was) `back.afterMs` later. */
+export interface Relabel {
+  atMs: number;
+  namespace: string;
+  name: string;
+  app: string;
+  back: { app: string; afterMs: number };
+}
+
 /** OpenKruise's finalizer on an EphemeralJob; ephemera removes it once the job's Lease is gone. */
 export const EJOB_CLEANUP_FINALIZER = 'apps.kruise.io/ephemeralcontainers-cleanup';
 
@@ -68,6 +77,10 @@ export interface Schedule {
   replacements?: Replacement[];
   /** App pods (namespace/name) whose container is not the `app` every template targets: no job's containers can go into them. */
   unfit?: string[];
+  /** App pods whose `app` label changes mid-run (out of / into selectors), and back later: every job keeps the pod it was drawn for. */
+  relabels?: Relabel[];
+  /** The pod of the n-th injection write is relabelled out of every selector right after it, and back later. */
+  relabelInjected?: { afterInjection: number; backAfterMs: number }[];
   /** Faults, kills and deletions happen before this; afterwards the system must converge undisturbed. */
   calmAfterMs: number;
 }
@@ -107,11 +120,15 @@ export function generate(seed: number): Schedule {
   const reps = replacements(g, { arrivals, calmAfterMs });
   // Drawn after those too: a seed keeps everything above.
   const unfit = unfitPods(g, arrivals);
+  const rel = relabels(g, { arrivals, calmAfterMs });
+  const relInj = chance(g, 0.5) ? Array.from({ length: int(g, 1, 2) }, () => ({ afterInjection: int(g, 1, 6), backAfterMs: chance(g, 0.5) ? int(g, 50, 600) : int(g, 600, 3000) })) : [];
   return {
     seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs,
     ...(dels.length ? { deletions: dels } : {}),
     ...(reps.length ? { replacements: reps } : {}),
     ...(unfit.length ? { unfit } : {}),
+    ...(rel.length ? { relabels: rel } : {}),
+    ...(relInj.length ? { relabelInjected: relInj } : {}),
   };
 }
 
@@ -326,4 +343,32 @@ function freshPod(name: string, namespace: string, job: KubeObject): KubeObject 
     metadata: { name, namespace, labels: { app: labels.app!, tier } },
     spec: { nodeName: 'node-a', restartPolicy: 'Always', containers: [{ name: 'app', image: 'chaos/app:run' }] },
   };
+}
+
+/**
+ * App pods a relabel may move: not app-0, nor a pod made for a job (`app-for-…`, a re-created
+ * job's fresh target), so every job keeps a pod it can finish on (a job whose every target
+ * leaves the selector waits, MatchedEmpty, as it should).
+ */
+export function relabelable(name: string): boolean {
+  return name.startsWith('app-') && name !== 'app-0' && !name.startsWith('app-for-');
+}
+
+/**
+ * In about half the schedules (drawn after everything else, so older seeds keep their
+ * worlds), one to three app pods change their app label mid-run, and back 0.1–4 s later (a
+ * pod relabelled for good could leave a job no target: it would wait, rightly, for good).
+ */
+function relabels(g: G, { arrivals, calmAfterMs }: { arrivals: Arrival[]; calmAfterMs: number }): Relabel[] {
+  if (!chance(g, 0.5)) return [];
+  const pods = arrivals.filter((a) => a.object.kind === 'Pod' && relabelable(a.object.metadata.name) && a.atMs + 100 < calmAfterMs - 400);
+  const out: Relabel[] = [];
+  for (let i = int(g, 1, 3); i > 0 && pods.length > 0; i--) {
+    const a = pods.splice(int(g, 0, pods.length - 1), 1)[0]!;
+    const was = (a.object.metadata.labels as Record<string, string>).app!;
+    const app = pick(g, APPS.filter((x) => x !== was));
+    const atMs = int(g, a.atMs + 100, calmAfterMs - 400);
+    out.push({ atMs, namespace: a.object.metadata.namespace ?? '', name: a.object.metadata.name, app, back: { app: was, afterMs: chance(g, 0.5) ? int(g, 100, 1500) : int(g, 1500, 4000) } });
+  }
+  return out;
 }
