@@ -42,7 +42,11 @@ export type ChaosStep =
   | { op: 'parallelism'; value: number }
   | { op: 'fault'; method: string; path: string; status: number | 'reset'; times: number }
   /** The pod is deleted and created again under its name (a StatefulSet's): another uid, the same labels, newer. */
-  | { op: 'replace'; pod: number };
+  | { op: 'replace'; pod: number }
+  /** The user sets spec.paused: while it holds, no pod gets the job's containers but those claimed before. */
+  | { op: 'pause'; value: boolean }
+  /** The pod's label leaves the selector, or comes back (README "Injection": slots count target pods). */
+  | { op: 'relabel'; pod: number; out: boolean };
 
 /** fast-check arbitraries for worlds and schedules. */
 export const chaosWorld: fc.Arbitrary<ChaosWorld> = fc.record({
@@ -68,6 +72,8 @@ export const chaosSteps: fc.Arbitrary<ChaosStep[]> = fc.array(
     { weight: 2, arbitrary: fc.record({ op: fc.constant('time' as const), seconds: fc.constantFrom(1, 10, 25) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('parallelism' as const), value: fc.integer({ min: 0, max: 3 }) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('replace' as const), pod: fc.integer({ min: 0, max: 6 }) }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('pause' as const), value: fc.boolean() }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('relabel' as const), pod: fc.integer({ min: 0, max: 6 }), out: fc.boolean() }) },
     {
       weight: 1,
       arbitrary: fc.record({
@@ -119,16 +125,21 @@ function allPods(server: ApiServer): Pod[] {
   return server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'default' }) as unknown as Pod[];
 }
 
+/** The job's selector matches it: slots and counters are of target pods (README "Injection"). */
+const isTarget = (p: Pod): boolean => p.metadata.labels?.app === 'chaos';
+
 /**
  * The invariants, from the API server's state alone. `ever`: the uids of every pod seen
  * injected so far, replaced ones included (replicas bounds the pods ever injected).
  */
-export function checkInvariants(server: ApiServer, w: ChaosWorld, seen: { templateSize: number; ever: Set<string> }, when: string): void {
+export function checkInvariants(server: ApiServer, w: ChaosWorld, seen: { templateSize: number; ever: Set<string>; paused?: Set<string> }, when: string): void {
   const { templateSize, ever } = seen;
   const pods = allPods(server);
   const injected = pods.filter((p) => jobContainers(p).length > 0);
   for (const p of injected) assert.equal(jobContainers(p).length, templateSize, `${when}: pod ${p.metadata.name} has ${jobContainers(p).length} job containers (injected in parts or twice)`);
-  const holding = injected.filter((p) => jobContainers(p).some((c) => c.state === 'none' || c.state === 'waiting' || c.state === 'running'));
+  // While paused, only pods injected or claimed before the pause may carry the containers.
+  for (const p of injected) if (seen.paused && !seen.paused.has(p.metadata.uid ?? '')) assert.fail(`${when}: pod ${p.metadata.name} got the job's containers while the job was paused, not claimed before`);
+  const holding = injected.filter((p) => isTarget(p) && jobContainers(p).some((c) => c.state === 'none' || c.state === 'waiting' || c.state === 'running'));
   assert.ok(holding.length <= w.parallelism, `${when}: ${holding.length} pods with a non-terminal job container (${holding.map((p) => p.metadata.name).join(', ')}) > parallelism ${w.parallelism}`);
   for (const p of injected) ever.add(p.metadata.uid ?? p.metadata.name);
   if (w.replicas !== undefined) assert.ok(ever.size <= w.replicas, `${when}: ${ever.size} pods ever injected > replicas ${w.replicas}`);
@@ -149,8 +160,14 @@ function replacePod(server: ApiServer, name: string, generation: number): void {
  * parallelism change binds it only as it drains, like pods already running).
  */
 function currentHolding(server: ApiServer): number {
-  const pods = allPods(server);
+  const pods = allPods(server).filter(isTarget);
   const holding = pods.filter((p) => jobContainers(p).some((c) => c.state === 'none' || c.state === 'waiting' || c.state === 'running')).length;
+  const pending = pendingClaims(server).filter((c) => pods.some((p) => p.metadata.name === c.pod && jobContainers(p).length === 0));
+  return holding + pending.length;
+}
+
+/** Claims on the job's Lease still within their window (leaseSeconds 15 + skew 5). */
+function pendingClaims(server: ApiServer): { pod: string; at: string }[] {
   const lease = server.store.list({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system' })[0] as { metadata: { annotations?: Record<string, string> } } | undefined;
   let claims: { pod: string; at: string }[] = [];
   try {
@@ -158,9 +175,13 @@ function currentHolding(server: ApiServer): number {
   } catch {
     claims = [];
   }
-  const windowMs = 20_000; // leaseSeconds 15 + skew 5
-  const pending = claims.filter((c) => Date.parse(c.at) + windowMs > server.now().getTime() && !pods.some((p) => p.metadata.name === c.pod && jobContainers(p).length > 0));
-  return holding + pending.length;
+  return claims.filter((c) => Date.parse(c.at) + 20_000 > server.now().getTime());
+}
+
+/** The pods that may carry the job's containers while it is paused: those that do, and those claimed on its Lease (uids). */
+function mayCarry(server: ApiServer): Set<string> {
+  const claimed = new Set(pendingClaims(server).map((c) => c.pod));
+  return new Set(allPods(server).filter((p) => jobContainers(p).length > 0 || claimed.has(p.metadata.name)).map((p) => p.metadata.uid ?? ''));
 }
 
 function specParallelism(server: ApiServer): number {
@@ -169,9 +190,19 @@ function specParallelism(server: ApiServer): number {
 }
 
 /** A user's spec update (generation bumped, as the API server would). */
-function setParallelism(server: ApiServer, value: number): void {
+function setSpec(server: ApiServer, change: { parallelism?: number; paused?: boolean }): void {
   const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: JOB }) as unknown as { metadata: { generation: number }; spec: Record<string, unknown> };
-  server.store.put({ ...job, metadata: { ...job.metadata, generation: job.metadata.generation + 1 }, spec: { ...job.spec, parallelism: value } } as never);
+  server.store.put({ ...job, metadata: { ...job.metadata, generation: job.metadata.generation + 1 }, spec: { ...job.spec, ...change } } as never);
+}
+
+const setParallelism = (server: ApiServer, value: number): void => setSpec(server, { parallelism: value });
+
+/** `kubectl label pod --overwrite`: into the job's selector, or out of it. */
+function relabel(server: ApiServer, name: string, out: boolean): boolean {
+  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as Pod | undefined;
+  if (!pod || isTarget(pod) !== out) return false;
+  server.store.put({ ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, app: out ? 'elsewhere' : 'chaos' } } } as never);
+  return true;
 }
 
 /** The simulated kubelet, one step for one pod: none → waiting → running → exited (or stuck on a bad image). */
@@ -222,6 +253,49 @@ export function stallingKube(kube: Kube, gate: Promise<void>, reached: () => voi
 const envelope = (t: number, pods: number): ReturnType<typeof envelopeFor> =>
   t < 0 || t >= pods ? envelopeFor('EphemeralJob', 'default', JOB) : envelopeFor('Pod', 'default', `p${t}`);
 
+/** What the world's changes leave for the invariants: the parallelism bound, the pause, what was replaced or relabelled. */
+interface Changes {
+  /** Lowering parallelism does not stop what already runs: the bound is the pods in flight at the change, shrinking as they finish, until it reaches the new value. */
+  limit: ChaosWorld;
+  /** While paused: the pods (uids) that may carry the job's containers (injected or claimed before the pause). */
+  paused?: Set<string>;
+  replaced: number;
+  relabelled: boolean;
+}
+
+/** A step the world takes (the kubelet, the user, the API server), not an engine instance. */
+function change(server: ApiServer, w: ChaosWorld, st: Changes, step: ChaosStep): void {
+  switch (step.op) {
+    case 'kubelet':
+      kubeletStep(server, `p${step.pod % w.pods}`);
+      break;
+    case 'parallelism':
+      setParallelism(server, step.value);
+      st.limit = { ...st.limit, parallelism: Math.max(step.value, currentHolding(server)) };
+      break;
+    case 'fault':
+      server.faults.add({ method: step.method, pathIncludes: step.path, watch: false, times: step.times, ...(step.status === 'reset' ? { reset: true } : { status: step.status }) });
+      break;
+    case 'replace':
+      replacePod(server, `p${step.pod % w.pods}`, ++st.replaced);
+      break;
+    case 'pause':
+      // What is claimed now may still land: a decision already taken (as with parallelism).
+      if (step.value && !st.paused) st.paused = mayCarry(server);
+      if (!step.value) delete st.paused;
+      setSpec(server, { paused: step.value });
+      break;
+    case 'relabel':
+      if (relabel(server, `p${step.pod % w.pods}`, step.out)) st.relabelled = true;
+      // A pod back in the selector counts again at once: the job may be over parallelism
+      // until one of them ends (README "Injection"), like a lowered parallelism draining.
+      if (!step.out) st.limit = { ...st.limit, parallelism: Math.max(st.limit.parallelism, currentHolding(server)) };
+      break;
+    default:
+      throw new Error(`not a world step: ${step.op}`);
+  }
+}
+
 /** Run one schedule, checking invariants after every step; then drain to a verdict and check the counters. */
 export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): Promise<void> {
   let offsetMs = 0;
@@ -233,9 +307,6 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
     monotonic: () => performance.now() + offsetMs,
   });
   const templateSize = w.badImage ? 2 : 1;
-  // Lowering parallelism does not stop what already runs: the bound is the pods in flight
-  // at the change, shrinking as they finish, until it reaches the new value.
-  let limit: ChaosWorld = { ...w };
   // Short backoff: the schedule, not the wall clock, decides how long a fault lasts.
   const instances: EngineDeps[] = Array.from({ length: w.instances }, (_, i) => ({ ...deps(`instance-${i}`), maxReplans: 3, retry: { minTimeoutMs: 2 }, conflictBackoffMs: 1 }));
   let release: () => void = () => undefined;
@@ -243,16 +314,13 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
   const stalled: Promise<unknown>[] = [];
   const run = (d: EngineDeps, t: number): Promise<unknown> => handle(envelope(t, w.pods), d).catch(() => undefined); // a failed handle is redelivered later
   const ever = new Set<string>();
-  let replaced = 0;
+  const st: Changes = { limit: { ...w }, replaced: 0, relabelled: false };
   try {
     for (const [i, step] of steps.entries()) {
       const at = (n: number): EngineDeps => instances[n % instances.length] as EngineDeps;
       switch (step.op) {
         case 'deliver':
           await Promise.all(step.who.map((n) => run(at(n), step.target)));
-          break;
-        case 'kubelet':
-          kubeletStep(server, `p${step.pod % w.pods}`);
           break;
         case 'crash':
           await run({ ...at(step.who), kube: crashingKube(at(step.who).kube, step.afterWrites) }, step.target);
@@ -274,27 +342,21 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
         case 'time':
           offsetMs += step.seconds * 1000;
           break;
-        case 'parallelism':
-          setParallelism(server, step.value);
-          limit = { ...limit, parallelism: Math.max(step.value, currentHolding(server)) };
-          break;
-        case 'fault':
-          server.faults.add({ method: step.method, pathIncludes: step.path, watch: false, times: step.times, ...(step.status === 'reset' ? { reset: true } : { status: step.status }) });
-          break;
-        case 'replace':
-          replacePod(server, `p${step.pod % w.pods}`, ++replaced);
-          break;
+        default:
+          change(server, w, st, step);
       }
-      checkInvariants(server, limit, { templateSize, ever }, `after step ${i} ${JSON.stringify(step)}`);
+      checkInvariants(server, st.limit, { templateSize, ever, ...(st.paused ? { paused: st.paused } : {}) }, `after step ${i} ${JSON.stringify(step)}`);
       // Once the pods in flight drop to the new parallelism, it binds from then on.
-      limit = { ...limit, parallelism: Math.max(specParallelism(server), Math.min(limit.parallelism, currentHolding(server))) };
+      st.limit = { ...st.limit, parallelism: Math.max(specParallelism(server), Math.min(st.limit.parallelism, currentHolding(server))) };
     }
     release();
     await Promise.all(stalled.splice(0));
     server.faults.clear();
     if (specParallelism(server) === 0) setParallelism(server, 1); // a paused job cannot finish
-    limit = { ...limit, parallelism: Math.max(limit.parallelism, specParallelism(server)) };
-    await drain(server, limit, instances[0] as EngineDeps, { advance: (ms) => (offsetMs += ms), templateSize, ever, replaced: replaced > 0 });
+    if (st.paused) setSpec(server, { paused: false });
+    for (let p = 0; p < w.pods; p++) relabel(server, `p${p}`, false);
+    const limitNow = { ...st.limit, parallelism: Math.max(st.limit.parallelism, specParallelism(server), currentHolding(server)) };
+    await drain(server, limitNow, instances[0] as EngineDeps, { advance: (ms) => (offsetMs += ms), templateSize, ever, replaced: st.replaced > 0 || st.relabelled });
   } finally {
     release();
     await server.close();
@@ -313,8 +375,9 @@ async function drain(server: ApiServer, w: ChaosWorld, d: EngineDeps, env: { adv
   const s = jobStatus(server, JOB);
   assert.ok(s.phase === 'Succeeded' || s.phase === 'Failed', `job ended ${String(s.phase)}: ${JSON.stringify(s)}`);
   // With pods replaced, replicas may have gone to pods that are gone (and a verdict may
-  // count them): the job must still finish, and say nothing of it runs or waits; the
-  // counters are checked against the pods only when no pod was replaced.
+  // count them); with pods relabelled, the verdict may have come while one was out of the
+  // selector: the job must still finish, and say nothing of it runs or waits; the
+  // counters are checked against the pods only when no pod was replaced or relabelled.
   if (env.replaced) {
     assert.deepEqual({ running: s.running, waiting: s.waiting }, { running: 0, waiting: 0 }, `a finished job says nothing runs: ${JSON.stringify(s)}`);
     return;
