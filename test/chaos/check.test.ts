@@ -352,21 +352,34 @@ describe('chaos checker', () => {
     const tick = (h: History, n: number): void => {
       for (let i = 0; i < n; i++) h.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta(`tick-${h.writes.length}`) } });
     };
+    /** The job's record claims these pods, each `at` this write's time (writes are a second apart). */
+    const claim = (h: History, pods: string[]): void => {
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, h.writes.length)).toISOString();
+      h.put({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ejob-lease', namespace: 'ephemera-locks', uid: 'lease-uid', annotations: { 'ephemera.io/ejob-claims': JSON.stringify({ v: 1, job: JOB, claims: pods.map((pod) => ({ pod, at })) }) } }, spec: {} }, { actor: 'proc-1', verb: 'update' });
+    };
+    const end = (h: History, j: KubeObject, pods: KubeObject[], status: Obj): void => {
+      for (const p of pods) ecStatus(h, p, { probe: state('terminated') });
+      finishJob(h, j, status);
+    };
 
-    test('targets-only: an injection into a pod the selector has not matched for longer than the claim window fires; one relabelled out just before does not', () => {
-      const story = (gap: number): History => {
+    test('targets-only: the pod must have been a target when its claim was planned (skewSeconds before the claim)', () => {
+      const story = (o: { claimFirst: boolean; gap: number }): History => {
         const h = new History();
         const j = h.put(job());
         const a = h.put(appPod('a'));
+        if (o.claimFirst) claim(h, ['a']);
         relabel(h, a, 'z');
-        tick(h, gap);
+        tick(h, o.gap);
+        if (!o.claimFirst) claim(h, ['a']);
         inject(h, a, ['probe']);
-        ecStatus(h, a, { probe: state('terminated') });
-        finishJob(h, j, { phase: 'Succeeded', succeeded: 0, failed: 0, match: 0 });
+        end(h, j, [a], { phase: 'Succeeded', succeeded: 0, failed: 0, match: 0 });
         return h;
       };
-      assert.deepEqual(check(story(1).run()), []);
-      fires(story(4).run(), 'targets-only', /pod ns\/a \(labels \{"app":"z"\}\) got job ns\/j \(uid job-uid-1\)'s containers in write #8 .* did not match it within the claim window \(3000 ms\)/);
+      // Claimed, then relabelled out while its injection was on its way: however late it lands.
+      assert.deepEqual(check(story({ claimFirst: true, gap: 4 }).run()), []);
+      // Relabelled out a second before the claim: the plan's LIST may have been taken just before.
+      assert.deepEqual(check(story({ claimFirst: false, gap: 0 }).run()), []);
+      fires(story({ claimFirst: false, gap: 1 }).run(), 'targets-only', /pod ns\/a \(labels \{"app":"z"\}\) got job ns\/j \(uid job-uid-1\)'s containers in write #6 .* did not match it when its claim was planned/);
       const never = new History();
       never.put(job());
       const other = never.put({ ...appPod('o'), metadata: { ...meta('o'), labels: { app: 'b' } } });
@@ -374,42 +387,96 @@ describe('chaos checker', () => {
       assert.deepEqual(check(never.run({ final: [] })).map((x) => x.invariant), ['targets-only']);
     });
 
-    test('parallelism counts target pods: one relabelled out frees its slot; one relabelled back counts once the claim window has passed', () => {
-      const story = (gap: number): History => {
+    test('parallelism counts target pods: one relabelled out frees its slot; back in, it overshoots only for a claim planned before it came back', () => {
+      const story = (o: { bClaimedBeforeAIsBack: boolean; cLater?: boolean }): History => {
         const h = new History();
         const j = h.put(job());
         const a = h.put(appPod('a'));
         const b = h.put(appPod('b'));
+        const c = h.put(appPod('c'));
+        claim(h, ['a']);
         inject(h, a, ['probe']);
         ecStatus(h, a, { probe: state('running') });
         relabel(h, a, 'z');
-        inject(h, b, ['probe']);
-        ecStatus(h, b, { probe: state('running') });
+        if (o.bClaimedBeforeAIsBack) claim(h, ['a', 'b']);
         relabel(h, a, 'a');
-        tick(h, gap);
-        const c = h.put(appPod('c'));
-        inject(h, c, ['probe']);
-        for (const p of [a, b, c]) ecStatus(h, p, { probe: state('terminated') });
-        finishJob(h, j, { phase: 'Succeeded', succeeded: 3, failed: 0, match: 3 });
+        if (!o.bClaimedBeforeAIsBack) {
+          tick(h, 2);
+          claim(h, ['a', 'b']);
+        }
+        inject(h, b, ['probe']);
+        ecStatus(h, b, { probe: state('terminated') });
+        if (o.cLater) {
+          tick(h, 2);
+          claim(h, ['a', 'b', 'c']);
+          inject(h, c, ['probe']);
+        }
+        end(h, j, o.cLater ? [a, c] : [a], { phase: 'Succeeded', succeeded: o.cLater ? 3 : 2, failed: 0, match: o.cLater ? 3 : 2 });
         return h;
       };
-      // c injected right after a came back: a claim made before may land (documented overshoot); b and c count.
-      assert.deepEqual(check(story(0).run()).map((x) => x.invariant), ['parallelism']);
-      const late = check(story(4).run());
+      // b's plan did not see a (out of the selector): the documented overshoot.
+      assert.deepEqual(check(story({ bClaimedBeforeAIsBack: true }).run()), []);
+      // b planned two seconds after a came back, while a ran: a counted.
+      const late = check(story({ bClaimedBeforeAIsBack: false }).run());
       assert.deepEqual(late.map((x) => x.invariant), ['parallelism']);
-      assert.match(late[0]!.message, /3 target pods with a non-terminal container of the job \(ns\/a \[probe: running\], ns\/b \[probe: running\], ns\/c \[probe: no status\]\)/);
-      // b alone was a target when it was injected: no overshoot there.
+      assert.match(late[0]!.message, /2 target pods with a non-terminal container of the job \(ns\/a \[probe: running\], ns\/b \[probe: no status\]\)/);
+      // And once a is back, a later claim counts it.
+      assert.deepEqual(check(story({ bClaimedBeforeAIsBack: true, cLater: true }).run()).map((x) => x.invariant), ['parallelism']);
+    });
+
+    test('parallelism: a pod that came back into the selector empty and is then claimed counts, at once (review)', () => {
+      const h = new History();
+      const j = h.put(job());
+      const x = h.put(appPod('x'));
+      const p = h.put(appPod('p'));
+      claim(h, ['x']);
+      inject(h, x, ['probe']);
+      ecStatus(h, x, { probe: state('running') });
+      relabel(h, p, 'z');
+      relabel(h, p, 'a');
+      claim(h, ['x', 'p']);
+      inject(h, p, ['probe']);
+      end(h, j, [x, p], { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
+      fires(h.run(), 'parallelism', /2 target pods .*ns\/p \[probe: no status\], ns\/x \[probe: running\]/);
+    });
+
+    test('job-finished: a verdict re-made from its seal is judged against the pods that carried the containers at the seal, not at the status write after (review)', () => {
+      // q is claimed, relabelled out (its claim then holds no slot), the seal is written, and
+      // the claimer's injection lands after it; q comes back and runs; the verdict's status
+      // write was lost, and the recorded verdict is written once nothing holds a slot.
+      const h = new History();
+      const j = h.put(job({ parallelism: 2 }));
+      const b = h.put(appPod('b'));
+      const q = h.put(appPod('q'));
+      claim(h, ['b']);
+      inject(h, b, ['probe']);
+      ecStatus(h, b, { probe: state('terminated') });
+      claim(h, ['b', 'q']);
+      relabel(h, q, 'z');
+      const sealAt = new Date(Date.UTC(2026, 0, 1, 0, 0, h.writes.length)).toISOString();
+      h.put({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ejob-lease', namespace: 'ephemera-locks', uid: 'lease-uid', annotations: { 'ephemera.io/ejob-claims': JSON.stringify({ v: 1, job: JOB, finished: true, claims: [{ pod: 'b', at: sealAt }, { pod: 'q', at: sealAt }] }) } }, spec: {} }, { actor: 'proc-2', verb: 'update' });
+      inject(h, q, ['probe']);
+      relabel(h, q, 'a');
+      ecStatus(h, q, { probe: state('running') });
+      finishJob(h, j, { phase: 'Running', succeeded: 1, failed: 0, match: 2 });
+      ecStatus(h, q, { probe: state('terminated') });
+      finishJob(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1, completionTime: '2026-01-01T00:01:00Z' });
+      assert.deepEqual(check(h.run()), []);
+    });
+
+    test('a relabelled-out pod is neither a slot nor counted in the verdict', () => {
       const h = new History();
       const j = h.put(job());
       const a = h.put(appPod('a'));
       const b = h.put(appPod('b'));
+      claim(h, ['a']);
       inject(h, a, ['probe']);
       ecStatus(h, a, { probe: state('running') });
       relabel(h, a, 'z');
+      claim(h, ['a', 'b']);
       inject(h, b, ['probe']);
-      for (const p of [a, b]) ecStatus(h, p, { probe: state('terminated') });
-      finishJob(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
-      assert.deepEqual(check(h.run()), [], 'a relabelled-out pod is neither a slot nor counted in the verdict');
+      end(h, j, [a, b], { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+      assert.deepEqual(check(h.run()), []);
     });
   });
 

@@ -18,7 +18,7 @@ export function check(run: RunRecord): Violation[] {
     out.push({ invariant, message });
   };
   if (!run.converged) add('converged', `did not converge before the time limit${run.pending?.length ? `; still open: ${run.pending.join('; ')}` : ''}`);
-  replayChecks(run.writes, add, run.lateWriteGraceMs ?? LATE_WRITE_GRACE_MS);
+  replayChecks(run.writes, add, { graceMs: run.lateWriteGraceMs ?? LATE_WRITE_GRACE_MS, skewMs: run.leaseSkewMs ?? LEASE_SKEW_MS });
   finalChecks(run, add);
   for (const e of run.exits.filter((x) => !x.killed)) {
     add('no-unexpected-exit', `process ${e.name} exited by itself (code ${e.code}, signal ${e.signal}); last lines:\n    ${e.tail.join('\n    ')}`);
@@ -53,6 +53,12 @@ class World {
   readonly lastJob = new Map<string, KubeObject>();
   /** "pod uid/job uid" → when the pod last stopped matching the job's selector, or last entered it (ms). */
   readonly selectorMoves = new Map<string, { leftAt?: number; enteredAt?: number }>();
+  /** "pod uid/job uid" → when the pod was first claimed by the job or got its containers (ms). */
+  readonly firstHeld = new Map<string, number>();
+  /** "job uid/namespace/pod name" → the `at` of the pod's claim on the job's record, since it has been there (ms). */
+  readonly claimAt = new Map<string, number>();
+  /** How long before its Lease read a plan's LIST may have been taken (the processes' skewSeconds). */
+  skewMs = LEASE_SKEW_MS;
 
   jobName(uid: string): string {
     const key = this.keys.get(uid);
@@ -65,9 +71,10 @@ class World {
   }
 }
 
-function replayChecks(writes: WriteRecord[], add: Add, graceMs: number): void {
+function replayChecks(writes: WriteRecord[], add: Add, bounds: { graceMs: number; skewMs: number }): void {
   const world = new World();
-  world.graceMs = graceMs;
+  world.graceMs = bounds.graceMs;
+  world.skewMs = bounds.skewMs;
   const reported = new Set<string>();
   const once = (key: string, invariant: Invariant, message: string): void => {
     if (reported.has(key)) return;
@@ -155,9 +162,14 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
     const set = world.injected.get(job) ?? new Set<string>();
     set.add(uid);
     world.injected.set(job, set);
+    if (!world.firstHeld.has(`${uid}/${job}`)) world.firstHeld.set(`${uid}/${job}`, Date.parse(w.time));
     const j = world.lastJob.get(job);
-    if (j && !selects(j, pod) && !recently(world.selectorMoves.get(`${uid}/${job}`)?.leftAt, w, world.graceMs)) {
-      once(`targets/${uid}/${job}`, 'targets-only', `pod ${keyOf(pod)} (labels ${JSON.stringify(pod.metadata.labels ?? {})}) got ${world.jobName(job)}'s containers in ${at(w)}, though the job's selector did not match it within the claim window (${world.graceMs} ms) before`);
+    // The plan that claimed it LISTed the pods at most skewSeconds before its Lease read, and
+    // the claim's `at` is that Lease write: the pod must have been a target until then.
+    const planned = claimedAt(world, job, pod, w) - world.skewMs;
+    const left = world.selectorMoves.get(`${uid}/${job}`)?.leftAt;
+    if (j && !selects(j, pod) && !(left !== undefined && left >= planned)) {
+      once(`targets/${uid}/${job}`, 'targets-only', `pod ${keyOf(pod)} (labels ${JSON.stringify(pod.metadata.labels ?? {})}) got ${world.jobName(job)}'s containers in ${at(w)}, though the job's selector did not match it when its claim was planned (${new Date(planned).toISOString()})`);
     }
     const replicas = j ? field(j, 'spec', 'replicas') : undefined;
     if (replicas !== undefined && set.size > replicas) {
@@ -192,6 +204,14 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   const pods = new Set(record.claims.map((c) => `${ns}/${c.pod}`));
   const before = world.claims.get(record.job) ?? new Set<string>();
   world.claims.set(record.job, pods);
+  for (const c of record.claims) {
+    const key = `${record.job}/${ns}/${c.pod}`;
+    const time = Date.parse(c.at ?? '') || Date.parse(w.time);
+    if (!before.has(`${ns}/${c.pod}`) || !world.claimAt.has(key)) world.claimAt.set(key, time);
+    const pod = world.podByName(ns, c.pod);
+    if (pod && !world.firstHeld.has(`${pod.metadata.uid}/${record.job}`)) world.firstHeld.set(`${pod.metadata.uid}/${record.job}`, Date.parse(w.time));
+  }
+  for (const p of before) if (!pods.has(p)) world.claimAt.delete(`${record.job}/${p}`);
   const gone = lateAfterDelete(world, record.job, w);
   const fresh = [...pods].filter((p) => !before.has(p));
   if (gone && fresh.length) {
@@ -205,13 +225,13 @@ export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 const isLease = (o: KubeObject): boolean => o.kind === 'Lease';
 
 /** The claims record a Lease holds (`{"v":1,"job":"<uid>","claims":[{"pod":…}],…}`), if any parses. */
-export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string }[]; finished?: boolean } | undefined {
+export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string; at?: string }[]; finished?: boolean } | undefined {
   const text = (lease.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION];
   if (text === undefined) return undefined;
   try {
     const r = JSON.parse(text) as { job?: unknown; claims?: unknown; finished?: unknown };
     if (typeof r.job !== 'string') return undefined;
-    const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is { pod: string } => typeof (c as { pod?: unknown })?.pod === 'string') : [];
+    const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is { pod: string; at?: string } => typeof (c as { pod?: unknown })?.pod === 'string') : [];
     return { job: r.job, claims, ...(r.finished === true ? { finished: true } : {}) };
   } catch {
     return undefined;
@@ -231,27 +251,37 @@ export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: s
   });
 }
 
-/** `at` is at most `windowMs` before the write `w` (ms, the server's time). */
-function recently(at: number | undefined, w: WriteRecord, windowMs: number): boolean {
-  return at !== undefined && Date.parse(w.time) - at <= windowMs;
+/** When the job's claim of this pod was made, as its record says (ms); the write's time when no record shows one. */
+function claimedAt(world: World, job: string, pod: KubeObject, w: WriteRecord): number {
+  return world.claimAt.get(`${job}/${pod.metadata.namespace ?? ''}/${pod.metadata.name}`) ?? Date.parse(w.time);
 }
 
 /**
- * At a write that injects, the job's target pods with a non-terminal container of it, against
- * its parallelism (its last spec, also once it is gone). Only pods the selector matches count
- * (README "Injection"), and not one that came back into it within the claim window: a claim
- * made before it came back may land (documented: the job may be over parallelism until one
- * of them ends). Only injections add slot holders, so judging them misses nothing else; a
- * parallelism lowered while pods run is drained, not broken.
+ * At a write that injects pod X, the job's target pods with a non-terminal container of it,
+ * against its parallelism (its last spec, also once it is gone). Only pods the selector
+ * matches count (README "Injection"). The plan that claimed X LISTed the pods at most
+ * skewSeconds before its claim (`at`); a pod it did not see as a target because it was out
+ * of the selector then, and came back with a claim or container it had before, is the
+ * documented overshoot (the job may be over parallelism until one of them ends), and so is X
+ * itself when it left and came back after its claim. A pod that came back empty counts (a
+ * review found the first version of this rule, a window of time alone, let a second pod at
+ * parallelism 1 through). Only injections add slot holders, so judging them misses nothing
+ * else; a parallelism lowered while pods run is drained, not broken.
  */
 function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void {
   const j = world.lastJob.get(job);
   const held = world.holders.get(job);
   if (!j || !held) return;
   const parallelism = field(j, 'spec', 'parallelism') ?? 1;
+  const x = w.object.metadata.uid ?? keyOf(w.object);
+  const claimed = claimedAt(world, job, w.object, w);
   const targets = [...held].filter((u) => {
     const pod = world.pods.get(u);
-    return pod !== undefined && selects(j, pod) && !recently(world.selectorMoves.get(`${u}/${job}`)?.enteredAt, w, world.graceMs);
+    if (pod === undefined || !selects(j, pod)) return false;
+    const back = world.selectorMoves.get(`${u}/${job}`)?.enteredAt;
+    if (back === undefined) return true;
+    if (u === x) return back <= claimed;
+    return !(back > claimed - world.skewMs && (world.firstHeld.get(`${u}/${job}`) ?? Infinity) < back);
   });
   if (targets.length <= parallelism) return;
   const names = targets.map((u) => describe(world.pods.get(u)!, job)).sort();
@@ -303,7 +333,7 @@ function finalChecks({ final, writes, leaseSkewMs }: RunRecord, add: Add): void 
   const pods = final.filter(isPod);
   const skewMs = leaseSkewMs ?? LEASE_SKEW_MS;
   // A job still being deleted is not expected to finish; deleted-job-gone judges it.
-  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes, skewMs) ?? [pods], carried: carriedAtVerdict(job, writes) }, add);
+  for (const job of final.filter(isJob).filter((j) => !j.metadata.deletionTimestamp)) checkJobEnd(job, { final: pods, atVerdict: podsAtVerdict(job, writes, skewMs) ?? [{ views: [pods], carried: [] }] }, add);
   for (const job of final.filter(isJob).filter((j) => j.metadata.deletionTimestamp)) {
     add('deleted-job-gone', `job ${keyOf(job)} (uid ${job.metadata.uid}) is still there at the end, being deleted since ${String(job.metadata.deletionTimestamp)}, finalizers ${JSON.stringify(job.metadata.finalizers ?? [])}`);
   }
@@ -328,12 +358,23 @@ function finalChecks({ final, writes, leaseSkewMs }: RunRecord, add: Add): void 
  * the job. A finished job's status is final: a pod deleted or replaced later does not change
  * it. Undefined when the job never got a verdict.
  */
-function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[], skewMs: number): KubeObject[][] | undefined {
+function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[], skewMs: number): VerdictViews[] | undefined {
   const mineJob = (w: WriteRecord): boolean => isJob(w.object) && w.object.metadata.uid === job.metadata.uid;
   const verdict = writes.find((w) => mineJob(w) && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
   if (!verdict) return undefined;
   const from = writes.filter((w) => w.seq < verdict.seq && mineJob(w)).at(-1)?.seq ?? 0;
-  return [...podsAtSeal(job, writes.filter((w) => w.seq < verdict.seq), skewMs), ...podViews(writes, (w) => w.seq >= from, verdict.seq)];
+  const seal = podsAtSeal(job, writes.filter((w) => w.seq < verdict.seq), skewMs);
+  return [...(seal ? [seal] : []), { views: podViews(writes, (w) => w.seq >= from, verdict.seq), carried: carriedAt(job, writes, verdict.seq) }];
+}
+
+/**
+ * Moments a verdict may have been planned from, and the pods that carried the job's
+ * containers at the write that decided it (the verdict's status write, or the seal): any such
+ * pod was claimed before that write's plan read the Lease, so the plan saw it.
+ */
+interface VerdictViews {
+  views: KubeObject[][];
+  carried: string[];
 }
 
 /**
@@ -344,13 +385,16 @@ function podsAtVerdict(job: KubeObject, writes: readonly WriteRecord[], skewMs: 
  * skewSeconds before the Lease came back, by the local monotonic clock) — by the server's
  * time of the writes.
  */
-function podsAtSeal(job: KubeObject, writes: readonly WriteRecord[], skewMs: number): KubeObject[][] {
+function podsAtSeal(job: KubeObject, writes: readonly WriteRecord[], skewMs: number): VerdictViews | undefined {
   const uid = job.metadata.uid ?? '';
   const seal = writes.find((w) => isLease(w.object) && w.type !== 'DELETED' && sealedFor(w.object, uid));
-  if (!seal) return [];
+  if (!seal) return undefined;
   const before = writes.filter((w) => w.seq < seal.seq && isLease(w.object) && keyOf(w.object) === keyOf(seal.object)).at(-1);
   const from = before ? Date.parse(before.time) - skewMs : Number.NEGATIVE_INFINITY;
-  return podViews(writes, (w) => Date.parse(w.time) >= from, seal.seq);
+  // Checked against the pods that carried the containers at the seal, not at the status write
+  // after it (review: a pod injected after the seal, by a claim its plan did not count, was
+  // taken as missing from the seal's views).
+  return { views: podViews(writes, (w) => Date.parse(w.time) >= from, seal.seq), carried: carriedAt(job, writes, seal.seq) };
 }
 
 /** Whether this Lease holds the job's sealed claims record. */
@@ -379,10 +423,10 @@ function podViews(writes: readonly WriteRecord[], include: (w: WriteRecord) => b
  * as they were when its verdict was planned (any moment the plan may have read them), and
  * no pod of it is left open at the end.
  */
-function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: KubeObject[][]; carried: string[] }, add: Add): void {
+function checkJobEnd(job: KubeObject, pods: { final: KubeObject[]; atVerdict: VerdictViews[] }, add: Add): void {
   const uid = job.metadata.uid ?? '';
   const open = pods.final.filter((p) => jobContainers(p, uid).length > 0 && selects(job, p) && outcome(p, uid) === 'open').map(keyOf);
-  const tries = pods.atVerdict.map((view) => verdictProblems(job, view, pods.carried));
+  const tries = pods.atVerdict.flatMap((g) => g.views.map((view) => verdictProblems(job, view, g.carried)));
   const problems = tries.find((t) => t.length === 0) ?? tries.at(-1) ?? [];
   if (open.length) problems.push(`pods still open: ${open.join(', ')}`);
   if (problems.length) add('job-finished', `job ${keyOf(job)}: ${problems.join('; ')}`);
@@ -444,12 +488,10 @@ function unfitSelected(job: KubeObject, view: KubeObject[]): number {
     && targets.some((t) => !containers(p).some((c) => c.name === t))).length;
 }
 
-/** The pods (uids) carrying the job's containers just before its verdict's status write (none without a verdict). */
-function carriedAtVerdict(job: KubeObject, writes: readonly WriteRecord[]): string[] {
+/** The pods (uids) carrying the job's containers at write `seq`. */
+function carriedAt(job: KubeObject, writes: readonly WriteRecord[], seq: number): string[] {
   const uid = job.metadata.uid ?? '';
-  const verdict = writes.find((w) => isJob(w.object) && w.object.metadata.uid === uid && (w.object.status as { completionTime?: unknown } | undefined)?.completionTime !== undefined);
-  if (!verdict) return [];
-  const view = podViews(writes, (w) => w.seq === verdict.seq, verdict.seq).at(-1) ?? [];
+  const view = podViews(writes, (w) => w.seq === seq, seq).at(-1) ?? [];
   return view.filter((p) => jobContainers(p, uid).length > 0).map((p) => p.metadata.uid ?? keyOf(p));
 }
 

@@ -68,22 +68,25 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const deletes: DeleteSeen[] = [];
   let unwatchedDeletes: string[];
   let startupMs: number;
+  let notStarted: string[];
+  let pendingBacks = new Set<NodeJS.Timeout>();
   try {
     for (let slot = 0; slot < count; slot++) fleet.start(slot);
     watchInjections(server, fleet, schedule.kills);
-    relabelInjected(server, schedule.relabelInjected ?? []);
-    await waitForWatches(server, fleet, 15_000);
+    const backs = (pendingBacks = relabelInjected(server, schedule));
+    notStarted = await waitForWatches(server, fleet, 15_000);
     startupMs = Date.now() - started;
     kubelet.run(options.tickMs ?? 100);
-    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count, deletes });
+    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count, deletes, backs });
     // Before the fleet stops: the end of the run is no process's death.
     unwatchedDeletes = unwatched(deletes, fleet);
   } finally {
     kubelet.stop();
     await fleet.stop();
+    for (const t of pendingBacks) clearTimeout(t);
   }
   const record: RunRecord = {
-    writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome,
+    writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome, notStarted,
     // The product's bound on writes planned before a job's delete: the processes' claim window.
     lateWriteGraceMs: (Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
     leaseSkewMs: Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS) * 1000,
@@ -118,32 +121,47 @@ function watchInjections(server: ApiServer, fleet: Fleet, kills: Kill[]): void {
  * (its container new, another pod may take the slot), maybe back later (the job may then be
  * over parallelism until one ends: README "Injection"; the checker allows for it).
  */
-function relabelInjected(server: ApiServer, plan: { afterInjection: number; backAfterMs: number }[]): void {
+function relabelInjected(server: ApiServer, schedule: Schedule): Set<NodeJS.Timeout> {
+  const backs = new Set<NodeJS.Timeout>();
+  // A pod the schedule relabels too is left alone: the label seen at the injection may be the
+  // schedule's for a while, and going back to it would leave the pod moved for good (review).
+  const scheduled = new Set((schedule.relabels ?? []).map((r) => `${r.namespace}/${r.name}`));
   let n = 0;
   server.history.onWrite((w: WriteRecord) => {
     if (w.subresource !== 'ephemeralcontainers' || !w.actor.startsWith('proc-')) return;
     n++;
-    for (const p of plan.filter((x) => x.afterInjection === n)) {
+    for (const p of (schedule.relabelInjected ?? []).filter((x) => x.afterInjection === n)) {
       const { namespace = '', name } = w.object.metadata;
-      if (!relabelable(name)) continue;
+      if (!relabelable(name) || scheduled.has(`${namespace}/${name}`)) continue;
       const was = String((w.object.metadata.labels as Record<string, string> | undefined)?.app ?? '');
       setImmediate(() => relabel(server, namespace, name, 'nobody'));
-      setTimeout(() => relabel(server, namespace, name, was), p.backAfterMs);
+      // Pending work for play(): the schedule has not converged while a pod is still out.
+      const t = setTimeout(() => {
+        backs.delete(t);
+        relabel(server, namespace, name, was);
+      }, p.backAfterMs);
+      backs.add(t);
     }
   });
+  return backs;
 }
 
-/** The clock starts once every process watches (so fault times mean the same in every run). */
-async function waitForWatches(server: ApiServer, fleet: Fleet, boundMs: number): Promise<void> {
+/**
+ * The clock starts once every process watches (so fault times mean the same in every run).
+ * The processes that did not within `boundMs`, which the checker reports: before, the run
+ * went on with the others and could pass (review).
+ */
+async function waitForWatches(server: ApiServer, fleet: Fleet, boundMs: number): Promise<string[]> {
   const start = Date.now();
-  const watching = (): boolean => fleet.actors().every((a) => server.requests.entries.filter((r) => r.watch && r.actor === a).length >= 2);
-  while (!watching() && Date.now() - start < boundMs) await sleep(20);
+  const idle = (): string[] => fleet.actors().filter((a) => server.requests.entries.filter((r) => r.watch && r.actor === a).length < 2);
+  while (idle().length > 0 && Date.now() - start < boundMs) await sleep(20);
+  return idle();
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Plays the timeline, then waits for convergence; returns whether it converged and what stayed open. */
-async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { limitMs: number; slots: number; deletes: DeleteSeen[] }): Promise<{ converged: boolean; pending: string[] }> {
+async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { limitMs: number; slots: number; deletes: DeleteSeen[]; backs: Set<NodeJS.Timeout> }): Promise<{ converged: boolean; pending: string[] }> {
   const t0 = Date.now();
   const todo = timeline(schedule, o.deletes);
   let settledAt: number | undefined;
@@ -156,7 +174,7 @@ async function play(server: ApiServer, fleet: Fleet, schedule: Schedule, o: { li
     if (later.length) todo.push(...later.map((s) => ({ ...s, atMs: t + 50 })));
     todo.sort((a, b) => a.atMs - b.atMs);
     // A job deleted while no process lived is no excuse any more: the next relay's first sync sweeps its Lease.
-    const pending = todo.length ? [`${todo.length} scheduled steps`] : openWork(server);
+    const pending = todo.length ? [`${todo.length} scheduled steps`] : o.backs.size ? [`${o.backs.size} pods to relabel back`] : openWork(server);
     if (pending.length === 0 && t >= schedule.calmAfterMs) {
       // Converged: watch a little longer, so a late extra injection would still be seen.
       settledAt ??= Date.now();
