@@ -70,9 +70,12 @@ export interface ReflectorOptions<T> {
    * no list right): the loop counts as synced with nothing cached and lists again every
    * `retryMs`, so a CRD installed later is picked up. Any other failure keeps the backoff.
    * A watch answered 404 or 403 goes back to the list, so a CRD deleted (or a right revoked)
-   * while the loop runs is reported the same way.
+   * while the loop runs is reported the same way. A status in `keep` says only that the
+   * objects cannot be seen (403: a right revoked, maybe for a moment), not that they are gone:
+   * those cached are kept, not reported DELETED, and the list that works again tells what
+   * changed meanwhile (the others, 404: the CRD and with it every object is gone).
    */
-  absent?: { statuses: readonly number[]; retryMs: number; onChange(absent: Absent | undefined): void };
+  absent?: { statuses: readonly number[]; keep?: readonly number[]; retryMs: number; onChange(absent: Absent | undefined): void };
 }
 
 /** Why a resource counts as absent: the status and message of the list that said so. */
@@ -205,11 +208,11 @@ export class Reflector<T> {
     return false;
   }
 
-  /** The resource is not here for us: an empty list (cached objects are gone), synced. */
+  /** The resource is not here for us: synced, with nothing cached (gone) or what was cached (cannot be seen: `keep`). */
   private markAbsent(absent: Absent): 'absent' {
     if (this.absentNow?.status !== absent.status) this.opts.absent?.onChange(absent);
     this.absentNow = absent;
-    for (const key of this.cache.keys()) this.forget(key);
+    if (!this.opts.absent?.keep?.includes(absent.status)) for (const key of this.cache.keys()) this.forget(key);
     this.resourceVersion = '';
     this.markSynced();
     return 'absent';

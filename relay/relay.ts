@@ -410,7 +410,8 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     uid: (job) => job.uid,
     onEvent: (type, d, changed) => onJob(st, type, d.object, changed),
     // No CRD or no list right must not stop the pod watches (the SidecarTerminator needs no jobs).
-    absent: { statuses: [403, 404], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },
+    // A 403 keeps the jobs it knew: a right revoked for a moment sent a DELETED for every job (review).
+    absent: { statuses: [403, 404], keep: [403], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },
   }));
   return { pods, jobs };
 }

@@ -61,16 +61,29 @@ describe('relay in a cluster without EphemeralJobs', () => {
       const server = await startApiServer({ objects: [job('j', { app: 'web' }), duePod] });
       const warned: string[] = [];
       const logger = { ...silentLogger, warn: (_o: unknown, msg?: string) => void warned.push(msg ?? '') } as typeof silentLogger;
-      const relay = createRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger, backoff: FAST_BACKOFF, absentRetryMs: 100 });
+      const sink = new CollectingSink();
+      const relay = createRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger, backoff: FAST_BACKOFF, absentRetryMs: 100 });
       const gauge = async (): Promise<number | undefined> => (await relay.metrics.absent.get()).values.find((v) => v.labels.kind === 'EphemeralJob')?.value;
       try {
         await relay.synced();
         assert.notEqual(await gauge(), 1);
-        server.faults.add({ pathIncludes: '/ephemeraljobs', status, times: Infinity });
+        const fault = server.faults.add({ pathIncludes: '/ephemeraljobs', status, times: Infinity });
         // The running watch ends (as the API server ends watches of a deleted CRD); the next one is refused.
         server.faults.closeWatches();
         await eventually(async () => assert.equal(await gauge(), 1));
         assert.ok(warned.some((m) => m.includes(status === 404 ? 'is not installed' : 'may not list')), warned.join(' | '));
+        await relay.flush();
+        // A deleted CRD took its jobs with it; a right refused says only that they cannot be
+        // seen: before, a 403 for a moment sent a DELETED for every job (review).
+        const deleted = sink.subjects().filter((x) => x.startsWith('DELETED EphemeralJob'));
+        assert.deepEqual(deleted, status === 404 ? ['DELETED EphemeralJob/default/j'] : []);
+        if (status === 403) {
+          sink.clear();
+          fault.remove();
+          await eventually(async () => assert.equal(await gauge(), 0));
+          await relay.flush();
+          assert.deepEqual(sink.subjects().filter((x) => x.includes('EphemeralJob')), [], 'the list that works again finds the job as it was');
+        }
       } finally {
         await relay.stop();
         await server.close();
