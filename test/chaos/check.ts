@@ -55,8 +55,10 @@ class World {
   readonly selectorMoves = new Map<string, { leftAt?: number; enteredAt?: number }>();
   /** "pod uid/job uid" → when the pod was first claimed by the job or got its containers (ms). */
   readonly firstHeld = new Map<string, number>();
-  /** "job uid/namespace/pod name" → the `at` of the pod's claim on the job's record, since it has been there (ms). */
-  readonly claimAt = new Map<string, number>();
+  /** "job uid/claim identity" → the claim's `at` when it first was on the job's record (ms), and the claims beside it then. */
+  readonly claimSeen = new Map<string, ClaimSeen>();
+  /** The claim identities on each job's last record (pod uid, or namespace/name when the claim names no uid). */
+  readonly claimIds = new Map<string, Set<string>>();
   /** How long before its Lease read a plan's LIST may have been taken (the processes' skewSeconds). */
   skewMs = LEASE_SKEW_MS;
 
@@ -163,18 +165,28 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
     set.add(uid);
     world.injected.set(job, set);
     if (!world.firstHeld.has(`${uid}/${job}`)) world.firstHeld.set(`${uid}/${job}`, Date.parse(w.time));
+    checkTarget(world, job, w, once);
     const j = world.lastJob.get(job);
-    // The plan that claimed it LISTed the pods at most skewSeconds before its Lease read, and
-    // the claim's `at` is that Lease write: the pod must have been a target until then.
-    const planned = claimedAt(world, job, pod, w) - world.skewMs;
-    const left = world.selectorMoves.get(`${uid}/${job}`)?.leftAt;
-    if (j && !selects(j, pod) && !(left !== undefined && left >= planned)) {
-      once(`targets/${uid}/${job}`, 'targets-only', `pod ${keyOf(pod)} (labels ${JSON.stringify(pod.metadata.labels ?? {})}) got ${world.jobName(job)}'s containers in ${at(w)}, though the job's selector did not match it when its claim was planned (${new Date(planned).toISOString()})`);
-    }
     const replicas = j ? field(j, 'spec', 'replicas') : undefined;
     if (replicas !== undefined && set.size > replicas) {
       once(`replicas/${job}`, 'replicas', `${world.jobName(job)} has containers in ${set.size} pods, more than replicas=${replicas}, after ${at(w)}`);
     }
+  }
+}
+
+/**
+ * An injection goes only into a pod that was a target when its claim was planned: that plan
+ * LISTed the pods at most skewSeconds before its Lease read, and the claim's `at` is that
+ * Lease write, so the pod must have matched the selector until then.
+ */
+function checkTarget(world: World, job: string, w: WriteRecord, once: Once): void {
+  const pod = w.object;
+  const uid = pod.metadata.uid ?? keyOf(pod);
+  const j = world.lastJob.get(job);
+  const planned = (claimOf(world, job, pod)?.at ?? Date.parse(w.time)) - world.skewMs;
+  const left = world.selectorMoves.get(`${uid}/${job}`)?.leftAt;
+  if (j && !selects(j, pod) && !(left !== undefined && left >= planned)) {
+    once(`targets/${uid}/${job}`, 'targets-only', `pod ${keyOf(pod)} (labels ${JSON.stringify(pod.metadata.labels ?? {})}) got ${world.jobName(job)}'s containers in ${at(w)}, though the job's selector did not match it when its claim was planned (${new Date(planned).toISOString()})`);
   }
 }
 
@@ -204,14 +216,18 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   const pods = new Set(record.claims.map((c) => `${ns}/${c.pod}`));
   const before = world.claims.get(record.job) ?? new Set<string>();
   world.claims.set(record.job, pods);
+  // Claims by the pod's uid, as the product makes them (a pod replaced under its name is
+  // another claim, with its own `at`: review found the name alone kept the old one's).
+  const ids = new Set(record.claims.map((c) => c.uid ?? `${ns}/${c.pod}`));
+  const idsBefore = world.claimIds.get(record.job) ?? new Set<string>();
+  world.claimIds.set(record.job, ids);
   for (const c of record.claims) {
-    const key = `${record.job}/${ns}/${c.pod}`;
-    const time = Date.parse(c.at ?? '') || Date.parse(w.time);
-    if (!before.has(`${ns}/${c.pod}`) || !world.claimAt.has(key)) world.claimAt.set(key, time);
-    const pod = world.podByName(ns, c.pod);
+    const id = c.uid ?? `${ns}/${c.pod}`;
+    if (!idsBefore.has(id)) world.claimSeen.set(`${record.job}/${id}`, { at: Date.parse(c.at ?? '') || Date.parse(w.time), peers: ids });
+    const pod = c.uid !== undefined ? world.pods.get(c.uid) : world.podByName(ns, c.pod);
     if (pod && !world.firstHeld.has(`${pod.metadata.uid}/${record.job}`)) world.firstHeld.set(`${pod.metadata.uid}/${record.job}`, Date.parse(w.time));
   }
-  for (const p of before) if (!pods.has(p)) world.claimAt.delete(`${record.job}/${p}`);
+  for (const id of idsBefore) if (!ids.has(id)) world.claimSeen.delete(`${record.job}/${id}`);
   const gone = lateAfterDelete(world, record.job, w);
   const fresh = [...pods].filter((p) => !before.has(p));
   if (gone && fresh.length) {
@@ -225,13 +241,13 @@ export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 const isLease = (o: KubeObject): boolean => o.kind === 'Lease';
 
 /** The claims record a Lease holds (`{"v":1,"job":"<uid>","claims":[{"pod":…}],…}`), if any parses. */
-export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string; at?: string }[]; finished?: boolean } | undefined {
+export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string; uid?: string; at?: string }[]; finished?: boolean } | undefined {
   const text = (lease.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION];
   if (text === undefined) return undefined;
   try {
     const r = JSON.parse(text) as { job?: unknown; claims?: unknown; finished?: unknown };
     if (typeof r.job !== 'string') return undefined;
-    const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is { pod: string; at?: string } => typeof (c as { pod?: unknown })?.pod === 'string') : [];
+    const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is { pod: string; uid?: string; at?: string } => typeof (c as { pod?: unknown })?.pod === 'string') : [];
     return { job: r.job, claims, ...(r.finished === true ? { finished: true } : {}) };
   } catch {
     return undefined;
@@ -251,9 +267,30 @@ export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: s
   });
 }
 
-/** When the job's claim of this pod was made, as its record says (ms); the write's time when no record shows one. */
-function claimedAt(world: World, job: string, pod: KubeObject, w: WriteRecord): number {
-  return world.claimAt.get(`${job}/${pod.metadata.namespace ?? ''}/${pod.metadata.name}`) ?? Date.parse(w.time);
+/** A claim as the checker saw it come: its `at`, and the claim identities on the record beside it then. */
+interface ClaimSeen {
+  at: number;
+  peers: Set<string>;
+}
+
+/** The job's claim of this pod on its record, if any (by the pod's uid, or its name when the claim names none). */
+function claimOf(world: World, job: string, pod: KubeObject): ClaimSeen | undefined {
+  return world.claimSeen.get(`${job}/${pod.metadata.uid}`) ?? world.claimSeen.get(`${job}/${pod.metadata.namespace ?? ''}/${pod.metadata.name}`);
+}
+
+/**
+ * Whether the plan that made `claim` may not have seen pod `u` as a target: u came back into
+ * the selector after that plan's LIST — at most skewSeconds before the claim, or after the
+ * claim itself when u's own claim was on the record it read (a LIST that does not show a
+ * claimed pod does not stand: the plan LISTs again after the Lease, functions/ejob/README.md
+ * "Reading the pods once") — with a claim or container it had before it came back.
+ */
+function unseenBy(world: World, job: string, u: string, claim: { at: number; peers?: Set<string> }): boolean {
+  const back = world.selectorMoves.get(`${u}/${job}`)?.enteredAt;
+  if (back === undefined) return false;
+  const pod = world.pods.get(u);
+  const onRecord = claim.peers !== undefined && pod !== undefined && (claim.peers.has(u) || claim.peers.has(`${pod.metadata.namespace ?? ''}/${pod.metadata.name}`));
+  return back > (onRecord ? claim.at : claim.at - world.skewMs) && (world.firstHeld.get(`${u}/${job}`) ?? Infinity) < back;
 }
 
 /**
@@ -274,15 +311,18 @@ function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void
   if (!j || !held) return;
   const parallelism = field(j, 'spec', 'parallelism') ?? 1;
   const x = w.object.metadata.uid ?? keyOf(w.object);
-  const claimed = claimedAt(world, job, w.object, w);
-  const targets = [...held].filter((u) => {
-    const pod = world.pods.get(u);
-    if (pod === undefined || !selects(j, pod)) return false;
-    const back = world.selectorMoves.get(`${u}/${job}`)?.enteredAt;
-    if (back === undefined) return true;
-    if (u === x) return back <= claimed;
-    return !(back > claimed - world.skewMs && (world.firstHeld.get(`${u}/${job}`) ?? Infinity) < back);
+  const claimX = claimOf(world, job, w.object) ?? { at: Date.parse(w.time) };
+  const selected = [...held].filter((u) => world.pods.get(u) !== undefined && selects(j, world.pods.get(u)!));
+  // X itself is the overshoot when some other holder's plan could not see it: X was out of the
+  // selector then, and came back with its claim (review: excusing X whenever it came back after
+  // its own claim let a second pod claimed while X was back through).
+  const xUnseen = selected.some((u) => {
+    if (u === x) return false;
+    const claim = claimOf(world, job, world.pods.get(u)!);
+    const left = world.selectorMoves.get(`${x}/${job}`)?.leftAt;
+    return claim !== undefined && left !== undefined && left <= claim.at && unseenBy(world, job, x, claim);
   });
+  const targets = selected.filter((u) => (u === x ? !xUnseen : !unseenBy(world, job, u, claimX)));
   if (targets.length <= parallelism) return;
   const names = targets.map((u) => describe(world.pods.get(u)!, job)).sort();
   once(`parallelism/${job}`, 'parallelism', `${world.jobName(job)}: ${targets.length} target pods with a non-terminal container of the job (${names.join(', ')}), more than parallelism=${parallelism}, after ${at(w)}`);
