@@ -367,9 +367,11 @@ function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean):
 function onJobsAbsent(st: State, ns: string | undefined, absent: Absent | undefined): void {
   const log = st.opts.logger;
   const crd = `${EJOB.plural}.${EJOB.apiVersion.split('/')[0] ?? ''}`;
-  st.metrics.absent.set({ kind: EJOB.kind }, absent ? 1 : 0);
   if (absent) st.jobsAbsent.add(ns ?? '');
   else st.jobsAbsent.delete(ns ?? '');
+  // 1 while any watched namespace's jobs cannot be listed (review: one namespace recovering
+  // cleared it while another still answered 403).
+  st.metrics.absent.set({ kind: EJOB.kind }, st.jobsAbsent.size > 0 ? 1 : 0);
   if (!absent) return log.info({ kind: EJOB.kind, namespace: ns }, `${crd} can be listed again: the EphemeralJob controller is active`);
   const why = absent.status === 404 ? `the CRD ${crd} is not installed` : `this identity may not list ${crd} (RBAC)`;
   const retry = Math.round((st.opts.absentRetryMs ?? 60_000) / 1000);

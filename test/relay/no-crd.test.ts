@@ -56,6 +56,29 @@ describe('relay in a cluster without EphemeralJobs', () => {
     }
   });
 
+  test('with namespaces, the gauge stays up while any of them cannot list its jobs (review)', async () => {
+    const server = await startApiServer({ objects: [{ ...job('ja', { app: 'web' }), metadata: { name: 'ja', namespace: 'a' } }, { ...job('jb', { app: 'web' }), metadata: { name: 'jb', namespace: 'b' } }] });
+    const fa = server.faults.add({ pathIncludes: '/namespaces/a/ephemeraljobs', watch: false, status: 403, times: Infinity });
+    const fb = server.faults.add({ pathIncludes: '/namespaces/b/ephemeraljobs', watch: false, status: 403, times: Infinity });
+    const relay = createRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: ['a', 'b'], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, absentRetryMs: 100 });
+    const gauge = async (): Promise<number | undefined> => (await relay.metrics.absent.get()).values.find((v) => v.labels.kind === 'EphemeralJob')?.value;
+    const lists = (ns: string): number => server.requests.filter((r) => r.verb === 'list' && r.path.includes(`/namespaces/${ns}/ephemeraljobs`)).length;
+    try {
+      await eventually(async () => assert.equal(await gauge(), 1));
+      fa.remove();
+      const before = lists('a');
+      await eventually(() => assert.ok(lists('a') > before, 'namespace a listed again'));
+      await relay.flush();
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(await gauge(), 1, 'b still answers 403');
+      fb.remove();
+      await eventually(async () => assert.equal(await gauge(), 0));
+    } finally {
+      await relay.stop();
+      await server.close();
+    }
+  });
+
   for (const [status, why] of [[404, 'the CRD is deleted'], [403, 'the list and watch right is revoked']] as const) {
     test(`${why} while the relay runs: the watch's ${status} leads to the list, which sets the gauge and logs as at start`, async () => {
       const server = await startApiServer({ objects: [job('j', { app: 'web' }), duePod] });
