@@ -464,6 +464,50 @@ describe('chaos checker', () => {
       assert.deepEqual(check(h.run()), []);
     });
 
+    test('paused: an injection from a claim planned while the job was paused fires; one claimed just before the pause lands after it', () => {
+      const story = (claimAfterPause: number): History => {
+        const h = new History();
+        const j = h.put(job());
+        const a = h.put(appPod('a'));
+        if (claimAfterPause < 0) claim(h, ['a']);
+        (j.spec as Obj).paused = true;
+        h.put(j);
+        tick(h, Math.max(0, claimAfterPause));
+        if (claimAfterPause >= 0) claim(h, ['a']);
+        inject(h, a, ['probe']);
+        (j.spec as Obj).paused = false;
+        h.put(j);
+        end(h, j, [a], { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+        return h;
+      };
+      assert.deepEqual(check(story(-1).run()), []);
+      // Within the claim window (3 s) of the pause, a plan may have read the job before it.
+      assert.deepEqual(check(story(1).run()), []);
+      fires(story(4).run(), 'paused', /pod ns\/a got job ns\/j \(uid job-uid-1\)'s containers in write #\d+ .* from a claim planned while the job was paused/);
+    });
+
+    test('parallelism lowered: what was claimed before drains; a claim planned after the claim window counts against the new value', () => {
+      const story = (claimAfterLowering: number): History => {
+        const h = new History();
+        const j = h.put(job({ parallelism: 2 }));
+        const a = h.put(appPod('a'));
+        const b = h.put(appPod('b'));
+        claim(h, ['a']);
+        inject(h, a, ['probe']);
+        ecStatus(h, a, { probe: state('running') });
+        if (claimAfterLowering < 0) claim(h, ['a', 'b']);
+        (j.spec as Obj).parallelism = 1;
+        h.put(j);
+        tick(h, Math.max(0, claimAfterLowering));
+        if (claimAfterLowering >= 0) claim(h, ['a', 'b']);
+        inject(h, b, ['probe']);
+        end(h, j, [a, b], { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
+        return h;
+      };
+      assert.deepEqual(check(story(-1).run()), []);
+      fires(story(4).run(), 'parallelism', /2 target pods with a non-terminal container of the job .* more than parallelism=1/);
+    });
+
     test('a relabelled-out pod is neither a slot nor counted in the verdict', () => {
       const h = new History();
       const j = h.put(job());

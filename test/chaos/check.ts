@@ -61,6 +61,8 @@ class World {
   readonly claimIds = new Map<string, Set<string>>();
   /** How long before its Lease read a plan's LIST may have been taken (the processes' skewSeconds). */
   skewMs = LEASE_SKEW_MS;
+  /** Each job's spec as written over time (ms, parallelism, paused), by uid: a plan judges by the spec it read. */
+  readonly specs = new Map<string, { time: number; parallelism: number; paused: boolean }[]>();
 
   jobName(uid: string): string {
     const key = this.keys.get(uid);
@@ -120,6 +122,16 @@ function replayJob(world: World, uid: string, w: WriteRecord): void {
   if (w.type === 'DELETED') world.jobs.delete(uid);
   else world.jobs.set(uid, w.object);
   world.lastJob.set(uid, w.object);
+  const specs = world.specs.get(uid) ?? [];
+  specs.push({ time: Date.parse(w.time), parallelism: field(w.object, 'spec', 'parallelism') ?? 1, paused: (w.object.spec as { paused?: unknown } | undefined)?.paused === true });
+  world.specs.set(uid, specs);
+}
+
+/** The job's specs in effect at some moment from `from` to `to` (ms): the one written last before `from`, and any written since. */
+function specsDuring(world: World, job: string, from: number, to: number): { parallelism: number; paused: boolean }[] {
+  const all = world.specs.get(job) ?? [];
+  const before = all.filter((s) => s.time <= from).at(-1);
+  return [...(before ? [before] : []), ...all.filter((s) => s.time > from && s.time <= to)];
 }
 
 /**
@@ -183,7 +195,15 @@ function checkTarget(world: World, job: string, w: WriteRecord, once: Once): voi
   const pod = w.object;
   const uid = pod.metadata.uid ?? keyOf(pod);
   const j = world.lastJob.get(job);
-  const planned = (claimOf(world, job, pod)?.at ?? Date.parse(w.time)) - world.skewMs;
+  const claimed = claimOf(world, job, pod)?.at ?? Date.parse(w.time);
+  const planned = claimed - world.skewMs;
+  // Nothing is claimed while paused: the job the claim's plan read was not paused. A plan's
+  // writes land within the claim window (lease + skew) of its reconcile's start, where it read
+  // the job (the bound no-injection-after-delete holds the product to as well).
+  const read = specsDuring(world, job, claimed - world.graceMs, claimed);
+  if (read.length > 0 && read.every((s) => s.paused)) {
+    once(`paused/${uid}/${job}`, 'paused', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers in ${at(w)} from a claim planned while the job was paused (claim at ${new Date(claimed).toISOString()})`);
+  }
   const left = world.selectorMoves.get(`${uid}/${job}`)?.leftAt;
   if (j && !selects(j, pod) && !(left !== undefined && left >= planned)) {
     once(`targets/${uid}/${job}`, 'targets-only', `pod ${keyOf(pod)} (labels ${JSON.stringify(pod.metadata.labels ?? {})}) got ${world.jobName(job)}'s containers in ${at(w)}, though the job's selector did not match it when its claim was planned (${new Date(planned).toISOString()})`);
@@ -309,9 +329,11 @@ function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void
   const j = world.lastJob.get(job);
   const held = world.holders.get(job);
   if (!j || !held) return;
-  const parallelism = field(j, 'spec', 'parallelism') ?? 1;
   const x = w.object.metadata.uid ?? keyOf(w.object);
   const claimX = claimOf(world, job, w.object) ?? { at: Date.parse(w.time) };
+  // The bound is the spec the claim's plan may have read (within the claim window before the
+  // claim), or any since: a parallelism lowered after the claim drains what was decided before it.
+  const parallelism = Math.max(...specsDuring(world, job, claimX.at - world.graceMs, Date.parse(w.time)).map((s) => s.parallelism), field(j, 'spec', 'parallelism') ?? 1);
   const selected = [...held].filter((u) => world.pods.get(u) !== undefined && selects(j, world.pods.get(u)!));
   // X itself is the overshoot when some other holder's plan could not see it: X was out of the
   // selector then, and came back with its claim (review: excusing X whenever it came back after

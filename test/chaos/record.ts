@@ -43,6 +43,7 @@ export const INVARIANTS = [
   'parallelism',
   'replicas',
   'targets-only',
+  'paused',
   'job-finished',
   'sidecar-pod-ended',
   'sidecar-stopped-after-main',

@@ -207,7 +207,8 @@ function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
         { atMs: r.atMs + r.againAfterMs, run: (server: ApiServer) => createAgain(server, manifest) },
       ] : [];
     }),
-    ...s.raises.map((r) => ({ atMs: r.atMs, run: (server: ApiServer) => raise(server, r) })),
+    ...s.raises.map((r) => ({ atMs: r.atMs, run: (server: ApiServer) => editJob(server, r, { parallelism: r.parallelism }) })),
+    ...(s.specChanges ?? []).map((c) => ({ atMs: c.atMs, run: (server: ApiServer) => editJob(server, c, c.change) })),
     ...(s.relabels ?? []).flatMap((r) => [
       { atMs: r.atMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.app) },
       { atMs: r.atMs + r.back.afterMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.back.app) },
@@ -232,12 +233,18 @@ function create(server: ApiServer, object: KubeObject): void {
   server.rest.create(def, def.namespaced ? object.metadata.namespace ?? 'default' : '', object);
 }
 
-function raise(server: ApiServer, r: Schedule['raises'][number]): void {
+/**
+ * A user's edit of a job's spec (`kubectl patch`), on a copy: the stored object is the one
+ * the history recorded at its last write, which an edit in place would change after the fact.
+ */
+function editJob(server: ApiServer, at: { namespace: string; name: string }, change: Record<string, unknown>): void {
   const def = server.store.defFor('apps.kruise.io/v1alpha1', 'EphemeralJob');
-  const job = server.store.read(def, r.namespace, r.name);
-  if (!job) return;
-  (job.spec as Record<string, unknown>).parallelism = r.parallelism;
-  server.rest.update({ def, namespace: r.namespace, name: r.name }, job);
+  const stored = server.store.read(def, at.namespace, at.name);
+  if (!stored) return;
+  const job = structuredClone(stored);
+  job.spec = { ...(job.spec as Record<string, unknown>), ...change };
+  server.history.during({ verb: 'update', subresource: '', actor: 'in-process' }, () => server.rest.update({ def, namespace: at.namespace, name: at.name }, job));
+  server.faults.count(`EphemeralJob ${'paused' in change ? (change.paused ? 'paused' : 'resumed') : 'parallelism set'}`);
 }
 
 /** `kubectl label pod --overwrite app=…` through the REST layer (the pod there now, whatever its uid). */

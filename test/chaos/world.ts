@@ -58,6 +58,14 @@ export interface Relabel {
   back: { app: string; afterMs: number };
 }
 
+/** A job's spec edited at atMs (by name: a job created again under it gets the edit). */
+export interface SpecChange {
+  atMs: number;
+  namespace: string;
+  name: string;
+  change: { parallelism: number } | { paused: boolean };
+}
+
 /** OpenKruise's finalizer on an EphemeralJob; ephemera removes it once the job's Lease is gone. */
 export const EJOB_CLEANUP_FINALIZER = 'apps.kruise.io/ephemeralcontainers-cleanup';
 
@@ -81,6 +89,8 @@ export interface Schedule {
   relabels?: Relabel[];
   /** The pod of the n-th injection write is relabelled out of every selector right after it, and back later. */
   relabelInjected?: { afterInjection: number; backAfterMs: number }[];
+  /** A user's edits of a job's spec mid-run: paused and resumed, or its parallelism lowered or raised (to at least 1). */
+  specChanges?: SpecChange[];
   /** Faults, kills and deletions happen before this; afterwards the system must converge undisturbed. */
   calmAfterMs: number;
 }
@@ -122,6 +132,7 @@ export function generate(seed: number): Schedule {
   const unfit = unfitPods(g, arrivals);
   const rel = relabels(g, { arrivals, calmAfterMs });
   const relInj = chance(g, 0.5) ? Array.from({ length: int(g, 1, 2) }, () => ({ afterInjection: int(g, 1, 6), backAfterMs: chance(g, 0.5) ? int(g, 50, 600) : int(g, 600, 3000) })) : [];
+  const edits = specChanges(g, { arrivals, raises, calmAfterMs, deleted: dels });
   return {
     seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs,
     ...(dels.length ? { deletions: dels } : {}),
@@ -129,6 +140,7 @@ export function generate(seed: number): Schedule {
     ...(unfit.length ? { unfit } : {}),
     ...(rel.length ? { relabels: rel } : {}),
     ...(relInj.length ? { relabelInjected: relInj } : {}),
+    ...(edits.length ? { specChanges: edits } : {}),
   };
 }
 
@@ -343,6 +355,25 @@ function freshPod(name: string, namespace: string, job: KubeObject): KubeObject 
     metadata: { name, namespace, labels: { app: labels.app!, tier } },
     spec: { nodeName: 'node-a', restartPolicy: 'Always', containers: [{ name: 'app', image: 'chaos/app:run' }] },
   };
+}
+
+/**
+ * In about 40% of the schedules (drawn after everything else, so older seeds keep their
+ * worlds), one job not raised from parallelism 0 is edited mid-run: paused and resumed
+ * 0.2–2 s later, or its parallelism set to 1–3 (lowered while pods run, or raised).
+ */
+function specChanges(g: G, { arrivals, raises, calmAfterMs, deleted }: JobInputs & { calmAfterMs: number; deleted: Deletion[] }): SpecChange[] {
+  if (!chance(g, 0.4)) return [];
+  // Not a job the world deletes: one created again copies the spec it had, so a pause before the
+  // delete and a resume that finds no job would leave it paused for good.
+  const same = (a: Arrival, x: { namespace: string; name: string }): boolean => x.name === a.object.metadata.name && x.namespace === a.object.metadata.namespace;
+  const jobs = arrivals.filter((a) => a.object.kind === 'EphemeralJob' && !raises.some((r) => same(a, r)) && !deleted.some((d) => same(a, d)));
+  if (jobs.length === 0) return [];
+  const a = pick(g, jobs);
+  const { namespace = '', name } = a.object.metadata;
+  const atMs = int(g, a.atMs + 50, Math.max(a.atMs + 50, calmAfterMs - 200));
+  if (chance(g, 0.5)) return [{ atMs, namespace, name, change: { paused: true } }, { atMs: atMs + int(g, 200, 2000), namespace, name, change: { paused: false } }];
+  return [{ atMs, namespace, name, change: { parallelism: int(g, 1, 3) } }];
 }
 
 /**
