@@ -5,25 +5,13 @@
 // checker; claims are the product's (pod, uid, at), writes a second apart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
+import type { KubeObject } from '../../functions/cluster/index.ts';
 import { check } from './check.ts';
 import type { RunRecord } from './record.ts';
+import { History } from './synthetic-history.ts';
 
 type Obj = Record<string, unknown>;
 const JOB = 'job-uid-1';
-class History {
-  readonly writes: WriteRecord[] = [];
-  private readonly latest = new Map<string, KubeObject>();
-  put(obj: KubeObject, o: { actor?: string; verb?: string; subresource?: string; type?: WriteRecord['type'] } = {}): KubeObject {
-    const copy = structuredClone(obj);
-    const type = o.type ?? (this.latest.has(copy.metadata.uid!) ? 'MODIFIED' : 'ADDED');
-    this.writes.push({ seq: this.writes.length + 1, time: this.now(), type, verb: o.verb ?? 'store', subresource: o.subresource ?? '', actor: o.actor ?? 'in-process', object: copy });
-    if (type === 'DELETED') this.latest.delete(copy.metadata.uid!); else this.latest.set(copy.metadata.uid!, copy);
-    return obj;
-  }
-  now(): string { return new Date(Date.UTC(2026, 0, 1, 0, 0, this.writes.length)).toISOString(); }
-  run(over: Partial<RunRecord> = {}): RunRecord { return { writes: this.writes, rejected: [], final: [...this.latest.values()], exits: [], converged: true, ...over }; }
-}
 const job = (spec: Obj = {}): KubeObject => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name: 'j', namespace: 'ns', uid: JOB }, spec: { parallelism: 1, selector: { matchLabels: { app: 'a' } }, ...spec } });
 const appPod = (name: string, uid = `uid-${name}`, app = 'a'): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', uid, labels: { app } }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } });
 const ec = (name: string): Obj => ({ name, image: 'busybox', env: [{ name: 'KRUISE_EJOB_ID', value: JOB }] });

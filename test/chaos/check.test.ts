@@ -2,36 +2,13 @@
 // with a message naming what broke, when its history is broken in that one way.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
+import type { KubeObject } from '../../functions/cluster/index.ts';
 import { check } from './check.ts';
+import { History } from './synthetic-history.ts';
 import type { Invariant, RunRecord } from './record.ts';
 
 type Obj = Record<string, unknown>;
 const JOB = 'job-uid-1';
-
-/** Builds a history write by write; each write stores a copy of the object as it is now. */
-class History {
-  readonly writes: WriteRecord[] = [];
-  private readonly latest = new Map<string, KubeObject>();
-
-  put(obj: KubeObject, o: { actor?: string; verb?: string; subresource?: string; type?: WriteRecord['type'] } = {}): KubeObject {
-    const copy = structuredClone(obj);
-    const type = o.type ?? (this.latest.has(copy.metadata.uid!) ? 'MODIFIED' : 'ADDED');
-    copy.metadata.resourceVersion = String(this.writes.length + 10);
-    this.writes.push({ seq: this.writes.length + 1, time: new Date(Date.UTC(2026, 0, 1, 0, 0, this.writes.length)).toISOString(), type, verb: o.verb ?? 'store', subresource: o.subresource ?? '', actor: o.actor ?? 'in-process', object: copy });
-    if (type === 'DELETED') this.latest.delete(copy.metadata.uid!);
-    else this.latest.set(copy.metadata.uid!, copy);
-    return obj;
-  }
-
-  final(): KubeObject[] {
-    return [...this.latest.values()];
-  }
-
-  run(over: Partial<RunRecord> = {}): RunRecord {
-    return { writes: this.writes, rejected: [], final: this.final(), exits: [], converged: true, ...over };
-  }
-}
 
 const meta = (name: string): KubeObject['metadata'] => ({ name, namespace: 'ns', uid: `uid-${name}` });
 
