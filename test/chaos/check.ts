@@ -108,7 +108,9 @@ function replayChecks(writes: WriteRecord[], add: Add, bounds: { graceMs: number
       if (w.type !== 'DELETED' && holdsSlot(w.object, job)) set.add(uid);
       else set.delete(uid);
       world.holders.set(job, set);
-      if (w.subresource === 'ephemeralcontainers') checkSlots(world, job, w, once);
+      // Judged where this job's containers went in (review: another job's injection into a pod
+      // of a job draining after a lowered parallelism is no claim of the first job's).
+      if (w.subresource === 'ephemeralcontainers' && adds(prev, w.object, job)) checkSlots(world, job, w, once);
     }
   }
 }
@@ -157,6 +159,12 @@ function trackSelectors(world: World, prev: KubeObject | undefined, w: WriteReco
   }
 }
 
+/** The write adds containers of this job to the pod. */
+function adds(prev: KubeObject | undefined, pod: KubeObject, job: string): boolean {
+  const before = new Set(prev ? jobContainers(prev, job).map((c) => c.name) : []);
+  return jobContainers(pod, job).some((c) => !before.has(c.name));
+}
+
 /** A write that adds a job's containers to a pod that already had some of that job's. */
 function checkInjection(world: World, prev: KubeObject | undefined, w: WriteRecord, once: Once): void {
   if (w.type === 'DELETED') return;
@@ -197,12 +205,17 @@ function checkTarget(world: World, job: string, w: WriteRecord, once: Once): voi
   const j = world.lastJob.get(job);
   const claimed = claimOf(world, job, pod)?.at ?? Date.parse(w.time);
   const planned = claimed - world.skewMs;
-  // Nothing is claimed while paused: the job the claim's plan read was not paused. A plan's
-  // writes land within the claim window (lease + skew) of its reconcile's start, where it read
-  // the job (the bound no-injection-after-delete holds the product to as well).
-  const read = specsDuring(world, job, claimed - world.graceMs, claimed);
-  if (read.length > 0 && read.every((s) => s.paused)) {
-    once(`paused/${uid}/${job}`, 'paused', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers in ${at(w)} from a claim planned while the job was paused (claim at ${new Date(claimed).toISOString()})`);
+  // Nothing is claimed or renewed while paused: some plan that could have sent this (a claim
+  // or renewal whose window it lands in) read the job unpaused. A plan's writes land within
+  // the claim window (lease + skew) of its reconcile's start, where it read the job (the bound
+  // no-injection-after-delete holds the product to as well).
+  const plans = plansOf(world, job, pod, Date.parse(w.time));
+  const pausedThrough = (p: number): boolean => {
+    const read = specsDuring(world, job, p - world.graceMs, p);
+    return read.length > 0 && read.every((s) => s.paused);
+  };
+  if (plans.every(pausedThrough)) {
+    once(`paused/${uid}/${job}`, 'paused', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers in ${at(w)} from a claim planned while the job was paused (claims at ${plans.map((p) => new Date(p).toISOString()).join(', ')})`);
   }
   const left = world.selectorMoves.get(`${uid}/${job}`)?.leftAt;
   if (j && !selects(j, pod) && !(left !== undefined && left >= planned)) {
@@ -236,23 +249,34 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   const pods = new Set(record.claims.map((c) => `${ns}/${c.pod}`));
   const before = world.claims.get(record.job) ?? new Set<string>();
   world.claims.set(record.job, pods);
-  // Claims by the pod's uid, as the product makes them (a pod replaced under its name is
-  // another claim, with its own `at`: review found the name alone kept the old one's).
-  const ids = new Set(record.claims.map((c) => c.uid ?? `${ns}/${c.pod}`));
-  const idsBefore = world.claimIds.get(record.job) ?? new Set<string>();
-  world.claimIds.set(record.job, ids);
-  for (const c of record.claims) {
-    const id = c.uid ?? `${ns}/${c.pod}`;
-    if (!idsBefore.has(id)) world.claimSeen.set(`${record.job}/${id}`, { at: Date.parse(c.at ?? '') || Date.parse(w.time), peers: ids });
-    const pod = c.uid !== undefined ? world.pods.get(c.uid) : world.podByName(ns, c.pod);
-    if (pod && !world.firstHeld.has(`${pod.metadata.uid}/${record.job}`)) world.firstHeld.set(`${pod.metadata.uid}/${record.job}`, Date.parse(w.time));
-  }
-  for (const id of idsBefore) if (!ids.has(id)) world.claimSeen.delete(`${record.job}/${id}`);
+  recordClaims(world, record, { ns, time: Date.parse(w.time) });
   const gone = lateAfterDelete(world, record.job, w);
   const fresh = [...pods].filter((p) => !before.has(p));
   if (gone && fresh.length) {
     once(`claim-after-delete/${record.job}`, 'no-injection-after-delete', `Lease ${keyOf(w.object)} got a new claim of ${world.jobName(record.job)} (pods ${fresh.join(', ')}) in ${at(w)}, more than ${world.graceMs} ms after the job was ${gone.type === 'DELETED' ? 'gone' : 'being deleted'} (${at(gone)})`);
   }
+}
+
+/**
+ * Claims by the pod's uid, as the product makes them (a pod replaced under its name is
+ * another claim, with its own `at`: review found the name alone kept the old one's), each
+ * with every `at` it has had and the claims beside it when it came.
+ */
+function recordClaims(world: World, record: { job: string; claims: { pod: string; uid?: string; at?: string }[] }, o: { ns: string; time: number }): void {
+  const { ns } = o;
+  const ids = new Set(record.claims.map((c) => c.uid ?? `${ns}/${c.pod}`));
+  const idsBefore = world.claimIds.get(record.job) ?? new Set<string>();
+  world.claimIds.set(record.job, ids);
+  for (const c of record.claims) {
+    const id = c.uid ?? `${ns}/${c.pod}`;
+    const claimAt = Date.parse(c.at ?? '') || o.time;
+    const seen = world.claimSeen.get(`${record.job}/${id}`);
+    if (!idsBefore.has(id) || !seen) world.claimSeen.set(`${record.job}/${id}`, { at: claimAt, ats: [claimAt], peers: ids });
+    else if (seen.ats.at(-1) !== claimAt) seen.ats.push(claimAt); // renewed
+    const pod = c.uid !== undefined ? world.pods.get(c.uid) : world.podByName(ns, c.pod);
+    if (pod && !world.firstHeld.has(`${pod.metadata.uid}/${record.job}`)) world.firstHeld.set(`${pod.metadata.uid}/${record.job}`, o.time);
+  }
+  for (const id of idsBefore) if (!ids.has(id)) world.claimSeen.delete(`${record.job}/${id}`);
 }
 
 /** The Lease annotation holding an EphemeralJob's claims record (functions/ejob/README.md). */
@@ -290,7 +314,20 @@ export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: s
 /** A claim as the checker saw it come: its `at`, and the claim identities on the record beside it then. */
 interface ClaimSeen {
   at: number;
+  /** Every `at` it has had: the claim and its renewals, each a plan that may send the injection. */
+  ats: number[];
   peers: Set<string>;
+}
+
+/**
+ * The claims and renewals of this pod whose window (lease + skew) an injection at `time`
+ * lands in: the plans that may have sent it (review: judging by the first claim alone let a
+ * renewal made while paused, or long after parallelism was lowered, through). The write's own
+ * time when none does.
+ */
+function plansOf(world: World, job: string, pod: KubeObject, time: number): number[] {
+  const plans = (claimOf(world, job, pod)?.ats ?? []).filter((a) => a <= time && time <= a + world.graceMs);
+  return plans.length > 0 ? plans : [time];
 }
 
 /** The job's claim of this pod on its record, if any (by the pod's uid, or its name when the claim names none). */
@@ -331,9 +368,11 @@ function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void
   if (!j || !held) return;
   const x = w.object.metadata.uid ?? keyOf(w.object);
   const claimX = claimOf(world, job, w.object) ?? { at: Date.parse(w.time) };
-  // The bound is the spec the claim's plan may have read (within the claim window before the
-  // claim), or any since: a parallelism lowered after the claim drains what was decided before it.
-  const parallelism = Math.max(...specsDuring(world, job, claimX.at - world.graceMs, Date.parse(w.time)).map((s) => s.parallelism), field(j, 'spec', 'parallelism') ?? 1);
+  // The bound is the spec a plan that may have sent it read (within the claim window before its
+  // claim or renewal), or any since: a parallelism lowered after it drains what was decided before.
+  const now = Date.parse(w.time);
+  const read = plansOf(world, job, w.object, now).flatMap((p) => specsDuring(world, job, p - world.graceMs, now));
+  const parallelism = Math.max(...read.map((s) => s.parallelism), field(j, 'spec', 'parallelism') ?? 1);
   const selected = [...held].filter((u) => world.pods.get(u) !== undefined && selects(j, world.pods.get(u)!));
   // X itself is the overshoot when some other holder's plan could not see it: X was out of the
   // selector then, and came back with its claim (review: excusing X whenever it came back after
