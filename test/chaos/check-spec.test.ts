@@ -100,3 +100,23 @@ test('parallelism: another job\'s injection into a pod of a job draining after a
   finish(h, j2, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
   assert.deepEqual(inv(h).filter((v) => v.startsWith('parallelism:')), [], 'another job injects a pod of a draining job');
 });
+
+test('paused: a claim written just after the resume, whose at (from a whole-second Date header) is from before it, is no violation', () => {
+  // Found by chaos (seed 5789): `at` is the instance's reading of the server's clock, up to a
+  // second early; the plan that wrote it ran until its Lease write.
+  const h = new History();
+  const j = h.put(job());
+  const a = h.put(appPod('a'));
+  (j.spec as Obj).paused = true;
+  h.put(j);
+  tick(h, 4);
+  const at = nowIso(h);
+  tick(h, 1);
+  (j.spec as Obj).paused = false;
+  h.put(j);
+  record(h, [{ pod: 'a', at }]);
+  inject(h, a, ['probe']);
+  ecStatus(h, a, { probe: state('t') });
+  finish(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+  assert.deepEqual(inv(h).filter((v) => v.startsWith('paused:')), []);
+});

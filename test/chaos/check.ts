@@ -209,13 +209,16 @@ function checkTarget(world: World, job: string, w: WriteRecord, once: Once): voi
   // or renewal whose window it lands in) read the job unpaused. A plan's writes land within
   // the claim window (lease + skew) of its reconcile's start, where it read the job (the bound
   // no-injection-after-delete holds the product to as well).
+  // The window runs to the Lease write itself: `at` is the instance's reading of the server's
+  // clock, from a whole-second Date header, so up to a second early (chaos found a claim
+  // written just after a resume with an `at` from before it).
   const plans = plansOf(world, job, pod, Date.parse(w.time));
-  const pausedThrough = (p: number): boolean => {
-    const read = specsDuring(world, job, p - world.graceMs, p);
+  const pausedThrough = (p: Plan): boolean => {
+    const read = specsDuring(world, job, p.at - world.graceMs, p.wrote);
     return read.length > 0 && read.every((s) => s.paused);
   };
   if (plans.every(pausedThrough)) {
-    once(`paused/${uid}/${job}`, 'paused', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers in ${at(w)} from a claim planned while the job was paused (claims at ${plans.map((p) => new Date(p).toISOString()).join(', ')})`);
+    once(`paused/${uid}/${job}`, 'paused', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers in ${at(w)} from a claim planned while the job was paused (claims at ${plans.map((p) => new Date(p.at).toISOString()).join(', ')})`);
   }
   const left = world.selectorMoves.get(`${uid}/${job}`)?.leftAt;
   if (j && !selects(j, pod) && !(left !== undefined && left >= planned)) {
@@ -271,8 +274,8 @@ function recordClaims(world: World, record: { job: string; claims: { pod: string
     const id = c.uid ?? `${ns}/${c.pod}`;
     const claimAt = Date.parse(c.at ?? '') || o.time;
     const seen = world.claimSeen.get(`${record.job}/${id}`);
-    if (!idsBefore.has(id) || !seen) world.claimSeen.set(`${record.job}/${id}`, { at: claimAt, ats: [claimAt], peers: ids });
-    else if (seen.ats.at(-1) !== claimAt) seen.ats.push(claimAt); // renewed
+    if (!idsBefore.has(id) || !seen) world.claimSeen.set(`${record.job}/${id}`, { at: claimAt, plans: [{ at: claimAt, wrote: o.time }], peers: ids });
+    else if (seen.plans.at(-1)?.at !== claimAt) seen.plans.push({ at: claimAt, wrote: o.time }); // renewed
     const pod = c.uid !== undefined ? world.pods.get(c.uid) : world.podByName(ns, c.pod);
     if (pod && !world.firstHeld.has(`${pod.metadata.uid}/${record.job}`)) world.firstHeld.set(`${pod.metadata.uid}/${record.job}`, o.time);
   }
@@ -314,9 +317,15 @@ export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: s
 /** A claim as the checker saw it come: its `at`, and the claim identities on the record beside it then. */
 interface ClaimSeen {
   at: number;
-  /** Every `at` it has had: the claim and its renewals, each a plan that may send the injection. */
-  ats: number[];
+  /** The claim and its renewals, each a plan that may send the injection. */
+  plans: Plan[];
   peers: Set<string>;
+}
+
+/** A claim or renewal: its `at` on the record, and when the Lease write that made it landed (ms). */
+interface Plan {
+  at: number;
+  wrote: number;
 }
 
 /**
@@ -325,9 +334,9 @@ interface ClaimSeen {
  * renewal made while paused, or long after parallelism was lowered, through). The write's own
  * time when none does.
  */
-function plansOf(world: World, job: string, pod: KubeObject, time: number): number[] {
-  const plans = (claimOf(world, job, pod)?.ats ?? []).filter((a) => a <= time && time <= a + world.graceMs);
-  return plans.length > 0 ? plans : [time];
+function plansOf(world: World, job: string, pod: KubeObject, time: number): Plan[] {
+  const plans = (claimOf(world, job, pod)?.plans ?? []).filter((p) => p.at <= time && time <= p.at + world.graceMs);
+  return plans.length > 0 ? plans : [{ at: time, wrote: time }];
 }
 
 /** The job's claim of this pod on its record, if any (by the pod's uid, or its name when the claim names none). */
@@ -371,7 +380,7 @@ function checkSlots(world: World, job: string, w: WriteRecord, once: Once): void
   // The bound is the spec a plan that may have sent it read (within the claim window before its
   // claim or renewal), or any since: a parallelism lowered after it drains what was decided before.
   const now = Date.parse(w.time);
-  const read = plansOf(world, job, w.object, now).flatMap((p) => specsDuring(world, job, p - world.graceMs, now));
+  const read = plansOf(world, job, w.object, now).flatMap((p) => specsDuring(world, job, p.at - world.graceMs, now));
   const parallelism = Math.max(...read.map((s) => s.parallelism), field(j, 'spec', 'parallelism') ?? 1);
   const selected = [...held].filter((u) => world.pods.get(u) !== undefined && selects(j, world.pods.get(u)!));
   // X itself is the overshoot when some other holder's plan could not see it: X was out of the
