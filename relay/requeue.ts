@@ -14,6 +14,9 @@ interface Waiting {
 }
 
 /** Per-key delayed re-adds. */
+/** The longest delay setTimeout keeps (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class Requeue {
   private readonly timers = new Map<string, Waiting>();
   private readonly add: (q: Queued) => void;
@@ -29,7 +32,10 @@ export class Requeue {
   }
 
   /** Bring `item`'s key back after `delayMs`, unless it already comes back sooner; either way with `item`. */
-  after(item: Queued, delayMs: number): void {
+  after(item: Queued, requestedMs: number): void {
+    // Node runs a timer longer than 2^31-1 ms at once (review: a 30-day TTL came back every
+    // millisecond); a key that far off comes back with the periodic resync long before.
+    const delayMs = Math.min(Math.max(0, requestedMs), MAX_TIMER_MS);
     // Handlers still answering while the relay stops ask for nothing any more (review: one
     // asked into a full, stopped queue was asked again every second for good).
     if (this.stopped) return;

@@ -15,6 +15,8 @@ export interface MemorySinkOptions {
   timeoutMs?: number;
   /** Failed handlings of one key in a row before it is dropped (default 15, as client-go controllers' maxRetries). */
   maxAttempts?: number;
+  /** A handling still running this long is taken as hung: its key is dropped (default ten deadlines). */
+  hungAfterMs?: number;
 }
 
 /** Errors that retrying cannot fix: a refused request (403, 401, 400, 422) or bad input. */
@@ -36,8 +38,10 @@ function isPermanent(err: unknown): boolean {
  * (the periodic resync brings the key back if it still needs work).
  */
 export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: number) => void, opts: MemorySinkOptions = {}): Sink {
-  const running = new Set<string>();
+  /** Keys being handled, and since when (ms). */
+  const running = new Map<string, number>();
   const timeoutMs = opts.timeoutMs ?? 60_000;
+  const hungAfterMs = opts.hungAfterMs ?? 10 * timeoutMs;
   const maxAttempts = opts.maxAttempts ?? 15;
   /** Failed handlings in a row, per key (forgotten on success or drop). */
   const attempts = new Map<string, number>();
@@ -52,10 +56,16 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
   };
   const handleOne = async (m: Message): Promise<SendOutcome> => {
     const key = m.key;
-    // The key's earlier handling still runs, past its deadline: an attempt that failed too,
-    // or a handling that never ends kept its key retried every 30 s for good (review).
-    if (running.has(key)) return failed(key, `${key} is still being handled`, false);
-    running.add(key);
+    // The key's earlier handling still runs, past its deadline: not an attempt (a slow one
+    // ends, and the key is handled again then), unless it has run so long it is hung: a
+    // handling that never ends kept its key retried every 30 s for good (review).
+    const since = running.get(key);
+    if (since !== undefined) {
+      const ranMs = Date.now() - since;
+      if (ranMs > hungAfterMs) return { ok: false, permanent: true, error: `${key}'s handling has run ${Math.round(ranMs / 1000)} s (hung): dropped` };
+      return { ok: false, error: `${key} is still being handled` };
+    }
+    running.set(key, Date.now());
     const e = envelopeOf(m);
     const handling = handler(e).finally(() => running.delete(key));
     let timer: NodeJS.Timeout | undefined;

@@ -363,6 +363,16 @@ describe('deadlines', () => {
 describe('in-memory sink and requeues (workqueue semantics)', () => {
   const queued = (name: string) => ({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, at: Date.now() }) as const;
 
+  test('a requeue past what a timer can hold (a 30-day TTL) waits, rather than firing at once (review)', async () => {
+    const fired: string[] = [];
+    const q = new Requeue((e) => fired.push(e.name));
+    q.after(queued('far'), 30 * 86_400_000);
+    await new Promise((r) => setTimeout(r, 40));
+    assert.deepEqual(fired, []);
+    assert.equal(q.size, 1);
+    q.stop();
+  });
+
   test('once stopped, a requeue asks for nothing: handlers answering during the shutdown arm no timer (review)', async () => {
     const fired: string[] = [];
     const q = new Requeue((e) => fired.push(e.name));
@@ -407,11 +417,15 @@ describe('in-memory sink and requeues (workqueue semantics)', () => {
     assert.equal(calls, 2);
   });
 
-  test('a handling that never ends: each retry while it runs is a failed attempt, so the key is dropped after maxAttempts (review)', async () => {
-    const sink = memorySink(() => new Promise(() => undefined), () => undefined, { timeoutMs: 10, maxAttempts: 3 });
+  test('a handling that never ends: retries while it runs are no attempts; once it has run past hungAfterMs the key is dropped, saying why (review)', async () => {
+    const sink = memorySink(() => new Promise(() => undefined), () => undefined, { timeoutMs: 10, maxAttempts: 2, hungAfterMs: 80 });
     assert.equal((await sink.send([message('a')]))[0]?.ok, false);
-    assert.deepEqual(await sink.send([message('a')]), [{ ok: false, error: 'Pod/ns/a is still being handled' }]);
-    assert.deepEqual(await sink.send([message('a')]), [{ ok: false, permanent: true, error: 'gave up after 3 attempts: Pod/ns/a is still being handled' }]);
+    // A slow handling ends, and its key is handled again then: not dropped by maxAttempts.
+    for (let i = 0; i < 3; i++) assert.deepEqual(await sink.send([message('a')]), [{ ok: false, error: 'Pod/ns/a is still being handled' }]);
+    await new Promise((r) => setTimeout(r, 100));
+    const [hung] = await sink.send([message('a')]);
+    assert.equal((hung as { permanent?: boolean }).permanent, true);
+    assert.match((hung as { error: string }).error, /Pod\/ns\/a's handling has run \d+ s \(hung\): dropped/);
   });
 });
 
