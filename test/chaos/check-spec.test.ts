@@ -4,34 +4,16 @@
 // another job's injection is no claim of a job that drains.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { KubeObject } from '../../functions/cluster/index.ts';
 import { check } from './check.ts';
-import { History } from './synthetic-history.ts';
+import { appPod, ecStatus, finishJob, History, inject, job, JOB, state, tick } from './synthetic-history.ts';
 
 type Obj = Record<string, unknown>;
-const JOB = 'job-uid-1';
-const meta = (name: string): KubeObject['metadata'] => ({ name, namespace: 'ns', uid: `uid-${name}` });
-const job = (spec: Obj = {}, uid = JOB, name = 'j'): KubeObject => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { ...meta(name), uid }, spec: { parallelism: 1, selector: { matchLabels: { app: 'a' } }, ...spec } });
-const appPod = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { ...meta(name), labels: { app: 'a' } }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } });
-const ec = (name: string, uid = JOB): Obj => ({ name, image: 'busybox', env: [{ name: 'KRUISE_EJOB_ID', value: uid }] });
-const state = (s: string): Obj => (s === 'running' ? { running: {} } : { terminated: { exitCode: 0 } });
-function inject(h: History, pod: KubeObject, names: string[], uid = JOB): void {
-  const spec = pod.spec as Obj;
-  spec.ephemeralContainers = [...((spec.ephemeralContainers as Obj[]) ?? []), ...names.map((n) => ec(n, uid))];
-  h.put(pod, { actor: 'proc-1', verb: 'patch', subresource: 'ephemeralcontainers' });
-}
-function ecStatus(h: History, pod: KubeObject, states: Record<string, Obj>): void {
-  (pod.status as Obj).ephemeralContainerStatuses = Object.entries(states).map(([name, st]) => ({ name, state: st }));
-  h.put(pod, { subresource: 'status' });
-}
-const tick = (h: History, n: number): void => { for (let i = 0; i < n; i++) h.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(`tick-${h.writes.length}`) }); };
-const nowIso = (h: History): string => new Date(Date.UTC(2026, 0, 1, 0, 0, h.writes.length)).toISOString();
+
 /** The record: each claim { pod, at } (at given, or this write's time), renewed flag optional. */
 function record(h: History, claims: { pod: string; at?: string; renewed?: boolean }[], jobUid = JOB): void {
-  const at = nowIso(h);
+  const at = h.now();
   h.put({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `lease-${jobUid}`, namespace: 'ephemera-locks', uid: `lease-${jobUid}`, annotations: { 'ephemera.io/ejob-claims': JSON.stringify({ v: 1, job: jobUid, claims: claims.map((c) => ({ pod: c.pod, uid: `uid-${c.pod}`, at: c.at ?? at, ...(c.renewed ? { renewed: true } : {}) })) }) } }, spec: {} }, { actor: 'proc-1', verb: 'update' });
 }
-function finish(h: History, j: KubeObject, status: Obj): void { j.status = status; h.put(j, { actor: 'proc-1', verb: 'update', subresource: 'status' }); }
 const inv = (h: History): string[] => check(h.run()).map((v) => `${v.invariant}: ${v.message.slice(0, 160)}`);
 
 test('paused: a claim renewed while paused fires, as a fresh claim does', () => {
@@ -45,8 +27,8 @@ test('paused: a claim renewed while paused fires, as a fresh claim does', () => 
     record(h, renew ? [{ pod: 'a', renewed: true }] : [{ pod: 'b' }, { pod: 'a' }]); // t0+6: renewal (same uid, new at) or a fresh claim after drop
     inject(h, a, ['probe']);
     (j.spec as Obj).paused = false; h.put(j);
-    ecStatus(h, a, { probe: state('t') });
-    finish(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+    ecStatus(h, a, { probe: state('terminated') });
+    finishJob(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
     return h;
   };
   assert.ok(inv(story(true)).some((v) => v.startsWith('paused:')), 'renewed while paused');
@@ -55,8 +37,8 @@ test('paused: a claim renewed while paused fires, as a fresh claim does', () => 
   const j = h.put(job()); const a = h.put(appPod('a'));
   record(h, [{ pod: 'a' }]); (j.spec as Obj).paused = true; h.put(j); tick(h, 4);
   record(h, []); record(h, [{ pod: 'a' }]); inject(h, a, ['probe']);
-  (j.spec as Obj).paused = false; h.put(j); ecStatus(h, a, { probe: state('t') });
-  finish(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+  (j.spec as Obj).paused = false; h.put(j); ecStatus(h, a, { probe: state('terminated') });
+  finishJob(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
   assert.ok(inv(h).some((v) => v.startsWith('paused:')), 'a fresh claim while paused');
 });
 
@@ -74,8 +56,8 @@ test('parallelism: a claim renewed long after parallelism was lowered is judged 
     if (renew) record(h, [{ pod: 'a', at: at0 }, { pod: 'b', renewed: true }]);
     else { record(h, [{ pod: 'a', at: at0 }]); record(h, [{ pod: 'a', at: at0 }, { pod: 'b' }]); }
     inject(h, b, ['probe']);
-    ecStatus(h, a, { probe: state('t') }); ecStatus(h, b, { probe: state('t') });
-    finish(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
+    ecStatus(h, a, { probe: state('terminated') }); ecStatus(h, b, { probe: state('terminated') });
+    finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
     return h;
   };
   assert.ok(inv(story(true)).some((v) => v.startsWith('parallelism:')), 'renewal 6 s after lowering');
@@ -95,9 +77,9 @@ test('parallelism: another job\'s injection into a pod of a job draining after a
   record(h, []);                                        // J's record dropped a's and b's claims (retention over; e.g. a deadline seal)
   record(h, [{ pod: 'a' }], 'job-uid-2');               // J2 claims a
   inject(h, a, ['other'], 'job-uid-2');                 // J2's container into a: J's counters untouched
-  ecStatus(h, a, { probe: state('t'), other: state('t') }); ecStatus(h, b, { probe: state('t') });
-  finish(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
-  finish(h, j2, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+  ecStatus(h, a, { probe: state('terminated'), other: state('terminated') }); ecStatus(h, b, { probe: state('terminated') });
+  finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
+  finishJob(h, j2, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
   assert.deepEqual(inv(h).filter((v) => v.startsWith('parallelism:')), [], 'another job injects a pod of a draining job');
 });
 
@@ -110,13 +92,13 @@ test('paused: a claim written just after the resume, whose at (from a whole-seco
   (j.spec as Obj).paused = true;
   h.put(j);
   tick(h, 4);
-  const at = nowIso(h);
+  const at = h.now();
   tick(h, 1);
   (j.spec as Obj).paused = false;
   h.put(j);
   record(h, [{ pod: 'a', at }]);
   inject(h, a, ['probe']);
-  ecStatus(h, a, { probe: state('t') });
-  finish(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
+  ecStatus(h, a, { probe: state('terminated') });
+  finishJob(h, j, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });
   assert.deepEqual(inv(h).filter((v) => v.startsWith('paused:')), []);
 });

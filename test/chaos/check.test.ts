@@ -4,40 +4,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../functions/cluster/index.ts';
 import { check } from './check.ts';
-import { History } from './synthetic-history.ts';
+import { appPod, ecStatus, finishJob, History, inject, job, JOB, meta, state, tick } from './synthetic-history.ts';
 import type { Invariant, RunRecord } from './record.ts';
 
 type Obj = Record<string, unknown>;
-const JOB = 'job-uid-1';
-
-const meta = (name: string): KubeObject['metadata'] => ({ name, namespace: 'ns', uid: `uid-${name}` });
-
-function job(spec: Obj = {}): KubeObject {
-  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { ...meta('j'), uid: JOB }, spec: { parallelism: 1, selector: { matchLabels: { app: 'a' } }, ...spec } };
-}
-
-function appPod(name: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta(name), labels: { app: 'a' } }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } };
-}
-
-const ec = (name: string, uid = JOB): Obj => ({ name, image: 'busybox', env: [{ name: 'KRUISE_EJOB_ID', value: uid }] });
-const state = (s: string, code = 0): Obj => (s === 'running' ? { running: {} } : s === 'terminated' ? { terminated: { exitCode: code } } : { waiting: { reason: s } });
-
-function inject(h: History, pod: KubeObject, names: string[], uid = JOB): void {
-  const spec = pod.spec as Obj;
-  spec.ephemeralContainers = [...((spec.ephemeralContainers as Obj[]) ?? []), ...names.map((n) => ec(n, uid))];
-  h.put(pod, { actor: 'proc-1', verb: 'patch', subresource: 'ephemeralcontainers' });
-}
-
-function ecStatus(h: History, pod: KubeObject, states: Record<string, Obj>): void {
-  (pod.status as Obj).ephemeralContainerStatuses = Object.entries(states).map(([name, st]) => ({ name, state: st }));
-  h.put(pod, { subresource: 'status' });
-}
-
-function finishJob(h: History, j: KubeObject, status: Obj): void {
-  j.status = status;
-  h.put(j, { actor: 'proc-1', verb: 'update', subresource: 'status' });
-}
 
 const SIDECAR_ENV = [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }];
 
@@ -325,9 +295,6 @@ describe('chaos checker', () => {
     const relabel = (h: History, pod: KubeObject, app: string): void => {
       pod.metadata.labels = { app };
       h.put(pod);
-    };
-    const tick = (h: History, n: number): void => {
-      for (let i = 0; i < n; i++) h.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta(`tick-${h.writes.length}`) } });
     };
     /** The job's record claims these pods, each `at` this write's time (writes are a second apart). */
     const claim = (h: History, pods: string[]): void => {

@@ -274,7 +274,7 @@ function recordClaims(world: World, record: { job: string; claims: { pod: string
     const id = c.uid ?? `${ns}/${c.pod}`;
     const claimAt = Date.parse(c.at ?? '') || o.time;
     const seen = world.claimSeen.get(`${record.job}/${id}`);
-    if (!idsBefore.has(id) || !seen) world.claimSeen.set(`${record.job}/${id}`, { at: claimAt, plans: [{ at: claimAt, wrote: o.time }], peers: ids });
+    if (!idsBefore.has(id) || !seen) world.claimSeen.set(`${record.job}/${id}`, { plans: [{ at: claimAt, wrote: o.time }], peers: ids });
     else if (seen.plans.at(-1)?.at !== claimAt) seen.plans.push({ at: claimAt, wrote: o.time }); // renewed
     const pod = c.uid !== undefined ? world.pods.get(c.uid) : world.podByName(ns, c.pod);
     if (pod && !world.firstHeld.has(`${pod.metadata.uid}/${record.job}`)) world.firstHeld.set(`${pod.metadata.uid}/${record.job}`, o.time);
@@ -314,10 +314,9 @@ export function staleJobLeases(final: KubeObject[]): { lease: KubeObject; job: s
   });
 }
 
-/** A claim as the checker saw it come: its `at`, and the claim identities on the record beside it then. */
+/** A claim as the checker saw it come: the claim identities on the record beside it then. */
 interface ClaimSeen {
-  at: number;
-  /** The claim and its renewals, each a plan that may send the injection. */
+  /** The claim and its renewals, each a plan that may send the injection; the first is the claim. */
   plans: Plan[];
   peers: Set<string>;
 }
@@ -339,9 +338,10 @@ function plansOf(world: World, job: string, pod: KubeObject, time: number): Plan
   return plans.length > 0 ? plans : [{ at: time, wrote: time }];
 }
 
-/** The job's claim of this pod on its record, if any (by the pod's uid, or its name when the claim names none). */
-function claimOf(world: World, job: string, pod: KubeObject): ClaimSeen | undefined {
-  return world.claimSeen.get(`${job}/${pod.metadata.uid}`) ?? world.claimSeen.get(`${job}/${pod.metadata.namespace ?? ''}/${pod.metadata.name}`);
+/** The job's claim of this pod on its record, if any (by the pod's uid, or its name when the claim names none), with its first `at`. */
+function claimOf(world: World, job: string, pod: KubeObject): (ClaimSeen & { at: number }) | undefined {
+  const seen = world.claimSeen.get(`${job}/${pod.metadata.uid}`) ?? world.claimSeen.get(`${job}/${pod.metadata.namespace ?? ''}/${pod.metadata.name}`);
+  return seen && { ...seen, at: seen.plans[0]!.at };
 }
 
 /**

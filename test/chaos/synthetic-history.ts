@@ -1,5 +1,5 @@
 // Synthetic histories for the chaos checker's tests: what the API server would have recorded,
-// written by hand a write at a time.
+// written by hand a write at a time, and the objects and writes they are made of.
 import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
 import type { RunRecord } from './record.ts';
 
@@ -30,4 +30,51 @@ export class History {
   run(over: Partial<RunRecord> = {}): RunRecord {
     return { writes: this.writes, rejected: [], final: this.final(), exits: [], converged: true, ...over };
   }
+}
+
+type Obj = Record<string, unknown>;
+
+/** The uid of the job most stories judge. */
+export const JOB = 'job-uid-1';
+
+export const meta = (name: string): KubeObject['metadata'] => ({ name, namespace: 'ns', uid: `uid-${name}` });
+
+/** An EphemeralJob selecting app=a, parallelism 1 unless `spec` says otherwise. */
+export function job(spec: Obj = {}, uid = JOB, name = 'j'): KubeObject {
+  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { ...meta(name), uid }, spec: { parallelism: 1, selector: { matchLabels: { app: 'a' } }, ...spec } };
+}
+
+/** A running app pod the job's selector matches. */
+export function appPod(name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta(name), labels: { app: 'a' } }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } };
+}
+
+/** An ephemeral container of the job `uid`. */
+export const ec = (name: string, uid = JOB): Obj => ({ name, image: 'busybox', env: [{ name: 'KRUISE_EJOB_ID', value: uid }] });
+
+/** A container state: 'running', 'terminated' (with `code`), or waiting with that reason. */
+export const state = (s: string, code = 0): Obj => (s === 'running' ? { running: {} } : s === 'terminated' ? { terminated: { exitCode: code } } : { waiting: { reason: s } });
+
+/** A process injects the job's containers into the pod. */
+export function inject(h: History, pod: KubeObject, names: string[], uid = JOB): void {
+  const spec = pod.spec as Obj;
+  spec.ephemeralContainers = [...((spec.ephemeralContainers as Obj[]) ?? []), ...names.map((n) => ec(n, uid))];
+  h.put(pod, { actor: 'proc-1', verb: 'patch', subresource: 'ephemeralcontainers' });
+}
+
+/** The kubelet reports the ephemeral containers' states. */
+export function ecStatus(h: History, pod: KubeObject, states: Record<string, Obj>): void {
+  (pod.status as Obj).ephemeralContainerStatuses = Object.entries(states).map(([name, st]) => ({ name, state: st }));
+  h.put(pod, { subresource: 'status' });
+}
+
+/** A process writes the job's status. */
+export function finishJob(h: History, j: KubeObject, status: Obj): void {
+  j.status = status;
+  h.put(j, { actor: 'proc-1', verb: 'update', subresource: 'status' });
+}
+
+/** Writes of nothing the checker judges: time passes, a second a write. */
+export function tick(h: History, n: number): void {
+  for (let i = 0; i < n; i++) h.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(`tick-${h.writes.length}`) });
 }
