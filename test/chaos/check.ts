@@ -47,8 +47,6 @@ class World {
   readonly deleted = new Map<string, WriteRecord>();
   /** How late after a job's delete a write planned before it may still land (ms). */
   graceMs = LATE_WRITE_GRACE_MS;
-  /** The claims in the last stored record of each job, by job uid. */
-  readonly claims = new Map<string, Set<string>>();
   /** Every job as last written, kept after it goes: its late writes are judged by its last spec (review). */
   readonly lastJob = new Map<string, KubeObject>();
   /** "pod uid/job uid" → when the pod last stopped matching the job's selector, or last entered it (ms). */
@@ -249,12 +247,10 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   const record = claimsRecord(w.object);
   if (!record) return;
   const ns = world.keys.get(record.job)?.split('/')[0] ?? '';
-  const pods = new Set(record.claims.map((c) => `${ns}/${c.pod}`));
-  const before = world.claims.get(record.job) ?? new Set<string>();
-  world.claims.set(record.job, pods);
+  const before = world.claimIds.get(record.job) ?? new Set<string>();
   recordClaims(world, record, { ns, time: Date.parse(w.time) });
   const gone = lateAfterDelete(world, record.job, w);
-  const fresh = [...pods].filter((p) => !before.has(p));
+  const fresh = record.claims.filter((c) => !before.has(c.uid ?? `${ns}/${c.pod}`)).map((c) => `${ns}/${c.pod}`);
   if (gone && fresh.length) {
     once(`claim-after-delete/${record.job}`, 'no-injection-after-delete', `Lease ${keyOf(w.object)} got a new claim of ${world.jobName(record.job)} (pods ${fresh.join(', ')}) in ${at(w)}, more than ${world.graceMs} ms after the job was ${gone.type === 'DELETED' ? 'gone' : 'being deleted'} (${at(gone)})`);
   }
