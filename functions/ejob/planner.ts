@@ -15,7 +15,7 @@ import type { Pod } from '../api/pod.ts';
 import { eventAction, type EventSpec } from '../engine/events.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { jobFinished, jobTtls } from './finished.ts';
-import { decideClaims, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
+import { decideClaims, renewAfterMs, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
 import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
@@ -94,6 +94,9 @@ interface ActiveInput {
   lease: ObservedLease;
 }
 
+/** The id of a plan's Lease write (claims, seal, repair), which injections and a sealed verdict `require`. */
+const LEASE_WRITE = 'lease';
+
 /**
  * An active job: claim free slots on the Lease, inject only what was claimed, then the
  * status (only if a field changed) and Events. The order matters: the claim write is the
@@ -120,21 +123,27 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
   if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
-  const actions: Action[] = decided.write ? [decided.write] : [];
+  const actions: Action[] = decided.write ? [{ ...decided.write, id: LEASE_WRITE }] : [];
   // After the claim, the injections, all at once, each only within the claim's lifetime (see
-  // Action.withinSeconds and README.md); then the status write with an Event for each
-  // injection that took effect, all at once too; verdict Events after the status that says it.
-  for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod) });
+  // Action.withinSeconds and README.md), and only if the claim took effect: a claim refused
+  // for good (the lock namespace missing, no right to write Leases) is no claim, and the
+  // injections it was to serialise must not go out (review). Then the status write with an
+  // Event for each injection that took effect, all at once too; verdict Events after the
+  // status that says it. A verdict's status and Events wait on its seal (step 7).
+  for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const status = planStatus(job, { counts, phase, targets, now, ...(failedBy ? { failedBy } : {}), ...(unfit ? { unfit } : {}) });
-  actions.push(...status.write.map((a) => ({ ...a, group: 'report' })));
+  const seals = decided.write !== undefined && decided !== claims;
+  const afterSeal = (a: Action): Action => (seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
+  actions.push(...status.write.map((a) => afterSeal({ ...a, group: 'report' })));
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
-  actions.push(...status.verdict);
+  actions.push(...status.verdict.map(afterSeal));
 
   const unfitPods = targets.flatMap((t) => (t.why === undefined ? [] : [`pod ${t.pod.metadata.name} failed: its containers cannot go into it (${t.why})`]));
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...unfitPods, ...claims.notes];
   const finished = phase === 'Succeeded' || phase === 'Failed';
   const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
-  return { actions, requeueAfterSeconds: requeue, notes };
+  // An injection refused or withheld: its claim may be made again once renewable (step 8).
+  return { actions, requeueAfterSeconds: requeue, notes, ...(claims.inject.length > 0 ? { retryAfterSeconds: Math.ceil(renewAfterMs(lease.cfg) / 1000) } : {}) };
 }
 
 /**

@@ -55,7 +55,7 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   const limit = pLimit(GROUP_IN_FLIGHT);
   for (const group of groups(actions)) {
     const settled = await Promise.allSettled(group.map((action) => {
-      if (action.requires !== undefined && !tookEffect.has(action.requires)) return Promise.resolve('withheld' as const);
+      if (!requirementsMet(action, tookEffect)) return Promise.resolve('withheld' as const);
       // Checked before every attempt, retries included: a retry is a send like the first one.
       const late = (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
       return limit(() => applyOne(action, deps, late));
@@ -83,6 +83,12 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
     if (result.replan) return result;
   }
   return result;
+}
+
+/** Whether every action `action` requires took effect earlier in the run. */
+function requirementsMet(action: Action, tookEffect: ReadonlySet<string>): boolean {
+  const required = action.requires ?? [];
+  return typeof required === 'string' ? tookEffect.has(required) : required.every((id) => tookEffect.has(id));
 }
 
 /** The most writes of one group in flight at once. */

@@ -2,12 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
 import type { Kube } from '../kube/kube.ts';
-import { applyPlan, describe } from './apply.ts';
+import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
 import { eventAction } from './events.ts';
 import type { LockConfig } from './lock.ts';
 import type { Logger } from './logger.ts';
-import { minRequeue, type Action } from './plan.ts';
+import { minRequeue, type Action, type Plan } from './plan.ts';
 
 /** Everything a handler needs, passed in (nothing is read from the environment here). */
 export interface EngineDeps {
@@ -119,11 +119,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
       if (attempt < maxReplans) await sleep(conflictBackoff(deps.conflictBackoffMs ?? 10, attempt));
       continue;
     }
-    // An action sent too late was skipped, or an injection met containers of its names that
-    // may not be ours: look again soon rather than at the plan's leisure (the change that
-    // brought them may be held by the relay, and our own status write is not forwarded).
-    const soon = r.expired.length > 0 || r.namesTaken.length > 0;
-    const requeueAfterSeconds = soon ? minRequeue(plan.requeueAfterSeconds, 1) : plan.requeueAfterSeconds;
+    const requeueAfterSeconds = nextLook(plan, r);
     if (r.refused.length > 0) {
       await reportRefusals(r.refused, deps);
       return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds };
@@ -132,6 +128,26 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   }
   deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };
+}
+
+/** Looking again sooner than this is a loop through the queue (a TTL of 0 whose status write is refused: review). */
+const MIN_REQUEUE_SECONDS = 1;
+
+/** When an action was refused or withheld and the plan says nothing sooner (Plan.retryAfterSeconds). */
+const RETRY_AFTER_SECONDS = 10;
+
+/** When to look at a key again after applying its plan. */
+function nextLook(plan: Plan, r: ApplyResult): number | undefined {
+  // An action sent too late was skipped, or an injection met containers of its names that
+  // may not be ours: look again soon rather than at the plan's leisure (the change that
+  // brought them may be held by the relay, and our own status write is not forwarded).
+  const soon = r.expired.length > 0 || r.namesTaken.length > 0 ? 1 : undefined;
+  // Refused for good, or withheld after what it follows was: what the plan wanted is not
+  // done, and nothing may bring the key back (review: a refused injection left a status
+  // counting it as waiting until the next resync).
+  const retry = r.refused.length > 0 || r.withheld.length > 0 ? (plan.retryAfterSeconds ?? RETRY_AFTER_SECONDS) : undefined;
+  const next = minRequeue(minRequeue(plan.requeueAfterSeconds, soon), retry);
+  return next === undefined ? undefined : Math.max(MIN_REQUEUE_SECONDS, next);
 }
 
 /** The wait before re-plan `attempt + 1`: base × 2^attempt, with jitter so instances that collided do not read in step again. */

@@ -54,11 +54,13 @@ export interface Action {
   /** Names this action, for `requires`. */
   id?: string;
   /**
-   * Send this action only if the action with this `id`, earlier in the plan and in another
-   * group, took effect in this run (or was found already done): an Event that says a pod was
-   * injected follows its injection. Otherwise it is withheld, and the next reconcile decides.
+   * Send this action only if the action with this `id` (or every one of these), earlier in
+   * the plan and in another group, took effect in this run (or was found already done): an
+   * Event that says a pod was injected follows its injection; a status that counts pods as
+   * injected follows their injections. Otherwise it is withheld, and the key is looked at
+   * again soon (engine.ts).
    */
-  requires?: string;
+  requires?: string | readonly string[];
 }
 
 /** A planner's output. */
@@ -66,6 +68,13 @@ export interface Plan {
   actions: Action[];
   /** Look again after this long (TTL, deadline, polling for kubelet progress). */
   requeueAfterSeconds?: number;
+  /**
+   * Look again after at most this long when an action was refused for good or withheld
+   * because one it follows did not take effect (engine.ts; default 10 s): an injection
+   * refused leaves its claim to be made again after a while, and the status that would have
+   * counted it is not written meanwhile.
+   */
+  retryAfterSeconds?: number;
   /** Human-readable notes on what was decided and why (logged, never acted on). */
   notes?: string[];
 }

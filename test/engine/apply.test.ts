@@ -227,6 +227,17 @@ describe('applyPlan: groups and requirements', () => {
     assert.deepEqual(r.expired.map((a) => a.name), ['d']);
   });
 
+  test('an action that requires several is sent only if every one took effect', async () => {
+    const forbidden = apiError(403, 'Forbidden', 'leases is forbidden');
+    const kube = new ScriptedKube().answer({}, {}, forbidden);
+    const r = await applyPlan([
+      onPod('a', { id: 'a' }), onPod('b', { id: 'b' }), onPod('c', { id: 'c' }),
+      eventFor('ab', { requires: ['a', 'b'] }), eventFor('abc', { requires: ['a', 'b', 'c'] }),
+    ], deps(kube));
+    assert.deepEqual(kube.performed.filter((a) => a.kind === 'Event').map((a) => a.name), ['ab.ev']);
+    assert.deepEqual(r.withheld.map((a) => a.name), ['abc.ev']);
+  });
+
   test('a requirement on an action in the same group, or on none in the plan, is never met', async () => {
     const kube = new ScriptedKube();
     const r = await applyPlan([onPod('a', { group: 'g', id: 'inject:a' }), eventFor('a', { group: 'g', requires: 'inject:a' }), eventFor('z', { requires: 'inject:z' })], deps(kube));

@@ -1,0 +1,99 @@
+// Writes the API server refuses for good (403, 404, 422): what they must stop, and when the
+// key is looked at again (review of the engine, 2026-11-27).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ApiServer } from '../../functions/cluster/index.ts';
+import { handle } from '../../functions/engine/engine.ts';
+import { envelopeFor, finish, injected, jobStatus, worldWith } from '../support/ejob-world.ts';
+
+const NS = 'default';
+
+function objects(o: { pods: number; parallelism: number; replicas?: number; ttlSecondsAfterFinished?: number }): unknown[] {
+  const pods = Array.from({ length: o.pods }, (_, i) => ({
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: `web-${i}`, namespace: NS, uid: `pod-uid-${i}`, labels: { app: 'web' }, creationTimestamp: `2026-01-01T00:00:0${i}Z` },
+    spec: { containers: [{ name: 'app', image: 'nginx' }] },
+    status: { phase: 'Running' },
+  }));
+  const job = {
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
+    metadata: { name: 'probe', namespace: NS, uid: 'job-uid', creationTimestamp: '2026-01-01T00:20:00Z' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } }, parallelism: o.parallelism,
+      ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+      ...(o.ttlSecondsAfterFinished !== undefined ? { ttlSecondsAfterFinished: o.ttlSecondsAfterFinished } : {}),
+      template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app', command: ['true'] }] },
+    },
+  };
+  return [...pods, job];
+}
+
+const injectedPods = (server: ApiServer): string[] => Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p).sort();
+const leases = (server: ApiServer): number => server.store.list({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system' }).length;
+const warnings = (server: ApiServer): string[] => server.store.list({ apiVersion: 'v1', kind: 'Event' }).filter((e) => (e as { type?: string }).type === 'Warning').map((e) => (e as { reason?: string }).reason ?? '');
+
+test('a claim refused for good (the lock namespace missing) injects nothing, says why, and is tried again', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 2 }) });
+  try {
+    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 404, reason: 'NotFound', message: 'namespaces "ephemera-system" not found', times: Infinity });
+    const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    assert.deepEqual(injectedPods(server), [], 'no claim was written, so no pod may be injected');
+    assert.equal(leases(server), 0);
+    assert.equal(r.keys[0]?.outcome, 'refused');
+    assert.ok(warnings(server).includes('ActionRefused'));
+    assert.equal(r.requeueAfterSeconds, 5, 'looked at again when the claim could be made again (a third of the 15 s lease)');
+  } finally { await server.close(); }
+});
+
+test('claims refused for good cannot spend replicas twice (no Lease record, no count of pods ever injected)', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 1, replicas: 1 }) });
+  try {
+    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden', times: Infinity });
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    const first = injectedPods(server);
+    if (first.length > 0) {
+      finish(server, 'web-0', 0);
+      server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'web-0' });
+    }
+    await handle(envelopeFor('Pod', NS, 'web-0', 'DELETED'), deps());
+    const ever = new Set(server.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/ephemeralcontainers') && r.status === 200).map((r) => r.path));
+    assert.equal(ever.size, 0, `pods injected without a claim: ${[...ever].join(', ')}`);
+  } finally { await server.close(); }
+});
+
+test("a verdict whose seal is refused is not written: the seal comes first (functions/ejob/README.md, step 7)", async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 2 }) });
+  try {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    for (const p of ['web-0', 'web-1']) finish(server, p, 0);
+    server.faults.add({ method: 'PUT', pathIncludes: '/leases', status: 422, reason: 'Invalid', message: 'Lease is invalid: metadata.annotations: Too long', times: Infinity });
+    const r = await handle(envelopeFor('Pod', NS, 'web-1'), deps());
+    assert.notEqual(jobStatus(server, 'probe').phase, 'Succeeded');
+    assert.equal(r.keys[0]?.outcome, 'refused');
+    assert.equal(r.requeueAfterSeconds, 10, 'looked at again, after the default wait for a refusal');
+  } finally { await server.close(); }
+});
+
+test('injections refused for good bring the key back when their claims may be made again', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 3 }) });
+  try {
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'pods "web" is forbidden: violates PodSecurity "restricted:latest"', times: Infinity });
+    const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    assert.deepEqual(injectedPods(server), []);
+    assert.equal(r.keys[0]?.outcome, 'refused');
+    assert.equal(r.requeueAfterSeconds, 5);
+  } finally { await server.close(); }
+});
+
+test('a TTL of 0 whose status write is refused does not loop through the queue', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  try {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    finish(server, 'web-0', 0);
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
+    for (let i = 0; i < 3; i++) {
+      const r = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+      assert.ok(r.requeueAfterSeconds !== null && r.requeueAfterSeconds >= 1, `reconcile ${i}: requeue ${r.requeueAfterSeconds}`);
+    }
+  } finally { await server.close(); }
+});
