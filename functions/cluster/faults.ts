@@ -20,6 +20,11 @@ export interface FaultSpec {
   /** Status reason (defaults to the usual one for the code). */
   reason?: string;
   message?: string;
+  /**
+   * The object the Status names (details.name), as kube-apiserver's NotFound, AlreadyExists
+   * and Conflict do. A 404 without it names nothing, as for a path the server does not serve.
+   */
+  name?: string;
   /** Sets a Retry-After header and details.retryAfterSeconds (429, 503). */
   retryAfterSeconds?: number;
   /**

@@ -440,7 +440,7 @@ function injectFault(ctx: Ctx, res: ServerResponse, record: RequestRecord, fault
     message: fault.message ?? `injected fault: ${reasonForCode(fault.status)}`,
     reason: fault.reason ?? reasonForCode(fault.status),
     code: fault.status,
-    ...(retry !== undefined ? { details: { retryAfterSeconds: retry } } : {}),
+    ...(retry !== undefined || fault.name !== undefined ? { details: { ...(retry !== undefined ? { retryAfterSeconds: retry } : {}), ...(fault.name !== undefined ? { name: fault.name } : {}) } } : {}),
   }, retry !== undefined ? { 'Retry-After': String(retry) } : {});
   sendError(ctx, res, err, record);
 }

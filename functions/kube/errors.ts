@@ -6,9 +6,9 @@ export const KUBE_ERROR_CLASSES = [
   'transient', // 408, 429, 5xx, timeouts, resets: retry with backoff, then requeue
   'conflict', // 409 Conflict on a fenced write: re-read and re-plan
   'already-exists', // 409 AlreadyExists on create
-  'not-found', // 404
+  'not-found', // 404 naming an object (metav1.Status details.name): that object is absent
   'invalid', // 422: the request was understood and refused
-  'terminal', // any other 4xx (400, 401, 403, …): will not succeed by retrying
+  'terminal', // any other 4xx (400, 401, 403, a 404 naming nothing: a resource not served, …): will not succeed by retrying
 ] as const;
 export type KubeErrorClass = (typeof KUBE_ERROR_CLASSES)[number];
 
@@ -20,6 +20,8 @@ export class KubeError extends Error {
   readonly retryAfterSeconds: number | undefined;
   /** metav1.Status details.causes, for 422s (field, message, reason). */
   readonly causes: { field?: string; message?: string; reason?: string }[];
+  /** metav1.Status details.name: the object the answer is about, if it names one. */
+  readonly objectName: string | undefined;
 
   constructor(init: {
     status: number;
@@ -27,7 +29,10 @@ export class KubeError extends Error {
     message: string;
     retryAfterSeconds?: number;
     causes?: { field?: string; message?: string; reason?: string }[];
+    objectName?: string;
     cause?: unknown;
+    /** How to treat it when the status alone would mislead (a read's 404 that names no object). */
+    errorClass?: KubeErrorClass;
   }) {
     super(init.message, { cause: init.cause });
     this.name = 'KubeError';
@@ -35,16 +40,20 @@ export class KubeError extends Error {
     this.reason = init.reason ?? '';
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.causes = init.causes ?? [];
-    this.errorClass = classify(init.status, this.reason);
+    this.objectName = init.objectName;
+    this.errorClass = init.errorClass ?? classify(init.status, this.reason, init.objectName);
   }
 }
 
-function classify(status: number, reason: string): KubeErrorClass {
+function classify(status: number, reason: string, name: string | undefined): KubeErrorClass {
   // 408: the server gave up waiting for the request (a slow or stalled connection); the
   // same request may well succeed again, unlike the other 4xx.
   if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';
   if (status === 409) return reason === 'AlreadyExists' ? 'already-exists' : 'conflict';
-  if (status === 404) return 'not-found';
+  // kube-apiserver's NotFound for an object names it (details.name); a 404 that names
+  // nothing is a path it does not serve (a CRD not installed or not served yet, a subresource
+  // an older server lacks: kubernetes#71218), which says nothing of any object (review).
+  if (status === 404) return name ? 'not-found' : 'terminal';
   if (status === 422) return 'invalid';
   return 'terminal';
 }

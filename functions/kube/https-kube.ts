@@ -13,7 +13,7 @@ import type { Kube, ListOptions, ObjectList } from './kube.ts';
 import { ListReuse } from './list-reuse.ts';
 import { ServerClock } from './server-clock.ts';
 import { actionOperation, pathFor } from './resources.ts';
-import { networkError, statusError } from './status-error.ts';
+import { networkError, readNotFound, statusError } from './status-error.ts';
 
 // getBuiltinModule, not `import`: an ES import of node:http builds its whole namespace,
 // which loads Node's fetch stack (undici) through lazy exports — ~20 ms of every cold start.
@@ -65,26 +65,28 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
   const auth = options.auth;
   const reuse = options.listReuse === undefined ? new ListReuse() : (options.listReuse ?? undefined);
 
-  const once = async (req: Req, nullOn404: boolean, decode: (body: Buffer) => unknown = () => undefined): Promise<unknown> => {
+  /** `reads`: for a GET, the name of the object read (undefined for a LIST). */
+  const once = async (req: Req, reads: { name?: string } | undefined, decode: (body: Buffer) => unknown = () => undefined): Promise<unknown> => {
     const authorization = auth ? await auth.header() : '';
     const headers: Record<string, string> = authorization ? { authorization } : {};
     const res = await send(req, headers);
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
     if (date) clock.seen(date);
-    if (res.status >= 200 && res.status < 300) return decode(res.body) ?? parseBody(req, res);
-    if (nullOn404 && res.status === 404) return null;
-    throw statusError(res.status, res.body.toString('utf8'), headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
+    if (res.status >= 200 && res.status < 300) return decode(res.body) ?? parseBody(req, res, reads !== undefined);
+    const err = statusError(res.status, res.body.toString('utf8'), headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
+    if (reads !== undefined && res.status === 404) return readNotFound(err, reads.name);
+    throw err;
   };
-  const call = (req: () => Req, nullOn404 = false, decode?: (body: Buffer) => unknown): Promise<unknown> => {
+  const call = (req: () => Req, reads?: { name?: string }, decode?: (body: Buffer) => unknown): Promise<unknown> => {
     // async so a refused request (resources.ts) is a rejection, not a throw.
-    const run = async (): Promise<unknown> => once(req(), nullOn404, decode);
+    const run = async (): Promise<unknown> => once(req(), reads, decode);
     return auth ? withFreshCredentialOn401(auth, run) : run();
   };
 
   return {
-    get: (ref) => call(() => ({ method: 'GET', path: pathFor('get', ref) }), true),
+    get: (ref) => call(() => ({ method: 'GET', path: pathFor('get', ref) }), { name: ref.name }),
     // Items not changed since an earlier LIST are not parsed again (list-reuse.ts).
-    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }), false, reuse && ((b) => reuse.decode(b)))),
+    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }), {}, reuse && ((b) => reuse.decode(b)))),
     perform: (action) => call(() => actionRequest(action)),
     serverNow: () => clock.now(),
   };
@@ -99,8 +101,11 @@ function listPath(apiVersion: string, kind: string, namespace: string | undefine
 }
 
 function toList(body: unknown): ObjectList<unknown> {
-  const list = (body ?? {}) as { items?: unknown[] | null; metadata?: { resourceVersion?: string } };
-  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion };
+  const list = (body ?? {}) as { items?: unknown; metadata?: { resourceVersion?: string } };
+  // kube-apiserver always sends `"items": []`; a list without them is no answer (a proxy's
+  // empty 200), never "nothing there" (review: a job was sealed Failed from one).
+  if (!Array.isArray(list.items)) throw new KubeError({ status: 0, reason: 'NetworkError', message: 'the API server answered a LIST without items' });
+  return { items: list.items, resourceVersion: list.metadata?.resourceVersion };
 }
 
 function actionRequest(a: Action): Req {
@@ -111,7 +116,9 @@ function actionRequest(a: Action): Req {
   return { method, path, body: a.body, contentType };
 }
 
-function parseBody(req: Req, res: Answer): unknown {
+function parseBody(req: Req, res: Answer, read: boolean): unknown {
+  // A write may answer with no body; a read that does is no answer at all.
+  if (res.body.length === 0 && read) throw new KubeError({ status: 0, reason: 'NetworkError', message: `${req.method} ${req.path}: the API server answered ${res.status} with no body` });
   if (res.body.length === 0) return {};
   try {
     return JSON.parse(res.body.toString('utf8')) as unknown;

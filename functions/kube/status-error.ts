@@ -2,10 +2,13 @@
 // classified KubeError; shared by both Kube implementations so they fail alike.
 import { KubeError } from './errors.ts';
 
+type Cause = { field?: string; message?: string; reason?: string };
+
 interface StatusBody {
   reason?: string;
   message?: string;
-  details?: { causes?: { field?: string; message?: string; reason?: string }[] };
+  name?: string;
+  causes?: Cause[];
 }
 
 /** The KubeError for an HTTP error answer: code, its body (text or parsed) and its Retry-After header. */
@@ -17,9 +20,30 @@ export function statusError(code: number, body: unknown, retryAfterHeader: strin
     status: code,
     reason: status.reason,
     message: status.message ?? `HTTP ${code}`,
-    causes: status.details?.causes,
+    causes: status.causes,
+    objectName: status.name,
     retryAfterSeconds: retryAfterHeader !== undefined && Number.isFinite(retryAfter) ? retryAfter : undefined,
     cause,
+  });
+}
+
+/**
+ * The answer to a read (GET, LIST) that was 404: null when it names the object read, as
+ * kube-apiserver's NotFound does; anything else (a path not served, a CRD not served yet
+ * after a restart: kubernetes#71218) says nothing of the object and is thrown as transient,
+ * so the read is tried again rather than taken for "gone" (review: a live job's Lease was
+ * deleted that way, and replicas exceeded).
+ */
+export function readNotFound(err: KubeError, name: string | undefined): null {
+  if (name !== undefined && err.errorClass === 'not-found' && err.objectName === name) return null;
+  throw new KubeError({
+    status: err.status,
+    reason: err.reason,
+    message: `${err.message} (a 404 that does not name ${name === undefined ? 'an object' : `"${name}"`}: the path may not be served yet)`,
+    causes: err.causes,
+    ...(err.objectName !== undefined ? { objectName: err.objectName } : {}),
+    cause: err,
+    errorClass: 'transient',
   });
 }
 
@@ -38,5 +62,29 @@ function parseStatus(body: unknown): StatusBody {
       return { message: body.slice(0, 500) };
     }
   }
-  return body && typeof body === 'object' ? (body as StatusBody) : {};
+  return body && typeof body === 'object' ? checked(body as Record<string, unknown>) : {};
+}
+
+/** Only the fields of a Status that have their types: a proxy's odd body must not break the callers that read them (review). */
+function checked(body: Record<string, unknown>): StatusBody {
+  const details = isRecord(body['details']) ? body['details'] : {};
+  const causes = Array.isArray(details['causes']) ? details['causes'].filter(isRecord).map(cause) : undefined;
+  return {
+    ...text('reason', body['reason']),
+    ...text('message', body['message']),
+    ...text('name', details['name']),
+    ...(causes ? { causes } : {}),
+  };
+}
+
+function cause(c: Record<string, unknown>): Cause {
+  return { ...text('field', c['field']), ...text('message', c['message']), ...text('reason', c['reason']) };
+}
+
+function text<K extends string>(key: K, v: unknown): Partial<Record<K, string>> {
+  return typeof v === 'string' && v !== '' ? ({ [key]: v } as Partial<Record<K, string>>) : {};
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -35,7 +35,7 @@ const warnings = (server: ApiServer): string[] => server.store.list({ apiVersion
 test('a claim refused for good (the lock namespace missing) injects nothing, says why, and is tried again', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 2 }) });
   try {
-    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 404, reason: 'NotFound', message: 'namespaces "ephemera-system" not found', times: Infinity });
+    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 404, reason: 'NotFound', name: 'ephemera-system', message: 'namespaces "ephemera-system" not found', times: Infinity });
     const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     assert.deepEqual(injectedPods(server), [], 'no claim was written, so no pod may be injected');
     assert.equal(leases(server), 0);
@@ -95,5 +95,16 @@ test('a TTL of 0 whose status write is refused does not loop through the queue',
       const r = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
       assert.ok(r.requeueAfterSeconds !== null && r.requeueAfterSeconds >= 1, `reconcile ${i}: requeue ${r.requeueAfterSeconds}`);
     }
+  } finally { await server.close(); }
+});
+
+test("a 404 on the job's read that names no object (a CRD not served yet) is no deletion: the job's Lease stays", async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 1, replicas: 1 }) });
+  try {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    assert.equal(leases(server), 1);
+    server.faults.add({ method: 'GET', pathIncludes: '/ephemeraljobs/probe', status: 404, message: 'the server could not find the requested resource', times: 2 });
+    await assert.rejects(handle(envelopeFor('EphemeralJob', NS, 'probe'), deps()), /could not find the requested resource/, 'thrown, so the queue delivers it again');
+    assert.equal(leases(server), 1, 'the claims record of a live job is kept');
   } finally { await server.close(); }
 });

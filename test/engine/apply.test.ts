@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { applyPlan, GROUP_IN_FLIGHT } from '../../functions/engine/apply.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import type { Action } from '../../functions/engine/plan.ts';
+import { KubeError } from '../../functions/kube/errors.ts';
 import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
 
 const patch: Action = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: {}, reason: 'test' };
@@ -118,11 +119,20 @@ describe('applyPlan', () => {
   });
 
   test('404 on delete is done-already; 404 on a patch means our view is stale', async () => {
-    const gone = await applyPlan([del], deps(new ScriptedKube().answer(apiError(404, 'NotFound'))));
+    const notFound = (): KubeError => new KubeError({ status: 404, reason: 'NotFound', message: 'not found', objectName: 'x' });
+    const gone = await applyPlan([del], deps(new ScriptedKube().answer(notFound())));
     assert.equal(gone.replan, false);
     assert.deepEqual(gone.refused, []);
-    const stale = await applyPlan([patch], deps(new ScriptedKube().answer(apiError(404, 'NotFound'))));
+    const stale = await applyPlan([patch], deps(new ScriptedKube().answer(notFound())));
     assert.equal(stale.replan, true);
+  });
+
+  test('a 404 that names no object (a path the server does not serve) is refused, on a patch as on a delete', async () => {
+    for (const action of [patch, del]) {
+      const r = await applyPlan([action], deps(new ScriptedKube().answer(apiError(404, 'NotFound', 'the server could not find the requested resource'))));
+      assert.equal(r.replan, false);
+      assert.deepEqual(r.refused.map((x) => x.error.errorClass), ['terminal']);
+    }
   });
 
   test('a 403 is refused without retries', async () => {

@@ -17,7 +17,7 @@ import type { Action, PatchType } from '../../functions/engine/plan.ts';
 import { withFreshCredentialOn401, type KubeAuth } from '../../functions/kube/auth.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
 import type { Kube, ListOptions, ObjectList, ObjectRef } from '../../functions/kube/kube.ts';
-import { networkError, statusError } from '../../functions/kube/status-error.ts';
+import { networkError, readNotFound, statusError } from '../../functions/kube/status-error.ts';
 import { ServerClock } from '../../functions/kube/server-clock.ts';
 
 const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
@@ -62,11 +62,11 @@ export function createClientNodeKube(kc: KubeConfig, options: KubeClientOptions 
     ],
     middlewareMergeStrategy: 'append',
   });
-  const call = <T>(fn: () => Promise<T>, nullOn404 = false): Promise<T> => (auth ? withFreshCredentialOn401(auth, () => guard(fn, nullOn404)) : guard(fn, nullOn404));
+  const call = <T>(fn: () => Promise<T>, reads?: { name?: string }): Promise<T> => (auth ? withFreshCredentialOn401(auth, () => guard(fn, reads)) : guard(fn, reads));
 
   return {
-    get: (ref) => call(() => getObject(api, ref, opts()), true),
-    list: (apiVersion, kind, namespace, lo) => call(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts())),
+    get: (ref) => call(() => getObject(api, ref, opts()), { name: ref.name }),
+    list: (apiVersion, kind, namespace, lo) => call(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts()), {}),
     perform: (action) => call(() => performAction(api, action, opts({ patchType: action.patchType }))),
     serverNow: () => clock.now(),
   };
@@ -103,12 +103,12 @@ function authMiddleware(auth: KubeAuth): ObservableMiddleware {
 }
 
 /** Run a call; translate client-node and network failures into classified KubeErrors. */
-async function guard<T>(fn: () => Promise<T>, nullOn404 = false): Promise<T> {
+async function guard<T>(fn: () => Promise<T>, reads?: { name?: string }): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     const ke = toKubeError(err);
-    if (nullOn404 && ke.errorClass === 'not-found') return null as T;
+    if (reads !== undefined && ke.status === 404) return readNotFound(ke, reads.name) as T;
     throw ke;
   }
 }
