@@ -86,7 +86,7 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
   return {
     get: (ref) => call(() => ({ method: 'GET', path: pathFor('get', ref) }), { name: ref.name }),
     // Items not changed since an earlier LIST are not parsed again (list-reuse.ts).
-    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }), {}, reuse && ((b) => reuse.decode(b)))),
+    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }), {}, reuse && ((b) => reuse.decode(b, endpoint.server)))),
     perform: (action) => call(() => actionRequest(action)),
     serverNow: () => clock.now(),
   };

@@ -48,8 +48,23 @@ export class ListReuse {
     this.budget = budgetBytes;
   }
 
-  /** The answer as JSON.parse would give it (items frozen: shared between answers), or undefined to parse it whole. */
-  decode(body: Buffer): unknown {
+  /**
+   * The answer as JSON.parse would give it (items frozen: shared between answers), or
+   * undefined to parse it whole. `scope` names the cluster that answered: uids and
+   * resourceVersions are unique within one cluster only (two restored from one etcd
+   * snapshot share both), so items are reused only within their scope.
+   */
+  decode(body: Buffer, scope = ''): unknown {
+    try {
+      return this.decodeIn(body, scope);
+    } catch {
+      // Nothing here should throw (review: a cut read past the end once did); if anything
+      // does, the answer is parsed whole, as promised.
+      return undefined;
+    }
+  }
+
+  private decodeIn(body: Buffer, scope: string): unknown {
     if (body.length > this.budget) return undefined;
     const open = body.indexOf(ITEMS);
     const close = body.lastIndexOf(']');
@@ -57,7 +72,7 @@ export class ListReuse {
     const from = open + ITEMS.length;
     const head = parseJson(`${body.toString('utf8', 0, from)}]${body.toString('utf8', close + 1)}`);
     if (!isEmptyList(head)) return undefined;
-    const items = from === close ? [] : this.items(body.subarray(from, close));
+    const items = from === close ? [] : this.items(body.subarray(from, close), scope);
     return items === undefined ? undefined : { ...head, items };
   }
 
@@ -66,11 +81,12 @@ export class ListReuse {
    * kept from before is taken by its byte count, when the next item (or the end) starts right
    * there; any other is cut at the next `},{"metadata":{` and parsed.
    */
-  private items(inside: Buffer): unknown[] | undefined {
+  private items(inside: Buffer, scope: string): unknown[] | undefined {
     if (inside.indexOf(ITEM_START) !== 0) return undefined;
     const items: unknown[] = [];
     for (let start = 0; start < inside.length;) {
-      const id = identity(inside, start);
+      const found = identity(inside, start);
+      const id = found && { uid: `${scope}\0${found.uid}`, resourceVersion: found.resourceVersion };
       const kept = id && this.reusable(id, inside, start);
       let end: number;
       if (kept) {
@@ -93,7 +109,9 @@ export class ListReuse {
     const k = this.kept.get(id.uid);
     if (!k || k.resourceVersion !== id.resourceVersion) return undefined;
     const end = start + k.bytes;
-    const bounded = end === inside.length ? inside[end - 1] === 0x7d : end < inside.length && inside.compare(CUT, 0, CUT.length, end - 1, end - 1 + CUT.length) === 0;
+    // The next item must start right there: a kept item that came back longer (a default
+    // added to its kind, a server of another version) may end too near the end to tell.
+    const bounded = end === inside.length ? inside[end - 1] === 0x7d : end - 1 + CUT.length <= inside.length && inside.compare(CUT, 0, CUT.length, end - 1, end - 1 + CUT.length) === 0;
     if (!bounded) return undefined;
     this.kept.delete(id.uid);
     this.kept.set(id.uid, k);
