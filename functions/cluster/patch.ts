@@ -130,10 +130,18 @@ function pointer(path: string): string[] {
   return path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-/** A JSON Patch apply failure: the API server answers 422 with the library's message. */
-function patchFailure(message: string): ApiError {
-  return new ApiError({ message, reason: 'Invalid', code: 422 });
+/**
+ * A JSON Patch apply failure (a `test` op that failed, a path missing): kube-apiserver drops
+ * json-patch's message and answers its generic 422 (handlers/patch.go applyJSPatch:
+ * NewGenericServerResponse(422, …), no causes). The library's words are kept only in the
+ * request log, as `detail`, for whoever debugs a run.
+ */
+function patchFailure(detail: string): ApiError {
+  return new ApiError({ message: JSON_PATCH_FAILED, reason: 'Invalid', code: 422, details: {} }, {}, detail);
 }
+
+/** kube-apiserver's message for any JSON Patch that does not apply (apimachinery NewGenericServerResponse). */
+const JSON_PATCH_FAILED = 'the server rejected our request due to an error in our request';
 
 function parentOf(doc: Json, tokens: string[], path: string): { parent: Obj | Json[]; last: string } {
   let cur: Json = doc;

@@ -249,7 +249,7 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     serveResource(ctx, { req, res, record, route, query, body, watch, failing });
   } catch (err) {
     sendError(ctx, res, err, record);
-    if (method !== 'GET' && record.status >= 400) ctx.history.reject({ verb: record.verb, path: url.pathname, status: record.status, actor, message: err instanceof ApiError ? err.status.message : String((err as Error)?.message ?? err) });
+    if (method !== 'GET' && record.status >= 400) ctx.history.reject({ verb: record.verb, path: url.pathname, status: record.status, actor, message: err instanceof ApiError ? [err.status.message, err.detail].filter(Boolean).join(': ') : String((err as Error)?.message ?? err) });
   }
 }
 

@@ -35,12 +35,15 @@ export function reasonForCode(code: number): string {
 export class ApiError extends Error {
   readonly status: StatusBody;
   readonly headers: Record<string, string>;
+  /** What the answer does not say but a run's history should (a JSON Patch's own error). */
+  readonly detail: string | undefined;
 
-  constructor(status: Omit<StatusBody, 'kind' | 'apiVersion' | 'metadata' | 'status'>, headers: Record<string, string> = {}) {
+  constructor(status: Omit<StatusBody, 'kind' | 'apiVersion' | 'metadata' | 'status'>, headers: Record<string, string> = {}, detail?: string) {
     super(status.message ?? status.reason ?? `HTTP ${status.code}`);
     this.name = 'ApiError';
     this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', ...status };
     this.headers = headers;
+    this.detail = detail;
   }
 
   get code(): number {

@@ -182,14 +182,23 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
 }
 
 /**
- * A JSON patch refused because one of its `test` ops failed: kube-apiserver answers 422 with
- * json-patch's "testing value <path> failed: test failed". The test op is how a planner fences
- * a patch on what it read (finalizers, uid), so this means "changed since": observe again.
+ * A JSON patch refused because one of its `test` ops failed. kube-apiserver answers any JSON
+ * patch that does not apply with its generic 422 — "the server rejected our request due to an
+ * error in our request", reason Invalid, no causes (handlers/patch.go applyJSPatch) — and
+ * drops json-patch's "testing value <path> failed" (older servers and proxies may keep it).
+ * A 422 of validation names its causes. The test op is how a planner fences a patch on what
+ * it read (finalizers, uid), and a remove of what it read that is gone fails the same way, so
+ * this means "changed since": observe again. (Review: the fake used to answer json-patch's
+ * words, and only those were recognised, so on a real cluster a lost race was a refusal.)
  */
 export function failedTest(action: Action, err: KubeError): boolean {
   if (action.patchType !== 'json' || err.errorClass !== 'invalid' || !Array.isArray(action.body)) return false;
-  return (action.body as { op?: unknown }[]).some((op) => op.op === 'test') && /testing value .* failed/.test(err.message);
+  if (!(action.body as { op?: unknown }[]).some((op) => op.op === 'test')) return false;
+  return /testing value .* failed/.test(err.message) || (err.message === JSON_PATCH_NOT_APPLIED && err.causes.length === 0);
 }
+
+/** kube-apiserver's message for a JSON patch that does not apply (apimachinery NewGenericServerResponse, 422). */
+const JSON_PATCH_NOT_APPLIED = 'the server rejected our request due to an error in our request';
 
 /**
  * A patch that names the object's uid (`metadata.uid` in its body) refused because the

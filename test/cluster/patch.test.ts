@@ -20,8 +20,13 @@ describe('PATCH', () => {
   test('a failing JSON Patch test op is 422 and changes nothing', async () => {
     const { core, server } = await harness({ objects: [pod('web', { labels: { app: 'web' } })] });
     const before = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web' })!;
-    await rejects(core.patchNamespacedPod({ namespace: 'default', name: 'web', body: [{ op: 'test', path: '/metadata/labels/app', value: 'other' }, { op: 'remove', path: '/metadata/labels' }] }), 422);
+    const body = await rejects(core.patchNamespacedPod({ namespace: 'default', name: 'web', body: [{ op: 'test', path: '/metadata/labels/app', value: 'other' }, { op: 'remove', path: '/metadata/labels' }] }), 422);
     assert.deepEqual(server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web' }), before);
+    // As kube-apiserver (handlers/patch.go applyJSPatch): its generic 422, json-patch's words dropped, no causes.
+    assert.equal(body.reason, 'Invalid');
+    assert.equal(body.message, 'the server rejected our request due to an error in our request');
+    assert.deepEqual(body.details?.causes ?? [], []);
+    assert.match(server.history.rejected.at(-1)?.message ?? '', /testing value \/metadata\/labels\/app failed/, "the library's words stay in the run's history");
   });
 
   test('merge patch: null deletes a key, objects merge, lists replace', async () => {

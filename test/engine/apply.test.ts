@@ -47,6 +47,14 @@ describe('applyPlan', () => {
     assert.equal((await applyPlan([fenced], deps(new ScriptedKube().answer(apiError(422, 'Invalid', 'spec.x: Invalid value'))))).replan, false);
   });
 
+  test("kube-apiserver's own answer to a JSON patch whose test op failed (its generic 422, no causes) asks for a re-plan too", async () => {
+    const fenced: Action = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'json', reason: 'test', body: [{ op: 'test', path: '/metadata/uid', value: 'u1' }, { op: 'remove', path: '/metadata/finalizers/0' }] };
+    const generic = 'the server rejected our request due to an error in our request';
+    assert.equal((await applyPlan([fenced], deps(new ScriptedKube().answer(apiError(422, 'Invalid', generic))))).replan, true);
+    const invalid = apiError(422, 'Invalid', generic, [{ field: 'metadata.finalizers', reason: 'FieldValueInvalid' }]);
+    assert.equal((await applyPlan([fenced], deps(new ScriptedKube().answer(invalid)))).replan, false, 'a 422 that names its causes is a validation refusal');
+  });
+
   test('409 AlreadyExists on a create marked alreadyExists=done is success', async () => {
     const kube = new ScriptedKube().answer(apiError(409, 'AlreadyExists'));
     const r = await applyPlan([event], deps(kube));
