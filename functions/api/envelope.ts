@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dns1123LabelProblems, dns1123SubdomainProblems } from './name-formats.ts';
 
 /** Kinds the relay watches and the functions handle. */
 export const WATCHED_KINDS = ['Pod', 'EphemeralJob'] as const;
@@ -28,6 +29,16 @@ export const ENVELOPE_TYPE = 'io.ephemera.watch.v1';
  * at. The snapshot is a trimmed copy for routing and cheap early exits only: handlers
  * always read current state before writing.
  */
+/**
+ * A name as the API server allows it: anything else names no object, and would only be sent
+ * again and again (review: `x/y` was retried to maxReceiveCount instead of dead-lettered).
+ */
+function kubeName(problems: (v: string) => string[]): z.ZodType<string> {
+  return z.string().min(1).superRefine((v, ctx) => {
+    for (const message of problems(v)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} ${message}` });
+  });
+}
+
 export const Envelope = z.object({
   specversion: z.literal('1.0'),
   id: z.string().min(1),
@@ -41,8 +52,8 @@ export const Envelope = z.object({
   data: z.object({
     kind: z.enum(WATCHED_KINDS),
     event: z.enum(EVENT_TYPES),
-    namespace: z.string().min(1),
-    name: z.string().min(1),
+    namespace: kubeName(dns1123LabelProblems),
+    name: kubeName(dns1123SubdomainProblems),
     uid: z.string().optional(),
     resourceVersion: z.string().optional(),
     /**
@@ -52,7 +63,7 @@ export const Envelope = z.object({
      * are, with no API request; absent (an older relay, `ephemera invoke` of a raw watch
      * event, a relay that cannot list EphemeralJobs), the router lists the namespace's jobs.
      */
-    jobs: z.array(z.string().min(1)).optional(),
+    jobs: z.array(kubeName(dns1123SubdomainProblems)).optional(),
     /** Trimmed object (see relay trimming); absent when it would not fit the queue. */
     snapshot: z.record(z.string(), z.unknown()).optional(),
   }),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
 import { formatZodIssues } from './field-path.ts';
+import { labelKeyProblems, labelValueProblems } from './name-formats.ts';
 import { MAX_PARALLELISM } from './names.ts';
 
 export { formatZodIssues } from './field-path.ts';
@@ -26,7 +27,7 @@ export const EphemeralJobSpec = z.looseObject({
   selector: LabelSelector.refine(
     (s) => Object.keys(s.matchLabels ?? {}).length + (s.matchExpressions?.length ?? 0) > 0,
     { message: 'selector must not be empty (it would match every pod)' },
-  ),
+  ).superRefine(selectorSyntax),
   replicas: count.optional(),
   parallelism: count.max(MAX_PARALLELISM).optional(),
   template: z.looseObject({
@@ -71,6 +72,29 @@ export const EphemeralJobObject = z.looseObject({
   status: EphemeralJobStatus.optional(),
 });
 export type EphemeralJobObject = z.infer<typeof EphemeralJobObject>;
+
+/**
+ * Keys, values and operators as the API server parses a label-selector query: a job seeded
+ * past the webhook with a value it refuses would otherwise get a 400 on every LIST of its
+ * pods (review), rather than the Error phase naming the field.
+ */
+function selectorSyntax(s: LabelSelector, ctx: z.RefinementCtx): void {
+  const problem = (path: (string | number)[], message: string): void => void ctx.addIssue({ code: 'custom', path, message });
+  for (const [key, value] of Object.entries(s.matchLabels ?? {})) {
+    for (const p of labelKeyProblems(key)) problem(['matchLabels', key], `key ${JSON.stringify(key)} ${p}`);
+    for (const p of labelValueProblems(value)) problem(['matchLabels', key], `value ${JSON.stringify(value)} ${p}`);
+  }
+  (s.matchExpressions ?? []).forEach((req, i) => {
+    for (const p of labelKeyProblems(req.key)) problem(['matchExpressions', i, 'key'], `${JSON.stringify(req.key)} ${p}`);
+    const values = req.values ?? [];
+    const listed = req.operator === 'In' || req.operator === 'NotIn';
+    if (listed && values.length === 0) problem(['matchExpressions', i, 'values'], `must be specified when operator is ${req.operator}`);
+    if (!listed && values.length > 0) problem(['matchExpressions', i, 'values'], `may not be specified when operator is ${req.operator}`);
+    values.forEach((v, j) => {
+      for (const p of labelValueProblems(v)) problem(['matchExpressions', i, 'values', j], `${JSON.stringify(v)} ${p}`);
+    });
+  });
+}
 
 /** Parse a job's spec; on failure, a one-line message naming every bad field path. */
 export function parseEjobSpec(spec: unknown): { ok: true; spec: EphemeralJobSpec } | { ok: false; message: string } {

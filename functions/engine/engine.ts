@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
+import { KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
@@ -53,6 +54,12 @@ export interface HandleResult {
   skipped: { controller: string; reason: string }[];
   /** The soonest any key wants another look (conflicts, claims, TTLs, deadlines), or null. */
   requeueAfterSeconds: number | null;
+  /**
+   * Keys (or routes) a read refused for good (403, 400, a 404 naming nothing on a write…):
+   * the other keys of the envelope were handled all the same; the queue keeps the envelope
+   * as a dead letter for these (review: one such key threw the whole envelope away).
+   */
+  failed: { controller: string; key?: string; error: KubeError }[];
 }
 
 /** Bad input: the message can never be handled (dead-letter it, don't retry). */
@@ -77,20 +84,46 @@ export function parseEnvelope(body: unknown): Envelope {
  */
 export async function handle(envelope: Envelope, deps: EngineDeps): Promise<HandleResult> {
   const log = deps.logger.child({ event: envelope.id, subject: envelopeKey(envelope) });
-  const result: HandleResult = { keys: [], skipped: [], requeueAfterSeconds: null };
+  const result: HandleResult = { keys: [], skipped: [], requeueAfterSeconds: null, failed: [] };
+  // One key that cannot be handled does not keep the envelope's other keys (other jobs
+  // selecting the pod, the sidecar terminator) from theirs. An error a retry may cure is
+  // thrown once all have run: the queue delivers the envelope again (its keys are idempotent).
+  let retry: { error: unknown } | undefined;
+  const attempt = async <T>(what: { controller: string; key?: string }, run: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await run();
+    } catch (error) {
+      const final = refusedForGood(error);
+      if (final === undefined) retry ??= { error };
+      else result.failed.push({ ...what, error: final });
+      log.warn({ ...what, err: (error as Error).message, final: final !== undefined }, final ? 'refused for good: the other keys go on' : 'failed: the other keys go on, then the envelope is delivered again');
+      return undefined;
+    }
+  };
   for (const controller of deps.controllers) {
-    const route = await controller.route(envelope, deps.kube);
+    const route = await attempt({ controller: controller.name }, () => controller.route(envelope, deps.kube));
+    if (route === undefined) continue;
     if (route.keys.length === 0) {
       result.skipped.push({ controller: controller.name, reason: route.skipped ?? 'not routed' });
       log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
     }
     for (const key of route.keys) {
-      const r = await reconcileKey(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) });
+      const r = await attempt({ controller: controller.name, key }, () => reconcileKey(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) }));
+      if (r === undefined) continue;
       result.keys.push(r);
       result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
     }
   }
+  if (retry !== undefined) throw retry.error;
   return result;
+}
+
+/** The KubeError of a refusal no retry can change (a 4xx but 401, which a fresh credential may cure), if that is what `err` is. */
+function refusedForGood(err: unknown): KubeError | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof KubeError) return (e.errorClass === 'terminal' || e.errorClass === 'invalid') && e.status !== 401 ? e : undefined;
+  }
+  return undefined;
 }
 
 /**

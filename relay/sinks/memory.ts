@@ -6,7 +6,7 @@ import { isKubeError } from '../../functions/kube/errors.ts';
 import type { SendOutcome, Sink } from './sink.ts';
 
 /** What the in-process handler tells the relay back: look at this key again after a while. */
-export type Handler = (envelope: Envelope) => Promise<{ requeueAfterSeconds: number | null }>;
+export type Handler = (envelope: Envelope) => Promise<{ requeueAfterSeconds: number | null; failed?: readonly { controller: string; key?: string; error: Error }[] }>;
 
 /** Workers and the deadline per handling. */
 export interface MemorySinkOptions {
@@ -75,6 +75,9 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       if (r === 'overdue') return failed(key, `handling ${key} took longer than ${timeoutMs} ms`, false);
       attempts.delete(key);
       if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
+      // Keys refused for good beside others that were handled: dropped (logged and counted) as a dead letter.
+      const refused = r.failed ?? [];
+      if (refused.length > 0) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: ${f.error.message}`).join('; ')}` };
       return { ok: true };
     } catch (err) {
       return failed(key, (err as Error).message ?? String(err), isPermanent(err));

@@ -40,6 +40,25 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
     }
   });
 
+  test("a job whose selector the API server's parser refuses (seeded past the webhook) gets phase Error naming the value, not a 400 on every LIST", async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: Record<string, unknown> };
+    bad.metadata = { ...bad.metadata, name: 'odd-selector', uid: 'odd-uid' };
+    bad.spec.selector = { matchExpressions: [{ key: 'app', operator: 'In', values: ['helloworld', 'not a label value!'] }] };
+    const { server, deps } = await worldWith({ objects: [...objects, bad], crd });
+    try {
+      const r = await handle(envelopeFor('EphemeralJob', 'default', 'odd-selector', 'ADDED'), deps());
+      assert.equal(r.keys[0]?.outcome, 'done');
+      const s = jobStatus(server, 'odd-selector');
+      assert.equal(s.phase, 'Error');
+      const cond = (s.conditions as { type: string; message?: string }[]).find((c) => c.type === 'JobError');
+      assert.match(cond?.message ?? '', /spec\.selector\.matchExpressions\[0\]\.values\[1\]: "not a label value!"/);
+      assert.equal(server.requests.filter((x) => x.status === 400).length, 0);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a job whose metadata does not parse is skipped with the field named, and nothing is written to it', async () => {
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     const job = objects.find((o) => o.kind === 'EphemeralJob') as { metadata: Record<string, unknown> };

@@ -2,6 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { conflictBackoff, handle } from '../../functions/engine/engine.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { KubeError } from '../../functions/kube/errors.ts';
+import { ScriptedKube } from '../support/scripted-kube.ts';
 import { envelopeFor, fixture, injected, world } from '../support/ejob-world.ts';
 
 const JOB = 'hello-world-ephemeral-job';
@@ -56,4 +59,27 @@ test('the wait before re-plan n is base × 2^n, drawn up to twice that', () => {
   assert.ok(Math.abs(conflictBackoff(10, 0, () => 0.999) - 19.99) < 1e-9);
   assert.equal(conflictBackoff(10, 2, () => 0.5), 60);
   assert.equal(conflictBackoff(0, 3, () => 0.5), 0);
+});
+
+test('one key failing does not stop the envelope\'s other keys: a retryable failure is thrown after them, one refused for good is reported', async () => {
+  const handled: string[] = [];
+  const failing = (error: Error) => ({
+    name: 'pair',
+    route: async () => ({ keys: ['Pod/ns/bad', 'Pod/ns/good'] }),
+    observe: async (key: string) => {
+      if (key.endsWith('bad')) throw error;
+      handled.push(key);
+      return key;
+    },
+    plan: () => ({ actions: [] }),
+  });
+  const deps = (error: Error) => ({ kube: new ScriptedKube(), controllers: [failing(error)], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger });
+  const transient = new KubeError({ status: 503, message: 'etcd leader changed' });
+  await assert.rejects(handle(envelopeFor('Pod', 'ns', 'p'), deps(transient)), /etcd leader changed/);
+  assert.deepEqual(handled, ['Pod/ns/good']);
+  handled.length = 0;
+  const r = await handle(envelopeFor('Pod', 'ns', 'p'), deps(new KubeError({ status: 403, reason: 'Forbidden', message: 'forbidden' })));
+  assert.deepEqual(handled, ['Pod/ns/good']);
+  assert.deepEqual(r.failed.map((f) => [f.key, f.error.status]), [['Pod/ns/bad', 403]]);
+  assert.deepEqual(r.keys.map((k) => k.key), ['Pod/ns/good']);
 });

@@ -487,4 +487,12 @@ describe('the memory sink\'s dead-letter path', () => {
     assert.deepEqual(await send(), { ok: false, permanent: true, error: 'gave up after 3 attempts: unavailable' }, 'the third failure in a row is the last');
     assert.equal(calls, 6);
   });
+
+  test('keys of an envelope refused for good beside others that were handled: its requeue is kept, and it is reported permanent with those keys named', async () => {
+    const requeued: number[] = [];
+    const sink = memorySink(async () => ({ requeueAfterSeconds: 5, failed: [{ controller: 'ejob', key: 'EphemeralJob/default/bad', error: refused }] }), (_e, ms) => void requeued.push(ms));
+    const [out] = await sink.send([message('a')]);
+    assert.deepEqual(out, { ok: false, permanent: true, error: 'not retryable: ejob EphemeralJob/default/bad: leases is forbidden' });
+    assert.deepEqual(requeued, [5000]);
+  });
 });

@@ -121,6 +121,11 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
       log.warn({ budgetMs: left }, 'handling did not finish within the invocation: leaving the message for redelivery');
       return 'fail';
     }
+    if (result.failed.length > 0) {
+      // Its other keys were handled; the envelope is kept as a dead letter for these.
+      const why = result.failed.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
+      if ((await deadLetter(record, why, b, 'refused for good')) === 'fail') return 'fail';
+    }
     if (result.requeueAfterSeconds !== null) return settle(() => b.deps.requeue(envelope, result.requeueAfterSeconds!), b, record);
     return 'ack';
   } catch (err) {

@@ -216,6 +216,8 @@ async function runHandlers(deps: EngineDeps, events: InputEvent[], once: boolean
     if (!once) {
       const r = await handle(envelope, deps);
       for (const k of r.keys) record(k);
+      // The other keys were handled; the refusal is still this run's error, as it was.
+      if (r.failed[0]) throw r.failed[0].error;
       continue;
     }
     for (const c of deps.controllers) for (const key of (await c.route(envelope, deps.kube)).keys) {

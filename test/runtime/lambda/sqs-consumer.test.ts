@@ -77,12 +77,13 @@ describe('Lambda SQS consumer', () => {
 
   test('bad input goes to the dead-letter queue with a clear reason, acknowledged, never blocking the batch', async () => {
     const { consume, dead } = consumer();
-    const r = await consume(ev(record('1', 'not json'), record('2', JSON.stringify({ specversion: '1.0', data: {} })), record('3', pod('ok')), record('4', pod('ok-x', 'Not_A_Name'))));
+    const r = await consume(ev(record('1', 'not json'), record('2', JSON.stringify({ specversion: '1.0', data: {} })), record('3', pod('ok')), record('4', pod('ok-x', 'Not_A_Name')), record('5', pod('x/y'))));
     assert.deepEqual(ids(r), []);
-    assert.equal(dead.length, 3);
+    assert.equal(dead.length, 4);
     assert.match(dead[0]?.[1] ?? '', /not JSON/);
     assert.match(dead[1]?.[1] ?? '', /invalid event envelope: .*id/);
     assert.match(dead[2]?.[1] ?? '', /cluster: a cluster name/);
+    assert.match(dead[3]?.[1] ?? '', /data\.name: "x\/y" /, 'a name no object can have is bad input, not retried');
     assert.equal(dead[0]?.[0], 'not json', 'the original body is kept');
     assert.ok(seen.includes('-:ok'));
   });
@@ -164,6 +165,30 @@ describe('Lambda SQS consumer', () => {
     assert.match(dead.find(([body]) => body.includes('wrapped-3'))?.[1] ?? '', /HTTP 400 BadRequest\): bad selector/);
     assert.equal(seen.filter((x) => x === '-:forbid-1').length, 2, 'the key\'s later record is not blocked by the dead-lettered one');
     assert.ok(seen.includes('-:ok-6'));
+  });
+
+  test('one key of an envelope refused for good does not keep its other keys from being handled; the envelope is dead-lettered for it, and requeued for the others', async () => {
+    const handled: string[] = [];
+    const pair: Controller<string> = {
+      name: 'pair',
+      route: async () => ({ keys: ['Pod/ns/refused', 'Pod/ns/fine'] }),
+      observe: async (key) => {
+        if (key.endsWith('refused')) throw new KubeError({ status: 400, reason: 'BadRequest', message: 'unable to parse requirement' });
+        handled.push(key);
+        return key;
+      },
+      plan: () => ({ actions: [], requeueAfterSeconds: 30 }),
+    };
+    const requeued: number[] = [];
+    const dead: string[] = [];
+    const engine = { kube: new ScriptedKube(), controllers: [pair], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
+    const consume = createSqsConsumer({ engine, requeue: async (_e: Envelope, s: number) => void requeued.push(s), deadLetter: async (_body: string, reason: string) => void dead.push(reason) });
+    const r = await consume(ev(record('1', pod('any'))));
+    assert.deepEqual(ids(r), []);
+    assert.deepEqual(handled, ['Pod/ns/fine']);
+    assert.deepEqual(requeued, [30], "the handled key's next look is kept");
+    assert.equal(dead.length, 1);
+    assert.match(dead[0] ?? '', /pair Pod\/ns\/refused: the API server refused it for good \(HTTP 400 BadRequest\): unable to parse requirement/);
   });
 
   test('without a dead-letter queue configured, a terminal refusal is left to the queue redrive policy', async () => {
