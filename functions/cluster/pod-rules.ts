@@ -194,6 +194,9 @@ function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; 
  */
 export function prepareEphemeralUpdate(requested: Obj, old: Obj): { pod: Obj; errs: FieldError[] } {
   const pod: Obj = clone(old);
+  // ValidatePodEphemeralContainersUpdate: a static pod's mirror takes none (kubernetes#113935).
+  const annotations = (old.metadata as Obj | undefined)?.annotations as Obj | undefined;
+  if (annotations && Object.hasOwn(annotations, MIRROR_POD_ANNOTATION)) return { pod, errs: [forbidden('', 'static pods do not support ephemeral containers')] };
   const spec = specOf(pod);
   const list = arr(specOf(requested).ephemeralContainers).map((c) => clone(c));
   list.forEach(defaultContainer);
@@ -214,6 +217,9 @@ export function prepareEphemeralUpdate(requested: Obj, old: Obj): { pod: Obj; er
   }
   return { pod, errs };
 }
+
+/** The annotation the kubelet sets on the API server's mirror of a static pod. */
+const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
 function transitionErrors(next: Obj[], old: Obj[], path: string, may: { restartPolicy: unknown; restartable?: Set<unknown> }): FieldError[] {
   const { restartPolicy, restartable = new Set<unknown>() } = may;

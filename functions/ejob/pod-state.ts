@@ -39,17 +39,22 @@ export function hasForeignNamesake(pod: Pod, jobUid: string, templateNames: read
   return (pod.spec.ephemeralContainers ?? []).some((c) => templateNames.includes(c.name) && !ownedBy(c, jobUid));
 }
 
+/** The annotation the kubelet sets on the API server's mirror of a static pod. */
+const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+
 /**
  * Why the template's containers can never go into this pod, or undefined when they can.
  * kube-apiserver refuses such an injection (422, ValidatePodEphemeralContainersUpdate): a
  * template container named like one of the pod's containers or init containers, a
  * `targetContainerName` that is neither, a volumeMount or volumeDevice naming no volume of
- * the pod. Those parts of a pod never change, so the refusal would be for good: the pod is
+ * the pod, a static pod's mirror (annotated `kubernetes.io/config.mirror`). Those parts of a pod never change, so the refusal would be for good: the pod is
  * failed for the job at once (targets.ts) instead of being claimed again every claim window
  * while it holds a slot (OpenKruise retries it for good, and at parallelism 1 the job stalls).
  */
 export function unfitReason(pod: Pod, template: readonly EphemeralContainerTemplate[]): string | undefined {
   // Every reconcile asks this of every pending pod: plain scans of a few names, no Sets.
+  // kube-apiserver takes no ephemeral container into a static pod's mirror (ValidatePodEphemeralContainersUpdate).
+  if (Object.hasOwn(pod.metadata.annotations ?? {}, MIRROR_POD_ANNOTATION)) return 'it is a static pod (its mirror takes no ephemeral containers)';
   const { containers, initContainers = [], volumes = [] } = pod.spec;
   const has = (name: string): boolean => containers.some((c) => c.name === name) || initContainers.some((c) => c.name === name);
   for (const c of template) {

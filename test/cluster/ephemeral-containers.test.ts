@@ -84,6 +84,13 @@ describe('pods/ephemeralcontainers', () => {
     assert.deepEqual(causes(s), ['spec.ephemeralContainers: FieldValueForbidden: Forbidden: existing ephemeral containers "dbg" may not be removed\n']);
   });
 
+  test("a static pod's mirror takes no ephemeral containers (422 Forbidden), as kube-apiserver since kubernetes#113935", async () => {
+    const mirror = { ...target, metadata: { ...(target.metadata as object), annotations: { 'kubernetes.io/config.mirror': 'abc123' } } };
+    const h = await harness({ objects: [mirror] });
+    const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1' }), 422);
+    assert.deepEqual(causes(s), [': FieldValueForbidden: Forbidden: static pods do not support ephemeral containers']);
+  });
+
   test('changing an existing ephemeral container is 422 Forbidden', async () => {
     const h = await harness({ objects: [target] });
     const withOne = await addEphemeral(h, { name: 'dbg', image: 'busybox:1' });

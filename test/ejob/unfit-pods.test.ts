@@ -58,6 +58,9 @@ describe('a pod the template cannot go into', () => {
     assert.match(unfitReason(pod('a', 1), mounts) ?? '', /no volume data \(mounted by probe\)/);
     assert.equal(unfitReason(pod('a', 1, { volumes: [{ name: 'data' }] }), mounts), undefined);
     assert.match(unfitReason(pod('a', 1), [{ ...probe, volumeDevices: [{ name: 'blk', devicePath: '/dev/x' }] }]) ?? '', /no volume blk/);
+    const mirror = pod('a', 1);
+    mirror.metadata = { ...mirror.metadata, annotations: { 'kubernetes.io/config.mirror': 'abc123' } };
+    assert.match(unfitReason(mirror, tpl) ?? '', /static pod/, "a static pod's mirror takes no ephemeral containers (review)");
     // The template is schemaless under OpenKruise's CRD: an odd entry is the webhook's to name, not a reason here.
     assert.equal(unfitReason(pod('a', 1), [{ ...probe, volumeMounts: 'oops' }]), undefined);
     assert.equal(unfitReason(pod('a', 1), [{ ...probe, volumeMounts: [7, null] }]), undefined);
