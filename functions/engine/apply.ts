@@ -53,36 +53,60 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   // A group is sent at most GROUP_IN_FLIGHT requests at a time (a failed verdict's Events
   // can be 51), as client-go's default burst of 10 would.
   const limit = pLimit(GROUP_IN_FLIGHT);
-  for (const group of groups(actions)) {
+  const late = (action: Action) => (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
+  const all = groups(actions);
+  for (const [g, group] of all.entries()) {
     const settled = await Promise.allSettled(group.map((action) => {
       if (!requirementsMet(action, tookEffect)) return Promise.resolve('withheld' as const);
       // Checked before every attempt, retries included: a retry is a send like the first one.
-      const late = (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
-      return limit(() => applyOne(action, deps, late));
+      return limit(() => applyOne(action, deps, late(action)));
     }));
+    recordOutcomes(group, settled, { result, tookEffect, logger: deps.logger });
     const failed = settled.find((s) => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    group.forEach((action, i) => {
-      const outcome = (settled[i] as PromiseFulfilledResult<Outcome | 'withheld'>).value;
-      if (outcome === 'expired') {
-        deps.logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
-        result.expired.push(action);
-      } else if (outcome === 'withheld') {
-        deps.logger.info({ action: describe(action), requires: action.requires }, 'not sent: the action it follows did not take effect');
-        result.withheld.push(action);
-      } else if (outcome === 'replan') result.replan = true;
-      else if (outcome === 'taken') {
-        deps.logger.info({ action: describe(action) }, 'containers of those names are already in the pod, ours or another job\'s: looking again');
-        result.namesTaken.push(action);
-      }
-      else if (outcome === 'done') {
-        result.applied.push(action);
-        if (action.id !== undefined) tookEffect.add(action.id);
-      } else if (outcome !== 'skipped') result.refused.push({ action, error: outcome });
-    });
-    if (result.replan) return result;
+    if (failed || result.replan) {
+      // The run stops here; what took effect is still reported (review: the Events of the
+      // pods injected beside one that failed were lost, and the next plan finds them
+      // injected and plans none).
+      await reportFacts(all.slice(g + 1).flat(), tookEffect, { deps, result, late });
+      if (failed) throw failed.reason;
+      return result;
+    }
   }
   return result;
+}
+
+/** What each action of a group that answered came to, into the result. */
+function recordOutcomes(group: Action[], settled: PromiseSettledResult<Outcome | 'withheld'>[], into: { result: ApplyResult; tookEffect: Set<string>; logger: Logger }): void {
+  const { result, tookEffect, logger } = into;
+  group.forEach((action, i) => {
+    const s = settled[i];
+    if (s === undefined || s.status === 'rejected') return;
+    const outcome = s.value;
+    if (outcome === 'expired') {
+      logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
+      result.expired.push(action);
+    } else if (outcome === 'withheld') {
+      logger.info({ action: describe(action), requires: action.requires }, 'not sent: the action it follows did not take effect');
+      result.withheld.push(action);
+    } else if (outcome === 'replan') result.replan = true;
+    else if (outcome === 'taken') {
+      logger.info({ action: describe(action) }, 'containers of those names are already in the pod, ours or another job\'s: looking again');
+      result.namesTaken.push(action);
+    } else if (outcome === 'done') {
+      result.applied.push(action);
+      if (action.id !== undefined) tookEffect.add(action.id);
+    } else if (outcome !== 'skipped') result.refused.push({ action, error: outcome });
+  });
+}
+
+/** The Events among `rest` that report an action which took effect: sent, best effort, when the run stops before them. */
+async function reportFacts(rest: Action[], tookEffect: ReadonlySet<string>, ctx: { deps: ApplyDeps; result: ApplyResult; late: (a: Action) => () => boolean }): Promise<void> {
+  const facts = rest.filter((a) => a.kind === 'Event' && a.requires !== undefined && requirementsMet(a, tookEffect));
+  const limit = pLimit(GROUP_IN_FLIGHT);
+  await Promise.all(facts.map((a) => limit(async () => {
+    const outcome = await applyOne(a, ctx.deps, ctx.late(a)).catch(() => undefined);
+    if (outcome === 'done') ctx.result.applied.push(a);
+  })));
 }
 
 /** Whether every action `action` requires took effect earlier in the run. */

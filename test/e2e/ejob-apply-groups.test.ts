@@ -97,6 +97,22 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob writes in groups (${la
     }
   });
 
+  test('an injection refused beside others, or failing past its retries, still leaves an Event for every pod injected beside it (review)', async () => {
+    for (const fault of [{ status: 404 }, { status: 503, times: 5 }]) {
+      const { server, deps } = await worldWith({ objects: objects(4, 3), crd });
+      try {
+        server.faults.add({ method: 'PATCH', pathIncludes: '/pods/web-1/ephemeralcontainers', ...fault });
+        await handle(envelopeFor('EphemeralJob', NS, JOB, 'ADDED'), { ...deps(), retry: { retries: 4, minTimeoutMs: 1 } }).catch(() => undefined);
+        await handle(envelopeFor('EphemeralJob', NS, JOB, 'MODIFIED'), deps()).catch(() => undefined);
+        const pods = injectedPods(server);
+        assert.ok(pods.includes('web-0') && pods.includes('web-2'), JSON.stringify(pods));
+        assert.deepEqual(events(server).EphemeralContainersInjected, pods, `HTTP ${fault.status}`);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
   test("a verdict's Events are sent only once the status that says it was written", async () => {
     const { server, deps } = await worldWith({ objects: objects(2, 2), crd });
     try {
