@@ -136,6 +136,8 @@ class TooLate extends Error {}
 
 async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): Promise<Outcome> {
   const log = deps.logger;
+  // An attempt whose answer was lost (a reset, a 5xx from a proxy) may have been applied.
+  let unsure = false;
   try {
     await pRetry(() => {
       if (late()) throw new AbortError(new TooLate());
@@ -145,14 +147,52 @@ async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): P
       minTimeout: deps.minTimeoutMs ?? 100,
       factor: 2,
       randomize: true,
-      onFailedAttempt: ({ error, attemptNumber }) => log.warn({ err: error.message, attemptNumber, action: describe(action) }, 'transient API failure, retrying'),
+      onFailedAttempt: ({ error, attemptNumber }) => {
+        if (isKubeError(error) && (error.status === 0 || error.status >= 500)) unsure = true;
+        log.warn({ err: error.message, attemptNumber, action: describe(action) }, 'transient API failure, retrying');
+      },
     });
     log.info({ action: describe(action), why: action.reason }, 'applied');
     return 'done';
   } catch (err) {
     if (err instanceof TooLate) return 'expired';
+    // The retry of a write that landed meets its own write: a 409 (the resourceVersion moved,
+    // or the object now exists). If the object holds what was written, it was ours: done
+    // (review: a verdict's Event was lost that way, and a claim's injections waited 5 s).
+    if (unsure && isKubeError(err, 'conflict', 'already-exists') && (await holdsWrite(deps.kube, action))) {
+      log.info({ action: describe(action) }, 'an earlier attempt took effect though its answer was lost');
+      return 'done';
+    }
     return classifyFailure(action, err, log);
   }
+}
+
+/** Whether the object now holds every field `action` wrote (a create, an update, a merge patch); never for a JSON or strategic patch. */
+async function holdsWrite(kube: Kube, action: Action): Promise<boolean> {
+  const body = action.body;
+  if (action.verb === 'delete' || (action.verb === 'patch' && action.patchType !== 'merge') || !isPlainObject(body)) return false;
+  const meta = isPlainObject(body['metadata']) ? body['metadata'] : {};
+  const name = action.name || (typeof meta['name'] === 'string' ? meta['name'] : '');
+  const current = await kube.get({ apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name }).catch(() => null);
+  // The resourceVersion was the write's precondition, not part of what it wrote.
+  const { resourceVersion: _precondition, ...wroteMeta } = meta;
+  return current !== null && holds({ ...body, metadata: wroteMeta }, current);
+}
+
+/** `have` holds `want`: every field of `want` is there, equal (null: absent, as a merge patch deletes; timestamps by instant). */
+function holds(want: unknown, have: unknown): boolean {
+  if (want === null) return have === undefined || have === null;
+  if (isPlainObject(want)) return isPlainObject(have) && Object.entries(want).every(([k, v]) => holds(v, have[k]));
+  if (Array.isArray(want)) return Array.isArray(have) && want.length === have.length && want.every((v, i) => holds(v, have[i]));
+  if (typeof want === 'string' && typeof have === 'string' && want !== have && TIMESTAMP.test(want) && TIMESTAMP.test(have)) return Date.parse(want) === Date.parse(have);
+  return want === have;
+}
+
+/** RFC 3339 as the API server writes Time and MicroTime (it may add or drop fraction digits). */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** One attempt; anything not transient aborts the retry loop at once. */

@@ -108,3 +108,26 @@ test("a 404 on the job's read that names no object (a CRD not served yet) is no 
     assert.equal(leases(server), 1, 'the claims record of a live job is kept');
   } finally { await server.close(); }
 });
+
+test('a claim whose answer was lost (applied, then a 503) is found taken on the retry: its injections go out now, not after the renewal', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 2 }) });
+  try {
+    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 503, after: true });
+    const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), { ...deps(), retry: { minTimeoutMs: 1 } });
+    assert.equal(r.keys[0]?.outcome, 'done');
+    assert.deepEqual(injectedPods(server), ['web-0', 'web-1']);
+  } finally { await server.close(); }
+});
+
+test("a verdict's status write whose answer was lost is found written on the retry: its Event is still sent", async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 2 }) });
+  try {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    for (const p of ['web-0', 'web-1']) finish(server, p, 0);
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 503, after: true });
+    await handle(envelopeFor('Pod', NS, 'web-1'), { ...deps(), retry: { minTimeoutMs: 1 } });
+    assert.equal(jobStatus(server, 'probe').phase, 'Succeeded');
+    const reasons = server.store.list({ apiVersion: 'v1', kind: 'Event' }).map((e) => (e as { reason?: string }).reason);
+    assert.ok(reasons.includes('JobSucceeded'), JSON.stringify(reasons));
+  } finally { await server.close(); }
+});

@@ -55,6 +55,22 @@ describe('applyPlan', () => {
     assert.equal((await applyPlan([fenced], deps(new ScriptedKube().answer(invalid)))).replan, false, 'a 422 that names its causes is a validation refusal');
   });
 
+  test('a 409 after an attempt whose answer was lost: done if the object holds what was written, else a re-plan; never after a clean 409', async () => {
+    const status: Action = { verb: 'patch', apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'ns', name: 'j', subresource: 'status', patchType: 'merge', reason: 'test', body: { metadata: { resourceVersion: '5' }, status: { phase: 'Succeeded', completionTime: '2026-01-01T00:00:00Z', message: null } } };
+    const run = async (held: unknown, answers: KubeError[]): Promise<string> => {
+      const kube = new ScriptedKube().answer(...answers);
+      kube.objects.set('EphemeralJob/ns/j', held);
+      const r = await applyPlan([status], deps(kube));
+      return r.replan ? 'replan' : r.applied.length === 1 ? 'done' : 'other';
+    };
+    const lost = (): KubeError => apiError(504, 'Timeout');
+    const conflict = (): KubeError => apiError(409, 'Conflict');
+    const written = { metadata: { resourceVersion: '6' }, status: { phase: 'Succeeded', completionTime: '2026-01-01T00:00:00.000000Z', running: 0 } };
+    assert.equal(await run(written, [lost(), conflict()]), 'done', 'the object holds the write (timestamps by instant, a null field absent)');
+    assert.equal(await run({ ...written, status: { phase: 'Failed' } }, [lost(), conflict()]), 'replan', 'someone else wrote since');
+    assert.equal(await run(written, [conflict()]), 'replan', 'no attempt was unsure: a 409 is a lost race');
+  });
+
   test('409 AlreadyExists on a create marked alreadyExists=done is success', async () => {
     const kube = new ScriptedKube().answer(apiError(409, 'AlreadyExists'));
     const r = await applyPlan([event], deps(kube));
