@@ -397,6 +397,7 @@ function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
     patchType: 'merge',
     // resourceVersion makes the merge patch a precondition: a stale plan gets 409 and re-plans.
     body: { metadata: { resourceVersion: job.metadata.resourceVersion }, status },
+    ...(job.metadata.uid ? { uid: job.metadata.uid } : {}),
     reason: `status: ${status.phase} match=${status.match} succeeded=${status.succeeded} failed=${status.failed} running=${status.running} waiting=${status.waiting}`,
   };
 }
@@ -448,7 +449,7 @@ function planInvalid(job: EphemeralJobObject, message: string, at: { now: Date; 
   if (jsonEqual(next, normaliseStatus(prev))) return { actions: [], ...requeue, notes: [`invalid spec: ${message}`] };
   const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: { phase: 'Error', conditions } };
   const actions: Action[] = [
-    { verb: 'patch', apiVersion: EJOB.apiVersion, kind: EJOB.kind, subresource: 'status', namespace: job.metadata.namespace ?? '', name: job.metadata.name, patchType: 'merge', body, reason: `status: Error (${message})` },
+    { verb: 'patch', apiVersion: EJOB.apiVersion, kind: EJOB.kind, subresource: 'status', namespace: job.metadata.namespace ?? '', name: job.metadata.name, patchType: 'merge', body, reason: `status: Error (${message})`, ...(job.metadata.uid ? { uid: job.metadata.uid } : {}) },
   ];
   if (prev.phase !== 'Error') actions.push(eventAction(jobRef(job), { type: 'Warning', reason: 'InvalidSpec', message }, now));
   return { actions, ...requeue, notes: [`invalid spec: ${message}`] };

@@ -188,11 +188,18 @@ export function conflictBackoff(baseMs: number, attempt: number, random: () => n
   return baseMs * 2 ** attempt * (1 + random());
 }
 
+/** The uid of the object an action writes, if known: `kubectl describe` shows only the Events that name it. */
+function uidOf(action: Action): { uid?: string } {
+  const fromBody = (action.body as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
+  const uid = action.uid ?? (typeof fromBody === 'string' ? fromBody : undefined);
+  return uid ? { uid } : {};
+}
+
 /** A refused write is recorded as a Warning Event on the object, once per distinct refusal (all at once). */
 async function reportRefusals(refused: { action: Action; error: Error }[], deps: EngineDeps): Promise<void> {
   const events = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => ({
     ...eventAction(
-      { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name },
+      { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name, ...uidOf(action) },
       { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${error.message}` },
       deps.clock(),
     ),

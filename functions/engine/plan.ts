@@ -54,6 +54,11 @@ export interface Action {
   /** Names this action, for `requires`. */
   id?: string;
   /**
+   * The uid of the object written, when the body does not carry it (a status patch): an
+   * Event about this action (a refusal) names it, as `kubectl describe` finds Events by uid.
+   */
+  uid?: string;
+  /**
    * Send this action only if the action with this `id` (or every one of these), earlier in
    * the plan and in another group, took effect in this run (or was found already done): an
    * Event that says a pod was injected follows its injection; a status that counts pods as

@@ -98,6 +98,7 @@ export function signalAction(ref: PodRef, sidecar: Container, options: SidecarOp
     alreadyExists: 'done',
     reason: `signal sidecar ${sidecar.name} of pod ${namespace}/${pod.metadata.name} from an ephemeral container`,
     body: { spec: { ephemeralContainers: [container] } },
+    uid: ref.uid,
   };
 }
 
@@ -117,6 +118,7 @@ export function imageSwapAction(ref: PodRef, swaps: { name: string; image: strin
     patchType: 'strategic',
     reason: `replace the images of sidecars ${swaps.map((s) => s.name).join(', ')} of pod ${namespace}/${pod.metadata.name} (virtual-kubelet)`,
     body: { metadata: { resourceVersion: pod.metadata.resourceVersion }, spec: { containers: swaps } },
+    uid: ref.uid,
   };
 }
 
@@ -136,6 +138,7 @@ export function endPodAction(ref: PodRef, end: { phase: 'Succeeded' | 'Failed'; 
     name: pod.metadata.name,
     patchType: 'strategic',
     reason: `end pod ${namespace}/${pod.metadata.name} as ${end.phase} (${end.reason})`,
+    uid: ref.uid,
     body: {
       metadata: { resourceVersion: pod.metadata.resourceVersion },
       status: {

@@ -131,3 +131,17 @@ test("a verdict's status write whose answer was lost is found written on the ret
     assert.ok(reasons.includes('JobSucceeded'), JSON.stringify(reasons));
   } finally { await server.close(); }
 });
+
+test('the Warning Event of a refused write names the object by uid, so `kubectl describe` shows it', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1 }) });
+  try {
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'violates PodSecurity', times: Infinity });
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    const refusals = server.store.list({ apiVersion: 'v1', kind: 'Event' })
+      .map((e) => e as { reason?: string; involvedObject?: { kind?: string; uid?: string } })
+      .filter((e) => e.reason === 'ActionRefused')
+      .map((e) => [e.involvedObject?.kind, e.involvedObject?.uid]);
+    assert.deepEqual(refusals.sort(), [['EphemeralJob', 'job-uid'], ['Pod', 'pod-uid-0']]);
+  } finally { await server.close(); }
+});
