@@ -207,6 +207,10 @@ async function performOnce(kube: Kube, action: Action): Promise<unknown> {
 
 function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
   if (!isKubeError(err)) throw err; // bugs: let the engine decide
+  // Unauthenticated even with a fresh credential (the client resends once): not this write's
+  // refusal but the cluster's, which the queue's consumer handles for all its records (an
+  // EKS authenticator answers 401 while STS fails, too).
+  if (err.status === 401) throw err;
   if (otherUid(action, err)) {
     log.info({ action: describe(action), err: err.message }, 'the object was replaced under its name since it was read: re-planning');
     return 'replan';

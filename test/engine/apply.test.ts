@@ -159,6 +159,12 @@ describe('applyPlan', () => {
     }
   });
 
+  test('a 401 is no refusal of the write: it is thrown, for the consumer to fail the cluster\'s records', async () => {
+    const kube = new ScriptedKube().answer(apiError(401, 'Unauthorized'));
+    await assert.rejects(applyPlan([patch], deps(kube)), (e: unknown) => e instanceof KubeError && e.status === 401);
+    assert.equal(kube.performed.length, 1);
+  });
+
   test('a 403 is refused without retries', async () => {
     const kube = new ScriptedKube().answer(apiError(403, 'Forbidden'));
     const r = await applyPlan([patch], deps(kube));
