@@ -59,17 +59,28 @@ type CrdDoc = {
   };
 };
 
-function loadAll(): CrdVersion[] {
+let docs: CrdDoc[] | undefined;
+
+/** The CustomResourceDefinition documents in infra/crds, as a cluster with ephemera installed has them. */
+export function installedCrds(): readonly unknown[] {
+  docs ??= readDocs();
+  return docs;
+}
+
+function readDocs(): CrdDoc[] {
   let files: string[];
   try {
     files = readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml'));
   } catch {
     return [];
   }
+  return files.map((f) => parse(readFileSync(new URL(f, CRD_DIR), 'utf8')) as CrdDoc).filter((d) => d?.kind === 'CustomResourceDefinition' && d.spec !== undefined);
+}
+
+function loadAll(): CrdVersion[] {
   const out: CrdVersion[] = [];
-  for (const f of files) {
-    const doc = parse(readFileSync(new URL(f, CRD_DIR), 'utf8')) as CrdDoc;
-    if (doc?.kind !== 'CustomResourceDefinition' || !doc.spec) continue;
+  for (const doc of installedCrds() as CrdDoc[]) {
+    if (!doc.spec) continue;
     const { group, names } = doc.spec;
     for (const v of doc.spec.versions.filter((x) => x.served !== false)) {
       out.push({ group, version: v.name, kind: names.kind, plural: names.plural, columns: v.additionalPrinterColumns ?? [], schema: v.schema?.openAPIV3Schema });

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { KubeConfig, type Cluster } from '@kubernetes/client-node';
 import { admit } from './admission.ts';
+import { installedCrds } from './crds.ts';
 import { discovery, VERSION_INFO } from './discovery.ts';
 import { checkFields } from './field-validation.ts';
 import { openApiDocument } from './openapi.ts';
@@ -44,7 +45,9 @@ export interface ApiServerOptions {
   admission?: boolean;
   /**
    * CustomResourceDefinitions whose structural schemas prune the custom resources they
-   * describe (CRD objects in `objects` count too).
+   * describe, as kube-apiserver always does (CRD objects in `objects` count too, and take
+   * the place of these for their kind). Default: ephemera's own, from infra/crds, as a
+   * cluster with ephemera installed has them; `[]` for none.
    */
   crds?: unknown[];
 }
@@ -91,7 +94,8 @@ interface Ctx {
 /** Starts the fake API server; resolves once it listens. */
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const clock = opts.clock ?? ((): Date => new Date());
-  const crds = [...(opts.crds ?? []), ...(opts.objects ?? []).filter(isCrd)];
+  const seeded = (opts.objects ?? []).filter(isCrd);
+  const crds = [...seeded, ...(opts.crds ?? installedCrds())];
   const registry = new ResourceRegistry(withCrdSchemas([...BUILTIN_RESOURCES, ...(opts.resources ?? [])], crds));
   const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000 });
   seed(store, (opts.objects ?? []).filter((o) => !isCrd(o)));

@@ -95,8 +95,18 @@ describe('the embedded API server prunes custom resources by their CRD', () => {
     }
   });
 
-  test('without a CRD installed nothing is pruned (as before)', async () => {
+  test("by default the server has ephemera's CRDs installed, as a cluster with ephemera does, and prunes by them", async () => {
     const server = await startApiServer({ objects: [job] });
+    try {
+      const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as unknown as { spec: Record<string, unknown> };
+      assert.equal(stored.spec.surprise, undefined);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('with no CRD installed (crds: []) nothing is pruned', async () => {
+    const server = await startApiServer({ objects: [job], crds: [] });
     try {
       const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as unknown as { spec: Record<string, unknown> };
       assert.equal(stored.spec.surprise, 'dropped');

@@ -172,11 +172,11 @@ function writeTests(w: World): void {
     const g = { apiVersion: JOB.apiVersion, kind: 'EphemeralJob', name: 'j2' };
     const j = (await kube.perform(act({ ...g, verb: 'create', body: { ...job('j2', { app: 'web' }), metadata: { name: 'j2', namespace: 'default' } } }))) as Json;
     await kube.perform(act({ ...g, verb: 'patch', patchType: 'merge', body: { metadata: { labels: { x: 'y' } } } }));
-    await kube.perform(act({ ...g, verb: 'patch', subresource: 'status', patchType: 'merge', body: { status: { active: 1 } } }));
+    await kube.perform(act({ ...g, verb: 'patch', subresource: 'status', patchType: 'merge', body: { status: { running: 1 } } }));
     const cur = (await kube.get({ ...JOB, name: 'j2' })) as Json;
-    assert.deepEqual([cur.metadata.labels.x, cur.status.active], ['y', 1]);
-    const upd = (await kube.perform(act({ ...g, verb: 'update', subresource: 'status', body: { ...cur, status: { active: 2 } } }))) as Json;
-    assert.equal(upd.status.active, 2);
+    assert.deepEqual([cur.metadata.labels.x, cur.status.running], ['y', 1]);
+    const upd = (await kube.perform(act({ ...g, verb: 'update', subresource: 'status', body: { ...cur, status: { running: 2 } } }))) as Json;
+    assert.equal(upd.status.running, 2);
     await kube.perform(act({ ...g, verb: 'update', body: { ...upd, spec: { ...upd.spec, parallelism: 3 } } }));
     assert.equal(((await kube.get({ ...JOB, name: 'j2' })) as Json).spec.parallelism, 3);
     await kube.perform(act({ ...g, verb: 'delete', body: { preconditions: { uid: j.metadata.uid } } }));
