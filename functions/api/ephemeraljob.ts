@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
 import { formatZodIssues } from './field-path.ts';
-import { labelKeyProblems, labelValueProblems } from './name-formats.ts';
+import { ephemeralContainerProblems } from './container-rules.ts';
+import { dns1123LabelProblems, labelKeyProblems, labelValueProblems } from './name-formats.ts';
 import { MAX_PARALLELISM } from './names.ts';
 
 export { formatZodIssues } from './field-path.ts';
@@ -31,7 +32,7 @@ export const EphemeralJobSpec = z.looseObject({
   replicas: count.optional(),
   parallelism: count.max(MAX_PARALLELISM).optional(),
   template: z.looseObject({
-    ephemeralContainers: z.array(EphemeralContainerTemplate).min(1),
+    ephemeralContainers: z.array(EphemeralContainerTemplate).min(1).superRefine(templateRules),
   }),
   paused: z.boolean().optional(),
   activeDeadlineSeconds: z.number().int().positive().optional(),
@@ -95,6 +96,31 @@ function selectorSyntax(s: LabelSelector, ctx: z.RefinementCtx): void {
     });
   });
 }
+
+/**
+ * What kube-apiserver would refuse in every injection of these containers, whatever the pod:
+ * named here, so the job says Error with the field rather than have each pod refuse it.
+ */
+function templateRules(containers: EphemeralContainerTemplate[], ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  containers.forEach((c, i) => {
+    const problem = (field: (string | number)[], message: string): void => void ctx.addIssue({ code: 'custom', path: [i, ...field], message });
+    for (const p of dns1123LabelProblems(c.name)) problem(['name'], `${JSON.stringify(c.name)} ${p}`);
+    if (seen.has(c.name)) problem(['name'], `duplicate name ${JSON.stringify(c.name)}`);
+    seen.add(c.name);
+    if (c.image.trim() !== c.image) problem(['image'], 'must not have leading or trailing whitespace');
+    for (const [field, allowed] of POLICIES) {
+      const v = (c as Record<string, unknown>)[field];
+      if (v !== undefined && !allowed.includes(v as string)) problem([field], `${JSON.stringify(v)} is not one of ${allowed.join(', ')}`);
+    }
+    for (const p of ephemeralContainerProblems(c)) problem(p.field.split(/[.[\]]/).filter(Boolean).map((x) => (/^\d+$/.test(x) ? Number(x) : x)), p.kind === 'required' ? 'required' : (p.message ?? p.kind));
+  });
+}
+
+const POLICIES: readonly (readonly [string, readonly string[]])[] = [
+  ['imagePullPolicy', ['Always', 'IfNotPresent', 'Never']],
+  ['terminationMessagePolicy', ['File', 'FallbackToLogsOnError']],
+];
 
 /** Parse a job's spec; on failure, a one-line message naming every bad field path. */
 export function parseEjobSpec(spec: unknown): { ok: true; spec: EphemeralJobSpec } | { ok: false; message: string } {

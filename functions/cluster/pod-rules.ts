@@ -1,6 +1,7 @@
 // Pod defaulting and validation, after k8s.io/kubernetes pkg/apis/core/v1/defaults.go,
 // pkg/apis/core/validation/validation.go and pkg/registry/core/pod/strategy.go — only the
 // rules a controller that injects ephemeral containers or swaps images can run into.
+import { ephemeralContainerProblems, type ContainerProblem } from '../api/container-rules.ts';
 import { dns1123LabelProblems } from '../api/name-formats.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { clone } from './patch.ts';
@@ -153,16 +154,6 @@ export function validatePodUpdate(next: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-/** Fields an ephemeral container may set (validation.go allowedEphemeralContainerFields). */
-const EPHEMERAL_ALLOWED = new Set([
-  'name', 'image', 'command', 'args', 'workingDir', 'envFrom', 'env', 'volumeMounts', 'volumeDevices',
-  'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'securityContext',
-  'stdin', 'stdinOnce', 'tty', 'targetContainerName',
-]);
-
-const isZero = (v: unknown): boolean =>
-  v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (isObj(v) && Object.values(v).every(isZero));
-
 function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; all: Set<string>; volumes: Set<string> }): FieldError[] {
   const path = `spec.ephemeralContainers[${i}]`;
   const errs = validateContainerCommon(ec, path);
@@ -171,20 +162,24 @@ function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; 
   else names.all.add(name);
   const target = ec.targetContainerName;
   if (typeof target === 'string' && target !== '' && !names.other.has(target)) errs.push(fieldNotFound(`${path}.targetContainerName`, target));
-  for (const [k, v] of Object.entries(ec)) {
-    if (!EPHEMERAL_ALLOWED.has(k) && !isZero(v)) errs.push(forbidden(`${path}.${k}`, 'cannot be set for an Ephemeral Container'));
-  }
   // ValidateVolumeMounts / validateVolumeDevices: a mount names one of the pod's volumes.
   for (const list of ['volumeMounts', 'volumeDevices']) {
     arr(ec[list]).forEach((vm, j) => {
-      if (!names.volumes.has(String(vm.name))) errs.push(fieldNotFound(`${path}.${list}[${j}].name`, vm.name));
+      if (typeof vm.name === 'string' && vm.name !== '' && !names.volumes.has(vm.name)) errs.push(fieldNotFound(`${path}.${list}[${j}].name`, vm.name));
     });
   }
-  arr(ec.volumeMounts).forEach((vm, j) => {
-    if (vm.subPath) errs.push(forbidden(`${path}.volumeMounts[${j}].subPath`, 'cannot be set for an Ephemeral Container'));
-    if (vm.subPathExpr) errs.push(forbidden(`${path}.volumeMounts[${j}].subPathExpr`, 'cannot be set for an Ephemeral Container'));
-  });
+  // What no pod can cure: the allow-list, env names, mount paths, ids (shared with the planner).
+  for (const p of ephemeralContainerProblems(ec)) errs.push(fieldError(`${path}.${p.field}`, p));
   return errs;
+}
+
+function fieldError(field: string, p: ContainerProblem): FieldError {
+  switch (p.kind) {
+    case 'required': return required(field);
+    case 'forbidden': return forbidden(field, p.message ?? '');
+    case 'duplicate': return duplicate(field, p.value);
+    case 'invalid': return invalid(field, p.value, p.message ?? '');
+  }
 }
 
 /**

@@ -121,6 +121,22 @@ describe('pods/ephemeralcontainers', () => {
     assert.equal(spaced.details!.causes![0]!.field, 'spec.ephemeralContainers[0].image');
   });
 
+  test('what validateContainerCommon refuses whatever the pod: env names, mount paths, ids (review)', async () => {
+    const h = await harness({ objects: [{ ...target, spec: { ...(target.spec as object), volumes: [{ name: 'data', emptyDir: {} }] } }] });
+    const s = await rejects(addEphemeral(h, {
+      name: 'dbg', image: 'busybox:1',
+      env: [{ name: '1=bad', value: 'x' }, { name: 'OK_1.x', value: 'y' }],
+      volumeMounts: [{ name: 'data' }, { name: 'data', mountPath: '/d' }, { name: 'data', mountPath: '/d' }],
+      securityContext: { runAsUser: -1 },
+    }), 422);
+    assert.deepEqual(causes(s).map((c) => c.split(':').slice(0, 2).join(':')).sort(), [
+      'spec.ephemeralContainers[0].env[0].name: FieldValueInvalid',
+      'spec.ephemeralContainers[0].securityContext.runAsUser: FieldValueInvalid',
+      'spec.ephemeralContainers[0].volumeMounts[0].mountPath: FieldValueRequired',
+      'spec.ephemeralContainers[0].volumeMounts[2].mountPath: FieldValueInvalid',
+    ]);
+  });
+
   for (const [field, value] of Object.entries({
     ports: [{ containerPort: 80 }],
     resources: { limits: { cpu: '1' } },

@@ -59,6 +59,25 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
     }
   });
 
+  test('a template kube-apiserver would refuse in every pod (a mount path twice) gets phase Error naming the field, and no pod is tried', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
+    bad.metadata = { ...bad.metadata, name: 'odd-template', uid: 'odd-template-uid' };
+    const [first] = bad.spec.template.ephemeralContainers;
+    bad.spec.template.ephemeralContainers = [{ ...first, volumeMounts: [{ name: 'a', mountPath: '/x' }, { name: 'b', mountPath: '/x' }] }];
+    const { server, deps } = await worldWith({ objects: [...objects, bad], crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', 'odd-template', 'ADDED'), deps());
+      const s = jobStatus(server, 'odd-template');
+      assert.equal(s.phase, 'Error');
+      const cond = (s.conditions as { type: string; message?: string }[]).find((c) => c.type === 'JobError');
+      assert.match(cond?.message ?? '', /spec\.template\.ephemeralContainers\[0\]\.volumeMounts\[1\]\.mountPath: must be unique/);
+      assert.equal(server.requests.filter((x) => x.path.endsWith('/ephemeralcontainers')).length, 0);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a job whose metadata does not parse is skipped with the field named, and nothing is written to it', async () => {
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     const job = objects.find((o) => o.kind === 'EphemeralJob') as { metadata: Record<string, unknown> };
