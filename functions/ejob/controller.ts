@@ -7,6 +7,7 @@ import type { Controller, Route } from '../engine/controller.ts';
 import { leaseName, type LockConfig } from '../engine/lock.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube, ObjectRef } from '../kube/kube.ts';
+import { isKubeError } from '../kube/errors.ts';
 import { jobFinished } from './finished.ts';
 import { listBeforeLeaseStands } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
@@ -67,7 +68,13 @@ async function route(event: Envelope, kube: Kube): Promise<Route> {
     const keys = stamped.map((job) => jobKey(namespace, job));
     return keys.length > 0 ? { keys } : { keys, skipped: `the relay saw no unfinished EphemeralJob in ${namespace} that concerns pod ${name}` };
   }
-  const jobs = (await kube.list(EJOB.apiVersion, EJOB.kind, namespace)).items;
+  const listed = await kube.list(EJOB.apiVersion, EJOB.kind, namespace).catch((err: unknown) => {
+    // No EphemeralJob CRD (the relay runs on for the SidecarTerminator): no job here.
+    if (isKubeError(err, 'unserved')) return null;
+    throw err;
+  });
+  if (listed === null) return { keys: [], skipped: "EphemeralJobs are not served in this cluster" };
+  const jobs = listed.items;
   const pod = await podForRouting(event, kube);
   const keys: string[] = [];
   for (const raw of jobs) {

@@ -121,7 +121,7 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
 /** The KubeError of a refusal no retry can change (a 4xx but 401, which a fresh credential may cure), if that is what `err` is. */
 function refusedForGood(err: unknown): KubeError | undefined {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof KubeError) return (e.errorClass === 'terminal' || e.errorClass === 'invalid') && e.status !== 401 ? e : undefined;
+    if (e instanceof KubeError) return (e.errorClass === 'terminal' || e.errorClass === 'invalid' || e.errorClass === 'unserved') && e.status !== 401 ? e : undefined;
   }
   return undefined;
 }

@@ -7,8 +7,12 @@ export const KUBE_ERROR_CLASSES = [
   'conflict', // 409 Conflict on a fenced write: re-read and re-plan
   'already-exists', // 409 AlreadyExists on create
   'not-found', // 404 naming an object (metav1.Status details.name): that object is absent
+  // 404 naming nothing: a path the server does not serve (a CRD not installed, or not served
+  // yet after a restart: kubernetes#71218; a subresource an older server lacks). Says nothing
+  // of any object: never "absent"; a write there is refused.
+  'unserved',
   'invalid', // 422: the request was understood and refused
-  'terminal', // any other 4xx (400, 401, 403, a 404 naming nothing: a resource not served, …): will not succeed by retrying
+  'terminal', // any other 4xx (400, 401, 403, …): will not succeed by retrying
 ] as const;
 export type KubeErrorClass = (typeof KUBE_ERROR_CLASSES)[number];
 
@@ -53,7 +57,7 @@ function classify(status: number, reason: string, name: string | undefined): Kub
   // kube-apiserver's NotFound for an object names it (details.name); a 404 that names
   // nothing is a path it does not serve (a CRD not installed or not served yet, a subresource
   // an older server lacks: kubernetes#71218), which says nothing of any object (review).
-  if (status === 404) return name ? 'not-found' : 'terminal';
+  if (status === 404) return name ? 'not-found' : 'unserved';
   if (status === 422) return 'invalid';
   return 'terminal';
 }

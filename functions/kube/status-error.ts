@@ -29,22 +29,13 @@ export function statusError(code: number, body: unknown, retryAfterHeader: strin
 
 /**
  * The answer to a read (GET, LIST) that was 404: null when it names the object read, as
- * kube-apiserver's NotFound does; anything else (a path not served, a CRD not served yet
- * after a restart: kubernetes#71218) says nothing of the object and is thrown as transient,
- * so the read is tried again rather than taken for "gone" (review: a live job's Lease was
- * deleted that way, and replicas exceeded).
+ * kube-apiserver's NotFound does; anything else (a path not served: class `unserved`) says
+ * nothing of the object and is thrown, never taken for "gone" (review: a live job's Lease
+ * was deleted that way, and replicas exceeded).
  */
 export function readNotFound(err: KubeError, name: string | undefined): null {
   if (name !== undefined && err.errorClass === 'not-found' && err.objectName === name) return null;
-  throw new KubeError({
-    status: err.status,
-    reason: err.reason,
-    message: `${err.message} (a 404 that does not name ${name === undefined ? 'an object' : `"${name}"`}: the path may not be served yet)`,
-    causes: err.causes,
-    ...(err.objectName !== undefined ? { objectName: err.objectName } : {}),
-    cause: err,
-    errorClass: 'transient',
-  });
+  throw err;
 }
 
 /** A request that got no answer (reset, refused, timed out): status 0, transient. */

@@ -96,7 +96,8 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
     return { crrs: { [name]: raw === null ? null : crrView(raw, name) }, notes: [] };
   } catch (err) {
     if (!(err instanceof KubeError) || err.errorClass === 'transient') throw err;
-    // Not readable (RBAC): creating it is idempotent, so plan as if unknown.
+    // Not readable (RBAC), or not served (OpenKruise's CRD not installed: the create's 404
+    // then says so with a Warning Event): creating it is idempotent, so plan as if unknown.
     return { crrs: {}, notes: [`ContainerRecreateRequest ${name} unreadable (${err.status}): planning without it`] };
   }
 }

@@ -21,9 +21,11 @@ export interface MemorySinkOptions {
 
 /** Errors that retrying cannot fix: a refused request (403, 401, 400, 422) or bad input. */
 function isPermanent(err: unknown): boolean {
-  // Classified errors may arrive wrapped: look a few causes deep.
+  // Classified errors may arrive wrapped: look a few causes deep, down to the first
+  // KubeError, whose class decides (its own cause is the client's business: review).
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (isKubeError(e, 'terminal', 'invalid') || e instanceof InvalidEnvelopeError || e instanceof UnknownClusterError) return true;
+    if (e instanceof InvalidEnvelopeError || e instanceof UnknownClusterError) return true;
+    if (isKubeError(e)) return isKubeError(e, 'terminal', 'invalid', 'unserved') && e.status !== 401;
   }
   return false;
 }

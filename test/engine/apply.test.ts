@@ -155,7 +155,7 @@ describe('applyPlan', () => {
     for (const action of [patch, del]) {
       const r = await applyPlan([action], deps(new ScriptedKube().answer(apiError(404, 'NotFound', 'the server could not find the requested resource'))));
       assert.equal(r.replan, false);
-      assert.deepEqual(r.refused.map((x) => x.error.errorClass), ['terminal']);
+      assert.deepEqual(r.refused.map((x) => x.error.errorClass), ['unserved']);
     }
   });
 

@@ -194,7 +194,7 @@ function writeTests(w: World): void {
 function errorTests(w: World, make: MakeKube): void {
   const cases: { name: string; fault: Json; status: number; reason: string; errorClass: string; retryAfter?: number }[] = [
     { name: '404 naming the object, on a write', fault: { status: 404, name: 'web-1' }, status: 404, reason: 'NotFound', errorClass: 'not-found' },
-    { name: '404 naming nothing (a path not served), on a write', fault: { status: 404 }, status: 404, reason: 'NotFound', errorClass: 'terminal' },
+    { name: '404 naming nothing (a path not served), on a write', fault: { status: 404 }, status: 404, reason: 'NotFound', errorClass: 'unserved' },
     { name: '409 Conflict', fault: { status: 409, reason: 'Conflict' }, status: 409, reason: 'Conflict', errorClass: 'conflict' },
     { name: '409 AlreadyExists', fault: { status: 409, reason: 'AlreadyExists' }, status: 409, reason: 'AlreadyExists', errorClass: 'already-exists' },
     { name: '422 Invalid', fault: { status: 422 }, status: 422, reason: 'Invalid', errorClass: 'invalid' },
@@ -218,13 +218,13 @@ function errorTests(w: World, make: MakeKube): void {
     assert.ok(e.causes.length > 0 && e.causes.every((x) => typeof x.field === 'string'), JSON.stringify(e.causes));
   });
 
-  test('a 404 that does not name the object read is thrown as transient, never read as "absent"', async () => {
+  test('a 404 that does not name the object read is thrown, never read as "absent"', async () => {
     w().server.faults.add({ method: 'GET', pathIncludes: '/pods/web-1', status: 404, message: 'the server could not find the requested resource' });
-    assert.equal((await rejects(w().kube.get(POD))).errorClass, 'transient');
+    assert.equal((await rejects(w().kube.get(POD))).errorClass, 'unserved');
     w().server.faults.add({ method: 'GET', pathIncludes: '/pods/web-1', status: 404, name: 'web-2' });
-    assert.equal((await rejects(w().kube.get(POD))).errorClass, 'transient');
+    assert.equal((await rejects(w().kube.get(POD))).errorClass, 'not-found');
     w().server.faults.add({ method: 'GET', pathIncludes: '/pods', status: 404, message: 'the server could not find the requested resource' });
-    assert.equal((await rejects(w().kube.list('v1', 'Pod', 'default'))).errorClass, 'transient');
+    assert.equal((await rejects(w().kube.list('v1', 'Pod', 'default'))).errorClass, 'unserved');
     assert.equal(await w().kube.get({ ...POD, name: 'no-such-pod' }), null, "kube-apiserver's own NotFound names the pod: absent");
   });
 

@@ -26,12 +26,13 @@ async function transient(p: Promise<unknown>, what: string): Promise<void> {
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' };
 const unserved = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 });
 
-test('a 404 that names no object (a path not served yet) is no "absent" on a read: it is tried again', async () => {
+test('a 404 that names no object (a path not served) is no "absent" on a read: it is thrown, classed unserved', async () => {
   const srv = await answering(404, unserved);
   try {
     const kube = createHttpsKube({ server: srv.url });
-    await transient(kube.get(POD), 'get');
-    await transient(kube.list('v1', 'Pod', 'ns'), 'list');
+    const isUnserved = (err: unknown): boolean => err instanceof KubeError && err.errorClass === 'unserved';
+    await assert.rejects(kube.get(POD), isUnserved);
+    await assert.rejects(kube.list('v1', 'Pod', 'ns'), isUnserved);
   } finally {
     await srv.close();
   }

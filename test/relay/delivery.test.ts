@@ -488,6 +488,14 @@ describe('the memory sink\'s dead-letter path', () => {
     assert.equal(calls, 6);
   });
 
+  test('the first KubeError in the cause chain decides: a retryable error wrapping a final one is retried', async () => {
+    const sink = memorySink(async () => {
+      throw new KubeError({ status: 503, message: 'unavailable', cause: refused });
+    }, () => undefined);
+    const [out] = await sink.send([message('a')]);
+    assert.deepEqual(out, { ok: false, error: 'unavailable' });
+  });
+
   test('keys of an envelope refused for good beside others that were handled: its requeue is kept, and it is reported permanent with those keys named', async () => {
     const requeued: number[] = [];
     const sink = memorySink(async () => ({ requeueAfterSeconds: 5, failed: [{ controller: 'ejob', key: 'EphemeralJob/default/bad', error: refused }] }), (_e, ms) => void requeued.push(ms));

@@ -160,7 +160,7 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
 /** The KubeError in an error's cause chain, when its class says retrying cannot succeed. */
 function finalKubeError(err: unknown): KubeError | undefined {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof KubeError) return e.errorClass === 'terminal' || e.errorClass === 'invalid' ? e : undefined;
+    if (e instanceof KubeError) return e.errorClass === 'terminal' || e.errorClass === 'invalid' || e.errorClass === 'unserved' ? e : undefined;
   }
   return undefined;
 }
