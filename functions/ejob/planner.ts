@@ -134,7 +134,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const status = planStatus(job, { counts, phase, targets, now, ...(failedBy ? { failedBy } : {}), ...(unfit ? { unfit } : {}) });
   const seals = decided.write !== undefined && decided !== claims;
   const afterSeal = (a: Action): Action => (seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
-  actions.push(...status.write.map((a) => afterSeal({ ...a, group: 'report' })));
+  // The status counts the pods claimed here as waiting: it waits on the claim (review: with
+  // the Lease refused it said 2 waiting where nothing was claimed).
+  const afterClaim = (a: Action): Action => (claims.inject.length > 0 ? { ...a, requires: LEASE_WRITE } : a);
+  actions.push(...status.write.map((a) => afterSeal(afterClaim({ ...a, group: 'report' }))));
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict.map(afterSeal));
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
-import { KubeError } from '../kube/errors.ts';
+import { isKubeError, KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
@@ -152,12 +152,11 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
       if (attempt < maxReplans) await sleep(conflictBackoff(deps.conflictBackoffMs ?? 10, attempt));
       continue;
     }
-    const requeueAfterSeconds = nextLook(plan, r);
     if (r.refused.length > 0) {
-      await reportRefusals(r.refused, deps);
-      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds };
+      const again = await reportRefusals(r.refused, deps);
+      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds: afterRefusal(plan, again) };
     }
-    return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds };
+    return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds: nextLook(plan, r) };
   }
   deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };
@@ -169,16 +168,29 @@ const MIN_REQUEUE_SECONDS = 1;
 /** When an action was refused or withheld and the plan says nothing sooner (Plan.retryAfterSeconds). */
 const RETRY_AFTER_SECONDS = 10;
 
+/** When the same refusal was met before (its Warning Event is there already): a refusal for good waits on a person. */
+const REFUSED_AGAIN_SECONDS = 120;
+
+/**
+ * When to look again after a refusal: the plan's retry, or, when this very refusal was met
+ * before, REFUSED_AGAIN_SECONDS. Never the plan's own sooner look: it assumed the refused
+ * write took effect (review: a TTL deletion refused was tried every second, for good; a
+ * refused claim every 5–10 s, 60 requests a minute per job).
+ */
+function afterRefusal(plan: Plan, again: boolean): number {
+  const retry = plan.retryAfterSeconds ?? RETRY_AFTER_SECONDS;
+  return Math.max(MIN_REQUEUE_SECONDS, again ? Math.max(retry, REFUSED_AGAIN_SECONDS) : retry);
+}
+
 /** When to look at a key again after applying its plan. */
 function nextLook(plan: Plan, r: ApplyResult): number | undefined {
   // An action sent too late was skipped, or an injection met containers of its names that
   // may not be ours: look again soon rather than at the plan's leisure (the change that
   // brought them may be held by the relay, and our own status write is not forwarded).
   const soon = r.expired.length > 0 || r.namesTaken.length > 0 ? 1 : undefined;
-  // Refused for good, or withheld after what it follows was: what the plan wanted is not
-  // done, and nothing may bring the key back (review: a refused injection left a status
-  // counting it as waiting until the next resync).
-  const retry = r.refused.length > 0 || r.withheld.length > 0 ? (plan.retryAfterSeconds ?? RETRY_AFTER_SECONDS) : undefined;
+  // Withheld after what it follows did not take effect: what the plan wanted is not done,
+  // and nothing may bring the key back (refusals: afterRefusal).
+  const retry = r.withheld.length > 0 ? (plan.retryAfterSeconds ?? RETRY_AFTER_SECONDS) : undefined;
   const next = minRequeue(minRequeue(plan.requeueAfterSeconds, soon), retry);
   return next === undefined ? undefined : Math.max(MIN_REQUEUE_SECONDS, next);
 }
@@ -195,16 +207,21 @@ function uidOf(action: Action): { uid?: string } {
   return uid ? { uid } : {};
 }
 
-/** A refused write is recorded as a Warning Event on the object, once per distinct refusal (all at once). */
-async function reportRefusals(refused: { action: Action; error: Error }[], deps: EngineDeps): Promise<void> {
+/**
+ * A refused write is recorded as a Warning Event on the object, once per distinct refusal
+ * (all at once). True when one of them was there already: the same refusal met again.
+ */
+async function reportRefusals(refused: { action: Action; error: Error }[], deps: EngineDeps): Promise<boolean> {
   const events = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => ({
     ...eventAction(
       { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name, ...uidOf(action) },
       { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${error.message}` },
       deps.clock(),
     ),
-    group: 'refusals',
   }));
   // Best effort: a refusal that cannot be recorded does not fail the reconcile that met it.
-  await applyPlan(events, { kube: deps.kube, logger: deps.logger }).catch(() => undefined);
+  // A Warning that cannot be written for good (no right to create Events) says nothing of
+  // repeats: taken as one, so the key backs off rather than looks every few seconds.
+  const seen = await Promise.all(events.map((ev) => deps.kube.perform(ev).then(() => false, (err: unknown) => isKubeError(err, 'already-exists', 'terminal', 'invalid', 'unserved'))));
+  return seen.some(Boolean);
 }

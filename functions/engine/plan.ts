@@ -74,10 +74,10 @@ export interface Plan {
   /** Look again after this long (TTL, deadline, polling for kubelet progress). */
   requeueAfterSeconds?: number;
   /**
-   * Look again after at most this long when an action was refused for good or withheld
-   * because one it follows did not take effect (engine.ts; default 10 s): an injection
-   * refused leaves its claim to be made again after a while, and the status that would have
-   * counted it is not written meanwhile.
+   * Look again after this long when an action was refused for good, or withheld because one
+   * it follows did not take effect (engine.ts; default 10 s; two minutes once the same
+   * refusal was met before): an injection refused leaves its claim to be made again after a
+   * while.
    */
   retryAfterSeconds?: number;
   /** Human-readable notes on what was decided and why (logged, never acted on). */

@@ -146,3 +146,28 @@ test('the Warning Event of a refused write names the object by uid, so `kubectl 
     assert.deepEqual(refusals.sort(), [['EphemeralJob', 'job-uid'], ['Pod', 'pod-uid-0']]);
   } finally { await server.close(); }
 });
+
+test('the same refusal met again backs off to two minutes; a status write never counts pods whose claim was refused', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 2 }) });
+  try {
+    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden', times: Infinity });
+    const looks: (number | null)[] = [];
+    for (let i = 0; i < 3; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
+    assert.deepEqual(looks, [5, 120, 120], 'first when the claim may be made again, then the repeat waits on a person');
+    assert.equal(jobStatus(server, 'probe').waiting, undefined, 'no status says pods are waiting when no claim was written');
+  } finally { await server.close(); }
+});
+
+test('a TTL deletion refused for good is not tried every second', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  try {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    finish(server, 'web-0', 0);
+    await handle(envelopeFor('Pod', NS, 'web-0'), deps());
+    assert.equal(jobStatus(server, 'probe').phase, 'Succeeded');
+    server.faults.add({ method: 'DELETE', pathIncludes: '/ephemeraljobs/probe', status: 403, reason: 'Forbidden', message: 'cannot delete resource "ephemeraljobs"', times: Infinity });
+    const looks: (number | null)[] = [];
+    for (let i = 0; i < 2; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
+    assert.deepEqual(looks, [10, 120]);
+  } finally { await server.close(); }
+});
