@@ -72,7 +72,10 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
     const res = await send(req, headers);
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
     if (date) clock.seen(date);
-    if (res.status >= 200 && res.status < 300) return decode(res.body) ?? parseBody(req, res, reads !== undefined);
+    if (res.status >= 200 && res.status < 300) {
+      const v = decode(res.body) ?? parseBody(req, res, reads !== undefined);
+      return reads === undefined ? v : anObject(req, v);
+    }
     const err = statusError(res.status, res.body.toString('utf8'), headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
     if (reads !== undefined && res.status === 404) return readNotFound(err, reads.name);
     throw err;
@@ -104,8 +107,16 @@ function toList(body: unknown): ObjectList<unknown> {
   const list = (body ?? {}) as { items?: unknown; metadata?: { resourceVersion?: string } };
   // kube-apiserver always sends `"items": []`; a list without them is no answer (a proxy's
   // empty 200), never "nothing there" (review: a job was sealed Failed from one).
+  // Go writes a nil slice as null: no items.
+  if (list.items === null) return { items: [], resourceVersion: list.metadata?.resourceVersion };
   if (!Array.isArray(list.items)) throw new KubeError({ status: 0, reason: 'NetworkError', message: 'the API server answered a LIST without items' });
   return { items: list.items, resourceVersion: list.metadata?.resourceVersion };
+}
+
+/** A read's 2xx answer must be an object (a GET answered `null` is no answer, never "absent"). */
+function anObject(req: Req, v: unknown): unknown {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v;
+  throw new KubeError({ status: 0, reason: 'NetworkError', message: `${req.method} ${req.path}: the API server answered with no object` });
 }
 
 function actionRequest(a: Action): Req {

@@ -70,10 +70,21 @@ for (const [label, status, body] of [['an empty 200', 200, ''], ['a 200 of {}', 
   });
 }
 
-test('an empty 200 to a GET is no answer, never an object with nothing in it', async () => {
-  const srv = await answering(200, '');
+for (const [label, body] of [['an empty 200', ''], ['a 200 of null', 'null'], ['a 200 of a list', '[]']] as const) {
+  test(`${label} to a GET is no answer, never "absent" nor an object with nothing in it`, async () => {
+    const srv = await answering(200, body);
+    try {
+      await transient(createHttpsKube({ server: srv.url }).get(POD), 'get');
+    } finally {
+      await srv.close();
+    }
+  });
+}
+
+test("a LIST whose items are null (Go's nil slice) is an empty list", async () => {
+  const srv = await answering(200, '{"kind":"PodList","metadata":{"resourceVersion":"5"},"items":null}');
   try {
-    await transient(createHttpsKube({ server: srv.url }).get(POD), 'get');
+    assert.deepEqual(await createHttpsKube({ server: srv.url }).list('v1', 'Pod', 'ns'), { items: [], resourceVersion: '5' });
   } finally {
     await srv.close();
   }
