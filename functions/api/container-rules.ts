@@ -13,16 +13,30 @@ export interface ContainerProblem {
   message?: string;
 }
 
-/** The fields an ephemeral container may set (validateFieldAllowList in kube-apiserver). */
-export const EPHEMERAL_ALLOWED: ReadonlySet<string> = new Set([
-  'name', 'image', 'command', 'args', 'workingDir', 'envFrom', 'env', 'volumeMounts', 'volumeDevices',
-  'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'securityContext',
-  'stdin', 'stdinOnce', 'tty', 'targetContainerName',
-]);
+/**
+ * The core/v1 Container fields an ephemeral container may not set (the ones outside
+ * validateFieldAllowList's list). A key that is no Container field at all is dropped by the
+ * API server when it decodes the request, as OpenKruise's controller drops it: no refusal.
+ */
+const NOT_ALLOWED = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const;
 
-/** Go's zero value, which the allow-list lets through (a field set to its zero is not set). */
-export const isZero = (v: unknown): boolean =>
-  v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every(isZero));
+/**
+ * Set, as validateFieldAllowList judges it: anything but Go's zero value after decoding. A
+ * list or a pointer is set once present, even empty (`ports: []`, `lifecycle: {}`); the one
+ * struct, `resources`, once one of its fields is.
+ */
+function isSet(field: string, v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (field === 'resources') return typeof v !== 'object' || Object.values(v).some((x) => x !== undefined && x !== null);
+  return true;
+}
+
+/** Go's strings.TrimSpace trims Unicode White_Space, which is not JS's \s (no U+FEFF, but U+0085). */
+export function hasOuterSpace(s: string): boolean {
+  return GO_SPACE.test(s.charAt(0)) || GO_SPACE.test(s.charAt(s.length - 1));
+}
+
+const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 
 const MAX_ID = 2147483647;
 
@@ -35,8 +49,8 @@ const MAX_ID = 2147483647;
  */
 export function ephemeralContainerProblems(c: Record<string, unknown>): ContainerProblem[] {
   const out: ContainerProblem[] = [];
-  for (const [k, v] of Object.entries(c)) {
-    if (!EPHEMERAL_ALLOWED.has(k) && !isZero(v)) out.push({ field: k, kind: 'forbidden', message: 'cannot be set for an Ephemeral Container' });
+  for (const k of NOT_ALLOWED) {
+    if (isSet(k, c[k])) out.push({ field: k, kind: 'forbidden', message: 'cannot be set for an Ephemeral Container' });
   }
   items(c['env']).forEach((e, i) => {
     const name = e['name'];
@@ -50,7 +64,7 @@ export function ephemeralContainerProblems(c: Record<string, unknown>): Containe
     if (typeof path !== 'string' || path === '') out.push({ field: `volumeMounts[${i}].mountPath`, kind: 'required' });
     else if (paths.has(path)) out.push({ field: `volumeMounts[${i}].mountPath`, kind: 'invalid', value: path, message: 'must be unique' });
     else paths.add(path);
-    for (const k of ['subPath', 'subPathExpr']) if (!isZero(m[k])) out.push({ field: `volumeMounts[${i}].${k}`, kind: 'forbidden', message: 'cannot be set for an Ephemeral Container' });
+    for (const k of ['subPath', 'subPathExpr']) if (typeof m[k] === 'string' && m[k] !== '') out.push({ field: `volumeMounts[${i}].${k}`, kind: 'forbidden', message: 'cannot be set for an Ephemeral Container' });
   });
   const sc = c['securityContext'];
   if (typeof sc === 'object' && sc !== null) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
 import { formatZodIssues } from './field-path.ts';
-import { ephemeralContainerProblems } from './container-rules.ts';
+import { ephemeralContainerProblems, hasOuterSpace } from './container-rules.ts';
 import { dns1123LabelProblems, labelKeyProblems, labelValueProblems } from './name-formats.ts';
 import { MAX_PARALLELISM } from './names.ts';
 
@@ -16,7 +16,7 @@ export { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB, EJOB_CLEANUP_FINALIZER, EJOB_
 export const EphemeralContainerTemplate = z.looseObject({
   name: z.string().min(1),
   image: z.string().min(1),
-  env: z.array(z.looseObject({ name: z.string().min(1), value: z.string().optional() })).optional(),
+  env: z.array(z.looseObject({ name: z.string().min(1), value: z.string().nullish() })).nullish(),
   targetContainerName: z.string().optional(),
 });
 export type EphemeralContainerTemplate = z.infer<typeof EphemeralContainerTemplate>;
@@ -108,10 +108,11 @@ function templateRules(containers: EphemeralContainerTemplate[], ctx: z.Refineme
     for (const p of dns1123LabelProblems(c.name)) problem(['name'], `${JSON.stringify(c.name)} ${p}`);
     if (seen.has(c.name)) problem(['name'], `duplicate name ${JSON.stringify(c.name)}`);
     seen.add(c.name);
-    if (c.image.trim() !== c.image) problem(['image'], 'must not have leading or trailing whitespace');
+    if (hasOuterSpace(c.image)) problem(['image'], 'must not have leading or trailing whitespace');
     for (const [field, allowed] of POLICIES) {
       const v = (c as Record<string, unknown>)[field];
-      if (v !== undefined && !allowed.includes(v as string)) problem([field], `${JSON.stringify(v)} is not one of ${allowed.join(', ')}`);
+      // "" and null are unset: the API server defaults them.
+      if (v !== undefined && v !== null && v !== '' && !allowed.includes(v as string)) problem([field], `${JSON.stringify(v)} is not one of ${allowed.join(', ')}`);
     }
     for (const p of ephemeralContainerProblems(c)) problem(p.field.split(/[.[\]]/).filter(Boolean).map((x) => (/^\d+$/.test(x) ? Number(x) : x)), p.kind === 'required' ? 'required' : (p.message ?? p.kind));
   });

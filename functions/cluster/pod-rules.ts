@@ -1,7 +1,7 @@
 // Pod defaulting and validation, after k8s.io/kubernetes pkg/apis/core/v1/defaults.go,
 // pkg/apis/core/validation/validation.go and pkg/registry/core/pod/strategy.go — only the
 // rules a controller that injects ephemeral containers or swaps images can run into.
-import { ephemeralContainerProblems, type ContainerProblem } from '../api/container-rules.ts';
+import { ephemeralContainerProblems, hasOuterSpace, type ContainerProblem } from '../api/container-rules.ts';
 import { dns1123LabelProblems } from '../api/name-formats.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { clone } from './patch.ts';
@@ -27,8 +27,9 @@ function imageTag(image: string): string {
 export function defaultContainer(c: Obj): void {
   // An image that does not parse (e.g. missing) has no tag, so it defaults to IfNotPresent.
   if (!c.imagePullPolicy) c.imagePullPolicy = typeof c.image === 'string' && c.image.trim() && imageTag(c.image) === 'latest' ? 'Always' : 'IfNotPresent';
-  c.terminationMessagePath ??= '/dev/termination-log';
-  c.terminationMessagePolicy ??= 'File';
+  // Go's defaulting sees "" and null as unset alike.
+  if (!c.terminationMessagePath) c.terminationMessagePath = '/dev/termination-log';
+  if (!c.terminationMessagePolicy) c.terminationMessagePolicy = 'File';
   for (const p of arr(c.ports)) p.protocol ??= 'TCP';
 }
 
@@ -50,7 +51,7 @@ function validateContainerCommon(c: Container, path: string): FieldError[] {
   if (!c.name) errs.push(required(`${path}.name`));
   else for (const m of dns1123LabelProblems(String(c.name))) errs.push(invalid(`${path}.name`, c.name, m));
   if (!c.image) errs.push(required(`${path}.image`));
-  else if (String(c.image).trim() !== c.image) errs.push(invalid(`${path}.image`, c.image, 'must not have leading or trailing whitespace'));
+  else if (hasOuterSpace(String(c.image))) errs.push(invalid(`${path}.image`, c.image, 'must not have leading or trailing whitespace'));
   const tmp = c.terminationMessagePolicy;
   if (tmp !== 'File' && tmp !== 'FallbackToLogsOnError') errs.push(tmp ? notSupported(`${path}.terminationMessagePolicy`, tmp, ['File', 'FallbackToLogsOnError']) : required(`${path}.terminationMessagePolicy`));
   const ipp = c.imagePullPolicy;

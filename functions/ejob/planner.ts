@@ -117,8 +117,11 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded };
   const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
+  const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
+  // The status should the claim be refused: the claimed pods still pending (review).
+  const unclaimed = injecting.size > 0 ? judge(targets.map((t) => ({ ...t }))) : undefined;
   for (const t of targets) if (injecting.has(t.pod.metadata.name)) t.state = 'waiting'; // what the status will say once injected
-  const { counts, phase, failedBy, unfit } = outcome({ spec, targets, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
+  const { counts, phase, failedBy, unfit } = judge(targets);
 
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
@@ -134,19 +137,29 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const status = planStatus(job, { counts, phase, targets, now, ...(failedBy ? { failedBy } : {}), ...(unfit ? { unfit } : {}) });
   const seals = decided.write !== undefined && decided !== claims;
   const afterSeal = (a: Action): Action => (seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
-  // The status counts the pods claimed here as waiting: it waits on the claim (review: with
-  // the Lease refused it said 2 waiting where nothing was claimed).
-  const afterClaim = (a: Action): Action => (claims.inject.length > 0 ? { ...a, requires: LEASE_WRITE } : a);
+  // The status counts the pods claimed here as waiting, so it waits on the claim; should the
+  // claim be refused, the status without them goes instead (review: it said 2 waiting where
+  // nothing was claimed, and then, gated alone, froze the other pods' exits).
+  const afterClaim = (a: Action): Action => (unclaimed ? { ...a, requires: LEASE_WRITE } : a);
   actions.push(...status.write.map((a) => afterSeal(afterClaim({ ...a, group: 'report' }))));
+  if (unclaimed) {
+    const otherwise = planStatus(job, { counts: unclaimed.counts, phase: unclaimed.phase, targets, now, ...(unclaimed.failedBy ? { failedBy: unclaimed.failedBy } : {}), ...(unclaimed.unfit ? { unfit: unclaimed.unfit } : {}) });
+    actions.push(...otherwise.write.map((a) => ({ ...a, group: 'report', unless: LEASE_WRITE })));
+  }
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict.map(afterSeal));
 
   const unfitPods = targets.flatMap((t) => (t.why === undefined ? [] : [`pod ${t.pod.metadata.name} failed: its containers cannot go into it (${t.why})`]));
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...unfitPods, ...claims.notes];
   const finished = phase === 'Succeeded' || phase === 'Failed';
-  const requeue = [deadlineExceeded ? undefined : deadlineIn, claims.requeueAfterSeconds, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
-  // An injection refused or withheld: its claim may be made again once renewable (step 8).
-  return { actions, requeueAfterSeconds: requeue, notes, ...(claims.inject.length > 0 ? { retryAfterSeconds: Math.ceil(renewAfterMs(lease.cfg) / 1000) } : {}) };
+  const due = [deadlineExceeded ? undefined : deadlineIn, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
+  const requeue = minRequeue(due, claims.requeueAfterSeconds);
+  return {
+    actions, requeueAfterSeconds: requeue, notes, subject: jobRef(job),
+    ...(due !== undefined ? { dueAfterSeconds: due } : {}),
+    // An injection refused or withheld: its claim may be made again once renewable (step 8).
+    ...(claims.inject.length > 0 ? { retryAfterSeconds: Math.ceil(renewAfterMs(lease.cfg) / 1000) } : {}),
+  };
 }
 
 /**
@@ -183,7 +196,10 @@ function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string):
  * holds a slot (`recorded`); else from the targets, or every replica spent on pods that are
  * gone (`gone`).
  */
-function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: () => Verdict | undefined }): { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined; unfit: string | undefined } {
+/** What the targets come to: counts, phase, and why a Failed verdict failed. */
+type Outcome = { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined; unfit: string | undefined };
+
+function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: () => Verdict | undefined }): Outcome {
   // A verdict sealed before comes first: the pods it was decided from may have changed since.
   const recorded = o.recorded();
   if (recorded) {
@@ -442,7 +458,7 @@ function injectedEvent(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod
 /** A job with a bad spec: phase Error and a JobError condition naming the fields. */
 function planInvalid(job: EphemeralJobObject, message: string, at: { now: Date; createdTtl: number | undefined }): Plan {
   const { now, createdTtl } = at;
-  const requeue = createdTtl === undefined ? {} : { requeueAfterSeconds: createdTtl };
+  const requeue = { subject: jobRef(job), ...(createdTtl === undefined ? {} : { requeueAfterSeconds: createdTtl, dueAfterSeconds: createdTtl }) };
   const prev = job.status ?? {};
   const conditions = mergeConditions(prev.conditions ?? [], [
     { type: 'Initialized', status: 'True', reason: 'Initialized' },

@@ -153,7 +153,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
       continue;
     }
     if (r.refused.length > 0) {
-      const again = await reportRefusals(r.refused, deps);
+      const again = await reportRefusals(r.refused, plan.subject, deps);
       return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds: afterRefusal(plan, again) };
     }
     return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds: nextLook(plan, r) };
@@ -179,7 +179,9 @@ const REFUSED_AGAIN_SECONDS = 120;
  */
 function afterRefusal(plan: Plan, again: boolean): number {
   const retry = plan.retryAfterSeconds ?? RETRY_AFTER_SECONDS;
-  return Math.max(MIN_REQUEUE_SECONDS, again ? Math.max(retry, REFUSED_AGAIN_SECONDS) : retry);
+  // A deadline or TTL comes due whatever was refused (review: a deadline acted 106 s late).
+  const backOff = minRequeue(again ? Math.max(retry, REFUSED_AGAIN_SECONDS) : retry, plan.dueAfterSeconds) ?? retry;
+  return Math.max(MIN_REQUEUE_SECONDS, backOff);
 }
 
 /** When to look at a key again after applying its plan. */
@@ -200,6 +202,17 @@ export function conflictBackoff(baseMs: number, attempt: number, random: () => n
   return baseMs * 2 ** attempt * (1 + random());
 }
 
+/**
+ * What a refusal's Warning Event is about: the object written when it is the plan's subject
+ * or a pod, else the subject (a refused Lease or CRR write is shown on the job or the pod,
+ * where `kubectl describe` looks: review).
+ */
+function aboutRefused(action: Action, subject: Plan['subject']): { apiVersion: string; kind: string; namespace: string; name: string; uid?: string } {
+  const own = { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name, ...uidOf(action) };
+  if (subject === undefined || action.kind === 'Pod' || (action.kind === subject.kind && action.name === subject.name && action.namespace === subject.namespace)) return own;
+  return { ...subject, ...(subject.uid ? { uid: subject.uid } : {}) };
+}
+
 /** The uid of the object an action writes, if known: `kubectl describe` shows only the Events that name it. */
 function uidOf(action: Action): { uid?: string } {
   const fromBody = (action.body as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
@@ -211,17 +224,18 @@ function uidOf(action: Action): { uid?: string } {
  * A refused write is recorded as a Warning Event on the object, once per distinct refusal
  * (all at once). True when one of them was there already: the same refusal met again.
  */
-async function reportRefusals(refused: { action: Action; error: Error }[], deps: EngineDeps): Promise<boolean> {
+async function reportRefusals(refused: { action: Action; error: Error }[], subject: Plan['subject'], deps: EngineDeps): Promise<boolean> {
   const events = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => ({
     ...eventAction(
-      { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name, ...uidOf(action) },
+      aboutRefused(action, subject),
       { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${error.message}` },
       deps.clock(),
     ),
   }));
   // Best effort: a refusal that cannot be recorded does not fail the reconcile that met it.
-  // A Warning that cannot be written for good (no right to create Events) says nothing of
-  // repeats: taken as one, so the key backs off rather than looks every few seconds.
-  const seen = await Promise.all(events.map((ev) => deps.kube.perform(ev).then(() => false, (err: unknown) => isKubeError(err, 'already-exists', 'terminal', 'invalid', 'unserved'))));
+  // A Warning that cannot be written for good (no right to create Events, its namespace
+  // missing) says nothing of repeats: taken as one, so the key backs off rather than looks
+  // every few seconds.
+  const seen = await Promise.all(events.map((ev) => deps.kube.perform(ev).then(() => false, (err: unknown) => isKubeError(err, 'already-exists', 'not-found', 'terminal', 'invalid', 'unserved'))));
   return seen.some(Boolean);
 }

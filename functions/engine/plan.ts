@@ -66,6 +66,12 @@ export interface Action {
    * again soon (engine.ts).
    */
   requires?: string | readonly string[];
+  /**
+   * Send this action only if the action with this `id` did not take effect (refused,
+   * withheld, too late): the other of two versions of a write, e.g. a status that does not
+   * count the pods a refused claim was for. Skipped silently otherwise.
+   */
+  unless?: string;
 }
 
 /** A planner's output. */
@@ -80,6 +86,17 @@ export interface Plan {
    * while.
    */
   retryAfterSeconds?: number;
+  /**
+   * Of `requeueAfterSeconds`, the looks due by time alone, whatever the writes do (a
+   * deadline, a TTL): kept after a refusal, which otherwise waits its back-off.
+   */
+  dueAfterSeconds?: number;
+  /**
+   * The object the plan is about (the job, the pod): a refused write to another object (the
+   * job's Lease, a CRR) is reported with a Warning Event on it, where `kubectl describe`
+   * looks, besides nothing on an object that may not exist.
+   */
+  subject?: { apiVersion: string; kind: string; namespace: string; name: string; uid?: string };
   /** Human-readable notes on what was decided and why (logged, never acted on). */
   notes?: string[];
 }

@@ -86,6 +86,7 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
 }
 
 const END_POD = 'end-pod';
+const CRR_CREATE = 'crr';
 
 function assemble(ctx: Ctx): Plan {
   const actions: Action[] = [];
@@ -94,9 +95,10 @@ function assemble(ctx: Ctx): Plan {
     // code is ignored (their exit must not decide the phase), only once that write took effect.
     actions.push({ ...endPodAction(ctx.ref, ctx.end, ctx.now), id: END_POD });
     actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator set the pod's phase to ${ctx.end.phase}: ${ctx.end.why}`, discriminator: `end/${ctx.end.reason}` }, ctx.now), requires: END_POD });
-    actions.push(...ctx.actions.map((a) => ({ requires: END_POD, ...a })));
+    actions.push(...ctx.actions.map((a) => ({ ...a, requires: [END_POD, ...[a.requires ?? []].flat()] })));
   } else actions.push(...ctx.actions);
-  const p: Plan = { actions, notes: ctx.notes };
+  // A refused CRR create is reported on the pod, where `kubectl describe pod` looks.
+  const p: Plan = { actions, notes: ctx.notes, subject: { apiVersion: 'v1', kind: 'Pod', namespace: ctx.ref.namespace, name: ctx.ref.pod.metadata.name, uid: ctx.ref.uid } };
   if (ctx.requeueAfterSeconds !== undefined) p.requeueAfterSeconds = ctx.requeueAfterSeconds;
   return p;
 }
@@ -161,9 +163,10 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
     return;
   }
   const list = stage.sidecars.map((s) => s.name);
-  ctx.actions.push(crrAction(ctx.ref, stage));
+  ctx.actions.push({ ...crrAction(ctx.ref, stage), id: CRR_CREATE });
   lookAgainWhenStuck(ctx);
-  ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using crr`, discriminator: `crr/${stage.stage}` }, ctx.now));
+  // Said only once the CRR is there (review: said while OpenKruise's CRD was missing).
+  ctx.actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using crr`, discriminator: `crr/${stage.stage}` }, ctx.now), requires: CRR_CREATE });
 }
 
 function viaSignal(ctx: Ctx, stage: Stage): void {

@@ -154,7 +154,8 @@ test('the same refusal met again backs off to two minutes; a status write never 
     const looks: (number | null)[] = [];
     for (let i = 0; i < 3; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [5, 120, 120], 'first when the claim may be made again, then the repeat waits on a person');
-    assert.equal(jobStatus(server, 'probe').waiting, undefined, 'no status says pods are waiting when no claim was written');
+    const status = jobStatus(server, 'probe');
+    assert.deepEqual([status.phase, status.match, status.waiting], ['Waiting', 3, 0], 'the status without the pods whose claim was refused');
   } finally { await server.close(); }
 });
 
@@ -169,5 +170,33 @@ test('a TTL deletion refused for good is not tried every second', async () => {
     const looks: (number | null)[] = [];
     for (let i = 0; i < 2; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [10, 120]);
+  } finally { await server.close(); }
+});
+
+test('the lock namespace missing: the refusal is shown on the job, the status is written without the claim, and the key backs off', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 1 }) });
+  try {
+    // What kube-apiserver answers a create in a namespace that does not exist (a GET there names the object).
+    server.faults.add({ method: 'POST', pathIncludes: '/namespaces/ephemera-system/', status: 404, reason: 'NotFound', name: 'ephemera-system', message: 'namespaces "ephemera-system" not found', times: Infinity });
+    const looks: (number | null)[] = [];
+    for (let i = 0; i < 2; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
+    assert.deepEqual(looks, [5, 120]);
+    const onJob = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { reason?: string; involvedObject?: { kind?: string; uid?: string } }).filter((e) => e.reason === 'ActionRefused');
+    assert.deepEqual(onJob.map((e) => [e.involvedObject?.kind, e.involvedObject?.uid]), [['EphemeralJob', 'job-uid']]);
+    assert.equal(jobStatus(server, 'probe').phase, 'Waiting');
+  } finally { await server.close(); }
+});
+
+test('a refusal does not hold back the deadline: the key comes back when it is due', async () => {
+  const created = new Date(Date.now() - 5_000).toISOString();
+  const withDeadline = objects({ pods: 1, parallelism: 1 }).map((o) => ((o as { kind: string }).kind === 'EphemeralJob' ? { ...(o as object), metadata: { ...(o as { metadata: object }).metadata, creationTimestamp: created }, spec: { ...(o as { spec: object }).spec, activeDeadlineSeconds: 45 } } : o));
+  const { server, deps } = await worldWith({ objects: withDeadline, now: () => new Date() });
+  try {
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
+    const first = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+    const second = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+    assert.deepEqual([first.keys[0]?.outcome, second.keys[0]?.outcome], ['refused', 'refused']);
+    assert.equal(first.requeueAfterSeconds, 5, "the claim's retry");
+    assert.ok(second.requeueAfterSeconds !== null && second.requeueAfterSeconds > 30 && second.requeueAfterSeconds <= 40, `a repeat comes back at the deadline (in ~40 s), not in 120 s: ${second.requeueAfterSeconds}`);
   } finally { await server.close(); }
 });

@@ -33,3 +33,14 @@ test('without the EphemeralJob CRD a pod event still reaches the SidecarTerminat
   assert.equal(w.crrs().length, 1);
   assert.notEqual(r.requeueAfterSeconds, null);
 });
+
+test("the CRR refused because OpenKruise's CRD is missing: the Warning is on the pod, and no Event says a CRR is trying", async (t) => {
+  const w = await sidecarWorld([mainAndSidecar('job-1')], { kubelet: (server) => new NoDaemon(server, jobPolicy()) });
+  t.after(() => w.close());
+  w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+  w.server.faults.add({ pathIncludes: '/containerrecreaterequests', ...notServed });
+  await handle(envelopeFor('Pod', NS, 'job-1'), w.deps());
+  const events = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { reason?: string; message?: string; involvedObject?: { kind?: string } });
+  assert.deepEqual(events.filter((e) => e.reason === 'ActionRefused').map((e) => e.involvedObject?.kind), ['Pod']);
+  assert.ok(!events.some((e) => /using crr/.test(e.message ?? '')), JSON.stringify(events.map((e) => e.message)));
+});

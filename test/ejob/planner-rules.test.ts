@@ -235,8 +235,13 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
 
   test('order: the Lease claim first, then the injection (sent only within the claim window), status, Events last', () => {
     const p = plan({ job: job(), pods: [pod('a', 1)] }, NOW);
-    assert.deepEqual(p.actions.map((x) => `${x.verb} ${x.kind}${x.subresource ? `/${x.subresource}` : ''}`), ['create Lease', 'patch Pod/ephemeralcontainers', 'patch EphemeralJob/status', 'create Event']);
+    // Two versions of the status: counting the claimed pod if the claim took effect, else not (review).
+    assert.deepEqual(p.actions.map((x) => `${x.verb} ${x.kind}${x.subresource ? `/${x.subresource}` : ''}`), ['create Lease', 'patch Pod/ephemeralcontainers', 'patch EphemeralJob/status', 'patch EphemeralJob/status', 'create Event']);
     assert.equal(p.actions[1]?.withinSeconds, 15);
+    const [claimed, unclaimed] = p.actions.filter((a) => a.subresource === 'status');
+    assert.deepEqual([claimed?.requires, claimed?.unless, unclaimed?.requires, unclaimed?.unless], ['lease', undefined, undefined, 'lease']);
+    const waiting = (a: Action | undefined): unknown => (a?.body as { status: { waiting: number } }).status.waiting;
+    assert.deepEqual([waiting(claimed), waiting(unclaimed)], [1, 0]);
   });
 });
 

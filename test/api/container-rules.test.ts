@@ -1,0 +1,52 @@
+// What kube-apiserver refuses in an ephemeral container whatever the pod, as the planner's
+// spec parse judges it (phase Error) and the embedded API server refuses it: neither
+// stricter (a job kube-apiserver and OpenKruise run must run) nor looser (a job whose every
+// injection would be refused is named at once). Reviews of 2026-11-27.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseEjobSpec } from '../../functions/api/ephemeraljob.ts';
+
+const ok = { name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' };
+const parse = (c: Record<string, unknown>): { ok: true } | { ok: false; message: string } => {
+  const r = parseEjobSpec({ selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [c] } });
+  return r.ok ? { ok: true } : r;
+};
+
+test('runs what kube-apiserver takes: unknown keys (dropped on decode), zero values, unset policies, env nulls, relaxed env names, a BOM in the image', () => {
+  for (const [what, c] of Object.entries({
+    'an unknown key': { ...ok, foo: 1 },
+    'a mistyped field': { ...ok, imagePullpolicy: 'Always' },
+    'resources: {}': { ...ok, resources: {} },
+    'resources with null fields': { ...ok, resources: { limits: null } },
+    'securityContext: {}': { ...ok, securityContext: {} },
+    'policies "" (defaulted)': { ...ok, imagePullPolicy: '', terminationMessagePolicy: '' },
+    'policies null': { ...ok, imagePullPolicy: null },
+    'env: null': { ...ok, env: null },
+    'an env value null': { ...ok, env: [{ name: 'A', value: null }] },
+    'an env name with a space (relaxed since 1.32)': { ...ok, env: [{ name: 'MY VAR', value: 'x' }] },
+    'an image starting with U+FEFF (Go TrimSpace keeps it)': { ...ok, image: '\ufeffbusybox' },
+    'readOnly mounts': { ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', readOnly: true, mountPropagation: 'HostToContainer' }] },
+  })) assert.deepEqual(parse(c), { ok: true }, what);
+});
+
+test('names what kube-apiserver refuses in every pod: fields ephemeral containers may not set, even empty ones, and the rest', () => {
+  for (const [what, c, field] of [
+    ['ports: []', { ...ok, ports: [] }, 'ports'],
+    ['lifecycle: {}', { ...ok, lifecycle: {} }, 'lifecycle'],
+    ['livenessProbe: {}', { ...ok, livenessProbe: {} }, 'livenessProbe'],
+    ['resources: {limits: {}}', { ...ok, resources: { limits: {} } }, 'resources'],
+    ['resizePolicy: []', { ...ok, resizePolicy: [] }, 'resizePolicy'],
+    ['an env name with =', { ...ok, env: [{ name: 'A=B', value: 'x' }] }, 'env[0].name'],
+    ['a mount without a path', { ...ok, volumeMounts: [{ name: 'a' }] }, 'volumeMounts[0].mountPath'],
+    ['a mount path twice', { ...ok, volumeMounts: [{ name: 'a', mountPath: '/x' }, { name: 'b', mountPath: '/x' }] }, 'volumeMounts[1].mountPath'],
+    ['a subPath', { ...ok, volumeMounts: [{ name: 'a', mountPath: '/x', subPath: 'y' }] }, 'volumeMounts[0].subPath'],
+    ['runAsUser -1', { ...ok, securityContext: { runAsUser: -1 } }, 'securityContext.runAsUser'],
+    ['an image with a trailing newline', { ...ok, image: 'busybox\n' }, 'image'],
+    ['a name with a dot', { ...ok, name: 'a.b' }, 'name'],
+    ['an unknown pull policy', { ...ok, imagePullPolicy: 'Sometimes' }, 'imagePullPolicy'],
+  ] as const) {
+    const r = parse(c);
+    assert.equal(r.ok, false, what);
+    assert.match((r as { message: string }).message, new RegExp(`spec\\.template\\.ephemeralContainers\\[0\\]\\.${field.replace(/[.[\]]/g, '\\$&')}: `), what);
+  }
+});
