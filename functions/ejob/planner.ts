@@ -134,20 +134,11 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // Event for each injection that took effect, all at once too; verdict Events after the
   // status that says it. A verdict's status and Events wait on its seal (step 7).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
-  const status = planStatus(job, { counts, phase, targets, now, ...(failedBy ? { failedBy } : {}), ...(unfit ? { unfit } : {}) });
   const seals = decided.write !== undefined && decided !== claims;
-  const afterSeal = (a: Action): Action => (seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
-  // The status counts the pods claimed here as waiting, so it waits on the claim; should the
-  // claim be refused, the status without them goes instead (review: it said 2 waiting where
-  // nothing was claimed, and then, gated alone, froze the other pods' exits).
-  const afterClaim = (a: Action): Action => (unclaimed ? { ...a, requires: LEASE_WRITE } : a);
-  actions.push(...status.write.map((a) => afterSeal(afterClaim({ ...a, group: 'report' }))));
-  if (unclaimed) {
-    const otherwise = planStatus(job, { counts: unclaimed.counts, phase: unclaimed.phase, targets, now, ...(unclaimed.failedBy ? { failedBy: unclaimed.failedBy } : {}), ...(unclaimed.unfit ? { unfit: unclaimed.unfit } : {}) });
-    actions.push(...otherwise.write.map((a) => ({ ...a, group: 'report', unless: LEASE_WRITE })));
-  }
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets, now });
+  actions.push(...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
-  actions.push(...status.verdict.map(afterSeal));
+  actions.push(...status.verdict);
 
   const unfitPods = targets.flatMap((t) => (t.why === undefined ? [] : [`pod ${t.pod.metadata.name} failed: its containers cannot go into it (${t.why})`]));
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...unfitPods, ...claims.notes];
@@ -160,6 +151,21 @@ function planActive(input: ActiveInput, now: Date): Plan {
     // An injection refused or withheld: its claim may be made again once renewable (step 8).
     ...(claims.inject.length > 0 ? { retryAfterSeconds: Math.ceil(renewAfterMs(lease.cfg) / 1000) } : {}),
   };
+}
+
+/**
+ * The status write of an active plan, and its verdict Events. A verdict's wait on its seal
+ * (step 7). A status that counts the pods claimed here as waiting waits on the claim, and
+ * should the claim be refused the status without them goes instead (review: it said 2
+ * waiting where nothing was claimed, and then, gated alone, froze the other pods' exits).
+ */
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date }): { write: Action[]; verdict: Action[] } {
+  const input = (x: Outcome): StatusInput => ({ counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}) });
+  const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
+  const status = planStatus(job, input(o.claimed));
+  const write = status.write.map((a): Action => afterSeal({ ...a, group: 'report', ...(o.unclaimed ? { requires: LEASE_WRITE } : {}) }));
+  if (o.unclaimed) write.push(...planStatus(job, input(o.unclaimed)).write.map((a): Action => ({ ...a, group: 'report', unless: LEASE_WRITE })));
+  return { write, verdict: status.verdict.map(afterSeal) };
 }
 
 /**
