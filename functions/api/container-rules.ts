@@ -21,14 +21,37 @@ export interface ContainerProblem {
 const NOT_ALLOWED = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const;
 
 /**
- * Set, as validateFieldAllowList judges it: anything but Go's zero value after decoding. A
- * list or a pointer is set once present, even empty (`ports: []`, `lifecycle: {}`); the one
- * struct, `resources`, once one of its fields is.
+ * Set, as validateFieldAllowList judges what is sent: anything but Go's zero value. The
+ * container is sent as `omitEmpty` leaves it, as OpenKruise's typed client sends it (Go's
+ * `omitempty` drops empty lists and maps), so `ports: []` is unset; a pointer is set once
+ * present, even empty (`lifecycle: {}`); `resources` once one of its fields holds something.
  */
 function isSet(field: string, v: unknown): boolean {
-  if (v === undefined || v === null) return false;
-  if (field === 'resources') return typeof v !== 'object' || Object.values(v).some((x) => x !== undefined && x !== null);
+  if (v === undefined || v === null || isEmptyList(v)) return false;
+  if (field === 'resources') return typeof v !== 'object' || Object.values(v).some((x) => x !== undefined && x !== null && !isEmptyList(x) && !isEmptyMap(x));
   return true;
+}
+
+const isEmptyList = (v: unknown): boolean => Array.isArray(v) && v.length === 0;
+const isEmptyMap = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+
+/**
+ * The container as it is sent: without the empty lists Go's `omitempty` would not send,
+ * nor the empty maps of `resources` (OpenKruise marshals a typed v1.Pod), so a template
+ * OpenKruise injects is injected alike.
+ */
+export function omitEmpty<T extends Record<string, unknown>>(c: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(c)) {
+    if (isEmptyList(v)) continue;
+    if (k === 'resources' && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      const kept = Object.fromEntries(Object.entries(v).filter(([, x]) => !isEmptyList(x) && !isEmptyMap(x)));
+      if (Object.keys(kept).length > 0) out[k] = kept;
+      continue;
+    }
+    out[k] = v;
+  }
+  return out as T;
 }
 
 /** Go's strings.TrimSpace trims Unicode White_Space, which is not JS's \s (no U+FEFF, but U+0085). */
@@ -56,7 +79,21 @@ export function ephemeralContainerProblems(c: Record<string, unknown>): Containe
     const name = e['name'];
     if (typeof name !== 'string' || name === '') out.push({ field: `env[${i}].name`, kind: 'required' });
     else if (!/^[\x20-\x3c\x3e-\x7e]+$/.test(name)) out.push({ field: `env[${i}].name`, kind: 'invalid', value: name, message: "a valid environment variable name must consist only of printable ASCII characters other than '='" });
+    out.push(...valueFromProblems(e, `env[${i}]`));
   });
+  items(c['envFrom']).forEach((e, i) => {
+    const sources = ['configMapRef', 'secretRef'].filter((k) => e[k] !== undefined && e[k] !== null).length;
+    if (sources === 0) out.push({ field: `envFrom[${i}]`, kind: 'invalid', value: '', message: 'must specify one of: `configMapRef` or `secretRef`' });
+    if (sources > 1) out.push({ field: `envFrom[${i}]`, kind: 'invalid', value: '', message: 'may not have more than one field specified at a time' });
+    for (const ref of ['configMapRef', 'secretRef']) {
+      const r = e[ref];
+      if (typeof r === 'object' && r !== null && (typeof (r as Record<string, unknown>)['name'] !== 'string' || (r as Record<string, unknown>)['name'] === '')) out.push({ field: `envFrom[${i}].${ref}.name`, kind: 'required' });
+    }
+  });
+  items(c['volumeDevices']).forEach((d, i) => {
+    if (typeof d['devicePath'] !== 'string' || d['devicePath'] === '') out.push({ field: `volumeDevices[${i}].devicePath`, kind: 'required' });
+  });
+  out.push(...securityProblems(c['securityContext']));
   const paths = new Set<string>();
   items(c['volumeMounts']).forEach((m, i) => {
     if (typeof m['name'] !== 'string' || m['name'] === '') out.push({ field: `volumeMounts[${i}].name`, kind: 'required' });
@@ -65,6 +102,9 @@ export function ephemeralContainerProblems(c: Record<string, unknown>): Containe
     else if (paths.has(path)) out.push({ field: `volumeMounts[${i}].mountPath`, kind: 'invalid', value: path, message: 'must be unique' });
     else paths.add(path);
     for (const k of ['subPath', 'subPathExpr']) if (typeof m[k] === 'string' && m[k] !== '') out.push({ field: `volumeMounts[${i}].${k}`, kind: 'forbidden', message: 'cannot be set for an Ephemeral Container' });
+    const propagation = m['mountPropagation'];
+    if (propagation !== undefined && propagation !== null && !['None', 'HostToContainer', 'Bidirectional'].includes(propagation as string)) out.push({ field: `volumeMounts[${i}].mountPropagation`, kind: 'invalid', value: propagation, message: 'supported values: "Bidirectional", "HostToContainer", "None"' });
+    if (propagation === 'Bidirectional' && !privileged(c)) out.push({ field: `volumeMounts[${i}].mountPropagation`, kind: 'forbidden', message: 'Bidirectional mount propagation is available only to privileged containers' });
   });
   const sc = c['securityContext'];
   if (typeof sc === 'object' && sc !== null) {
@@ -73,6 +113,39 @@ export function ephemeralContainerProblems(c: Record<string, unknown>): Containe
       if (typeof id === 'number' && (id < 0 || id > MAX_ID)) out.push({ field: `securityContext.${k}`, kind: 'invalid', value: id, message: `must be between 0 and ${MAX_ID}, inclusive` });
     }
   }
+  return out;
+}
+
+/** validateEnvVarValueFrom: one source, and no `value` beside it. */
+function valueFromProblems(e: Record<string, unknown>, at: string): ContainerProblem[] {
+  const from = e['valueFrom'];
+  if (typeof from !== 'object' || from === null) return [];
+  const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'].filter((k) => (from as Record<string, unknown>)[k] != null).length;
+  const out: ContainerProblem[] = [];
+  if (sources === 0) out.push({ field: `${at}.valueFrom`, kind: 'invalid', value: '', message: 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`' });
+  if (sources > 1) out.push({ field: `${at}.valueFrom`, kind: 'invalid', value: '', message: 'may not have more than one field specified at a time' });
+  if (sources > 0 && typeof e['value'] === 'string' && e['value'] !== '') out.push({ field: `${at}.valueFrom`, kind: 'invalid', value: '', message: 'may not be specified when `value` is not empty' });
+  for (const ref of ['configMapKeyRef', 'secretKeyRef']) {
+    const r = (from as Record<string, unknown>)[ref];
+    if (typeof r === 'object' && r !== null && (typeof (r as Record<string, unknown>)['key'] !== 'string' || (r as Record<string, unknown>)['key'] === '')) out.push({ field: `${at}.valueFrom.${ref}.key`, kind: 'required' });
+  }
+  return out;
+}
+
+function privileged(c: Record<string, unknown>): boolean {
+  const sc = c['securityContext'];
+  return typeof sc === 'object' && sc !== null && (sc as Record<string, unknown>)['privileged'] === true;
+}
+
+/** AllowPrivilegeEscalation false contradicts privileged, and adding CAP_SYS_ADMIN (ValidateSecurityContext). */
+function securityProblems(sc: unknown): ContainerProblem[] {
+  if (typeof sc !== 'object' || sc === null) return [];
+  const s = sc as Record<string, unknown>;
+  if (s['allowPrivilegeEscalation'] !== false) return [];
+  const out: ContainerProblem[] = [];
+  if (s['privileged'] === true) out.push({ field: 'securityContext', kind: 'invalid', value: '', message: 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true' });
+  const add = (s['capabilities'] as { add?: unknown } | undefined)?.add;
+  if (Array.isArray(add) && add.includes('CAP_SYS_ADMIN')) out.push({ field: 'securityContext', kind: 'invalid', value: '', message: 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN' });
   return out;
 }
 

@@ -17,7 +17,7 @@ export const EphemeralContainerTemplate = z.looseObject({
   name: z.string().min(1),
   image: z.string().min(1),
   env: z.array(z.looseObject({ name: z.string().min(1), value: z.string().nullish() })).nullish(),
-  targetContainerName: z.string().optional(),
+  targetContainerName: z.string().nullish(),
 });
 export type EphemeralContainerTemplate = z.infer<typeof EphemeralContainerTemplate>;
 

@@ -93,7 +93,7 @@ function containerUpdateErrors(next: Obj[], old: Obj[], path: string): { errs: F
   const errs: FieldError[] = [];
   next.forEach((c, i) => {
     if (!c.image) errs.push(required(`${path}[${i}].image`));
-    else if (String(c.image).trim() !== c.image) errs.push(invalid(`${path}[${i}].image`, c.image, 'must not have leading or trailing whitespace'));
+    else if (hasOuterSpace(String(c.image))) errs.push(invalid(`${path}[${i}].image`, c.image, 'must not have leading or trailing whitespace'));
   });
   return { errs, stop: false };
 }

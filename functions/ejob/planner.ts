@@ -8,6 +8,7 @@ import {
   type EphemeralJobObject,
   type EphemeralJobSpec,
 } from '../api/ephemeraljob.ts';
+import { omitEmpty } from '../api/container-rules.ts';
 import { objectKey } from '../api/envelope.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { rfc3339, toDate } from '../api/meta.ts';
@@ -135,7 +136,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // status that says it. A verdict's status and Events wait on its seal (step 7).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets, now });
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets, now, injections: claims.inject.map(injectionId) });
   actions.push(...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -143,8 +144,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const unfitPods = targets.flatMap((t) => (t.why === undefined ? [] : [`pod ${t.pod.metadata.name} failed: its containers cannot go into it (${t.why})`]));
   const notes = [...skipped.map((s) => `pod ${s.name} skipped: ${s.reason}`), ...unfitPods, ...claims.notes];
   const finished = phase === 'Succeeded' || phase === 'Failed';
-  const due = [deadlineExceeded ? undefined : deadlineIn, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue, createdTtl);
-  const requeue = minRequeue(due, claims.requeueAfterSeconds);
+  // Due by time alone: not the finished TTL, which runs from a verdict this plan only writes
+  // (review: with a TTL of 0 a refused verdict was tried every second).
+  const due = minRequeue(deadlineExceeded ? undefined : deadlineIn, createdTtl);
+  const requeue = [due, claims.requeueAfterSeconds, finished ? ttlAfterFinished(spec) : undefined].reduce(minRequeue);
   return {
     actions, requeueAfterSeconds: requeue, notes, subject: jobRef(job),
     ...(due !== undefined ? { dueAfterSeconds: due } : {}),
@@ -155,16 +158,18 @@ function planActive(input: ActiveInput, now: Date): Plan {
 
 /**
  * The status write of an active plan, and its verdict Events. A verdict's wait on its seal
- * (step 7). A status that counts the pods claimed here as waiting waits on the claim, and
- * should the claim be refused the status without them goes instead (review: it said 2
- * waiting where nothing was claimed, and then, gated alone, froze the other pods' exits).
+ * (step 7). A status that counts the pods claimed here as waiting waits on the claim and
+ * their injections, and should one of those not take effect the status without them goes
+ * instead (reviews: it said pods were waiting where nothing was claimed or injected; gated
+ * alone, it froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date }): { write: Action[]; verdict: Action[] } {
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; injections: string[] }): { write: Action[]; verdict: Action[] } {
   const input = (x: Outcome): StatusInput => ({ counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}) });
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
-  const write = status.write.map((a): Action => afterSeal({ ...a, group: 'report', ...(o.unclaimed ? { requires: LEASE_WRITE } : {}) }));
-  if (o.unclaimed) write.push(...planStatus(job, input(o.unclaimed)).write.map((a): Action => ({ ...a, group: 'report', unless: LEASE_WRITE })));
+  const claimAndInjections = [LEASE_WRITE, ...o.injections];
+  const write = status.write.map((a): Action => afterSeal({ ...a, group: 'report', ...(o.unclaimed ? { requires: claimAndInjections } : {}) }));
+  if (o.unclaimed) write.push(...planStatus(job, input(o.unclaimed)).write.map((a): Action => ({ ...a, group: 'report', unless: claimAndInjections })));
   return { write, verdict: status.verdict.map(afterSeal) };
 }
 
@@ -430,8 +435,9 @@ function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {
 /** All template containers in one request, each carrying the job's uid so we know it is ours. */
 function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Action {
   const uid = job.metadata.uid ?? '';
+  // Sent as OpenKruise's typed client sends them: no empty lists (Go's omitempty).
   const containers = spec.template.ephemeralContainers.map((c) => ({
-    ...c,
+    ...omitEmpty(c),
     env: [...(c.env ?? []).filter((e) => e.name !== EJOB_ID_ENV), { name: EJOB_ID_ENV, value: uid }],
   }));
   return {
@@ -510,7 +516,9 @@ function planDeleting(job: EphemeralJobObject): Plan {
         { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== EJOB_CLEANUP_FINALIZER) },
       ],
       reason: `remove finalizer ${EJOB_CLEANUP_FINALIZER}: ephemeral containers cannot be removed from pods`,
+      ...(job.metadata.uid ? { uid: job.metadata.uid } : {}),
     }],
+    subject: jobRef(job),
   };
 }
 
@@ -521,7 +529,7 @@ function planDeleting(job: EphemeralJobObject): Plan {
  * on the Lease (README.md, "When a job goes").
  */
 function deleteJob(job: EphemeralJobObject, why: string): Plan {
-  return { actions: [jobDeletion(job, why)], requeueAfterSeconds: LOOK_AFTER_DELETION_SECONDS };
+  return { actions: [jobDeletion(job, why)], requeueAfterSeconds: LOOK_AFTER_DELETION_SECONDS, subject: jobRef(job) };
 }
 
 /**
@@ -537,7 +545,7 @@ function planDeparted(d: EjobDeparted): Plan {
   if (d.lease && orphaned(d.lease.owner, d.job)) actions.push(leaseDeletion(d.lease, `its record's job (uid ${owner}) is ${d.job?.metadata.uid === owner ? 'being deleted' : 'gone'}`));
   else if (d.lease) notes.push(`Lease kept: its record is for job uid ${owner}, the live job of this name`);
   if (d.job !== null && d.job.metadata.deletionTimestamp !== undefined) actions.push(...planDeleting(d.job).actions);
-  return { actions, notes };
+  return { actions, notes, ...(d.job !== null ? { subject: jobRef(d.job) } : {}) };
 }
 
 function jobDeletion(job: EphemeralJobObject, why: string): Action {
@@ -549,6 +557,7 @@ function jobDeletion(job: EphemeralJobObject, why: string): Action {
     name: job.metadata.name,
     body: { preconditions: { uid: job.metadata.uid }, propagationPolicy: 'Background' },
     reason: `delete job: ${why}`,
+    ...(job.metadata.uid ? { uid: job.metadata.uid } : {}),
   };
 }
 

@@ -60,7 +60,7 @@ export function unfitReason(pod: Pod, template: readonly EphemeralContainerTempl
   for (const c of template) {
     if (has(c.name)) return `the pod already has a container named ${c.name}`;
     const target = c.targetContainerName;
-    if (target !== undefined && target !== '' && !has(target)) return `the pod has no container ${target} (targetContainerName of ${c.name})`;
+    if (typeof target === 'string' && target !== '' && !has(target)) return `the pod has no container ${target} (targetContainerName of ${c.name})`;
     for (const list of [c.volumeMounts, c.volumeDevices]) {
       if (!Array.isArray(list)) continue;
       for (const e of list as unknown[]) {

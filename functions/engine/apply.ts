@@ -57,7 +57,7 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   const all = groups(actions);
   for (const [g, group] of all.entries()) {
     const settled = await Promise.allSettled(group.map((action) => {
-      if (action.unless !== undefined && tookEffect.has(action.unless)) return Promise.resolve('skipped' as const);
+      if (action.unless !== undefined && [action.unless].flat().every((id) => tookEffect.has(id))) return Promise.resolve('skipped' as const);
       if (!requirementsMet(action, tookEffect)) return Promise.resolve('withheld' as const);
       // Checked before every attempt, retries included: a retry is a send like the first one.
       return limit(() => applyOne(action, deps, late(action)));

@@ -209,8 +209,11 @@ export function conflictBackoff(baseMs: number, attempt: number, random: () => n
  */
 function aboutRefused(action: Action, subject: Plan['subject']): { apiVersion: string; kind: string; namespace: string; name: string; uid?: string } {
   const own = { apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name: action.name, ...uidOf(action) };
-  if (subject === undefined || action.kind === 'Pod' || (action.kind === subject.kind && action.name === subject.name && action.namespace === subject.namespace)) return own;
-  return { ...subject, ...(subject.uid ? { uid: subject.uid } : {}) };
+  if (subject === undefined || action.kind === 'Pod') return own;
+  const isSubject = action.kind === subject.kind && action.name === subject.name && action.namespace === subject.namespace;
+  // The subject's own write names its uid even when the action does not carry it.
+  if (isSubject) return own.uid === undefined && subject.uid ? { ...own, uid: subject.uid } : own;
+  return subject;
 }
 
 /** The uid of the object an action writes, if known: `kubectl describe` shows only the Events that name it. */

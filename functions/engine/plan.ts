@@ -67,11 +67,11 @@ export interface Action {
    */
   requires?: string | readonly string[];
   /**
-   * Send this action only if the action with this `id` did not take effect (refused,
-   * withheld, too late): the other of two versions of a write, e.g. a status that does not
-   * count the pods a refused claim was for. Skipped silently otherwise.
+   * Send this action only if the action with this `id` (or one of these) did not take effect
+   * (refused, withheld, too late): the other of two versions of a write, e.g. a status that
+   * does not count the pods a refused claim or injection was for. Skipped silently otherwise.
    */
-  unless?: string;
+  unless?: string | readonly string[];
 }
 
 /** A planner's output. */

@@ -182,12 +182,14 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
   for (const s of stage.sidecars) {
     const c = signalTarget(ctx, s);
     if (!c) continue;
-    ctx.actions.push(signalAction(ctx.ref, c, ctx.observed.options));
+    ctx.actions.push({ ...signalAction(ctx.ref, c, ctx.observed.options), id: `signal:${s.name}` });
     injected.push(s.name);
   }
   if (injected.length > 0) {
     lookAgainWhenStuck(ctx);
-    ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${injected.join(' ')}] using ephemeral-signal`, discriminator: `signal/${stage.stage}/${injected.join(',')}` }, ctx.now));
+    // Said only once the signal containers are in (review: said when they were refused).
+    const event = podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${injected.join(' ')}] using ephemeral-signal`, discriminator: `signal/${stage.stage}/${injected.join(',')}` }, ctx.now);
+    ctx.actions.push({ ...event, requires: injected.map((name) => `signal:${name}`) });
   }
 }
 

@@ -4,6 +4,7 @@
 // injection would be refused is named at once). Reviews of 2026-11-27.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { omitEmpty } from '../../functions/api/container-rules.ts';
 import { parseEjobSpec } from '../../functions/api/ephemeraljob.ts';
 
 const ok = { name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' };
@@ -26,16 +27,27 @@ test('runs what kube-apiserver takes: unknown keys (dropped on decode), zero val
     'an env name with a space (relaxed since 1.32)': { ...ok, env: [{ name: 'MY VAR', value: 'x' }] },
     'an image starting with U+FEFF (Go TrimSpace keeps it)': { ...ok, image: '\ufeffbusybox' },
     'readOnly mounts': { ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', readOnly: true, mountPropagation: 'HostToContainer' }] },
+    // OpenKruise sends a typed v1.Pod: Go's omitempty drops empty lists and maps, and so does the planner (omitEmpty).
+    'ports: []': { ...ok, ports: [] },
+    'resizePolicy: []': { ...ok, resizePolicy: [] },
+    'resources: {limits: {}}': { ...ok, resources: { limits: {} } },
+    'an env value from a field': { ...ok, env: [{ name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] },
+    'targetContainerName: null (Go: no target)': { ...ok, targetContainerName: null },
+    'Bidirectional propagation in a privileged container': { ...ok, securityContext: { privileged: true }, volumeMounts: [{ name: 'a', mountPath: '/a', mountPropagation: 'Bidirectional' }] },
   })) assert.deepEqual(parse(c), { ok: true }, what);
+});
+
+test('what is sent is what OpenKruise sends: no empty lists, no empty maps in resources', () => {
+  assert.deepEqual(omitEmpty({ ...ok, ports: [], command: [], resources: { limits: {}, requests: { cpu: '1' } }, lifecycle: {} }), { ...ok, resources: { requests: { cpu: '1' } }, lifecycle: {} });
+  assert.deepEqual(omitEmpty({ ...ok, resources: { limits: {} } }), ok);
 });
 
 test('names what kube-apiserver refuses in every pod: fields ephemeral containers may not set, even empty ones, and the rest', () => {
   for (const [what, c, field] of [
-    ['ports: []', { ...ok, ports: [] }, 'ports'],
-    ['lifecycle: {}', { ...ok, lifecycle: {} }, 'lifecycle'],
+    ['ports', { ...ok, ports: [{ containerPort: 80 }] }, 'ports'],
+    ['lifecycle: {} (a pointer: set even empty)', { ...ok, lifecycle: {} }, 'lifecycle'],
     ['livenessProbe: {}', { ...ok, livenessProbe: {} }, 'livenessProbe'],
-    ['resources: {limits: {}}', { ...ok, resources: { limits: {} } }, 'resources'],
-    ['resizePolicy: []', { ...ok, resizePolicy: [] }, 'resizePolicy'],
+    ['resources with a limit', { ...ok, resources: { limits: { cpu: '1' } } }, 'resources'],
     ['an env name with =', { ...ok, env: [{ name: 'A=B', value: 'x' }] }, 'env[0].name'],
     ['a mount without a path', { ...ok, volumeMounts: [{ name: 'a' }] }, 'volumeMounts[0].mountPath'],
     ['a mount path twice', { ...ok, volumeMounts: [{ name: 'a', mountPath: '/x' }, { name: 'b', mountPath: '/x' }] }, 'volumeMounts[1].mountPath'],
@@ -44,6 +56,14 @@ test('names what kube-apiserver refuses in every pod: fields ephemeral container
     ['an image with a trailing newline', { ...ok, image: 'busybox\n' }, 'image'],
     ['a name with a dot', { ...ok, name: 'a.b' }, 'name'],
     ['an unknown pull policy', { ...ok, imagePullPolicy: 'Sometimes' }, 'imagePullPolicy'],
+    ['an env value and valueFrom', { ...ok, env: [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] }, 'env[0].valueFrom'],
+    ['valueFrom with no source', { ...ok, env: [{ name: 'A', valueFrom: {} }] }, 'env[0].valueFrom'],
+    ['a secretKeyRef without key', { ...ok, env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's' } } }] }, 'env[0].valueFrom.secretKeyRef.key'],
+    ['envFrom with no source', { ...ok, envFrom: [{}] }, 'envFrom[0]'],
+    ['a configMapRef without a name', { ...ok, envFrom: [{ configMapRef: {} }] }, 'envFrom[0].configMapRef.name'],
+    ['a volumeDevice without a path', { ...ok, volumeDevices: [{ name: 'b' }] }, 'volumeDevices[0].devicePath'],
+    ['Bidirectional propagation, not privileged', { ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', mountPropagation: 'Bidirectional' }] }, 'volumeMounts[0].mountPropagation'],
+    ['privileged without privilege escalation', { ...ok, securityContext: { privileged: true, allowPrivilegeEscalation: false } }, 'securityContext'],
   ] as const) {
     const r = parse(c);
     assert.equal(r.ok, false, what);

@@ -200,3 +200,38 @@ test('a refusal does not hold back the deadline: the key comes back when it is d
     assert.ok(second.requeueAfterSeconds !== null && second.requeueAfterSeconds > 30 && second.requeueAfterSeconds <= 40, `a repeat comes back at the deadline (in ~40 s), not in 120 s: ${second.requeueAfterSeconds}`);
   } finally { await server.close(); }
 });
+
+test('a verdict refused for good with a TTL of 0 backs off like any refusal (the TTL runs from a verdict that never landed)', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  try {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    finish(server, 'web-0', 0);
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
+    const looks: (number | null)[] = [];
+    for (let i = 0; i < 3; i++) looks.push((await handle(envelopeFor('Pod', NS, 'web-0'), deps())).requeueAfterSeconds);
+    assert.deepEqual(looks, [10, 120, 120]);
+  } finally { await server.close(); }
+});
+
+test('a refused TTL deletion is shown on the job, by uid', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  try {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    finish(server, 'web-0', 0);
+    await handle(envelopeFor('Pod', NS, 'web-0'), deps());
+    server.faults.add({ method: 'DELETE', pathIncludes: '/ephemeraljobs/probe', status: 403, reason: 'Forbidden', message: 'cannot delete resource "ephemeraljobs"', times: Infinity });
+    await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+    const refusals = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { reason?: string; involvedObject?: { kind?: string; uid?: string } }).filter((e) => e.reason === 'ActionRefused');
+    assert.deepEqual(refusals.map((e) => [e.involvedObject?.kind, e.involvedObject?.uid]), [['EphemeralJob', 'job-uid']]);
+  } finally { await server.close(); }
+});
+
+test('injections refused for good: the status does not count their pods as waiting', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 2 }) });
+  try {
+    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'violates PodSecurity', times: Infinity });
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    const s = jobStatus(server, 'probe');
+    assert.deepEqual([s.phase, s.match, s.waiting], ['Waiting', 2, 0]);
+  } finally { await server.close(); }
+});

@@ -239,7 +239,7 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual(p.actions.map((x) => `${x.verb} ${x.kind}${x.subresource ? `/${x.subresource}` : ''}`), ['create Lease', 'patch Pod/ephemeralcontainers', 'patch EphemeralJob/status', 'patch EphemeralJob/status', 'create Event']);
     assert.equal(p.actions[1]?.withinSeconds, 15);
     const [claimed, unclaimed] = p.actions.filter((a) => a.subresource === 'status');
-    assert.deepEqual([claimed?.requires, claimed?.unless, unclaimed?.requires, unclaimed?.unless], ['lease', undefined, undefined, 'lease']);
+    assert.deepEqual([claimed?.requires, claimed?.unless, unclaimed?.requires, unclaimed?.unless], [['lease', 'inject:a'], undefined, undefined, ['lease', 'inject:a']]);
     const waiting = (a: Action | undefined): unknown => (a?.body as { status: { waiting: number } }).status.waiting;
     assert.deepEqual([waiting(claimed), waiting(unclaimed)], [1, 0]);
   });
