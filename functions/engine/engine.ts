@@ -55,7 +55,7 @@ export interface HandleResult {
   /** The soonest any key wants another look (conflicts, claims, TTLs, deadlines), or null. */
   requeueAfterSeconds: number | null;
   /**
-   * Keys (or routes) a read refused for good (403, 400, a 404 naming nothing on a write…):
+   * Keys (or routes) whose read was refused for good (403, 400, a 404 naming nothing…):
    * the other keys of the envelope were handled all the same; the queue keeps the envelope
    * as a dead letter for these (review: one such key threw the whole envelope away).
    */
@@ -218,7 +218,9 @@ function aboutRefused(action: Action, subject: Plan['subject']): { apiVersion: s
 
 /** The uid of the object an action writes, if known: `kubectl describe` shows only the Events that name it. */
 function uidOf(action: Action): { uid?: string } {
-  const fromBody = (action.body as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
+  const body = action.body as { metadata?: { uid?: unknown }; preconditions?: { uid?: unknown } } | undefined;
+  // A delete names its object's uid as a precondition.
+  const fromBody = body?.metadata?.uid ?? body?.preconditions?.uid;
   const uid = action.uid ?? (typeof fromBody === 'string' ? fromBody : undefined);
   return uid ? { uid } : {};
 }

@@ -12,7 +12,7 @@ export const KUBE_ERROR_CLASSES = [
   // of any object: never "absent"; a write there is refused.
   'unserved',
   'invalid', // 422: the request was understood and refused
-  'terminal', // any other 4xx (400, 401, 403, …): will not succeed by retrying
+  'terminal', // any other 4xx (400, 401, 403, …): will not succeed by retrying (401: unless a fresh credential cures it; callers handle it apart)
 ] as const;
 export type KubeErrorClass = (typeof KUBE_ERROR_CLASSES)[number];
 
@@ -35,7 +35,7 @@ export class KubeError extends Error {
     causes?: { field?: string; message?: string; reason?: string }[];
     objectName?: string;
     cause?: unknown;
-    /** How to treat it when the status alone would mislead (a read's 404 that names no object). */
+    /** How to treat it, when the status and reason alone would mislead. */
     errorClass?: KubeErrorClass;
   }) {
     super(init.message, { cause: init.cause });

@@ -19,7 +19,7 @@ export interface MemorySinkOptions {
   hungAfterMs?: number;
 }
 
-/** Errors that retrying cannot fix: a refused request (403, 401, 400, 422) or bad input. */
+/** Errors that retrying cannot fix: a refused request (403, 400, 422, a 404 naming nothing; not 401) or bad input. */
 function isPermanent(err: unknown): boolean {
   // Classified errors may arrive wrapped: look a few causes deep, down to the first
   // KubeError, whose class decides (its own cause is the client's business: review).
