@@ -77,9 +77,10 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       if (r === 'overdue') return failed(key, `handling ${key} took longer than ${timeoutMs} ms`, false);
       attempts.delete(key);
       if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
-      // Keys refused for good beside others that were handled: dropped (logged and counted) as a dead letter.
+      // Keys refused for good beside others that were handled: dropped (logged and counted)
+      // as a dead letter, once no key asks to look again (the requeue brings them back too).
       const refused = r.failed ?? [];
-      if (refused.length > 0) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: ${f.error.message}`).join('; ')}` };
+      if (refused.length > 0 && r.requeueAfterSeconds === null) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: ${f.error.message}`).join('; ')}` };
       return { ok: true };
     } catch (err) {
       return failed(key, (err as Error).message ?? String(err), isPermanent(err));

@@ -496,11 +496,13 @@ describe('the memory sink\'s dead-letter path', () => {
     assert.deepEqual(out, { ok: false, error: 'unavailable' });
   });
 
-  test('keys of an envelope refused for good beside others that were handled: its requeue is kept, and it is reported permanent with those keys named', async () => {
+  test('keys of an envelope refused for good beside others that were handled: requeued while a key asks to look again, then reported permanent with those keys named', async () => {
     const requeued: number[] = [];
-    const sink = memorySink(async () => ({ requeueAfterSeconds: 5, failed: [{ controller: 'ejob', key: 'EphemeralJob/default/bad', error: refused }] }), (_e, ms) => void requeued.push(ms));
-    const [out] = await sink.send([message('a')]);
-    assert.deepEqual(out, { ok: false, permanent: true, error: 'not retryable: ejob EphemeralJob/default/bad: leases is forbidden' });
+    let again: number | null = 5;
+    const sink = memorySink(async () => ({ requeueAfterSeconds: again, failed: [{ controller: 'ejob', key: 'EphemeralJob/default/bad', error: refused }] }), (_e, ms) => void requeued.push(ms));
+    assert.deepEqual((await sink.send([message('a')]))[0], { ok: true }, 'the requeue brings the refused key back too');
     assert.deepEqual(requeued, [5000]);
+    again = null;
+    assert.deepEqual((await sink.send([message('a')]))[0], { ok: false, permanent: true, error: 'not retryable: ejob EphemeralJob/default/bad: leases is forbidden' }, 'the last pass drops it, once');
   });
 });

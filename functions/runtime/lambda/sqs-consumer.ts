@@ -121,8 +121,10 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
       log.warn({ budgetMs: left }, 'handling did not finish within the invocation: leaving the message for redelivery');
       return 'fail';
     }
-    if (result.failed.length > 0) {
-      // Its other keys were handled; the envelope is kept as a dead letter for these.
+    if (result.failed.length > 0 && result.requeueAfterSeconds === null) {
+      // Its other keys were handled; the envelope is kept as a dead letter for these. While
+      // another key asks to look again, the requeued envelope brings the refused keys back
+      // too, and the last pass dead-letters it: one copy, not one per cycle (review).
       const why = result.failed.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
       if ((await deadLetter(record, why, b, 'refused for good')) === 'fail') return 'fail';
     }
