@@ -26,9 +26,9 @@ const NOT_ALLOWED = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'res
  * `omitempty` drops empty lists and maps), so `ports: []` is unset; a pointer is set once
  * present, even empty (`lifecycle: {}`); `resources` once one of its fields holds something.
  */
-function isSet(field: string, v: unknown): boolean {
-  if (v === undefined || v === null || isEmptyList(v)) return false;
-  if (field === 'resources') return typeof v !== 'object' || Object.values(v).some((x) => x !== undefined && x !== null && !isEmptyList(x) && !isEmptyMap(x));
+function isSet(field: string, v: unknown, sent: boolean): boolean {
+  if (v === undefined || v === null || (sent && isEmptyList(v))) return false;
+  if (field === 'resources') return typeof v !== 'object' || Object.values(v).some((x) => x !== undefined && x !== null && !(sent && (isEmptyList(x) || isEmptyMap(x))));
   return true;
 }
 
@@ -70,10 +70,12 @@ const MAX_ID = 2147483647;
  * and group ids out of range. Name, image and the two policies are checked by the callers
  * (the server defaults the policies first).
  */
-export function ephemeralContainerProblems(c: Record<string, unknown>): ContainerProblem[] {
+export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'template' | 'received' = 'template'): ContainerProblem[] {
   const out: ContainerProblem[] = [];
+  // A template is judged as it will be sent (omitEmpty); what the API server receives, as it
+  // is: an empty list there is set (review: the fake took `ports: []`).
   for (const k of NOT_ALLOWED) {
-    if (isSet(k, c[k])) out.push({ field: k, kind: 'forbidden', message: 'cannot be set for an Ephemeral Container' });
+    if (isSet(k, c[k], as === 'template')) out.push({ field: k, kind: 'forbidden', message: 'cannot be set for an Ephemeral Container' });
   }
   items(c['env']).forEach((e, i) => {
     const name = e['name'];

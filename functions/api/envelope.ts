@@ -64,6 +64,12 @@ export const Envelope = z.object({
      * event, a relay that cannot list EphemeralJobs), the router lists the namespace's jobs.
      */
     jobs: z.array(kubeName(dns1123SubdomainProblems)).optional(),
+    /**
+     * Set by the functions on an envelope they send back to the queue: the keys (`controller
+     * key`) an earlier pass found refused for good and dead-lettered, so a later pass does not
+     * dead-letter them again. The relay never sets it.
+     */
+    reported: z.array(z.string().min(1)).optional(),
     /** Trimmed object (see relay trimming); absent when it would not fit the queue. */
     snapshot: z.record(z.string(), z.unknown()).optional(),
   }),

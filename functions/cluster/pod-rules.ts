@@ -170,7 +170,7 @@ function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; 
     });
   }
   // What no pod can cure: the allow-list, env names, mount paths, ids (shared with the planner).
-  for (const p of ephemeralContainerProblems(ec)) errs.push(fieldError(`${path}.${p.field}`, p));
+  for (const p of ephemeralContainerProblems(ec, 'received')) errs.push(fieldError(`${path}.${p.field}`, p));
   return errs;
 }
 

@@ -169,7 +169,7 @@ function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed
   const status = planStatus(job, input(o.claimed));
   const claimAndInjections = [LEASE_WRITE, ...o.injections];
   const write = status.write.map((a): Action => afterSeal({ ...a, group: 'report', ...(o.unclaimed ? { requires: claimAndInjections } : {}) }));
-  if (o.unclaimed) write.push(...planStatus(job, input(o.unclaimed)).write.map((a): Action => ({ ...a, group: 'report', unless: claimAndInjections })));
+  if (o.unclaimed) write.push(...planStatus(job, input(o.unclaimed)).write.map((a): Action => ({ ...a, group: 'report', unless: claimAndInjections, behindIf: o.injections })));
   return { write, verdict: status.verdict.map(afterSeal) };
 }
 

@@ -19,6 +19,8 @@ export interface ApplyResult {
   withheld: Action[];
   /** Injections (`alreadyExists: 'look-again'`) whose container names the pod already holds, maybe not ours: look again soon. */
   namesTaken: Action[];
+  /** An action was sent that is already behind (Action.behindIf): look again soon. */
+  partial: boolean;
 }
 
 export interface ApplyDeps {
@@ -46,7 +48,7 @@ export interface ApplyDeps {
  * manage_children: one bad child does not block the others).
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
-  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], namesTaken: [] };
+  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], namesTaken: [], partial: false };
   const clock = deps.monotonic ?? (() => performance.now());
   const started = deps.startedAt ?? clock();
   const tookEffect = new Set<string>();
@@ -57,7 +59,9 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   const all = groups(actions);
   for (const [g, group] of all.entries()) {
     const settled = await Promise.allSettled(group.map((action) => {
-      if (action.unless !== undefined && [action.unless].flat().every((id) => tookEffect.has(id))) return Promise.resolve('skipped' as const);
+      const unless = action.unless === undefined ? [] : [action.unless].flat();
+      if (unless.length > 0 && unless.every((id) => tookEffect.has(id))) return Promise.resolve('skipped' as const);
+      if ((action.behindIf ?? []).some((id) => tookEffect.has(id))) result.partial = true;
       if (!requirementsMet(action, tookEffect)) return Promise.resolve('withheld' as const);
       // Checked before every attempt, retries included: a retry is a send like the first one.
       return limit(() => applyOne(action, deps, late(action)));

@@ -154,7 +154,8 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     }
     if (r.refused.length > 0) {
       const again = await reportRefusals(r.refused, plan.subject, deps);
-      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds: afterRefusal(plan, again) };
+      const look = r.partial ? Math.min(afterRefusal(plan, again), PARTIAL_LOOK_SECONDS) : afterRefusal(plan, again);
+      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds: look };
     }
     return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds: nextLook(plan, r) };
   }
@@ -164,6 +165,9 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
 
 /** Looking again sooner than this is a loop through the queue (a TTL of 0 whose status write is refused: review). */
 const MIN_REQUEUE_SECONDS = 1;
+
+/** After a fallback version went though part of what it stands in for took effect: write what now holds (no loop: the next plan sees it). */
+const PARTIAL_LOOK_SECONDS = 1;
 
 /** When an action was refused or withheld and the plan says nothing sooner (Plan.retryAfterSeconds). */
 const RETRY_AFTER_SECONDS = 10;
@@ -189,7 +193,7 @@ function nextLook(plan: Plan, r: ApplyResult): number | undefined {
   // An action sent too late was skipped, or an injection met containers of its names that
   // may not be ours: look again soon rather than at the plan's leisure (the change that
   // brought them may be held by the relay, and our own status write is not forwarded).
-  const soon = r.expired.length > 0 || r.namesTaken.length > 0 ? 1 : undefined;
+  const soon = r.expired.length > 0 || r.namesTaken.length > 0 || r.partial ? 1 : undefined;
   // Withheld after what it follows did not take effect: what the plan wanted is not done,
   // and nothing may bring the key back (refusals: afterRefusal).
   const retry = r.withheld.length > 0 ? (plan.retryAfterSeconds ?? RETRY_AFTER_SECONDS) : undefined;

@@ -72,6 +72,12 @@ export interface Action {
    * does not count the pods a refused claim or injection was for. Skipped silently otherwise.
    */
   unless?: string | readonly string[];
+  /**
+   * With `unless`: if this version is sent although one of these took effect, what it says is
+   * already behind (a status counting none of a claim's pods, some of them injected): the
+   * key is looked at again in a second to write what holds.
+   */
+  behindIf?: readonly string[];
 }
 
 /** A planner's output. */

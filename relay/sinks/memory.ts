@@ -19,6 +19,24 @@ export interface MemorySinkOptions {
   hungAfterMs?: number;
 }
 
+/** Keys refused for good and reported, remembered (the oldest forgotten first) so each is reported once. */
+const REPORTED_KEPT = 10_000;
+
+/** A bounded set: `seen` answers whether a key was seen before, and remembers it. */
+class Remembered {
+  private readonly keys = new Set<string>();
+  private readonly max: number;
+  constructor(max: number) {
+    this.max = max;
+  }
+  seen(key: string): boolean {
+    if (this.keys.has(key)) return true;
+    this.keys.add(key);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value as string);
+    return false;
+  }
+}
+
 /** Errors that retrying cannot fix: a refused request (403, 400, 422, a 404 naming nothing; not 401) or bad input. */
 function isPermanent(err: unknown): boolean {
   // Classified errors may arrive wrapped: look a few causes deep, down to the first
@@ -47,6 +65,7 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
   const maxAttempts = opts.maxAttempts ?? 15;
   /** Failed handlings in a row, per key (forgotten on success or drop). */
   const attempts = new Map<string, number>();
+  const reported = new Remembered(REPORTED_KEPT);
   const failed = (key: string, error: string, permanent: boolean): SendOutcome => {
     const n = (attempts.get(key) ?? 0) + 1;
     if (!permanent && n < maxAttempts) {
@@ -77,10 +96,10 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       if (r === 'overdue') return failed(key, `handling ${key} took longer than ${timeoutMs} ms`, false);
       attempts.delete(key);
       if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
-      // Keys refused for good beside others that were handled: dropped (logged and counted)
-      // as a dead letter, once no key asks to look again (the requeue brings them back too).
-      const refused = r.failed ?? [];
-      if (refused.length > 0 && r.requeueAfterSeconds === null) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: ${f.error.message}`).join('; ')}` };
+      // Keys refused for good beside others that were handled: reported (logged and counted
+      // as a dead letter) once each, not again on every pass a requeue brings (reviews).
+      const refused = (r.failed ?? []).filter((f) => !reported.seen(`${f.controller} ${f.key ?? ''}`));
+      if (refused.length > 0) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: ${f.error.message}`).join('; ')}` };
       return { ok: true };
     } catch (err) {
       return failed(key, (err as Error).message ?? String(err), isPermanent(err));

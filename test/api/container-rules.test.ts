@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { omitEmpty } from '../../functions/api/container-rules.ts';
-import { parseEjobSpec } from '../../functions/api/ephemeraljob.ts';
+import { parseEjobSpec, type EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import { plan } from '../../functions/ejob/planner.ts';
 
 const ok = { name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' };
 const parse = (c: Record<string, unknown>): { ok: true } | { ok: false; message: string } => {
@@ -35,6 +37,14 @@ test('runs what kube-apiserver takes: unknown keys (dropped on decode), zero val
     'targetContainerName: null (Go: no target)': { ...ok, targetContainerName: null },
     'Bidirectional propagation in a privileged container': { ...ok, securityContext: { privileged: true }, volumeMounts: [{ name: 'a', mountPath: '/a', mountPropagation: 'Bidirectional' }] },
   })) assert.deepEqual(parse(c), { ok: true }, what);
+});
+
+test('the planner injects what OpenKruise sends: no empty lists, no empty maps in resources (the API server would refuse them)', () => {
+  const job: EphemeralJobObject = { metadata: { name: 'j', namespace: 'ns', uid: 'u', resourceVersion: '1', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [{ ...ok, ports: [], command: [], resources: { limits: {} } }] } } };
+  const pod: Pod = { metadata: { name: 'p', namespace: 'ns', uid: 'pu', labels: { app: 'x' }, creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } };
+  const p = plan({ job, pods: [pod] }, new Date('2026-01-01T00:01:00Z'));
+  const sent = (p.actions.find((a) => a.subresource === 'ephemeralcontainers')?.body as { spec: { ephemeralContainers: Record<string, unknown>[] } }).spec.ephemeralContainers[0];
+  assert.ok(sent && !('ports' in sent) && !('command' in sent) && !('resources' in sent), JSON.stringify(sent));
 });
 
 test('what is sent is what OpenKruise sends: no empty lists, no empty maps in resources', () => {

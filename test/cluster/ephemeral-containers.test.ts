@@ -154,6 +154,14 @@ describe('pods/ephemeralcontainers', () => {
     });
   }
 
+  test('an empty list or an empty resources map received is set, as validateFieldAllowList judges it (review)', async () => {
+    for (const [field, value] of Object.entries({ ports: [], resizePolicy: [], resources: { limits: {} } })) {
+      const h = await harness({ objects: [target] });
+      const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', [field]: value }), 422);
+      assert.deepEqual(causes(s), [`spec.ephemeralContainers[0].${field}: FieldValueForbidden: Forbidden: cannot be set for an Ephemeral Container`]);
+    }
+  });
+
   test('empty resources are allowed (the zero value), subPath is forbidden', async () => {
     const h = await harness({ objects: [target] });
     await addEphemeral(h, { name: 'dbg', image: 'busybox:1', resources: {} });

@@ -235,3 +235,16 @@ test('injections refused for good: the status does not count their pods as waiti
     assert.deepEqual([s.phase, s.match, s.waiting], ['Waiting', 2, 0]);
   } finally { await server.close(); }
 });
+
+test('one injection refused beside one that went through: the status without the claim goes, and the job is looked at again in a second to count the injected pod', async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 2 }) });
+  try {
+    server.faults.add({ method: 'PATCH', pathIncludes: '/pods/web-1/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'violates PodSecurity', times: Infinity });
+    const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    assert.deepEqual(injectedPods(server), ['web-0']);
+    assert.equal(jobStatus(server, 'probe').waiting, 0);
+    assert.equal(r.requeueAfterSeconds, 1);
+    await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+    assert.equal(jobStatus(server, 'probe').waiting, 1, 'the next look counts the injected pod');
+  } finally { await server.close(); }
+});

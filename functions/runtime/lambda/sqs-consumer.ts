@@ -121,18 +121,27 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
       log.warn({ budgetMs: left }, 'handling did not finish within the invocation: leaving the message for redelivery');
       return 'fail';
     }
-    if (result.failed.length > 0 && result.requeueAfterSeconds === null) {
-      // Its other keys were handled; the envelope is kept as a dead letter for these. While
-      // another key asks to look again, the requeued envelope brings the refused keys back
-      // too, and the last pass dead-letters it: one copy, not one per cycle (review).
-      const why = result.failed.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
+    // Its other keys were handled; the envelope is kept as a dead letter for the keys refused
+    // for good, once: a requeued copy names them as reported (reviews: one copy per requeue
+    // cycle; then, waiting for the last pass, none while another key kept looking).
+    const seen = new Set(envelope.data.reported ?? []);
+    const fresh = result.failed.filter((f) => !seen.has(reportedKey(f)));
+    if (fresh.length > 0) {
+      const why = fresh.map((f) => `${reportedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
       if ((await deadLetter(record, why, b, 'refused for good')) === 'fail') return 'fail';
     }
-    if (result.requeueAfterSeconds !== null) return settle(() => b.deps.requeue(envelope, result.requeueAfterSeconds!), b, record);
-    return 'ack';
+    if (result.requeueAfterSeconds === null) return 'ack';
+    const reported = [...new Set([...seen, ...result.failed.map(reportedKey)])];
+    const again = reported.length > 0 ? { ...envelope, data: { ...envelope.data, reported } } : envelope;
+    return settle(() => b.deps.requeue(again, result.requeueAfterSeconds!), b, record);
   } catch (err) {
     return onError(err, { record, envelope }, b, log);
   }
+}
+
+/** How a key refused for good is named in a dead letter and in `data.reported`. */
+function reportedKey(f: { controller: string; key?: string }): string {
+  return f.key ? `${f.controller} ${f.key}` : f.controller;
 }
 
 async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {

@@ -167,7 +167,7 @@ describe('Lambda SQS consumer', () => {
     assert.ok(seen.includes('-:ok-6'));
   });
 
-  test('one key of an envelope refused for good does not keep its other keys from being handled; the envelope is requeued for the others, and dead-lettered for it once none asks to look again', async () => {
+  test('one key of an envelope refused for good does not keep its other keys from being handled; the envelope is dead-lettered for it once, and requeued for the others naming it reported', async () => {
     const handled: string[] = [];
     const pair: Controller<string> = {
       name: 'pair',
@@ -177,20 +177,22 @@ describe('Lambda SQS consumer', () => {
         handled.push(key);
         return key;
       },
-      plan: () => ({ actions: [], ...(handled.length === 1 ? { requeueAfterSeconds: 30 } : {}) }),
+      plan: () => ({ actions: [], requeueAfterSeconds: 30 }),
     };
     const requeued: number[] = [];
+    const bodies: Envelope[] = [];
     const dead: string[] = [];
     const engine = { kube: new ScriptedKube(), controllers: [pair], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
-    const consume = createSqsConsumer({ engine, requeue: async (_e: Envelope, s: number) => void requeued.push(s), deadLetter: async (_body: string, reason: string) => void dead.push(reason) });
+    const consume = createSqsConsumer({ engine, requeue: async (e: Envelope, s: number) => void (requeued.push(s), bodies.push(e)), deadLetter: async (_body: string, reason: string) => void dead.push(reason) });
     const r = await consume(ev(record('1', pod('any'))));
     assert.deepEqual(ids(r), []);
     assert.deepEqual(handled, ['Pod/ns/fine']);
     assert.deepEqual(requeued, [30], "the handled key's next look is kept");
-    assert.equal(dead.length, 0, 'not dead-lettered while the requeue brings the refused key back: one copy, not one per cycle');
-    await consume(ev(record('2', pod('any'))));
-    assert.deepEqual(handled, ['Pod/ns/fine', 'Pod/ns/fine']);
     assert.equal(dead.length, 1);
+    assert.deepEqual(bodies[0]?.data.reported, ['pair Pod/ns/refused']);
+    await consume(ev(record('2', JSON.stringify(bodies[0]))));
+    assert.deepEqual(handled, ['Pod/ns/fine', 'Pod/ns/fine'], 'the requeued copy handles every key again');
+    assert.equal(dead.length, 1, 'and does not dead-letter the refused key a second time');
     assert.match(dead[0] ?? '', /pair Pod\/ns\/refused: the API server refused it for good \(HTTP 400 BadRequest\): unable to parse requirement/);
   });
 
