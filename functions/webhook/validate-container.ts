@@ -4,6 +4,7 @@
 import { duplicate, eachItem, forbidden, invalid, notSupported, required, requiredString } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
+import { ephemeralContainerProblems, type ContainerProblem } from '../api/container-rules.ts';
 import { dns1123LabelProblems, envVarNameProblems } from '../api/name-formats.ts';
 
 export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
@@ -16,6 +17,8 @@ export const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'] as
 export const FORBIDDEN_EPHEMERAL_FIELDS = [
   'ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy', 'resizePolicy',
 ] as const;
+
+const POINTER_FIELDS: ReadonlySet<string> = new Set(['livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle']);
 
 /** Names seen so far in the template, to report duplicates. */
 export type SeenNames = Set<string>;
@@ -34,8 +37,27 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
     ...validateStringList(own(c, 'args'), [...path, 'args']),
     ...eachItem(own(c, 'volumeMounts'), [...path, 'volumeMounts'], validateVolumeMount),
     ...eachItem(own(c, 'env'), [...path, 'env'], validateEnvVar),
+    ...apiServerRules(c, path),
   ];
 }
+
+/**
+ * What kube-apiserver refuses in every pod beyond the checks above, from the rules the
+ * planner and the embedded API server share (functions/api/container-rules.ts): so a
+ * template the planner would put in phase Error is refused at `kubectl apply` (review).
+ */
+function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError[] {
+  const shared = (p: ContainerProblem): boolean => SHARED_RULES.test(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field));
+  return ephemeralContainerProblems(c, 'template').filter(shared).map((p) => {
+    const at = [...path, ...p.field.split(/[.[\]]/).filter(Boolean).map((x) => (/^\d+$/.test(x) ? Number(x) : x))];
+    if (p.kind === 'required') return required(at);
+    if (p.kind === 'forbidden') return forbidden(at, p.message ?? '');
+    return invalid(at, p.value, p.message ?? '');
+  });
+}
+
+/** The shared rules this webhook does not already check in its own words. */
+const SHARED_RULES = /^(env\[\d+\]\.valueFrom|envFrom|volumeDevices|volumeMounts\[\d+\]\.mountPropagation|securityContext)/;
 
 function validateName(name: unknown, path: FieldPath, seen: SeenNames): FieldError[] {
   const errors = requiredString(name, path, dns1123LabelProblems);
@@ -67,12 +89,14 @@ function validateTarget(target: unknown, path: FieldPath): FieldError[] {
 /** Empty values (`resources: {}`, `ports: []`) change nothing, so only set ones are refused. */
 function validateForbiddenFields(c: Record<string, unknown>, path: FieldPath): FieldError[] {
   return FORBIDDEN_EPHEMERAL_FIELDS
-    .filter((f) => !isEmpty(own(c, f)))
+    .filter((f) => !isEmpty(own(c, f), f))
     .map((f) => forbidden([...path, f], 'cannot be set for an ephemeral container'));
 }
 
-function isEmpty(value: unknown): boolean {
+function isEmpty(value: unknown, field?: string): boolean {
   if (value === undefined || value === '') return true;
+  // A probe or lifecycle is a pointer: set once present, even empty (validateFieldAllowList).
+  if (field !== undefined && POINTER_FIELDS.has(field)) return value === null;
   if (Array.isArray(value)) return value.length === 0;
   return isObject(value) && Object.keys(value).length === 0;
 }

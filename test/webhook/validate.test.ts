@@ -115,6 +115,10 @@ const cases: Case[] = [
     errors: [`${C0}.${f}: ${FORBIDDEN}`],
   })),
   { name: 'empty resources and ports are harmless', spec: withContainer({ resources: {}, ports: [] }), errors: [] },
+  { name: 'an empty lifecycle is set (a pointer, as the API server judges it)', spec: withContainer({ lifecycle: {} }), errors: [`${C0}.lifecycle: ${FORBIDDEN}`] },
+  { name: 'an env value beside valueFrom, as the API server refuses it for every pod', spec: withContainer({ env: [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] }), errors: [`${C0}.env[0].valueFrom: Invalid value: "": may not be specified when \`value\` is not empty`] },
+  { name: 'a mount path twice', spec: withContainer({ volumeMounts: [{ name: 'a', mountPath: '/x' }, { name: 'b', mountPath: '/x' }] }), errors: [`${C0}.volumeMounts[1].mountPath: Invalid value: "/x": must be unique`] },
+  { name: 'a negative user id', spec: withContainer({ securityContext: { runAsUser: -1 } }), errors: [`${C0}.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive`] },
   { name: 'volumeMount ok', spec: withContainer({ volumeMounts: [{ name: 'data', mountPath: '/data' }] }), errors: [] },
   { name: 'volumeMount subPath', spec: withContainer({ volumeMounts: [{ name: 'data', mountPath: '/data', subPath: 'x' }] }), errors: [`${C0}.volumeMounts[0].subPath: ${FORBIDDEN}`] },
   {
