@@ -63,6 +63,11 @@ const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\
 
 const MAX_ID = 2147483647;
 
+/** A problem's field as path segments (`env[0].name` → `['env', 0, 'name']`), for callers that build paths. */
+export function fieldSegments(field: string): (string | number)[] {
+  return field.split(/[.[\]]/).filter(Boolean).map((x) => (/^\d+$/.test(x) ? Number(x) : x));
+}
+
 /**
  * Problems kube-apiserver finds in an ephemeral container that no pod can cure: fields not
  * allowed, env names (printable ASCII but `=`: RelaxedEnvironmentVariableValidation, on

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
 import { formatZodIssues } from './field-path.ts';
-import { ephemeralContainerProblems, hasOuterSpace } from './container-rules.ts';
+import { ephemeralContainerProblems, fieldSegments, hasOuterSpace } from './container-rules.ts';
 import { dns1123LabelProblems, labelKeyProblems, labelValueProblems } from './name-formats.ts';
 import { MAX_PARALLELISM } from './names.ts';
 
@@ -114,7 +114,7 @@ function templateRules(containers: EphemeralContainerTemplate[], ctx: z.Refineme
       // "" and null are unset: the API server defaults them.
       if (v !== undefined && v !== null && v !== '' && !allowed.includes(v as string)) problem([field], `${JSON.stringify(v)} is not one of ${allowed.join(', ')}`);
     }
-    for (const p of ephemeralContainerProblems(c)) problem(p.field.split(/[.[\]]/).filter(Boolean).map((x) => (/^\d+$/.test(x) ? Number(x) : x)), p.kind === 'required' ? 'required' : (p.message ?? p.kind));
+    for (const p of ephemeralContainerProblems(c)) problem(fieldSegments(p.field), p.kind === 'required' ? 'required' : (p.message ?? p.kind));
   });
 }
 

@@ -1,7 +1,12 @@
 // Deep equality of JSON data, dependency-free. (The webhook keeps its own, which treats
 // null and absent alike and is iterative against adversarially deep input.)
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object (not null, not an array). */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const isObj = isRecord;
 
 /** Deep equality of JSON data: key order ignored, an undefined property counts as absent. */
 export function jsonEqual(a: unknown, b: unknown): boolean {

@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import pRetry, { AbortError } from 'p-retry';
+import { isRecord } from '../api/json-equal.ts';
 import { isKubeError, type KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import type { Logger } from './logger.ts';
@@ -175,8 +176,8 @@ async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): P
 /** Whether the object now holds every field `action` wrote (a create, an update, a merge patch); never for a JSON or strategic patch. */
 async function holdsWrite(kube: Kube, action: Action): Promise<boolean> {
   const body = action.body;
-  if (action.verb === 'delete' || (action.verb === 'patch' && action.patchType !== 'merge') || !isPlainObject(body)) return false;
-  const meta = isPlainObject(body['metadata']) ? body['metadata'] : {};
+  if (action.verb === 'delete' || (action.verb === 'patch' && action.patchType !== 'merge') || !isRecord(body)) return false;
+  const meta = isRecord(body['metadata']) ? body['metadata'] : {};
   const name = action.name || (typeof meta['name'] === 'string' ? meta['name'] : '');
   const current = await kube.get({ apiVersion: action.apiVersion, kind: action.kind, namespace: action.namespace, name }).catch(() => null);
   // The resourceVersion was the write's precondition, not part of what it wrote.
@@ -187,7 +188,7 @@ async function holdsWrite(kube: Kube, action: Action): Promise<boolean> {
 /** `have` holds `want`: every field of `want` is there, equal (null: absent, as a merge patch deletes; timestamps by instant). */
 function holds(want: unknown, have: unknown): boolean {
   if (want === null) return have === undefined || have === null;
-  if (isPlainObject(want)) return isPlainObject(have) && Object.entries(want).every(([k, v]) => holds(v, have[k]));
+  if (isRecord(want)) return isRecord(have) && Object.entries(want).every(([k, v]) => holds(v, have[k]));
   if (Array.isArray(want)) return Array.isArray(have) && want.length === have.length && want.every((v, i) => holds(v, have[i]));
   if (typeof want === 'string' && typeof have === 'string' && want !== have && TIMESTAMP.test(want) && TIMESTAMP.test(have)) return Date.parse(want) === Date.parse(have);
   return want === have;
@@ -196,9 +197,6 @@ function holds(want: unknown, have: unknown): boolean {
 /** RFC 3339 as the API server writes Time and MicroTime (it may add or drop fraction digits). */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** One attempt; anything not transient aborts the retry loop at once. */
 async function performOnce(kube: Kube, action: Action): Promise<unknown> {

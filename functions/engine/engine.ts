@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
-import { isKubeError, KubeError } from '../kube/errors.ts';
+import { isKubeError, refusedForGood, type KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
@@ -118,12 +118,9 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
   return result;
 }
 
-/** The KubeError of a refusal no retry can change (a 4xx but 401, which a fresh credential may cure), if that is what `err` is. */
-function refusedForGood(err: unknown): KubeError | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof KubeError) return (e.errorClass === 'terminal' || e.errorClass === 'invalid' || e.errorClass === 'unserved') && e.status !== 401 ? e : undefined;
-  }
-  return undefined;
+/** How a key refused for good is named: in a dead letter, and in a requeued envelope's `data.reported`. */
+export function failedKey(f: { controller: string; key?: string }): string {
+  return f.key ? `${f.controller} ${f.key}` : f.controller;
 }
 
 /**

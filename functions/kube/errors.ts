@@ -62,6 +62,19 @@ function classify(status: number, reason: string, name: string | undefined): Kub
   return 'terminal';
 }
 
+/**
+ * The KubeError of a refusal no retry can change, if that is what `err` is: the first
+ * KubeError in its cause chain decides (its own cause is the client's business), and a 401
+ * is not one (a fresh credential may cure it; callers handle it apart). One judgement for
+ * the engine, the SQS consumer and the memory sink.
+ */
+export function refusedForGood(err: unknown): KubeError | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof KubeError) return (e.errorClass === 'terminal' || e.errorClass === 'invalid' || e.errorClass === 'unserved') && e.status !== 401 ? e : undefined;
+  }
+  return undefined;
+}
+
 /** True for KubeErrors of the given classes. */
 export function isKubeError(err: unknown, ...classes: KubeErrorClass[]): err is KubeError {
   return err instanceof KubeError && (classes.length === 0 || classes.includes(err.errorClass));

@@ -1,5 +1,6 @@
 // An API server's error answer (a metav1.Status body, or whatever a proxy put there) as a
 // classified KubeError; shared by both Kube implementations so they fail alike.
+import { isRecord } from '../api/json-equal.ts';
 import { KubeError } from './errors.ts';
 
 type Cause = { field?: string; message?: string; reason?: string };
@@ -76,6 +77,3 @@ function text<K extends string>(key: K, v: unknown): Partial<Record<K, string>> 
   return typeof v === 'string' && v !== '' ? ({ [key]: v } as Partial<Record<K, string>>) : {};
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

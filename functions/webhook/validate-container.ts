@@ -4,7 +4,7 @@
 import { duplicate, eachItem, forbidden, invalid, notSupported, required, requiredString } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
-import { ephemeralContainerProblems, type ContainerProblem } from '../api/container-rules.ts';
+import { ephemeralContainerProblems, fieldSegments, type ContainerProblem } from '../api/container-rules.ts';
 import { dns1123LabelProblems, envVarNameProblems } from '../api/name-formats.ts';
 
 export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
@@ -49,7 +49,7 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
 function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError[] {
   const shared = (p: ContainerProblem): boolean => SHARED_RULES.test(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field));
   return ephemeralContainerProblems(c, 'template').filter(shared).map((p) => {
-    const at = [...path, ...p.field.split(/[.[\]]/).filter(Boolean).map((x) => (/^\d+$/.test(x) ? Number(x) : x))];
+    const at = [...path, ...fieldSegments(p.field)];
     if (p.kind === 'required') return required(at);
     if (p.kind === 'forbidden') return forbidden(at, p.message ?? '');
     return invalid(at, p.value, p.message ?? '');

@@ -1,8 +1,8 @@
 import type { Envelope } from '../../functions/api/envelope.ts';
 import { envelopeOf, type Message } from '../envelope.ts';
-import { InvalidEnvelopeError } from '../../functions/engine/engine.ts';
+import { failedKey, InvalidEnvelopeError } from '../../functions/engine/engine.ts';
 import { UnknownClusterError } from '../../functions/kube/credentials.ts';
-import { isKubeError } from '../../functions/kube/errors.ts';
+import { refusedForGood } from '../../functions/kube/errors.ts';
 import type { SendOutcome, Sink } from './sink.ts';
 
 /** What the in-process handler tells the relay back: look at this key again after a while. */
@@ -39,13 +39,10 @@ class Remembered {
 
 /** Errors that retrying cannot fix: a refused request (403, 400, 422, a 404 naming nothing; not 401) or bad input. */
 function isPermanent(err: unknown): boolean {
-  // Classified errors may arrive wrapped: look a few causes deep, down to the first
-  // KubeError, whose class decides (its own cause is the client's business: review).
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     if (e instanceof InvalidEnvelopeError || e instanceof UnknownClusterError) return true;
-    if (isKubeError(e)) return isKubeError(e, 'terminal', 'invalid', 'unserved') && e.status !== 401;
   }
-  return false;
+  return refusedForGood(err) !== undefined;
 }
 
 /**
@@ -98,8 +95,8 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
       // Keys refused for good beside others that were handled: reported (logged and counted
       // as a dead letter) once each, not again on every pass a requeue brings (reviews).
-      const refused = (r.failed ?? []).filter((f) => !reported.seen(`${f.controller} ${f.key ?? ''}`));
-      if (refused.length > 0) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${f.controller}${f.key ? ` ${f.key}` : ''}: ${f.error.message}`).join('; ')}` };
+      const refused = (r.failed ?? []).filter((f) => !reported.seen(failedKey(f)));
+      if (refused.length > 0) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${failedKey(f)}: ${f.error.message}`).join('; ')}` };
       return { ok: true };
     } catch (err) {
       return failed(key, (err as Error).message ?? String(err), isPermanent(err));

@@ -30,6 +30,11 @@ function objects(o: { pods: number; parallelism: number; replicas?: number; ttlS
 
 const injectedPods = (server: ApiServer): string[] => Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p).sort();
 const leases = (server: ApiServer): number => server.store.list({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system' }).length;
+/** The objects (kind, uid) the ActionRefused Warning Events are about, in `namespace` or all. */
+const refusedOn = (server: ApiServer, namespace?: string): (string | undefined)[][] => server.store.list({ apiVersion: 'v1', kind: 'Event', ...(namespace ? { namespace } : {}) })
+  .map((e) => e as { reason?: string; involvedObject?: { kind?: string; uid?: string } })
+  .filter((e) => e.reason === 'ActionRefused')
+  .map((e) => [e.involvedObject?.kind, e.involvedObject?.uid]);
 const warnings = (server: ApiServer): string[] => server.store.list({ apiVersion: 'v1', kind: 'Event' }).filter((e) => (e as { type?: string }).type === 'Warning').map((e) => (e as { reason?: string }).reason ?? '');
 
 test('a claim refused for good (the lock namespace missing) injects nothing, says why, and is tried again', async () => {
@@ -139,11 +144,7 @@ test('the Warning Event of a refused write names the object by uid, so `kubectl 
     server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
     server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'violates PodSecurity', times: Infinity });
     await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
-    const refusals = server.store.list({ apiVersion: 'v1', kind: 'Event' })
-      .map((e) => e as { reason?: string; involvedObject?: { kind?: string; uid?: string } })
-      .filter((e) => e.reason === 'ActionRefused')
-      .map((e) => [e.involvedObject?.kind, e.involvedObject?.uid]);
-    assert.deepEqual(refusals.sort(), [['EphemeralJob', 'job-uid'], ['Pod', 'pod-uid-0']]);
+    assert.deepEqual(refusedOn(server).sort(), [['EphemeralJob', 'job-uid'], ['Pod', 'pod-uid-0']]);
   } finally { await server.close(); }
 });
 
@@ -181,8 +182,7 @@ test('the lock namespace missing: the refusal is shown on the job, the status is
     const looks: (number | null)[] = [];
     for (let i = 0; i < 2; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [5, 120]);
-    const onJob = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { reason?: string; involvedObject?: { kind?: string; uid?: string } }).filter((e) => e.reason === 'ActionRefused');
-    assert.deepEqual(onJob.map((e) => [e.involvedObject?.kind, e.involvedObject?.uid]), [['EphemeralJob', 'job-uid']]);
+    assert.deepEqual(refusedOn(server, NS), [['EphemeralJob', 'job-uid']]);
     assert.equal(jobStatus(server, 'probe').phase, 'Waiting');
   } finally { await server.close(); }
 });
@@ -221,8 +221,7 @@ test('a refused TTL deletion is shown on the job, by uid', async () => {
     await handle(envelopeFor('Pod', NS, 'web-0'), deps());
     server.faults.add({ method: 'DELETE', pathIncludes: '/ephemeraljobs/probe', status: 403, reason: 'Forbidden', message: 'cannot delete resource "ephemeraljobs"', times: Infinity });
     await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
-    const refusals = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { reason?: string; involvedObject?: { kind?: string; uid?: string } }).filter((e) => e.reason === 'ActionRefused');
-    assert.deepEqual(refusals.map((e) => [e.involvedObject?.kind, e.involvedObject?.uid]), [['EphemeralJob', 'job-uid']]);
+    assert.deepEqual(refusedOn(server, NS), [['EphemeralJob', 'job-uid']]);
   } finally { await server.close(); }
 });
 

@@ -3,10 +3,10 @@
 // records really handled are acknowledged (partial batch response, ReportBatchItemFailures).
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { envelopeKey, type Envelope } from '../../api/envelope.ts';
-import { handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps } from '../../engine/engine.ts';
+import { failedKey, handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps } from '../../engine/engine.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
-import { KubeError } from '../../kube/errors.ts';
+import { KubeError, refusedForGood } from '../../kube/errors.ts';
 import { NOT_BEFORE_ATTRIBUTE } from './sqs-queue.ts';
 
 /** Refused at the first batch: FIFO queues have no per-message delay, so requeues would loop. */
@@ -125,13 +125,13 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     // for good, once: a requeued copy names them as reported (reviews: one copy per requeue
     // cycle; then, waiting for the last pass, none while another key kept looking).
     const seen = new Set(envelope.data.reported ?? []);
-    const fresh = result.failed.filter((f) => !seen.has(reportedKey(f)));
+    const fresh = result.failed.filter((f) => !seen.has(failedKey(f)));
     if (fresh.length > 0) {
-      const why = fresh.map((f) => `${reportedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
+      const why = fresh.map((f) => `${failedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
       if ((await deadLetter(record, why, b, 'refused for good')) === 'fail') return 'fail';
     }
     if (result.requeueAfterSeconds === null) return 'ack';
-    const reported = [...new Set([...seen, ...result.failed.map(reportedKey)])];
+    const reported = [...new Set([...seen, ...result.failed.map(failedKey)])];
     const again = reported.length > 0 ? { ...envelope, data: { ...envelope.data, reported } } : envelope;
     return settle(() => b.deps.requeue(again, result.requeueAfterSeconds!), b, record);
   } catch (err) {
@@ -139,10 +139,6 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
   }
 }
 
-/** How a key refused for good is named in a dead letter and in `data.reported`. */
-function reportedKey(f: { controller: string; key?: string }): string {
-  return f.key ? `${f.controller} ${f.key}` : f.controller;
-}
 
 async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {
   if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b);
@@ -158,7 +154,7 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
     log.warn({ retryAfterSeconds: err.retryAfterSeconds }, 'API server asked to retry later: requeued with its delay');
     return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record);
   }
-  const final = finalKubeError(err);
+  const final = refusedForGood(err);
   if (final) {
     // A refusal that no retry can change (403, 400, 422, …): redelivering it would only cost
     // maxReceiveCount invocations before SQS's redrive, so it goes to the dead letters now.
@@ -168,13 +164,6 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
   return 'fail';
 }
 
-/** The KubeError in an error's cause chain, when its class says retrying cannot succeed. */
-function finalKubeError(err: unknown): KubeError | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof KubeError) return e.errorClass === 'terminal' || e.errorClass === 'invalid' || e.errorClass === 'unserved' ? e : undefined;
-  }
-  return undefined;
-}
 
 async function deadLetter(record: SQSRecord, reason: string, b: Batch, what = 'bad message'): Promise<Outcome> {
   b.log.error({ messageId: record.messageId, reason }, `${what}: dead-lettering`);
