@@ -10,10 +10,11 @@ import { describe, test } from 'node:test';
 import { identity, ListReuse } from '../../functions/kube/list-reuse.ts';
 import { createHttpsKube } from '../../functions/kube/https-kube.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
+import { objectKeys, withSafeKeys } from '../support/json-key-bug.ts';
 
 const text = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('},{"metadata":{', '"items":[', ']', '\\', '"', 'é€😀', '{"metadata":{"uid":"u1"}}'));
-/** Values that may hold anything, the cut text included, inside strings and as nested objects. */
-const anything = fc.jsonValue({ maxDepth: 3 });
+/** Values that may hold anything, the cut text included, inside strings and as nested objects (keys: see json-key-bug.ts). */
+const anything = withSafeKeys(fc.jsonValue({ maxDepth: 3 }));
 const nested = fc.oneof(anything, fc.record({ metadata: fc.record({ name: text, uid: fc.constantFrom('u1', 'u2'), resourceVersion: fc.constantFrom('1', '2') }) }).map((o) => [o, o]));
 
 interface Item { metadata: Record<string, unknown>; spec?: unknown; status?: unknown }
@@ -26,7 +27,7 @@ const item = (uids: string[]): fc.Arbitrary<Item> => fc.record({
     uid: fc.constantFrom(...uids),
     resourceVersion: fc.constantFrom('1', '2', '3'),
     generation: fc.option(fc.nat(), { nil: undefined }),
-    labels: fc.option(fc.dictionary(text, text, { maxKeys: 2 }), { nil: undefined }),
+    labels: fc.option(fc.dictionary(objectKeys(text), text, { maxKeys: 2 }), { nil: undefined }),
   }, { requiredKeys: ['name', 'uid', 'resourceVersion'] }),
   spec: fc.option(nested, { nil: undefined }),
   status: fc.option(anything, { nil: undefined }),
