@@ -133,6 +133,7 @@ export function generate(seed: number): Schedule {
   const rel = relabels(g, { arrivals, calmAfterMs });
   const relInj = chance(g, 0.5) ? Array.from({ length: int(g, 1, 2) }, () => ({ afterInjection: int(g, 1, 6), backAfterMs: chance(g, 0.5) ? int(g, 50, 600) : int(g, 600, 3000) })) : [];
   const edits = specChanges(g, { arrivals, raises, calmAfterMs, deleted: dels });
+  planned.faults.push(...refusals(g, calmAfterMs));
   return {
     seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs,
     ...(dels.length ? { deletions: dels } : {}),
@@ -274,6 +275,32 @@ function faults(g: G, calmAfterMs: number): FaultEvent[] {
   }
   return out;
 }
+
+/**
+ * Requests refused for good, as a missing RBAC rule, lock namespace or served version would
+ * refuse them (a 404 naming nothing is a path the server does not serve). In about half of
+ * the schedules, one to three of them, each matching one to three requests; the calm point
+ * lifts what is left, as an operator fixing the cause would. Drawn after everything else,
+ * so a seed keeps its world, faults, kills and changes.
+ */
+function refusals(g: G, calmAfterMs: number): FaultEvent[] {
+  if (!chance(g, 0.5)) return [];
+  return Array.from({ length: int(g, 1, 3) }, () => {
+    const f = pick(g, REFUSALS);
+    const method = pick(g, f.writes ? WRITE_METHODS : METHODS);
+    const path = pick(g, PATHS);
+    return {
+      atMs: int(g, 100, calmAfterMs - 100), kind: 'request' as const,
+      spec: { ...f.spec, label: f.label, times: int(g, 1, 3), watch: false, ...(method ? { method } : {}), ...(path ? { pathIncludes: path } : {}) },
+    };
+  }).sort((a, b) => a.atMs - b.atMs);
+}
+
+const REFUSALS: { label: string; spec: FaultSpec; writes?: boolean }[] = [
+  { label: '403 forbidden', spec: { status: 403 } },
+  { label: '404 naming nothing (unserved)', spec: { status: 404 } },
+  { label: '422 invalid', spec: { status: 422, reason: 'Invalid', message: 'injected: the request is invalid' }, writes: true },
+];
 
 function kills(g: G, calmAfterMs: number): Kill[] {
   const out: Kill[] = [];

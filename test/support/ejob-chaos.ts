@@ -80,7 +80,7 @@ export const chaosSteps: fc.Arbitrary<ChaosStep[]> = fc.array(
         op: fc.constant('fault' as const),
         method: fc.constantFrom('GET', 'PUT', 'POST', 'PATCH'),
         path: fc.constantFrom('/leases/', '/ephemeralcontainers', '/status', '/pods', '/ephemeraljobs'),
-        status: fc.constantFrom<number | 'reset'>(409, 429, 500, 503, 'reset'),
+        status: fc.constantFrom<number | 'reset'>(409, 429, 500, 503, 'reset', 403, 404, 422),
         times: fc.integer({ min: 1, max: 2 }),
       }),
     },
