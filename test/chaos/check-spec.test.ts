@@ -76,7 +76,7 @@ test('parallelism: another job\'s injection into a pod of a job draining after a
   tick(h, 4);
   record(h, []);                                        // J's record dropped a's and b's claims (retention over; e.g. a deadline seal)
   record(h, [{ pod: 'a' }], 'job-uid-2');               // J2 claims a
-  inject(h, a, ['other'], 'job-uid-2');                 // J2's container into a: J's counters untouched
+  inject(h, a, ['other'], { job: 'job-uid-2' });                 // J2's container into a: J's counters untouched
   ecStatus(h, a, { probe: state('terminated'), other: state('terminated') }); ecStatus(h, b, { probe: state('terminated') });
   finishJob(h, j, { phase: 'Succeeded', succeeded: 2, failed: 0, match: 2 });
   finishJob(h, j2, { phase: 'Succeeded', succeeded: 1, failed: 0, match: 1 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../functions/cluster/index.ts';
 import { check } from './check.ts';
-import { appPod, ecStatus, finishJob, History, inject, job, JOB, meta, state, tick } from './synthetic-history.ts';
+import { appPod, claim, ecStatus, finishJob, History, inject, job, JOB, meta, state, tick } from './synthetic-history.ts';
 import type { Invariant, RunRecord } from './record.ts';
 
 type Obj = Record<string, unknown>;
@@ -71,9 +71,28 @@ describe('chaos checker', () => {
 
   test('another job\'s containers in the same pod are no double injection', () => {
     const { h, a } = cleanStory();
-    inject(h, a, ['other'], 'another-job');
+    inject(h, a, ['other'], { job: 'another-job' });
     ecStatus(h, a, { probe: state('terminated'), other: state('terminated') });
-    assert.deepEqual(check(h.run()), []);
+    // Only the other job's Lease, left by a job this story never makes, is out of place.
+    assert.deepEqual(check(h.run()).map((v) => v.invariant), ['no-stale-job-lease']);
+  });
+
+  test('claimed-first: a pod injected that no Lease write claimed for the job before', () => {
+    const { h, j } = cleanStory();
+    const c = h.put(appPod('c'));
+    inject(h, c, ['probe'], { claimed: false });
+    ecStatus(h, c, { probe: state('terminated') });
+    finishJob(h, j, { phase: 'Failed', succeeded: 2, failed: 1, match: 3 });
+    fires(h.run(), 'claimed-first', /pod ns\/c got job ns\/j \(uid job-uid-1\)'s containers \(probe\) in write #\d+ patch\/ephemeralcontainers by proc-1 .*though no Lease write before it claimed the pod for that job/);
+    // Claimed by another job's record, or by this job's record after the injection: still unclaimed.
+    const { h: h2, j: j2 } = cleanStory();
+    const d = h2.put(appPod('d'));
+    claim(h2, d, 'another-job');
+    inject(h2, d, ['probe'], { claimed: false });
+    claim(h2, d);
+    ecStatus(h2, d, { probe: state('terminated') });
+    finishJob(h2, j2, { phase: 'Failed', succeeded: 2, failed: 1, match: 3 });
+    assert.deepEqual(check(h2.run()).map((v) => v.invariant), ['claimed-first', 'no-stale-job-lease']);
   });
 
   test('parallelism: a second pod injected while the first still runs', () => {
@@ -504,8 +523,10 @@ describe('chaos checker', () => {
       const a = h.put(appPod('a'));
       const b = h.put(appPod('b'));
       inject(h, a, ['probe']);
+      const l = claim(h, b);
       h.put(j, { type: 'DELETED' });
       inject(h, b, ['probe']);
+      h.put(l!, { type: 'DELETED' });
       for (const p of [a, b]) ecStatus(h, p, { probe: state('terminated') });
       assert.deepEqual(check(h.run()).map((x) => x.invariant), ['replicas', 'parallelism']);
     });
@@ -555,6 +576,7 @@ describe('chaos checker', () => {
         const s = deletedStory();
         s.h.put(withRecord(s.l, JOB, claimed), { actor: 'proc-2', verb: 'update' });
         markDeleted(s.h, s.j);
+        // b not claimed before the delete: claimed in the same second as its injection.
         inject(s.h, s.b, ['probe']);
         s.h.put(s.l, { actor: 'proc-1', verb: 'delete', type: 'DELETED' });
         removeFinalizer(s.h, s.j);
@@ -562,7 +584,9 @@ describe('chaos checker', () => {
       };
       assert.deepEqual(check(late(['a', 'b']).run()), []);
       assert.deepEqual(check(late(['a']).run()), [], 'within the grace (lease + skew) of the delete');
-      fires(late(['a']).run({ lateWriteGraceMs: 0 }), 'no-injection-after-delete', /pod ns\/b got job ns\/j \(uid job-uid-1\)'s containers \(probe\) in write #\d+ patch\/ephemeralcontainers by proc-1 .*more than 0 ms after the job was being deleted \(write #\d+ delete by in-process/);
+      fires(late(['a', 'b']).run({ lateWriteGraceMs: 0 }), 'no-injection-after-delete', /pod ns\/b got job ns\/j \(uid job-uid-1\)'s containers \(probe\) in write #\d+ patch\/ephemeralcontainers by proc-1 .*more than 0 ms after the job was being deleted \(write #\d+ delete by in-process/);
+      const both = check(late(['a']).run({ lateWriteGraceMs: 0 }));
+      assert.deepEqual(both.map((v) => v.invariant), ['no-injection-after-delete', 'no-injection-after-delete'], 'its claim after the delete is late too');
     });
 
     test('no-injection-after-delete: a pod claimed, or injected, after the job is gone', () => {
@@ -577,8 +601,10 @@ describe('chaos checker', () => {
       const gone = new History();
       const j = gone.put(job());
       const b = gone.put(appPod('b'));
+      const l = claim(gone, b);
       gone.put(j, { verb: 'delete', type: 'DELETED' });
       inject(gone, b, ['probe']);
+      gone.put(l!, { verb: 'delete', type: 'DELETED' });
       fires(gone.run({ lateWriteGraceMs: 0 }), 'no-injection-after-delete', /pod ns\/b got job ns\/j \(uid job-uid-1\)'s containers \(probe\) .*after the job was gone/);
     });
 
@@ -612,7 +638,7 @@ describe('chaos checker', () => {
         cleanUp(h, j, l);
         const j2 = h.put({ ...job(), metadata: { ...job().metadata, uid: 'job-uid-2' } });
         h.put(lease('job-uid-2', ['b'], 'lease-2'), { actor: 'proc-2', verb: 'create' });
-        inject(h, b, ['probe'], 'job-uid-2');
+        inject(h, b, ['probe'], { job: 'job-uid-2' });
         ecStatus(h, b, { probe: state('running') });
         ecStatus(h, b, { probe: state('terminated') });
         return { h, j2 };

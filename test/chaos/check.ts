@@ -176,6 +176,12 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
     if (gone) {
       once(`after-delete/${uid}/${job}`, 'no-injection-after-delete', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers (${added.join(', ')}) in ${at(w)}, more than ${world.graceMs} ms after the job was ${gone.type === 'DELETED' ? 'gone' : 'being deleted'} (${at(gone)})`);
     }
+    // Step 1 of functions/ejob/README.md: the Lease is the one serialisation point, so no pod
+    // gets a job's containers unless a Lease write that took effect claimed it for that job
+    // first (last round's worst finding: a claim refused for good let its injections go).
+    if (!claimOf(world, job, pod)) {
+      once(`unclaimed/${uid}/${job}`, 'claimed-first', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers (${added.join(', ')}) in ${at(w)}, though no Lease write before it claimed the pod for that job`);
+    }
     if (before.length > 0) {
       once(`twice/${uid}/${job}`, 'injected-once', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers a second time (${added.join(', ')} after ${before.join(', ')}) in ${at(w)}`);
     }

@@ -40,6 +40,7 @@ export const UNWATCHED_MS = 3000;
 export const INVARIANTS = [
   'converged',
   'injected-once',
+  'claimed-first',
   'parallelism',
   'replicas',
   'targets-only',

@@ -1,18 +1,24 @@
 // Synthetic histories for the chaos checker's tests: what the API server would have recorded,
 // written by hand a write at a time, and the objects and writes they are made of.
 import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
+import { CLAIMS_ANNOTATION, claimsRecord } from './check.ts';
 import type { RunRecord } from './record.ts';
 
-/** Builds a history write by write, a second apart; each write stores a copy of the object as it is now. */
+/**
+ * Builds a history write by write, a second apart (a write `sameSecond` shares the next one's
+ * second); each write stores a copy of the object as it is now.
+ */
 export class History {
   readonly writes: WriteRecord[] = [];
   private readonly latest = new Map<string, KubeObject>();
+  private seconds = 0;
 
-  put(obj: KubeObject, o: { actor?: string; verb?: string; subresource?: string; type?: WriteRecord['type'] } = {}): KubeObject {
+  put(obj: KubeObject, o: { actor?: string; verb?: string; subresource?: string; type?: WriteRecord['type']; sameSecond?: boolean } = {}): KubeObject {
     const copy = structuredClone(obj);
     const type = o.type ?? (this.latest.has(copy.metadata.uid!) ? 'MODIFIED' : 'ADDED');
     copy.metadata.resourceVersion = String(this.writes.length + 10);
     this.writes.push({ seq: this.writes.length + 1, time: this.now(), type, verb: o.verb ?? 'store', subresource: o.subresource ?? '', actor: o.actor ?? 'in-process', object: copy });
+    if (!o.sameSecond) this.seconds++;
     if (type === 'DELETED') this.latest.delete(copy.metadata.uid!);
     else this.latest.set(copy.metadata.uid!, copy);
     return obj;
@@ -20,7 +26,7 @@ export class History {
 
   /** The time the next write will have. */
   now(): string {
-    return new Date(Date.UTC(2026, 0, 1, 0, 0, this.writes.length)).toISOString();
+    return new Date(Date.UTC(2026, 0, 1, 0, 0, this.seconds)).toISOString();
   }
 
   final(): KubeObject[] {
@@ -55,8 +61,33 @@ export const ec = (name: string, uid = JOB): Obj => ({ name, image: 'busybox', e
 /** A container state: 'running', 'terminated' (with `code`), or waiting with that reason. */
 export const state = (s: string, code = 0): Obj => (s === 'running' ? { running: {} } : s === 'terminated' ? { terminated: { exitCode: code } } : { waiting: { reason: s } });
 
-/** A process injects the job's containers into the pod. */
-export function inject(h: History, pod: KubeObject, names: string[], uid = JOB): void {
+/** The job's Lease records in the history, oldest first. */
+function leaseRecords(h: History, job: string): { lease: KubeObject; claims: { pod: string; uid?: string }[] }[] {
+  return h.writes.flatMap((w) => {
+    const r = w.object.kind === 'Lease' && w.type !== 'DELETED' ? claimsRecord(w.object) : undefined;
+    return r?.job === job ? [{ lease: w.object, claims: r.claims }] : [];
+  });
+}
+
+/**
+ * A process claims the pod for the job on the job's Lease (the product's record: pod, uid,
+ * at), in the same second as the write that follows, unless some record claimed it already
+ * (by uid, or by name when the claim names no uid).
+ */
+export function claim(h: History, pod: KubeObject, job = JOB): KubeObject | undefined {
+  const records = leaseRecords(h, job);
+  const mine = (c: { pod: string; uid?: string }): boolean => (c.uid === undefined ? c.pod === pod.metadata.name : c.uid === pod.metadata.uid);
+  if (records.some((r) => r.claims.some(mine))) return records.at(-1)?.lease;
+  const last = records.at(-1);
+  const lease = last?.lease ?? { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `lease-${job}`, namespace: 'ephemera-locks', uid: `lease-${job}` }, spec: {} };
+  const record = { v: 1, job, claims: [...(last?.claims ?? []), { pod: pod.metadata.name, uid: pod.metadata.uid, at: h.now() }] };
+  return h.put({ ...lease, metadata: { ...lease.metadata, annotations: { ...(lease.metadata.annotations as Record<string, string> | undefined), [CLAIMS_ANNOTATION]: JSON.stringify(record) } } }, { actor: 'proc-1', verb: 'update', sameSecond: true });
+}
+
+/** A process injects the job's containers into the pod, claimed first unless `claimed` is false (a product bug). */
+export function inject(h: History, pod: KubeObject, names: string[], o: { job?: string; claimed?: boolean } = {}): void {
+  const uid = o.job ?? JOB;
+  if (o.claimed !== false) claim(h, pod, uid);
   const spec = pod.spec as Obj;
   spec.ephemeralContainers = [...((spec.ephemeralContainers as Obj[]) ?? []), ...names.map((n) => ec(n, uid))];
   h.put(pod, { actor: 'proc-1', verb: 'patch', subresource: 'ephemeralcontainers' });
