@@ -11,6 +11,7 @@ import { handle, type EngineDeps } from '../../functions/engine/engine.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { CLAIMS_ANNOTATION } from '../../functions/ejob/lease-record.ts';
 import type { Kube } from '../../functions/kube/kube.ts';
+import { check } from '../chaos/check.ts';
 import { CRDS, envelopeFor, jobStatus, worldWith } from './ejob-world.ts';
 
 const UID_ENV = 'KRUISE_EJOB_ID';
@@ -81,6 +82,18 @@ export const chaosSteps: fc.Arbitrary<ChaosStep[]> = fc.array(
         method: fc.constantFrom('GET', 'PUT', 'POST', 'PATCH'),
         path: fc.constantFrom('/leases/', '/ephemeralcontainers', '/status', '/pods', '/ephemeraljobs'),
         status: fc.constantFrom<number | 'reset'>(409, 429, 500, 503, 'reset', 403, 404, 422),
+        times: fc.integer({ min: 1, max: 2 }),
+      }),
+    },
+    {
+      // A write refused for good (RBAC, a missing lock namespace, a version not served), aimed
+      // at the writes a plan's others depend on: the claim, the injections, the status.
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant('fault' as const),
+        method: fc.constantFrom('PUT', 'POST', 'PATCH'),
+        path: fc.constantFrom('/leases/', '/leases', '/ephemeralcontainers', '/status'),
+        status: fc.constantFrom<number | 'reset'>(403, 404, 422),
         times: fc.integer({ min: 1, max: 2 }),
       }),
     },
@@ -357,6 +370,9 @@ export async function runSchedule(w: ChaosWorld, steps: readonly ChaosStep[]): P
     for (let p = 0; p < w.pods; p++) relabel(server, `p${p}`, false);
     const limitNow = { ...st.limit, parallelism: Math.max(st.limit.parallelism, specParallelism(server), currentHolding(server)) };
     await drain(server, limitNow, instances[0] as EngineDeps, { advance: (ms) => (offsetMs += ms), templateSize, ever, replaced: st.replaced > 0 || st.relabelled });
+    // What only the server's history shows: every injection followed a claim that took effect (npm run chaos's checker).
+    const history = check({ writes: server.history.writes, rejected: [], final: server.store.all(), exits: [], converged: true });
+    assert.deepEqual(history.filter((v) => v.invariant === 'claimed-first' || v.invariant === 'injected-once'), [], 'the server\'s history');
   } finally {
     release();
     await server.close();
