@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../functions/cluster/index.ts';
 import { check } from './check.ts';
-import { appPod, claim, ecStatus, finishJob, History, inject, job, JOB, meta, state, tick } from './synthetic-history.ts';
+import { appPod, claim, ecStatus, finishJob, History, inject, job, JOB, meta, seal, state, tick } from './synthetic-history.ts';
 import type { Invariant, RunRecord } from './record.ts';
 
 type Obj = Record<string, unknown>;
@@ -75,6 +75,22 @@ describe('chaos checker', () => {
     ecStatus(h, a, { probe: state('terminated'), other: state('terminated') });
     // Only the other job's Lease, left by a job this story never makes, is out of place.
     assert.deepEqual(check(h.run()).map((v) => v.invariant), ['no-stale-job-lease']);
+  });
+
+  test('sealed-final: a claim written after the job\'s verdict was sealed on its Lease', () => {
+    const sealed = (): { h: History; c: KubeObject } => {
+      const { h } = cleanStory();
+      const c = h.put(appPod('c'));
+      seal(h);
+      return { h, c };
+    };
+    const { h, c } = sealed();
+    claim(h, c);
+    fires(h.run(), 'sealed-final', /Lease ephemera-locks\/lease-job-uid-1 got a new claim of job ns\/j \(uid job-uid-1\) \(pods ns\/c\) in write #\d+ update by proc-1 .*after its verdict was sealed \(write #\d+ update by proc-1/);
+    // The sealed record written again, its claims dropped as their retention ends: nothing new is claimed.
+    const again = sealed().h;
+    seal(again, JOB, []);
+    assert.deepEqual(check(again.run()), []);
   });
 
   test('claimed-first: a pod injected that no Lease write claimed for the job before', () => {

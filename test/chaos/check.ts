@@ -59,6 +59,8 @@ class World {
   readonly claimIds = new Map<string, Set<string>>();
   /** How long before its Lease read a plan's LIST may have been taken (the processes' skewSeconds). */
   skewMs = LEASE_SKEW_MS;
+  /** The Lease write that first sealed each job's verdict (`finished: true`), by job uid. */
+  readonly sealed = new Map<string, WriteRecord>();
   /** Each job's spec as written over time (ms, parallelism, paused), by uid: a plan judges by the spec it read. */
   readonly specs = new Map<string, { time: number; parallelism: number; paused: boolean }[]>();
 
@@ -260,6 +262,12 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   if (gone && fresh.length) {
     once(`claim-after-delete/${record.job}`, 'no-injection-after-delete', `Lease ${keyOf(w.object)} got a new claim of ${world.jobName(record.job)} (pods ${fresh.join(', ')}) in ${at(w)}, more than ${world.graceMs} ms after the job was ${gone.type === 'DELETED' ? 'gone' : 'being deleted'} (${at(gone)})`);
   }
+  // Step 7 of functions/ejob/README.md: after the seal nothing is claimed, ever.
+  const seal = world.sealed.get(record.job);
+  if (seal && fresh.length) {
+    once(`claim-after-seal/${record.job}`, 'sealed-final', `Lease ${keyOf(w.object)} got a new claim of ${world.jobName(record.job)} (pods ${fresh.join(', ')}) in ${at(w)}, after its verdict was sealed (${at(seal)})`);
+  }
+  if (record.finished && !seal) world.sealed.set(record.job, w);
 }
 
 /**

@@ -41,6 +41,7 @@ export const INVARIANTS = [
   'converged',
   'injected-once',
   'claimed-first',
+  'sealed-final',
   'parallelism',
   'replicas',
   'targets-only',

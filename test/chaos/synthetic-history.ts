@@ -84,6 +84,14 @@ export function claim(h: History, pod: KubeObject, job = JOB): KubeObject | unde
   return h.put({ ...lease, metadata: { ...lease.metadata, annotations: { ...(lease.metadata.annotations as Record<string, string> | undefined), [CLAIMS_ANNOTATION]: JSON.stringify(record) } } }, { actor: 'proc-1', verb: 'update', sameSecond: true });
 }
 
+/** A process seals the job's verdict on its Lease (`finished: true`), keeping the claims on the record unless `claims` says. */
+export function seal(h: History, job = JOB, claims?: { pod: string; uid?: string }[]): void {
+  const last = leaseRecords(h, job).at(-1);
+  if (!last) throw new Error(`no Lease record of ${job} to seal`);
+  const record = { v: 1, job, claims: claims ?? last.claims, finished: true };
+  h.put({ ...last.lease, metadata: { ...last.lease.metadata, annotations: { ...(last.lease.metadata.annotations as Record<string, string> | undefined), [CLAIMS_ANNOTATION]: JSON.stringify(record) } } }, { actor: 'proc-1', verb: 'update' });
+}
+
 /** A process injects the job's containers into the pod, claimed first unless `claimed` is false (a product bug). */
 export function inject(h: History, pod: KubeObject, names: string[], o: { job?: string; claimed?: boolean } = {}): void {
   const uid = o.job ?? JOB;
