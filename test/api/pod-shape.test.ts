@@ -12,6 +12,7 @@ import { deepFreeze } from '../../functions/api/frozen.ts';
 import { parsePod, plainPod } from '../../functions/api/pod-shape.ts';
 import { leaseNeeded } from '../../functions/ejob/lease-needed.ts';
 import { DEFAULT_LEASE, plan } from '../../functions/ejob/planner.ts';
+import { withSafeKeys } from '../support/json-key-bug.ts';
 
 /** Usually `good`, sometimes absent, sometimes any JSON value (the wrong type, mostly). */
 function field<T>(good: fc.Arbitrary<T>, odd = 1): fc.Arbitrary<T | fc.JsonValue | undefined> {
@@ -95,7 +96,8 @@ function corrupt(pod: unknown, pick: number, value: unknown): unknown {
 const damaged = fc.tuple(goodPod, fc.nat(), fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined, freq: 5 }), fc.boolean()).map(([pod, pick, value, clean]) => (clean ? pod : corrupt(pod, pick, value)));
 
 test('the zod shortcut gives exactly what zod gives, for well-formed and broken pods alike, and is taken for every pod zod accepts', () => {
-  fc.assert(fc.property(fc.oneof({ arbitrary: damaged, weight: 6 }, { arbitrary: podLike, weight: 3 }, { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 }), (gen) => {
+  // Parsed twice below (raw, kept): keys per test/support/json-key-bug.ts (review).
+  fc.assert(fc.property(withSafeKeys(fc.oneof({ arbitrary: damaged, weight: 6 }, { arbitrary: podLike, weight: 3 }, { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 })), (gen) => {
     const raw = wire(gen);
     const zod = Pod.safeParse(raw);
     assert.deepStrictEqual(parsePod(raw), zod);

@@ -61,6 +61,8 @@ class World {
   skewMs = LEASE_SKEW_MS;
   /** The Lease write that first sealed each job's verdict (`finished: true`), by job uid. */
   readonly sealed = new Map<string, WriteRecord>();
+  /** "job uid/claim identity" of every claim any Lease write ever put on a job's record (never dropped: step 1 asks only for a claim first). */
+  readonly everClaimed = new Set<string>();
   /** Each job's spec as written over time (ms, parallelism, paused), by uid: a plan judges by the spec it read. */
   readonly specs = new Map<string, { time: number; parallelism: number; paused: boolean }[]>();
 
@@ -181,7 +183,7 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
     // Step 1 of functions/ejob/README.md: the Lease is the one serialisation point, so no pod
     // gets a job's containers unless a Lease write that took effect claimed it for that job
     // first (last round's worst finding: a claim refused for good let its injections go).
-    if (!claimOf(world, job, pod)) {
+    if (!world.everClaimed.has(`${job}/${uid}`) && !world.everClaimed.has(`${job}/${pod.metadata.namespace ?? ''}/${pod.metadata.name}`)) {
       once(`unclaimed/${uid}/${job}`, 'claimed-first', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers (${added.join(', ')}) in ${at(w)}, though no Lease write before it claimed the pod for that job`);
     }
     if (before.length > 0) {
@@ -256,18 +258,33 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   if (!record) return;
   const ns = world.keys.get(record.job)?.split('/')[0] ?? '';
   const before = world.claimIds.get(record.job) ?? new Set<string>();
+  const renewed = renewedClaims(world, record, ns);
   recordClaims(world, record, { ns, time: Date.parse(w.time) });
   const gone = lateAfterDelete(world, record.job, w);
   const fresh = record.claims.filter((c) => !before.has(c.uid ?? `${ns}/${c.pod}`)).map((c) => `${ns}/${c.pod}`);
   if (gone && fresh.length) {
     once(`claim-after-delete/${record.job}`, 'no-injection-after-delete', `Lease ${keyOf(w.object)} got a new claim of ${world.jobName(record.job)} (pods ${fresh.join(', ')}) in ${at(w)}, more than ${world.graceMs} ms after the job was ${gone.type === 'DELETED' ? 'gone' : 'being deleted'} (${at(gone)})`);
   }
-  // Step 7 of functions/ejob/README.md: after the seal nothing is claimed, ever.
-  const seal = world.sealed.get(record.job);
-  if (seal && fresh.length) {
-    once(`claim-after-seal/${record.job}`, 'sealed-final', `Lease ${keyOf(w.object)} got a new claim of ${world.jobName(record.job)} (pods ${fresh.join(', ')}) in ${at(w)}, after its verdict was sealed (${at(seal)})`);
+  // Step 7 of functions/ejob/README.md: after the seal nothing is claimed, ever — neither in
+  // the sealing write nor after it, neither a new claim nor one made again (step 8). A job
+  // being deleted is judged by no-injection-after-delete instead: a plan that read it just
+  // before may re-create its Lease, from the pods alone, within the grace ("When a job goes").
+  const seal = world.sealed.get(record.job) ?? (record.finished ? w : undefined);
+  const claimed = [...fresh, ...renewed.map((p) => `${p} (made again)`)];
+  if (seal && claimed.length && !world.deleted.has(record.job)) {
+    once(`claim-after-seal/${record.job}`, 'sealed-final', `Lease ${keyOf(w.object)} got a claim of ${world.jobName(record.job)} (pods ${claimed.join(', ')}) in ${at(w)}, ${seal === w ? 'in the write that sealed its verdict' : `after its verdict was sealed (${at(seal)})`}`);
   }
-  if (record.finished && !seal) world.sealed.set(record.job, w);
+  if (seal && !world.sealed.has(record.job)) world.sealed.set(record.job, seal);
+}
+
+/** Claims on the record that were on the one before with another `at`: made again (step 8). */
+function renewedClaims(world: World, record: { job: string; claims: { pod: string; uid?: string; at?: string }[] }, ns: string): string[] {
+  const before = world.claimIds.get(record.job) ?? new Set<string>();
+  return record.claims.filter((c) => {
+    const id = c.uid ?? `${ns}/${c.pod}`;
+    const last = world.claimSeen.get(`${record.job}/${id}`)?.plans.at(-1)?.at;
+    return before.has(id) && last !== undefined && c.at !== undefined && Date.parse(c.at) !== last;
+  }).map((c) => `${ns}/${c.pod}`);
 }
 
 /**
@@ -282,6 +299,7 @@ function recordClaims(world: World, record: { job: string; claims: { pod: string
   world.claimIds.set(record.job, ids);
   for (const c of record.claims) {
     const id = c.uid ?? `${ns}/${c.pod}`;
+    world.everClaimed.add(`${record.job}/${id}`);
     const claimAt = Date.parse(c.at ?? '') || o.time;
     const seen = world.claimSeen.get(`${record.job}/${id}`);
     if (!idsBefore.has(id) || !seen) world.claimSeen.set(`${record.job}/${id}`, { plans: [{ at: claimAt, wrote: o.time }], peers: ids });

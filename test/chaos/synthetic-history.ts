@@ -61,35 +61,44 @@ export const ec = (name: string, uid = JOB): Obj => ({ name, image: 'busybox', e
 /** A container state: 'running', 'terminated' (with `code`), or waiting with that reason. */
 export const state = (s: string, code = 0): Obj => (s === 'running' ? { running: {} } : s === 'terminated' ? { terminated: { exitCode: code } } : { waiting: { reason: s } });
 
-/** The job's Lease records in the history, oldest first. */
-function leaseRecords(h: History, job: string): { lease: KubeObject; claims: { pod: string; uid?: string }[] }[] {
+type Claim = { pod: string; uid?: string; at?: string };
+
+/** The job's Lease records in the history, oldest first: the Lease as written, and its record whole. */
+function leaseRecords(h: History, job: string): { lease: KubeObject; record: Record<string, unknown> & { claims: Claim[] } }[] {
   return h.writes.flatMap((w) => {
     const r = w.object.kind === 'Lease' && w.type !== 'DELETED' ? claimsRecord(w.object) : undefined;
-    return r?.job === job ? [{ lease: w.object, claims: r.claims }] : [];
+    if (r?.job !== job) return [];
+    const whole = JSON.parse((w.object.metadata.annotations as Record<string, string>)[CLAIMS_ANNOTATION]!) as Record<string, unknown>;
+    return [{ lease: w.object, record: { ...whole, claims: r.claims } }];
   });
+}
+
+/** The Lease written again with this record in its annotation. */
+function withRecord(lease: KubeObject, record: Record<string, unknown>): KubeObject {
+  return { ...lease, metadata: { ...lease.metadata, annotations: { ...(lease.metadata.annotations as Record<string, string> | undefined), [CLAIMS_ANNOTATION]: JSON.stringify(record) } } };
 }
 
 /**
  * A process claims the pod for the job on the job's Lease (the product's record: pod, uid,
- * at), in the same second as the write that follows, unless some record claimed it already
- * (by uid, or by name when the claim names no uid).
+ * at; the rest of the record kept), in the same second as the write that follows, unless some
+ * record claimed it already (by uid, or by name when the claim names no uid).
  */
 export function claim(h: History, pod: KubeObject, job = JOB): KubeObject | undefined {
   const records = leaseRecords(h, job);
-  const mine = (c: { pod: string; uid?: string }): boolean => (c.uid === undefined ? c.pod === pod.metadata.name : c.uid === pod.metadata.uid);
-  if (records.some((r) => r.claims.some(mine))) return records.at(-1)?.lease;
+  const mine = (c: Claim): boolean => (c.uid === undefined ? c.pod === pod.metadata.name : c.uid === pod.metadata.uid);
   const last = records.at(-1);
+  if (records.some((r) => r.record.claims.some(mine))) return last?.lease;
   const lease = last?.lease ?? { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `lease-${job}`, namespace: 'ephemera-locks', uid: `lease-${job}` }, spec: {} };
-  const record = { v: 1, job, claims: [...(last?.claims ?? []), { pod: pod.metadata.name, uid: pod.metadata.uid, at: h.now() }] };
-  return h.put({ ...lease, metadata: { ...lease.metadata, annotations: { ...(lease.metadata.annotations as Record<string, string> | undefined), [CLAIMS_ANNOTATION]: JSON.stringify(record) } } }, { actor: 'proc-1', verb: 'update', sameSecond: true });
+  const base = last?.record ?? { v: 1, job, claims: [] };
+  const record = { ...base, claims: [...base.claims, { pod: pod.metadata.name, uid: pod.metadata.uid, at: h.now() }] };
+  return h.put(withRecord(lease, record), { actor: 'proc-1', verb: 'update', sameSecond: true });
 }
 
 /** A process seals the job's verdict on its Lease (`finished: true`), keeping the claims on the record unless `claims` says. */
-export function seal(h: History, job = JOB, claims?: { pod: string; uid?: string }[]): void {
+export function seal(h: History, job = JOB, claims?: Claim[]): void {
   const last = leaseRecords(h, job).at(-1);
   if (!last) throw new Error(`no Lease record of ${job} to seal`);
-  const record = { v: 1, job, claims: claims ?? last.claims, finished: true };
-  h.put({ ...last.lease, metadata: { ...last.lease.metadata, annotations: { ...(last.lease.metadata.annotations as Record<string, string> | undefined), [CLAIMS_ANNOTATION]: JSON.stringify(record) } } }, { actor: 'proc-1', verb: 'update' });
+  h.put(withRecord(last.lease, { ...last.record, claims: claims ?? last.record.claims, finished: true }), { actor: 'proc-1', verb: 'update' });
 }
 
 /** A process injects the job's containers into the pod, claimed first unless `claimed` is false (a product bug). */
