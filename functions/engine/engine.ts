@@ -5,7 +5,7 @@ import { isKubeError, refusedForGood, type KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
-import { eventAction } from './events.ts';
+import { countRepeat, eventAction } from './events.ts';
 import type { LockConfig } from './lock.ts';
 import type { Logger } from './logger.ts';
 import { minRequeue, type Action, type Plan } from './plan.ts';
@@ -239,9 +239,13 @@ async function reportRefusals(refused: { action: Action; error: Error }[], subje
     ),
   }));
   // Best effort: a refusal that cannot be recorded does not fail the reconcile that met it.
-  // A Warning that cannot be written for good (no right to create Events, its namespace
-  // missing) says nothing of repeats: taken as one, so the key backs off rather than looks
-  // every few seconds.
-  const seen = await Promise.all(events.map((ev) => deps.kube.perform(ev).then(() => false, (err: unknown) => isKubeError(err, 'already-exists', 'not-found', 'terminal', 'invalid', 'unserved'))));
+  // A Warning there already is the same refusal met again: counted on it. One that cannot be
+  // written for good (no right to create Events, its namespace missing) says nothing of
+  // repeats: taken as one, so the key backs off rather than looks every few seconds.
+  const seen = await Promise.all(events.map((ev) => deps.kube.perform(ev).then(() => false, async (err: unknown) => {
+    if (!isKubeError(err, 'already-exists')) return isKubeError(err, 'not-found', 'terminal', 'invalid', 'unserved');
+    await countRepeat(deps.kube, ev);
+    return true;
+  })));
   return seen.some(Boolean);
 }

@@ -160,6 +160,33 @@ test('the same refusal met again backs off to two minutes; a status write never 
   } finally { await server.close(); }
 });
 
+test('a refusal met again is counted on its Warning, as `kubectl describe` shows repeats; without the right to patch Events it stays at one', async () => {
+  const refusals = (server: ApiServer): { count?: number; firstTimestamp?: string; lastTimestamp?: string }[] => server.store.list({ apiVersion: 'v1', kind: 'Event' })
+    .filter((e) => (e as { reason?: string }).reason === 'ActionRefused') as { count?: number; firstTimestamp?: string; lastTimestamp?: string }[];
+  for (const eventsPatchable of [true, false]) {
+    let clock = Date.parse('2026-01-01T00:30:00Z');
+    const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1 }), now: () => new Date(clock) });
+    try {
+      server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden', times: Infinity });
+      if (!eventsPatchable) server.faults.add({ method: 'PATCH', pathIncludes: '/events/', status: 403, reason: 'Forbidden', message: 'cannot patch resource "events"', times: Infinity });
+      const looks: (number | null)[] = [];
+      for (let i = 0; i < 3; i++) {
+        looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
+        clock += 120_000;
+      }
+      assert.deepEqual(looks, [5, 120, 120], 'the back-off is the same either way');
+      const [w, ...more] = refusals(server);
+      assert.equal(more.length, 0, 'one Warning for the one refusal');
+      assert.deepEqual(
+        { count: w?.count, first: w?.firstTimestamp, last: w?.lastTimestamp },
+        eventsPatchable
+          ? { count: 3, first: '2026-01-01T00:30:00Z', last: '2026-01-01T00:34:00Z' }
+          : { count: 1, first: '2026-01-01T00:30:00Z', last: '2026-01-01T00:30:00Z' },
+      );
+    } finally { await server.close(); }
+  }
+});
+
 test('a TTL deletion refused for good is not tried every second', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
   try {

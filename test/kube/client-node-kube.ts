@@ -148,6 +148,7 @@ async function getObject(api: Api, ref: ObjectRef, o: Opts): Promise<unknown> {
     case 'Pod': return api.core.readNamespacedPod({ name, namespace: ns(ref) }, o);
     case 'Node': return api.core.readNode({ name }, o);
     case 'Lease': return api.coord.readNamespacedLease({ name, namespace: ns(ref) }, o);
+    case 'Event': return api.core.readNamespacedEvent({ name, namespace: ns(ref) }, o);
     default: return api.custom.getNamespacedCustomObject({ ...custom(ref), namespace: ns(ref), name }, o);
   }
 }
@@ -183,6 +184,7 @@ async function performAction(api: Api, a: Action, o: Opts): Promise<unknown> {
     case 'Pod:update:ephemeralcontainers': return api.core.replaceNamespacedPodEphemeralcontainers({ name, namespace, body }, o);
     case 'Pod:delete:': return api.core.deleteNamespacedPod({ name, namespace, body }, o);
     case 'Event:create:': return api.core.createNamespacedEvent({ namespace, body }, o);
+    case 'Event:patch:': return api.core.patchNamespacedEvent({ name, namespace, body }, o);
     case 'Lease:create:': return api.coord.createNamespacedLease({ namespace, body }, o);
     case 'Lease:update:': return api.coord.replaceNamespacedLease({ name, namespace, body }, o);
     case 'Lease:delete:': return api.coord.deleteNamespacedLease({ name, namespace, body }, o);

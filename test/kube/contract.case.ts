@@ -142,6 +142,12 @@ function writeTests(w: World): void {
     const made = (await kube.perform(act({ verb: 'create', kind: 'Event', body: ev }))) as Json;
     assert.match(made.metadata.name, /^check\./);
     assert.equal(server.store.list({ apiVersion: 'v1', kind: 'Event' }).length >= 1, true);
+    // A repeat counted on it (engine/events.ts countRepeat): read it, merge-patch its count.
+    const read = (await kube.get({ apiVersion: 'v1', kind: 'Event', namespace: 'default', name: made.metadata.name })) as Json;
+    assert.equal(read.message, 'hello');
+    const counted = (await kube.perform(act({ verb: 'patch', kind: 'Event', name: made.metadata.name, patchType: 'merge', body: { count: 2, lastTimestamp: '2026-01-01T00:00:09Z' } }))) as Json;
+    // client-node's typed answer gives the time as a Date.
+    assert.deepEqual([counted.count, new Date(counted.lastTimestamp).toISOString(), counted.message], [2, '2026-01-01T00:00:09.000Z', 'hello']);
   });
 
   test('patch kinds: merge, strategic merge (lists merged by key) and JSON patch (the default)', async () => {
