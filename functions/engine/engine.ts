@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
-import { isKubeError, refusedForGood, type KubeError } from '../kube/errors.ts';
+import { isKubeError, KubeError, refusedForGood } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
@@ -227,6 +227,16 @@ function uidOf(action: Action): { uid?: string } {
 }
 
 /**
+ * Which refusal this is, for its Warning's name: the status and reason the API server gave.
+ * Not its message, which may change from one time to the next (a quota's figures, a
+ * webhook's wording): that made every repeat a new Warning and never a repeat (no back-off).
+ * The Warning shows the latest message.
+ */
+function refusalKind(error: Error): string {
+  return error instanceof KubeError ? `${error.status}/${error.reason}` : error.message;
+}
+
+/**
  * A refused write is recorded as a Warning Event on the object, once per distinct refusal
  * (all at once). True when one of them was there already: the same refusal met again.
  */
@@ -234,7 +244,7 @@ async function reportRefusals(refused: { action: Action; error: Error }[], subje
   const events = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => ({
     ...eventAction(
       aboutRefused(action, subject),
-      { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${error.message}` },
+      { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${refusalKind(error)}` },
       deps.clock(),
     ),
   }));

@@ -187,6 +187,22 @@ test('a refusal met again is counted on its Warning, as `kubectl describe` shows
   }
 });
 
+test('a refusal whose message changes each time (a quota\'s figures) is still the same refusal: one Warning, counted, with the latest message, and the key backs off', async () => {
+  let clock = Date.parse('2026-01-01T00:30:00Z');
+  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1 }), now: () => new Date(clock) });
+  try {
+    const looks: (number | null)[] = [];
+    for (const used of [3, 4, 5]) {
+      server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: `exceeded quota: leases, requested: count/leases=1, used: count/leases=${used}, limited: count/leases=${used}`, times: 1 });
+      looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
+      clock += 120_000;
+    }
+    assert.deepEqual(looks, [5, 120, 120], 'met again, whatever its figures: it waits on a person');
+    const ws = server.store.list({ apiVersion: 'v1', kind: 'Event' }).filter((e) => (e as { reason?: string }).reason === 'ActionRefused') as { count?: number; message?: string }[];
+    assert.deepEqual(ws.map((w) => [w.count, /used: count\/leases=(\d)/.exec(w.message ?? '')?.[1]]), [[3, '5']]);
+  } finally { await server.close(); }
+});
+
 test('a TTL deletion refused for good is not tried every second', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
   try {
