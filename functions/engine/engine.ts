@@ -241,13 +241,15 @@ function refusalKind(error: Error): string {
  * (all at once). True when one of them was there already: the same refusal met again.
  */
 async function reportRefusals(refused: { action: Action; error: Error }[], subject: Plan['subject'], deps: EngineDeps): Promise<boolean> {
-  const events = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => ({
-    ...eventAction(
-      aboutRefused(action, subject),
-      { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}/${refusalKind(error)}` },
-      deps.clock(),
-    ),
-  }));
+  const planned = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => eventAction(
+    aboutRefused(action, subject),
+    // The action's id tells apart writes that describe() does not: two sidecars' signal
+    // patches of one pod (review: they shared a Warning, counted 2 on first sight).
+    { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}${action.id ? `#${action.id}` : ''}/${refusalKind(error)}` },
+    deps.clock(),
+  ));
+  // One create per Warning: a 409 then means an earlier reconcile wrote it, never this one.
+  const events = [...new Map(planned.map((ev) => [`${ev.namespace}/${ev.name}`, ev])).values()];
   // Best effort: a refusal that cannot be recorded does not fail the reconcile that met it.
   // A Warning there already is the same refusal met again: counted on it. One that cannot be
   // written for good (no right to create Events, its namespace missing) says nothing of

@@ -67,20 +67,26 @@ export function eventAction(obj: Involved, spec: EventSpec, now: Date): Action {
  * The Event `create` planned is there already (409 AlreadyExists: its name is derived from what
  * it is about): count the repeat on it, as client-go's event correlator does — `count` one
  * more, `lastTimestamp` now and the latest message — so `kubectl describe` shows "(x3 over
- * 6m)" rather than one old Warning. A GET, then a merge patch; best effort (no right to get or
+ * 4m)" rather than one old Warning. A GET, then a merge patch; best effort (no right to get or
  * patch Events: left as it is).
  */
 export async function countRepeat(kube: Kube, create: Action): Promise<void> {
   try {
-    const old = (await kube.get({ apiVersion: 'v1', kind: 'Event', namespace: create.namespace, name: create.name })) as { count?: unknown } | null;
+    const old = (await kube.get({ apiVersion: 'v1', kind: 'Event', namespace: create.namespace, name: create.name })) as { count?: unknown; lastTimestamp?: unknown } | null;
     if (!old) return;
     const count = typeof old.count === 'number' && old.count > 0 ? old.count : 1;
     const { lastTimestamp, message } = create.body as { lastTimestamp?: string; message?: string };
     await kube.perform({
       verb: 'patch', patchType: 'merge', apiVersion: 'v1', kind: 'Event', namespace: create.namespace, name: create.name,
-      reason: `count a repeat of ${create.reason}`, body: { count: count + 1, lastTimestamp, message },
+      reason: `count a repeat of ${create.reason}`, body: { count: count + 1, lastTimestamp: later(old.lastTimestamp, lastTimestamp), message },
     });
   } catch {
     // Counting is a courtesy: the Warning is there either way.
   }
+}
+
+/** The later of two RFC 3339 times: an instance whose clock is behind never moves `lastTimestamp` back (review). */
+function later(stored: unknown, now: string | undefined): string | undefined {
+  if (typeof stored !== 'string' || now === undefined) return now;
+  return Date.parse(stored) > Date.parse(now) ? stored : now;
 }

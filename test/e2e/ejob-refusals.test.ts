@@ -183,6 +183,12 @@ test('a refusal met again is counted on its Warning, as `kubectl describe` shows
           ? { count: 3, first: '2026-01-01T00:30:00Z', last: '2026-01-01T00:34:00Z' }
           : { count: 1, first: '2026-01-01T00:30:00Z', last: '2026-01-01T00:30:00Z' },
       );
+      if (!eventsPatchable) continue;
+      // An instance whose clock is behind counts the repeat, and moves lastTimestamp no way back (review).
+      clock = Date.parse('2026-01-01T00:31:00Z');
+      await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+      const [behind] = refusals(server);
+      assert.deepEqual({ count: behind?.count, last: behind?.lastTimestamp }, { count: 4, last: '2026-01-01T00:34:00Z' });
     } finally { await server.close(); }
   }
 });

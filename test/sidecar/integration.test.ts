@@ -129,6 +129,26 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
   });
 
+  test('two sidecars\' signals refused alike (one status and reason, each message naming its container): a Warning each, counted once, and the first look comes back in 10 s (review)', async (t) => {
+    const pod = jobPod('job-1', { annotations: SIGNAL, containers: [
+      { name: 'main', image: 'example/job:1' },
+      { name: 'log-shipper', image: 'example/fluent-bit:3', env: [SIDECAR] },
+      { name: 'proxy', image: 'example/envoy:1', env: [SIDECAR] },
+    ] });
+    const w = await sidecarWorld([pod]);
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    for (const c of ['ephemera-stop-log-shipper', 'ephemera-stop-proxy']) {
+      w.server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: `pods "job-1" is forbidden: violates PodSecurity "restricted:latest" (container "${c}")`, times: 1 });
+    }
+    const r = await w.event('job-1');
+    assert.equal(r.requeueAfterSeconds, 10, 'met for the first time: the default wait, not the repeat\'s two minutes');
+    const refusals = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS })
+      .filter((e) => (e as { reason?: string }).reason === 'ActionRefused')
+      .map((e) => [(e as { count?: number }).count, /container "([^"]+)"/.exec((e as { message?: string }).message ?? '')?.[1]]);
+    assert.deepEqual(refusals.sort(), [[1, 'ephemera-stop-log-shipper'], [1, 'ephemera-stop-proxy']]);
+  });
+
   test('a pod with shareProcessNamespace gets no signal container, and a Warning', async (t) => {
     const pod = mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL, spec: { shareProcessNamespace: true } });
     const w = await sidecarWorld([pod]);
