@@ -258,7 +258,7 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   if (!record) return;
   const ns = world.keys.get(record.job)?.split('/')[0] ?? '';
   const before = world.claimIds.get(record.job) ?? new Set<string>();
-  const renewed = renewedClaims(world, record, ns);
+  const renewed = renewedClaims(world, record, { ns, before });
   recordClaims(world, record, { ns, time: Date.parse(w.time) });
   const gone = lateAfterDelete(world, record.job, w);
   const fresh = record.claims.filter((c) => !before.has(c.uid ?? `${ns}/${c.pod}`)).map((c) => `${ns}/${c.pod}`);
@@ -278,8 +278,8 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
 }
 
 /** Claims on the record that were on the one before with another `at`: made again (step 8). */
-function renewedClaims(world: World, record: { job: string; claims: { pod: string; uid?: string; at?: string }[] }, ns: string): string[] {
-  const before = world.claimIds.get(record.job) ?? new Set<string>();
+function renewedClaims(world: World, record: { job: string; claims: { pod: string; uid?: string; at?: string }[] }, o: { ns: string; before: Set<string> }): string[] {
+  const { ns, before } = o;
   return record.claims.filter((c) => {
     const id = c.uid ?? `${ns}/${c.pod}`;
     const last = world.claimSeen.get(`${record.job}/${id}`)?.plans.at(-1)?.at;

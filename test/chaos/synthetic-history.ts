@@ -1,7 +1,7 @@
 // Synthetic histories for the chaos checker's tests: what the API server would have recorded,
 // written by hand a write at a time, and the objects and writes they are made of.
 import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
-import { CLAIMS_ANNOTATION, claimsRecord } from './check.ts';
+import { CLAIMS_ANNOTATION } from './check.ts';
 import type { RunRecord } from './record.ts';
 
 /**
@@ -66,10 +66,9 @@ type Claim = { pod: string; uid?: string; at?: string };
 /** The job's Lease records in the history, oldest first: the Lease as written, and its record whole. */
 function leaseRecords(h: History, job: string): { lease: KubeObject; record: Record<string, unknown> & { claims: Claim[] } }[] {
   return h.writes.flatMap((w) => {
-    const r = w.object.kind === 'Lease' && w.type !== 'DELETED' ? claimsRecord(w.object) : undefined;
-    if (r?.job !== job) return [];
-    const whole = JSON.parse((w.object.metadata.annotations as Record<string, string>)[CLAIMS_ANNOTATION]!) as Record<string, unknown>;
-    return [{ lease: w.object, record: { ...whole, claims: r.claims } }];
+    const text = w.object.kind === 'Lease' && w.type !== 'DELETED' ? (w.object.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION] : undefined;
+    const record = text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown> & { claims?: Claim[] });
+    return record?.job === job ? [{ lease: w.object, record: { ...record, claims: record.claims ?? [] } }] : [];
   });
 }
 

@@ -28,6 +28,12 @@ function objects(o: { pods: number; parallelism: number; replicas?: number; ttlS
   return [...pods, job];
 }
 
+/** The API server refuses requests `'METHOD path-part'` with 403 Forbidden and `message` (RBAC, Pod Security, a quota), `times` times. */
+function forbid(server: ApiServer, request: string, message: string, times = Infinity): void {
+  const [method, pathIncludes] = request.split(' ') as [string, string];
+  server.faults.add({ method, pathIncludes, status: 403, reason: 'Forbidden', message, times });
+}
+
 const injectedPods = (server: ApiServer): string[] => Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p).sort();
 const leases = (server: ApiServer): number => server.store.list({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system' }).length;
 /** The objects (kind, uid) the ActionRefused Warning Events are about, in `namespace` or all. */
@@ -53,7 +59,7 @@ test('a claim refused for good (the lock namespace missing) injects nothing, say
 test('claims refused for good cannot spend replicas twice (no Lease record, no count of pods ever injected)', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 1, replicas: 1 }) });
   try {
-    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden', times: Infinity });
+    forbid(server, 'POST /leases', 'leases.coordination.k8s.io is forbidden');
     await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     const first = injectedPods(server);
     if (first.length > 0) {
@@ -82,7 +88,7 @@ test("a verdict whose seal is refused is not written: the seal comes first (func
 test('injections refused for good bring the key back when their claims may be made again', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 3 }) });
   try {
-    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'pods "web" is forbidden: violates PodSecurity "restricted:latest"', times: Infinity });
+    forbid(server, 'PATCH /ephemeralcontainers', 'pods "web" is forbidden: violates PodSecurity "restricted:latest"');
     const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     assert.deepEqual(injectedPods(server), []);
     assert.equal(r.keys[0]?.outcome, 'refused');
@@ -95,7 +101,7 @@ test('a TTL of 0 whose status write is refused does not loop through the queue',
   try {
     await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     finish(server, 'web-0', 0);
-    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
+    forbid(server, 'PATCH /ephemeraljobs/probe/status', 'cannot patch resource "ephemeraljobs/status"');
     for (let i = 0; i < 3; i++) {
       const r = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
       assert.ok(r.requeueAfterSeconds !== null && r.requeueAfterSeconds >= 1, `reconcile ${i}: requeue ${r.requeueAfterSeconds}`);
@@ -141,8 +147,8 @@ test("a verdict's status write whose answer was lost is found written on the ret
 test('the Warning Event of a refused write names the object by uid, so `kubectl describe` shows it', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1 }) });
   try {
-    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
-    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'violates PodSecurity', times: Infinity });
+    forbid(server, 'PATCH /ephemeraljobs/probe/status', 'cannot patch resource "ephemeraljobs/status"');
+    forbid(server, 'PATCH /ephemeralcontainers', 'violates PodSecurity');
     await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     assert.deepEqual(refusedOn(server).sort(), [['EphemeralJob', 'job-uid'], ['Pod', 'pod-uid-0']]);
   } finally { await server.close(); }
@@ -151,7 +157,7 @@ test('the Warning Event of a refused write names the object by uid, so `kubectl 
 test('the same refusal met again backs off to two minutes; a status write never counts pods whose claim was refused', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 2 }) });
   try {
-    server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden', times: Infinity });
+    forbid(server, 'POST /leases', 'leases.coordination.k8s.io is forbidden');
     const looks: (number | null)[] = [];
     for (let i = 0; i < 3; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [5, 120, 120], 'first when the claim may be made again, then the repeat waits on a person');
@@ -167,8 +173,8 @@ test('a refusal met again is counted on its Warning, as `kubectl describe` shows
     let clock = Date.parse('2026-01-01T00:30:00Z');
     const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1 }), now: () => new Date(clock) });
     try {
-      server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden', times: Infinity });
-      if (!eventsPatchable) server.faults.add({ method: 'PATCH', pathIncludes: '/events/', status: 403, reason: 'Forbidden', message: 'cannot patch resource "events"', times: Infinity });
+      forbid(server, 'POST /leases', 'leases.coordination.k8s.io is forbidden');
+      if (!eventsPatchable) forbid(server, 'PATCH /events/', 'cannot patch resource "events"');
       const looks: (number | null)[] = [];
       for (let i = 0; i < 3; i++) {
         looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
@@ -199,7 +205,7 @@ test('a refusal whose message changes each time (a quota\'s figures) is still th
   try {
     const looks: (number | null)[] = [];
     for (const used of [3, 4, 5]) {
-      server.faults.add({ method: 'POST', pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: `exceeded quota: leases, requested: count/leases=1, used: count/leases=${used}, limited: count/leases=${used}`, times: 1 });
+      forbid(server, 'POST /leases', `exceeded quota: leases, requested: count/leases=1, used: count/leases=${used}, limited: count/leases=${used}`, 1);
       looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
       clock += 120_000;
     }
@@ -216,7 +222,7 @@ test('a TTL deletion refused for good is not tried every second', async () => {
     finish(server, 'web-0', 0);
     await handle(envelopeFor('Pod', NS, 'web-0'), deps());
     assert.equal(jobStatus(server, 'probe').phase, 'Succeeded');
-    server.faults.add({ method: 'DELETE', pathIncludes: '/ephemeraljobs/probe', status: 403, reason: 'Forbidden', message: 'cannot delete resource "ephemeraljobs"', times: Infinity });
+    forbid(server, 'DELETE /ephemeraljobs/probe', 'cannot delete resource "ephemeraljobs"');
     const looks: (number | null)[] = [];
     for (let i = 0; i < 2; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [10, 120]);
@@ -241,7 +247,7 @@ test('a refusal does not hold back the deadline: the key comes back when it is d
   const withDeadline = objects({ pods: 1, parallelism: 1 }).map((o) => ((o as { kind: string }).kind === 'EphemeralJob' ? { ...(o as object), metadata: { ...(o as { metadata: object }).metadata, creationTimestamp: created }, spec: { ...(o as { spec: object }).spec, activeDeadlineSeconds: 45 } } : o));
   const { server, deps } = await worldWith({ objects: withDeadline, now: () => new Date() });
   try {
-    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
+    forbid(server, 'PATCH /ephemeraljobs/probe/status', 'cannot patch resource "ephemeraljobs/status"');
     const first = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
     const second = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
     assert.deepEqual([first.keys[0]?.outcome, second.keys[0]?.outcome], ['refused', 'refused']);
@@ -255,7 +261,7 @@ test('a verdict refused for good with a TTL of 0 backs off like any refusal (the
   try {
     await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     finish(server, 'web-0', 0);
-    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeraljobs/probe/status', status: 403, reason: 'Forbidden', message: 'cannot patch resource "ephemeraljobs/status"', times: Infinity });
+    forbid(server, 'PATCH /ephemeraljobs/probe/status', 'cannot patch resource "ephemeraljobs/status"');
     const looks: (number | null)[] = [];
     for (let i = 0; i < 3; i++) looks.push((await handle(envelopeFor('Pod', NS, 'web-0'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [10, 120, 120]);
@@ -268,7 +274,7 @@ test('a refused TTL deletion is shown on the job, by uid', async () => {
     await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     finish(server, 'web-0', 0);
     await handle(envelopeFor('Pod', NS, 'web-0'), deps());
-    server.faults.add({ method: 'DELETE', pathIncludes: '/ephemeraljobs/probe', status: 403, reason: 'Forbidden', message: 'cannot delete resource "ephemeraljobs"', times: Infinity });
+    forbid(server, 'DELETE /ephemeraljobs/probe', 'cannot delete resource "ephemeraljobs"');
     await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
     assert.deepEqual(refusedOn(server, NS), [['EphemeralJob', 'job-uid']]);
   } finally { await server.close(); }
@@ -277,7 +283,7 @@ test('a refused TTL deletion is shown on the job, by uid', async () => {
 test('injections refused for good: the status does not count their pods as waiting', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 2 }) });
   try {
-    server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'violates PodSecurity', times: Infinity });
+    forbid(server, 'PATCH /ephemeralcontainers', 'violates PodSecurity');
     await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     const s = jobStatus(server, 'probe');
     assert.deepEqual([s.phase, s.match, s.waiting], ['Waiting', 2, 0]);
@@ -287,7 +293,7 @@ test('injections refused for good: the status does not count their pods as waiti
 test('one injection refused beside one that went through: the status without the claim goes, and the job is looked at again in a second to count the injected pod', async () => {
   const { server, deps } = await worldWith({ objects: objects({ pods: 2, parallelism: 2 }) });
   try {
-    server.faults.add({ method: 'PATCH', pathIncludes: '/pods/web-1/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'violates PodSecurity', times: Infinity });
+    forbid(server, 'PATCH /pods/web-1/ephemeralcontainers', 'violates PodSecurity');
     const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
     assert.deepEqual(injectedPods(server), ['web-0']);
     assert.equal(jobStatus(server, 'probe').waiting, 0);
