@@ -34,6 +34,24 @@ function forbid(server: ApiServer, request: string, message: string, times = Inf
   server.faults.add({ method, pathIncludes, status: 403, reason: 'Forbidden', message, times });
 }
 
+/**
+ * A job with ttlSecondsAfterFinished 0 whose one pod has run and ended, and whose status writes
+ * (its verdict cannot land) or, once the verdict landed, whose deletion (the TTL) is refused.
+ */
+async function ttlZeroRefused(refused: 'status' | 'deletion'): Promise<Awaited<ReturnType<typeof worldWith>>> {
+  const w = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), w.deps());
+  finish(w.server, 'web-0', 0);
+  if (refused === 'status') {
+    forbid(w.server, 'PATCH /ephemeraljobs/probe/status', 'cannot patch resource "ephemeraljobs/status"');
+    return w;
+  }
+  await handle(envelopeFor('Pod', NS, 'web-0'), w.deps());
+  assert.equal(jobStatus(w.server, 'probe').phase, 'Succeeded');
+  forbid(w.server, 'DELETE /ephemeraljobs/probe', 'cannot delete resource "ephemeraljobs"');
+  return w;
+}
+
 const injectedPods = (server: ApiServer): string[] => Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p).sort();
 const leases = (server: ApiServer): number => server.store.list({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system' }).length;
 /** The objects (kind, uid) the ActionRefused Warning Events are about, in `namespace` or all. */
@@ -97,11 +115,8 @@ test('injections refused for good bring the key back when their claims may be ma
 });
 
 test('a TTL of 0 whose status write is refused does not loop through the queue', async () => {
-  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  const { server, deps } = await ttlZeroRefused('status');
   try {
-    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
-    finish(server, 'web-0', 0);
-    forbid(server, 'PATCH /ephemeraljobs/probe/status', 'cannot patch resource "ephemeraljobs/status"');
     for (let i = 0; i < 3; i++) {
       const r = await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
       assert.ok(r.requeueAfterSeconds !== null && r.requeueAfterSeconds >= 1, `reconcile ${i}: requeue ${r.requeueAfterSeconds}`);
@@ -216,13 +231,8 @@ test('a refusal whose message changes each time (a quota\'s figures) is still th
 });
 
 test('a TTL deletion refused for good is not tried every second', async () => {
-  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  const { server, deps } = await ttlZeroRefused('deletion');
   try {
-    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
-    finish(server, 'web-0', 0);
-    await handle(envelopeFor('Pod', NS, 'web-0'), deps());
-    assert.equal(jobStatus(server, 'probe').phase, 'Succeeded');
-    forbid(server, 'DELETE /ephemeraljobs/probe', 'cannot delete resource "ephemeraljobs"');
     const looks: (number | null)[] = [];
     for (let i = 0; i < 2; i++) looks.push((await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [10, 120]);
@@ -257,11 +267,8 @@ test('a refusal does not hold back the deadline: the key comes back when it is d
 });
 
 test('a verdict refused for good with a TTL of 0 backs off like any refusal (the TTL runs from a verdict that never landed)', async () => {
-  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  const { server, deps } = await ttlZeroRefused('status');
   try {
-    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
-    finish(server, 'web-0', 0);
-    forbid(server, 'PATCH /ephemeraljobs/probe/status', 'cannot patch resource "ephemeraljobs/status"');
     const looks: (number | null)[] = [];
     for (let i = 0; i < 3; i++) looks.push((await handle(envelopeFor('Pod', NS, 'web-0'), deps())).requeueAfterSeconds);
     assert.deepEqual(looks, [10, 120, 120]);
@@ -269,12 +276,8 @@ test('a verdict refused for good with a TTL of 0 backs off like any refusal (the
 });
 
 test('a refused TTL deletion is shown on the job, by uid', async () => {
-  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 0 }) });
+  const { server, deps } = await ttlZeroRefused('deletion');
   try {
-    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
-    finish(server, 'web-0', 0);
-    await handle(envelopeFor('Pod', NS, 'web-0'), deps());
-    forbid(server, 'DELETE /ephemeraljobs/probe', 'cannot delete resource "ephemeraljobs"');
     await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
     assert.deepEqual(refusedOn(server, NS), [['EphemeralJob', 'job-uid']]);
   } finally { await server.close(); }
