@@ -1,0 +1,42 @@
+// One function instance in a thread of its own (`wholeJob(..., { isolated: true })` in
+// ejob-cost.bench.ts): its own V8 heap and JIT, as a Lambda's process has, so the embedded
+// API server's and the harness's work and garbage, which share the bench's thread, are not
+// paid inside the handler's timing. The API server answers it over loopback HTTP as before.
+import { KubeConfig } from '@kubernetes/client-node';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Envelope } from '../../functions/api/envelope.ts';
+import { ejobController } from '../../functions/ejob/controller.ts';
+import { handle, type EngineDeps } from '../../functions/engine/engine.ts';
+import { silentLogger } from '../../functions/engine/logger.ts';
+import { createKube } from '../../functions/kube/client.ts';
+
+/** What the bench gives the thread: the embedded server's kubeconfig, the lock holder, whether to ask for gzip. */
+export interface InstanceData { kubeconfig: string; holder: string; compression: boolean }
+/** One event, and the bench's clock at it. */
+export interface InstanceRequest { envelope: Envelope; clockMs: number }
+/** handle()'s wall time in this thread, and what the bench counts of its result. */
+export interface InstanceAnswer { ms: number; conflicts: number; requeue: boolean; error?: string }
+
+const data = workerData as InstanceData;
+const kc = new KubeConfig();
+kc.loadFromString(data.kubeconfig);
+let clockMs = 0;
+// As test/support/ejob-world.ts makes an instance's deps.
+const deps: EngineDeps = {
+  kube: createKube(kc, { timeoutMs: 5000, compression: data.compression }),
+  controllers: [ejobController],
+  lock: { namespace: 'ephemera-system', holder: data.holder, leaseSeconds: 15, skewSeconds: 5 },
+  clock: () => new Date(clockMs),
+  logger: silentLogger,
+};
+
+const port = parentPort;
+if (!port) throw new Error('engine-worker.ts runs as a worker thread');
+port.on('message', (m: InstanceRequest) => {
+  clockMs = m.clockMs;
+  const started = performance.now();
+  handle(m.envelope, deps).then(
+    (r) => port.postMessage({ ms: performance.now() - started, conflicts: r.keys.filter((k) => k.outcome === 'conflict').length, requeue: r.requeueAfterSeconds !== null } satisfies InstanceAnswer),
+    (err: unknown) => port.postMessage({ ms: performance.now() - started, conflicts: 0, requeue: false, error: String(err) } satisfies InstanceAnswer),
+  );
+});
