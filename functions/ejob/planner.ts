@@ -112,7 +112,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // The deadline by the later of the planner's clock and the server's: claims are judged by
   // the server's, so a planner clock behind it must not inject past the server's deadline.
   const judged = lease.serverNow.getTime() > now.getTime() ? lease.serverNow : now;
-  const deadlineIn = afterSeconds(activeSince(job, judged), spec.activeDeadlineSeconds, judged);
+  const deadlineIn = deadlineAfter(job, spec, judged);
   const deadlineExceeded = deadlineIn === 0;
 
   const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded };
@@ -287,13 +287,30 @@ function notReadPlan(would: string, createdTtl: number | undefined): Plan {
   return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again`] };
 }
 
-/** True once the job has been active longer than activeDeadlineSeconds (never when unset). */
+/** True once the job has been active longer than activeDeadlineSeconds (never when unset, never while paused). */
 export function pastDeadline(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): boolean {
-  return afterSeconds(activeSince(job, now), spec.activeDeadlineSeconds, now) === 0;
+  return deadlineAfter(job, spec, now) === 0;
 }
 
-/** When the job became active, for activeDeadlineSeconds: its startTime, else its creation. */
-export function activeSince(job: EphemeralJobObject, now: Date): Date {
+/**
+ * Seconds until activeDeadlineSeconds runs out (0: it has), or undefined: unset, or the job
+ * is paused. As a suspended Kubernetes Job's, the timer stops while the job is paused and
+ * starts again when it is resumed (`activeSince`); OpenKruise's also stops, and failed a job
+ * the moment it was resumed past its deadline.
+ */
+function deadlineAfter(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): number | undefined {
+  return spec.paused ? undefined : afterSeconds(activeSince(job, spec, now), spec.activeDeadlineSeconds, now);
+}
+
+/**
+ * When the job became active, for activeDeadlineSeconds and `status.startTime`: the job's
+ * creation, or when it was last resumed — now, when the status still says Paused and the
+ * spec no longer does (the status write of that plan records it, as a resumed Kubernetes
+ * Job's startTime is set again). A pause no status write saw (paused and resumed between
+ * two looks) does not stop the timer.
+ */
+export function activeSince(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): Date {
+  if (job.status?.phase === 'Paused' && !spec.paused) return now;
   return toDate(job.status?.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now;
 }
 
@@ -311,11 +328,14 @@ export function countStates(targets: readonly Target[]): Counts {
 
 /** The job's phase from its counts (DESIGN.md's phase rules, in order). */
 export function decidePhase(spec: EphemeralJobSpec, c: Counts, deadlineExceeded: boolean): EjobPhase {
+  // Paused first: a paused job is held, not judged — no deadline runs (deadlineAfter), and
+  // no verdict comes while its pods end; it is judged once resumed (review: a paused job was
+  // failed by its deadline, or finished and took no pod after its resume).
+  if (spec.paused) return 'Paused';
   if (deadlineExceeded) return 'Failed';
   const done = c.succeeded + c.failed;
   // Every target pod terminal: the job is over (OpenKruise leaves mixed results in Unknown, #2514).
   if (c.match > 0 && done === c.match) return c.failed === 0 ? 'Succeeded' : 'Failed';
-  if (spec.paused) return 'Paused';
   if (c.match === 0) return 'Waiting';
   if (c.running > 0 || done > 0) return 'Running';
   return 'Waiting';
@@ -368,7 +388,8 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
   const next: NextStatus = {
     ...counts,
     phase,
-    startTime: rfc3339(toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now),
+    // Set again at a resume, as a Kubernetes Job's: the deadline runs from it (activeSince).
+    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' ? now : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
     conditions: mergeConditions(prev.conditions ?? [], wanted, now),
   };
   if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);

@@ -84,6 +84,46 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     }
   });
 
+  test('paused mid-run: its pods end and its deadline passes, and it stays Paused, judged only once resumed; the deadline runs again from the resume', async () => {
+    // Review: a paused job was failed by activeDeadlineSeconds, or finished (Succeeded, its
+    // TTL running) when the pods in flight ended, and took no pod after its resume.
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const spec = (objects.find((o) => o.kind === 'EphemeralJob') as { spec: Record<string, unknown> }).spec;
+    Object.assign(spec, { parallelism: 2, activeDeadlineSeconds: 120 }); // created 00:20:00: due 00:22:00
+    let now = Date.parse('2026-01-01T00:21:00Z');
+    const { server, deps } = await worldWith({ objects, crd, now: () => new Date(now), serverClock: () => new Date(now) });
+    const edit = (paused: boolean): void => {
+      const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: JOB }) as unknown as { spec: object };
+      server.store.put({ ...job, spec: { ...job.spec, paused } } as never);
+    };
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const first = inFlight(server);
+      assert.equal(first.length, 2);
+      edit(true);
+      now += 10_000;
+      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps());
+      for (const pod of first) finish(server, pod, 0);
+      now = Date.parse('2026-01-01T00:25:00Z'); // past the deadline, still paused
+      await handle(envelopeFor('Pod', 'default', first[0] as string), deps());
+      const paused = jobStatus(server, JOB);
+      assert.deepEqual([paused.phase, paused.succeeded, paused.completionTime], ['Paused', 2, undefined], 'held: no verdict, no deadline');
+      const reasons = (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as { reason?: string }[]).map((e) => e.reason);
+      assert.ok(!reasons.includes('DeadlineExceeded') && !reasons.includes('JobSucceeded'), reasons.join(', '));
+      edit(false);
+      now += 10_000;
+      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps());
+      const resumed = jobStatus(server, JOB);
+      assert.deepEqual([resumed.phase, resumed.startTime, Object.values(injected(server)).filter((c) => c.length > 0).length], ['Running', '2026-01-01T00:25:10Z', 4], 'the two pods left are injected; the deadline runs from the resume');
+      for (const pod of inFlight(server)) finish(server, pod, 0);
+      now += 30_000;
+      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps());
+      assert.deepEqual([jobStatus(server, JOB).phase, jobStatus(server, JOB).succeeded], ['Succeeded', 4]);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a pod deleted and created again under its name while its injection is on the way does not get it: the injection names the claimed uid', async () => {
     // Instance a claims the oldest pod and sends its injection (held 300 ms at the server).
     // Meanwhile the pod is replaced under its name (a StatefulSet's); instance b finds a's

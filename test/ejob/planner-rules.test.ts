@@ -99,6 +99,8 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     { name: 'ImagePullBackOff is still waiting (the kubelet retries)', pods: [pod('a', 1, { waiting: 'ImagePullBackOff' })], phase: 'Waiting', counts: [1, 0, 0, 0, 1] },
     { name: 'CreateContainerConfigError is still waiting (it starts once its Secret exists)', pods: [pod('a', 1, { waiting: 'CreateContainerConfigError' })], phase: 'Waiting', counts: [1, 0, 0, 0, 1] },
     { name: 'paused: Paused, counts still reported', spec: { paused: true }, pods: [pod('a', 1, 'running')], phase: 'Paused', counts: [1, 0, 0, 1, 0] },
+    { name: 'paused with every target ended: still Paused (held, not judged: DESIGN puts Paused first)', spec: { paused: true }, pods: [pod('a', 1, 0), pod('b', 2, 1)], phase: 'Paused', counts: [2, 1, 1, 0, 0] },
+    { name: 'paused past activeDeadlineSeconds: still Paused (the timer stops, as a suspended Job\'s)', spec: { paused: true, activeDeadlineSeconds: 60 }, pods: [pod('a', 1, 'running')], phase: 'Paused', counts: [1, 0, 0, 1, 0] },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -131,6 +133,28 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     assert.equal(statusOf(p.actions)?.phase, 'Failed');
     // With both clocks before the deadline, the pod is claimed.
     assert.equal(injections(plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [pod('a', 1)], lease: { ...lease, serverNow: local } }, local).actions).length, 1);
+  });
+
+  test('paused past the deadline: no verdict, nothing sealed, no Event, and no look again for the deadline', () => {
+    const p = plan({ job: job({ paused: true, activeDeadlineSeconds: 60 }), pods: [pod('a', 1, 0), pod('b', 2)] }, NOW);
+    assert.equal(statusOf(p.actions)?.phase, 'Paused');
+    assert.equal(statusOf(p.actions)?.completionTime, undefined);
+    assert.deepEqual(p.actions.filter((a) => a.kind === 'Lease' || a.kind === 'Event').map((a) => `${a.verb} ${a.kind}`), []);
+    assert.equal(p.requeueAfterSeconds, undefined, 'nothing is due while paused');
+  });
+
+  test('resumed: the deadline runs again from the resume, and startTime says when (as a resumed Kubernetes Job\'s)', () => {
+    // Created 00:30:00 with a 60 s deadline, paused until now (01:00:00): the status still says Paused.
+    const paused = { phase: 'Paused', startTime: '2026-01-01T00:30:00Z' } as EphemeralJobObject['status'];
+    const p = plan({ job: job({ activeDeadlineSeconds: 60 }, { status: paused }), pods: [pod('a', 1)] }, NOW);
+    assert.deepEqual(injections(p.actions), ['a'], 'not failed at the resume: the pod is claimed');
+    const s = statusOf(p.actions) as Status & { startTime?: string };
+    assert.equal(s.phase, 'Waiting');
+    assert.equal(s.startTime, '2026-01-01T01:00:00Z');
+    assert.equal(p.requeueAfterSeconds, 60, 'the deadline is due 60 s after the resume');
+    // The next look, with that status written: 61 s on, the deadline has passed.
+    const later = plan({ job: job({ activeDeadlineSeconds: 60 }, { status: { ...paused, phase: 'Waiting', startTime: s.startTime } as EphemeralJobObject['status'] }), pods: [pod('a', 1, 'running')] }, new Date(NOW.getTime() + 61_000));
+    assert.equal(cond(statusOf(later.actions), 'JobFailed')?.reason, 'DeadlineExceeded');
   });
 
   test('past the deadline with every pod succeeded: the reason is still DeadlineExceeded, never "0 of 2 pods failed"', () => {
