@@ -367,8 +367,8 @@ function emptyWhy(job: EphemeralJobObject): string {
 export type FailedBy = 'deadline' | 'gone';
 
 /**
- * Status (written only when it changed), and the Events of a verdict, which are sent only
- * once the status write that says it took effect (together, at once).
+ * Status (written only when it changed), and the Events sent only once the status write
+ * took effect (together, at once): the failures it counts first, and a verdict's.
  */
 export function planStatus(job: EphemeralJobObject, input: StatusInput): { write: Action[]; verdict: Action[] } {
   const { counts, phase, now } = input;
@@ -397,11 +397,22 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
   if ((prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
 
   const write = jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev)) ? [] : [{ ...writeStatus(job, next), id: STATUS_ID }];
-  const verdict = finished && prev.phase !== phase ? completionEvents(job, input, failedWhy).map((a) => ({ ...a, group: 'verdict', requires: STATUS_ID })) : [];
+  const verdict = eventsAfterStatus(job, input, { written: write.length > 0, before: prev, failedWhy });
   return { write, verdict };
 }
 
 const STATUS_ID = 'status';
+
+/**
+ * The Events sent once the status write took effect: a Warning on the job for each failure
+ * it counts first (failureEvents), and a verdict's when the phase becomes final.
+ */
+function eventsAfterStatus(job: EphemeralJobObject, input: StatusInput, o: { written: boolean; before: { failed?: number; phase?: string }; failedWhy: WantedCondition | undefined }): Action[] {
+  const failures = o.written ? failureEvents(job, input, o.before.failed ?? 0) : [];
+  const final = input.phase === 'Succeeded' || input.phase === 'Failed';
+  const completion = final && o.before.phase !== input.phase ? completionEvents(job, input, o.failedWhy) : [];
+  return [...failures, ...completion].map((a) => ({ ...a, group: 'verdict', requires: STATUS_ID }));
+}
 
 /** Names an injection, for the Event that follows it. */
 function injectionId(pod: Pod): string {
@@ -430,11 +441,51 @@ function completionEvents(job: EphemeralJobObject, input: StatusInput, failed: W
   }
   actions.push(eventAction(jobRef(job), { type: 'Warning', reason: failed.reason === 'DeadlineExceeded' ? 'DeadlineExceeded' : 'JobFailed', message: failed.message ?? 'failed' }, input.now));
   // One event per failed pod on the pod, so `kubectl describe pod` shows why.
-  for (const t of input.targets.filter((x) => x.state === 'failed').slice(0, 50)) {
-    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `ephemeral job ${job.metadata.name}: ${t.why ?? failureReason(t.pod, uid)}`, discriminator: uid };
+  for (const t of input.targets.filter((x) => x.state === 'failed').slice(0, FAILURE_EVENTS_MAX)) {
+    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `ephemeral job ${job.metadata.name}: ${failureOf(t, uid)}`, discriminator: uid };
     actions.push(eventAction(podRef(t.pod), spec, input.now));
   }
   return actions;
+}
+
+/** At most this many failed pods' Warnings in one plan. */
+const FAILURE_EVENTS_MAX = 50;
+
+const failureOf = (t: Target, jobUid: string): string => t.why ?? failureReason(t.pod, jobUid);
+
+/**
+ * A Warning on the job for each pod whose failure this status write counts first, sent once
+ * it took effect: as many as `failed` grows over the status read, the latest failures first
+ * (by when the job's containers in the pod ended; one that cannot start, or a pod the
+ * containers cannot go into, has no such time and counts as latest). Named by the job and
+ * the pod's uid, so a repeat is a 409, done. So `kubectl describe ejob` tells a failure when
+ * the status counts it, as DESIGN asks ("Events on the job ... for failures"), even of a pod
+ * deleted before the verdict, which then no longer counts it (review: failures were told
+ * only with the verdict, on the pods still there). Best effort: a status write lost between
+ * two looks can leave a failure untold on the job.
+ */
+function failureEvents(job: EphemeralJobObject, input: StatusInput, before: number): Action[] {
+  const fresh = Math.min(input.counts.failed - before, FAILURE_EVENTS_MAX);
+  if (fresh <= 0) return [];
+  const uid = job.metadata.uid ?? '';
+  const failed = input.targets.filter((t) => t.state === 'failed').map((t) => ({ t, at: t.why === undefined ? failedAt(t.pod, uid) : Number.POSITIVE_INFINITY }));
+  failed.sort((a, b) => b.at - a.at || a.t.pod.metadata.name.localeCompare(b.t.pod.metadata.name));
+  return failed.slice(0, fresh).map(({ t }) => {
+    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `pod ${t.pod.metadata.name}: ${failureOf(t, uid)}`, discriminator: t.pod.metadata.uid ?? t.pod.metadata.name };
+    return eventAction(jobRef(job), spec, input.now);
+  });
+}
+
+/** When the job's containers in a failed pod ended (the latest non-zero exit), or +Infinity when none says (a container that cannot start). */
+function failedAt(pod: Pod, jobUid: string): number {
+  const names = new Set(ownedContainers(pod, jobUid).map((c) => c.name));
+  let at = Number.NEGATIVE_INFINITY;
+  for (const s of pod.status?.ephemeralContainerStatuses ?? []) {
+    const t = s.state?.terminated;
+    if (!names.has(s.name) || !t || t.exitCode === 0) continue;
+    at = Math.max(at, toDate(t.finishedAt)?.getTime() ?? Number.POSITIVE_INFINITY);
+  }
+  return at === Number.NEGATIVE_INFINITY ? Number.POSITIVE_INFINITY : at;
 }
 
 function writeStatus(job: EphemeralJobObject, status: NextStatus): Action {

@@ -257,6 +257,26 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual(a.map((e) => e.name), b.map((e) => e.name));
   });
 
+  test('a failure is told on the job when the status first counts it: the latest to fail, one Warning per pod, after the status write', () => {
+    const ended = (p: Pod, at: string): Pod => ({ ...p, status: { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 1, reason: 'Error', finishedAt: at } } }] } });
+    const pods = [ended(pod('a', 1, 1), '2026-01-01T00:50:00Z'), ended(pod('b', 2, 1), '2026-01-01T00:55:00Z'), pod('c', 3, 'running'), pod('d', 4)];
+    const warnings = (actions: Action[]): { on: string; message: string; name: string; requires: unknown }[] => actions.filter((a) => a.kind === 'Event' && (a.body as { type: string }).type === 'Warning').map((a) => {
+      const body = a.body as { involvedObject: { kind: string; name: string }; message: string };
+      return { on: `${body.involvedObject.kind}/${body.involvedObject.name}`, message: body.message, name: a.name, requires: a.requires };
+    });
+    // The status said one failed (a's): b's failure is the one it counts first.
+    const p = plan({ job: job({ parallelism: 2 }, { status: { phase: 'Running', failed: 1, match: 4, conditions: [] } as EphemeralJobObject['status'] }), pods }, NOW);
+    const told = warnings(p.actions);
+    assert.deepEqual(told.map((w) => [w.on, w.message, w.requires]), [['EphemeralJob/j', 'pod b: container ec exited with code 1 (Error)', 'status']]);
+    // Counted from nothing: both, the latest first; named by the job and the pod, so a repeat is the same Event (a 409, done).
+    const both = warnings(plan({ job: job({ parallelism: 2 }), pods }, NOW).actions);
+    assert.deepEqual(both.map((w) => w.message), ['pod b: container ec exited with code 1 (Error)', 'pod a: container ec exited with code 1 (Error)']);
+    assert.equal(both[0]?.name, told[0]?.name);
+    assert.notEqual(both[0]?.name, both[1]?.name);
+    // Nothing new counted (the status already says 2 failed): no Warning.
+    assert.deepEqual(warnings(plan({ job: job({ parallelism: 2 }, { status: statusOf(p.actions) as EphemeralJobObject['status'] }), pods }, NOW).actions), []);
+  });
+
   test('order: the Lease claim first, then the injection (sent only within the claim window), status, Events last', () => {
     const p = plan({ job: job(), pods: [pod('a', 1)] }, NOW);
     // Two versions of the status: counting the claimed pod if the claim took effect, else not (review).
