@@ -426,8 +426,10 @@ function failedCondition(job: EphemeralJobObject, o: { counts: Counts; unfit: st
     return { type: 'JobFailed', status: 'True', reason: 'DeadlineExceeded', message: `job was active longer than activeDeadlineSeconds (${spec?.activeDeadlineSeconds}s)` };
   }
   if (failedBy === 'gone') {
-    // No count: the spec's replicas may have changed since the verdict was sealed (a re-made write).
-    return { type: 'JobFailed', status: 'True', reason: 'PodsGone', message: 'every replica went to pods that were deleted or ended before their result was seen' };
+    // No count: the spec's replicas may have changed since the verdict was sealed (a re-made
+    // write). A pod relabelled out of the selector is no target either (DESIGN), though it may
+    // still run: the message says so (review: it said "deleted or ended" of a live pod).
+    return { type: 'JobFailed', status: 'True', reason: 'PodsGone', message: 'every replica went to pods that were deleted, ended or left the selector before their result was seen' };
   }
   return { type: 'JobFailed', status: 'True', reason: 'PodsFailed', message: `${c.failed} of ${c.match} pods failed${o.unfit ? `; ${o.unfit}` : ''}` };
 }

@@ -130,6 +130,8 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.equal(s?.phase, 'Failed');
     const conditions = (s?.conditions ?? []) as { type: string; reason?: string; message?: string }[];
     assert.equal(conditions.find((c) => c.type === 'JobFailed')?.reason, 'PodsGone');
+    // A pod relabelled out is no target either, though it may still run: the message does not say "deleted" alone (review).
+    assert.match(conditions.find((c) => c.type === 'JobFailed')?.message ?? '', /deleted, ended or left the selector/);
     // Not while a claim is in flight (it may still land), and not with replicas left.
     const inFlight = lease({ total: 1, claims: [{ pod: 'again', uid: 'uid-again', at: new Date(NOW.getTime() - 2000).toISOString() }] });
     assert.notEqual(statusOf(plan({ job: one, pods: [pod('again', 9, false)], lease: inFlight }, NOW).actions)?.phase, 'Failed');
