@@ -220,7 +220,8 @@ function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadli
   const derived = countStates(o.targets);
   const phase = decidePhase(o.spec, derived, o.deadlineExceeded);
   const unfit = unfitNote(o.targets);
-  if (!o.deadlineExceeded && o.gone(derived)) return { counts: derived, phase: 'Failed', failedBy: 'gone', unfit };
+  // Held while paused: no PodsGone verdict either (review), replicas may be raised before the resume.
+  if (!o.deadlineExceeded && !o.spec.paused && o.gone(derived)) return { counts: derived, phase: 'Failed', failedBy: 'gone', unfit };
   return { counts: derived, phase, failedBy: o.deadlineExceeded ? 'deadline' : undefined, unfit };
 }
 
@@ -389,7 +390,8 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
     ...counts,
     phase,
     // Set again at a resume, as a Kubernetes Job's: the deadline runs from it (activeSince).
-    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' ? now : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
+    // Not by a verdict (a sealed one written again while paused keeps when the job started).
+    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' && !finished ? now : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
     conditions: mergeConditions(prev.conditions ?? [], wanted, now),
   };
   if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);

@@ -206,8 +206,17 @@ function inWorker(data: InstanceData): Instance {
     isolated: true,
     handle: (e, clockMs) => {
       const answer = queue.then(() => new Promise<InstanceAnswer>((resolve, reject) => {
-        worker.once('message', (a: InstanceAnswer) => (a.error === undefined ? resolve(a) : reject(new Error(a.error))));
-        worker.once('error', reject);
+        const failed = (err: Error): void => {
+          worker.off('message', answered);
+          reject(err);
+        };
+        const answered = (a: InstanceAnswer): void => {
+          worker.off('error', failed);
+          if (a.error === undefined) resolve(a);
+          else reject(new Error(a.error));
+        };
+        worker.once('message', answered);
+        worker.once('error', failed);
         worker.postMessage({ envelope: e, clockMs } satisfies InstanceRequest);
       }));
       queue = answer.then(() => {}, () => {});

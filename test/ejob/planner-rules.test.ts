@@ -155,6 +155,9 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     // The next look, with that status written: 61 s on, the deadline has passed.
     const later = plan({ job: job({ activeDeadlineSeconds: 60 }, { status: { ...paused, phase: 'Waiting', startTime: s.startTime } as EphemeralJobObject['status'] }), pods: [pod('a', 1, 'running')] }, new Date(NOW.getTime() + 61_000));
     assert.equal(cond(statusOf(later.actions), 'JobFailed')?.reason, 'DeadlineExceeded');
+    // Resumed with every pod ended: the verdict, and startTime still says when the job started.
+    const done = statusOf(plan({ job: job({}, { status: paused }), pods: [pod('a', 1, 0)] }, NOW).actions) as Status & { startTime?: string };
+    assert.deepEqual([done.phase, done.startTime], ['Succeeded', '2026-01-01T00:30:00Z']);
   });
 
   test('past the deadline with every pod succeeded: the reason is still DeadlineExceeded, never "0 of 2 pods failed"', () => {

@@ -132,6 +132,10 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.equal(conditions.find((c) => c.type === 'JobFailed')?.reason, 'PodsGone');
     // A pod relabelled out is no target either, though it may still run: the message does not say "deleted" alone (review).
     assert.match(conditions.find((c) => c.type === 'JobFailed')?.message ?? '', /deleted, ended or left the selector/);
+    // Not while paused: held, not judged (review: sealed Failed while paused, before the user could raise replicas).
+    const paused = { ...one, spec: { ...(one.spec as object), paused: true } } as EphemeralJobObject;
+    const held = plan({ job: paused, pods: [pod('again', 9, false)], lease: lease({ total: 1 }) }, NOW);
+    assert.deepEqual([statusOf(held.actions)?.phase, held.actions.filter((a) => a.kind === 'Lease').length], ['Paused', 0]);
     // Not while a claim is in flight (it may still land), and not with replicas left.
     const inFlight = lease({ total: 1, claims: [{ pod: 'again', uid: 'uid-again', at: new Date(NOW.getTime() - 2000).toISOString() }] });
     assert.notEqual(statusOf(plan({ job: one, pods: [pod('again', 9, false)], lease: inFlight }, NOW).actions)?.phase, 'Failed');
