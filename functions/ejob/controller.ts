@@ -12,8 +12,8 @@ import { jobFinished } from './finished.ts';
 import { listBeforeLeaseStands } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
 import { leaseOwner, readLeaseView, type LeaseConfig } from './lease-record.ts';
-import { ownedBy } from './pod-state.ts';
-import { DEFAULT_LEASE, plan, type EjobDeparted, type EjobObserved } from './planner.ts';
+import { ownedBy, podState } from './pod-state.ts';
+import { DEFAULT_LEASE, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved } from './planner.ts';
 
 /** What observe found: the planner's input plus notes on what it had to skip, or an unreadable job. */
 export type EjobObservation =
@@ -135,17 +135,36 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   // far ahead still finds no verdict the Lease would be needed for.
   const serverNow = kube.serverNow() ?? new Date();
   const need = leaseNeeded(job.data, spec.spec, first.pods, new Date(serverNow.getTime() + cfg.skewSeconds * 1000));
-  if (!need.needed) return { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] };
+  if (!need.needed) return withTold(kube, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] });
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   // How long before the Lease came back the LIST was sent: by the local monotonic clock, and
   // by the server's (a process stalled or a clock stepped shows there too).
   const lag = Math.max(performance.now() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
   if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {
-    return { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] };
+    return withTold(kube, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] });
   }
   const second = await listPods(kube, ref.namespace, podQuery);
-  return { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] };
+  return withTold(kube, { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] });
+}
+
+/**
+ * The observation, with the job's failure Warnings written so far (`told`: their names),
+ * when some pod shows a container of the job failed: the planner tells each failure on the
+ * job once (planner.ts failureEvents). One LIST of the job's Events by field selector, only
+ * then: a job none of whose pods failed pays nothing. Best effort: a LIST refused (RBAC
+ * before `list` on events was granted) or failing leaves `told` unknown, and the planner
+ * tells as many failures as the status newly counts.
+ */
+async function withTold(kube: Kube, o: EjobObserved & { readable: true; notes: string[] }): Promise<EjobObservation> {
+  const uid = o.job.metadata.uid;
+  if (uid === undefined || !o.pods.some((p) => podState(p, uid) === 'failed')) return o;
+  try {
+    const list = await kube.list('v1', 'Event', o.job.metadata.namespace ?? '', { fieldSelector: `involvedObject.uid=${uid},reason=${POD_FAILED_REASON}` });
+    return { ...o, told: new Set(list.items.map(nameOf)) };
+  } catch (err) {
+    return { ...o, notes: [...o.notes, `the job's failure Warnings could not be listed (${err instanceof Error ? err.message : String(err)}): failures told as the status counts them`] };
+  }
 }
 
 /**

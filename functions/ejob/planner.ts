@@ -33,6 +33,11 @@ export interface EjobObserved {
    * Omitted (pure tests, planning without a cluster): planned as a fresh, absent Lease.
    */
   lease?: ObservedLease;
+  /**
+   * The names of the job's failure Warnings already written (controller.ts withTold), read
+   * when some pod shows a failed container of the job; omitted: not read, or unknown.
+   */
+  told?: ReadonlySet<string>;
 }
 
 /**
@@ -80,7 +85,7 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
 
   if (jobFinished(job.status)) return planFinished({ job, ttl: ttl.finished, createdTtl }, now);
   if (!parsed.ok) return planInvalid(job, parsed.message, { now, createdTtl });
-  return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now) }, now);
+  return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now), told: observed.told }, now);
 }
 
 function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
@@ -93,6 +98,7 @@ interface ActiveInput {
   pods: Pod[];
   createdTtl: number | undefined;
   lease: ObservedLease;
+  told: ReadonlySet<string> | undefined;
 }
 
 /** The id of a plan's Lease write (claims, seal, repair), which injections and a sealed verdict `require`. */
@@ -104,7 +110,7 @@ const LEASE_WRITE = 'lease';
  * serialisation point, so a concurrent instance's 409 there stops it before any injection.
  */
 function planActive(input: ActiveInput, now: Date): Plan {
-  const { job, spec, pods, createdTtl, lease } = input;
+  const { job, spec, pods, createdTtl, lease, told } = input;
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const budget = replicasLeft(spec, uid, pods, lease);
@@ -136,7 +142,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // status that says it. A verdict's status and Events wait on its seal (step 7).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets, now, injections: claims.inject.map(injectionId) });
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets, now, told, injections: claims.inject.map(injectionId) });
   actions.push(...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -163,8 +169,8 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * instead (reviews: it said pods were waiting where nothing was claimed or injected; gated
  * alone, it froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; injections: string[] }): { write: Action[]; verdict: Action[] } {
-  const input = (x: Outcome): StatusInput => ({ counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}) });
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; injections: string[] }): { write: Action[]; verdict: Action[] } {
+  const input = (x: Outcome): StatusInput => ({ counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(o.told ? { told: o.told } : {}) });
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
   const claimAndInjections = [LEASE_WRITE, ...o.injections];
@@ -353,6 +359,8 @@ export interface StatusInput {
   failedBy?: FailedBy;
   /** What the JobFailed message says of pods the containers could not go into (unfitNote, or as the seal recorded it). */
   unfit?: string;
+  /** The job's failure Warnings already written (EjobObserved.told), when known. */
+  told?: ReadonlySet<string>;
 }
 
 /**
@@ -406,14 +414,17 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
 const STATUS_ID = 'status';
 
 /**
- * The Events sent once the status write took effect: a Warning on the job for each failure
- * it counts first (failureEvents), and a verdict's when the phase becomes final.
+ * The Events of a plan's status: a Warning on the job for each failure not told yet
+ * (failureEvents), and a verdict's when the phase becomes final — sent once the status write
+ * that says them took effect (a failure the status already counts, told only now because an
+ * earlier telling was lost, needs none).
  */
 function eventsAfterStatus(job: EphemeralJobObject, input: StatusInput, o: { written: boolean; before: { failed?: number; phase?: string }; failedWhy: WantedCondition | undefined }): Action[] {
-  const failures = o.written ? failureEvents(job, input, o.before.failed ?? 0) : [];
+  const failures = failureEvents(job, input, o.written ? o.before.failed ?? 0 : undefined);
   const final = input.phase === 'Succeeded' || input.phase === 'Failed';
   const completion = final && o.before.phase !== input.phase ? completionEvents(job, input, o.failedWhy) : [];
-  return [...failures, ...completion].map((a) => ({ ...a, group: 'verdict', requires: STATUS_ID }));
+  const after = (a: Action): Action => ({ ...a, group: 'verdict', ...(o.written ? { requires: STATUS_ID } : {}) });
+  return [...failures, ...completion].map(after);
 }
 
 /** Names an injection, for the Event that follows it. */
@@ -446,7 +457,7 @@ function completionEvents(job: EphemeralJobObject, input: StatusInput, failed: W
   actions.push(eventAction(jobRef(job), { type: 'Warning', reason: failed.reason === 'DeadlineExceeded' ? 'DeadlineExceeded' : 'JobFailed', message: failed.message ?? 'failed' }, input.now));
   // One event per failed pod on the pod, so `kubectl describe pod` shows why.
   for (const t of input.targets.filter((x) => x.state === 'failed').slice(0, FAILURE_EVENTS_MAX)) {
-    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `ephemeral job ${job.metadata.name}: ${failureOf(t, uid)}`, discriminator: uid };
+    const spec: EventSpec = { type: 'Warning', reason: POD_FAILED_REASON, message: `ephemeral job ${job.metadata.name}: ${failureOf(t, uid)}`, discriminator: uid };
     actions.push(eventAction(podRef(t.pod), spec, input.now));
   }
   return actions;
@@ -455,29 +466,42 @@ function completionEvents(job: EphemeralJobObject, input: StatusInput, failed: W
 /** At most this many failed pods' Warnings in one plan. */
 const FAILURE_EVENTS_MAX = 50;
 
+/** The reason of the Warning that tells a pod's failure (on the job, and with a Failed verdict on the pod). */
+export const POD_FAILED_REASON = 'EphemeralContainerFailed';
+
 const failureOf = (t: Target, jobUid: string): string => t.why ?? failureReason(t.pod, jobUid);
 
 /**
- * A Warning on the job for each pod whose failure this status write counts first, sent once
- * it took effect: as many as `failed` grows over the status read, the latest failures first
- * (by when the job's containers in the pod ended; one that cannot start, or a pod the
- * containers cannot go into, has no such time and counts as latest). Named by the job and
- * the pod's uid, so a repeat is a 409, done. So `kubectl describe ejob` tells a failure when
- * the status counts it, as DESIGN asks ("Events on the job ... for failures"), even of a pod
- * deleted before the verdict, which then no longer counts it (review: failures were told
- * only with the verdict, on the pods still there). Best effort: a status write lost between
- * two looks can leave a failure untold on the job.
+ * A Warning on the job for each failed target whose failure it does not tell yet, the latest
+ * failures first (by when the job's containers in the pod ended; one that cannot start, or a
+ * pod the containers cannot go into, has no such time and counts as latest; ties go to the
+ * later target), at most
+ * FAILURE_EVENTS_MAX in a plan. Named by the job and the pod's uid. So `kubectl describe
+ * ejob` tells a failure once, when it is counted, as DESIGN asks ("Events on the job ... for
+ * failures"), and it stays told after its pod is deleted and no longer counted (review:
+ * failures were told only with the verdict, on the pods still there).
+ * Which are told already: `told`, the Warnings the observation listed (controller.ts
+ * withTold). Unknown (the LIST refused, or pure planning): as many as the status write
+ * (`before`: the failed count it replaces; undefined, no write) newly counts — best effort,
+ * a masked failure then goes untold on the job (review found such cases: that is why the
+ * observation lists them).
  */
-function failureEvents(job: EphemeralJobObject, input: StatusInput, before: number): Action[] {
-  const fresh = Math.min(input.counts.failed - before, FAILURE_EVENTS_MAX);
-  if (fresh <= 0) return [];
+function failureEvents(job: EphemeralJobObject, input: StatusInput, before: number | undefined): Action[] {
   const uid = job.metadata.uid ?? '';
-  const failed = input.targets.filter((t) => t.state === 'failed').map((t) => ({ t, at: t.why === undefined ? failedAt(t.pod, uid) : Number.POSITIVE_INFINITY }));
-  failed.sort((a, b) => b.at - a.at || a.t.pod.metadata.name.localeCompare(b.t.pod.metadata.name));
-  return failed.slice(0, fresh).map(({ t }) => {
-    const spec: EventSpec = { type: 'Warning', reason: 'EphemeralContainerFailed', message: `pod ${t.pod.metadata.name}: ${failureOf(t, uid)}`, discriminator: t.pod.metadata.uid ?? t.pod.metadata.name };
-    return eventAction(jobRef(job), spec, input.now);
-  });
+  // Ties (the same second, or no time) go to the later target: pods are claimed in target
+  // order, so the later one failed last when their containers fail alike (a bad image).
+  const failed = input.targets.map((t, order) => ({ t, order, at: t.why === undefined ? failedAt(t.pod, uid) : Number.POSITIVE_INFINITY })).filter((x) => x.t.state === 'failed');
+  failed.sort((a, b) => b.at - a.at || b.order - a.order);
+  const told = input.told;
+  const fresh = told !== undefined ? FAILURE_EVENTS_MAX : Math.min(input.counts.failed - (before ?? input.counts.failed), FAILURE_EVENTS_MAX);
+  const out: Action[] = [];
+  for (const { t } of failed) {
+    if (out.length >= fresh) break;
+    const spec: EventSpec = { type: 'Warning', reason: POD_FAILED_REASON, message: `pod ${t.pod.metadata.name}: ${failureOf(t, uid)}`, discriminator: t.pod.metadata.uid ?? t.pod.metadata.name };
+    const event = eventAction(jobRef(job), spec, input.now);
+    if (told === undefined || !told.has(event.name)) out.push(event);
+  }
+  return out;
 }
 
 /** When the job's containers in a failed pod ended (the latest non-zero exit), or +Infinity when none says (a container that cannot start). */

@@ -21,7 +21,7 @@ const CUSTOM_OPS = ['get', 'list', 'create:', 'patch:', 'patch:status', 'update:
 export const RESOURCES: Readonly<Record<string, Resource>> = {
   Pod: { apiVersion: 'v1', plural: 'pods', namespaced: true, ops: ['get', 'list', 'patch:', 'patch:status', 'patch:ephemeralcontainers', 'update:ephemeralcontainers', 'delete:'] },
   Node: { apiVersion: 'v1', plural: 'nodes', namespaced: false, ops: ['get', 'list'] },
-  Event: { apiVersion: 'v1', plural: 'events', namespaced: true, ops: ['get', 'create:', 'patch:'] },
+  Event: { apiVersion: 'v1', plural: 'events', namespaced: true, ops: ['get', 'list', 'create:', 'patch:'] },
   Lease: { apiVersion: 'coordination.k8s.io/v1', plural: 'leases', namespaced: true, ops: ['get', 'create:', 'update:', 'delete:'] },
   EphemeralJob: { plural: 'ephemeraljobs', namespaced: true, ops: CUSTOM_OPS },
   ContainerRecreateRequest: { plural: 'containerrecreaterequests', namespaced: true, ops: CUSTOM_OPS },

@@ -148,6 +148,39 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     }
   });
 
+  for (const listable of [true, false]) test(`a bad image: every pod's failure is told on the job, once${listable ? '' : ' — without the right to list Events, as the status counts them'}`, async () => {
+    // Review: told by how much \`failed\` grew, the latest first, a container that cannot start
+    // (no time) always won, so three failed pods left one Warning. The observation now lists
+    // the Warnings told (one LIST, only while some pod shows a failure).
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
+    if (!listable) server.faults.add({ method: 'GET', pathIncludes: '/events', status: 403, reason: 'Forbidden', message: 'cannot list resource "events"', times: Infinity });
+    const badImage = (name: string): void => {
+      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
+      const statuses = pod.spec.ephemeralContainers.map((c) => ({ name: c.name, state: { waiting: { reason: 'InvalidImageName' } } }));
+      server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: statuses } } as never);
+    };
+    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
+      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const failed: string[] = [];
+      // inFlight() counts a container waiting for any reason: the next pod is one not yet failed here.
+      const next = (): string | undefined => inFlight(server).find((p) => !failed.includes(p));
+      for (let pod = next(); pod !== undefined && failed.length < 10; pod = next()) {
+        badImage(pod);
+        failed.push(pod);
+        await handle(envelopeFor('Pod', 'default', pod), deps());
+        await handle(envelopeFor('EphemeralJob', 'default', JOB), deps()); // a look more: nothing told twice
+      }
+      assert.equal(jobStatus(server, JOB).phase, 'Failed');
+      assert.deepEqual(told(), failed.map((p) => `pod ${p}`).sort());
+      const lists = server.requests.entries.filter((r) => r.method === 'GET' && r.path.endsWith('/events'));
+      assert.ok(lists.length > 0 && lists.every((r) => r.query.fieldSelector?.startsWith('involvedObject.uid=')), 'the Warnings told are listed by the job\'s uid');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a pod deleted and created again under its name while its injection is on the way does not get it: the injection names the claimed uid', async () => {
     // Instance a claims the oldest pod and sends its injection (held 300 ms at the server).
     // Meanwhile the pod is replaced under its name (a StatefulSet's); instance b finds a's

@@ -277,7 +277,14 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.equal(both[0]?.name, told[0]?.name);
     assert.notEqual(both[0]?.name, both[1]?.name);
     // Nothing new counted (the status already says 2 failed): no Warning.
-    assert.deepEqual(warnings(plan({ job: job({ parallelism: 2 }, { status: statusOf(p.actions) as EphemeralJobObject['status'] }), pods }, NOW).actions), []);
+    const counted = job({ parallelism: 2 }, { status: statusOf(p.actions) as EphemeralJobObject['status'] });
+    assert.deepEqual(warnings(plan({ job: counted, pods }, NOW).actions), []);
+    // With the Warnings told listed (the observation's `told`), each failure not told is told,
+    // whatever the counts say — here with no status write to wait for (a telling lost before).
+    const all = new Set(both.map((w) => w.name));
+    assert.deepEqual(warnings(plan({ job: counted, pods, told: all }, NOW).actions), []);
+    const late = warnings(plan({ job: counted, pods, told: new Set([told[0]?.name ?? '']) }, NOW).actions);
+    assert.deepEqual(late.map((w) => [w.message, w.requires]), [['pod a: container ec exited with code 1 (Error)', undefined]]);
   });
 
   test('order: the Lease claim first, then the injection (sent only within the claim window), status, Events last', () => {

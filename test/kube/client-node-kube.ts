@@ -161,6 +161,7 @@ async function listObjects(api: Api, ref: { apiVersion: string; kind: string; na
       list = ref.namespace ? await api.core.listNamespacedPod({ namespace: ref.namespace, ...q }, o) : await api.core.listPodForAllNamespaces(q, o);
       break;
     case 'Node': list = await api.core.listNode(q, o); break;
+    case 'Event': list = await api.core.listNamespacedEvent({ namespace: ref.namespace ?? '', ...q }, o); break;
     default: {
       const c = custom(ref);
       list = (ref.namespace

@@ -148,6 +148,10 @@ function writeTests(w: World): void {
     const counted = (await kube.perform(act({ verb: 'patch', kind: 'Event', name: made.metadata.name, patchType: 'merge', body: { count: 2, lastTimestamp: '2026-01-01T00:00:09Z' } }))) as Json;
     // client-node's typed answer gives the time as a Date.
     assert.deepEqual([counted.count, new Date(counted.lastTimestamp).toISOString(), counted.message], [2, '2026-01-01T00:00:09.000Z', 'hello']);
+    // The job's failure Warnings told already (ejob/controller.ts): a LIST by field selector.
+    await kube.perform(act({ verb: 'create', kind: 'Event', body: { ...ev, metadata: { name: 'other', namespace: 'default' }, reason: 'Other' } }));
+    const told = await kube.list('v1', 'Event', 'default', { fieldSelector: 'involvedObject.name=check,reason=Test' });
+    assert.deepEqual(told.items.map((e) => (e as Json).metadata.name), [made.metadata.name]);
   });
 
   test('patch kinds: merge, strategic merge (lists merged by key) and JSON patch (the default)', async () => {
