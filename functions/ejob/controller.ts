@@ -7,7 +7,7 @@ import type { Controller, Route } from '../engine/controller.ts';
 import { leaseName, type LockConfig } from '../engine/lock.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube, ObjectRef } from '../kube/kube.ts';
-import { isKubeError } from '../kube/errors.ts';
+import { isKubeError, refusedForGood } from '../kube/errors.ts';
 import { jobFinished } from './finished.ts';
 import { listBeforeLeaseStands } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
@@ -150,20 +150,26 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
 
 /**
  * The observation, with the job's failure Warnings written so far (`told`: their names),
- * when some pod shows a container of the job failed: the planner tells each failure on the
- * job once (planner.ts failureEvents). One LIST of the job's Events by field selector, only
- * then: a job none of whose pods failed pays nothing. Best effort: a LIST refused (RBAC
- * before `list` on events was granted) or failing leaves `told` unknown, and the planner
- * tells as many failures as the status newly counts.
+ * when the job may have a failure to tell — some pod shows a container of the job failed,
+ * or its status counts failures (a pod the containers cannot go into, which shows nothing,
+ * replaced by another: review): the planner tells each failure on the job once
+ * (planner.ts failureEvents). One LIST of the job's Events by field selector, only then: a
+ * job none of whose pods failed pays nothing. A LIST refused for good (no right to list
+ * Events: RBAC applied before `list` was granted) leaves `told` unknown, and the planner
+ * tells as many failures as the status newly counts; a transient error (429, 5xx, no
+ * answer) fails the reconcile, which is retried, rather than risk a telling lost for good
+ * in the look that writes the verdict (review).
  */
 async function withTold(kube: Kube, o: EjobObserved & { readable: true; notes: string[] }): Promise<EjobObservation> {
   const uid = o.job.metadata.uid;
-  if (uid === undefined || !o.pods.some((p) => podState(p, uid) === 'failed')) return o;
+  if (uid === undefined || ((o.job.status?.failed ?? 0) === 0 && !o.pods.some((p) => podState(p, uid) === 'failed'))) return o;
   try {
     const list = await kube.list('v1', 'Event', o.job.metadata.namespace ?? '', { fieldSelector: `involvedObject.uid=${uid},reason=${POD_FAILED_REASON}` });
     return { ...o, told: new Set(list.items.map(nameOf)) };
   } catch (err) {
-    return { ...o, notes: [...o.notes, `the job's failure Warnings could not be listed (${err instanceof Error ? err.message : String(err)}): failures told as the status counts them`] };
+    const refused = refusedForGood(err);
+    if (refused === undefined) throw err;
+    return { ...o, notes: [...o.notes, `the job's failure Warnings could not be listed (${refused.message}): failures told as the status counts them`] };
   }
 }
 

@@ -473,36 +473,47 @@ const failureOf = (t: Target, jobUid: string): string => t.why ?? failureReason(
 
 /**
  * A Warning on the job for each failed target whose failure it does not tell yet, the latest
- * failures first (by when the job's containers in the pod ended; one that cannot start, or a
- * pod the containers cannot go into, has no such time and counts as latest; ties go to the
- * later target), at most
+ * failures first (by when the job's containers in the pod ended, or for a pod the containers
+ * cannot go into when it and the job both existed; a container that cannot start has no such
+ * time and counts as latest; ties go to the later target), at most
  * FAILURE_EVENTS_MAX in a plan. Named by the job and the pod's uid. So `kubectl describe
  * ejob` tells a failure once, when it is counted, as DESIGN asks ("Events on the job ... for
  * failures"), and it stays told after its pod is deleted and no longer counted (review:
  * failures were told only with the verdict, on the pods still there).
  * Which are told already: `told`, the Warnings the observation listed (controller.ts
- * withTold). Unknown (the LIST refused, or pure planning): as many as the status write
- * (`before`: the failed count it replaces; undefined, no write) newly counts — best effort,
- * a masked failure then goes untold on the job (review found such cases: that is why the
- * observation lists them).
+ * withTold); of those, only a failure that ended within TELL_WITHIN_MS, or one without a
+ * time in a plan that writes the status (below). Unknown (the LIST refused, or pure
+ * planning): as many as the status write (`before`: the failed count it replaces;
+ * undefined, no write) newly counts — best effort, a masked failure then goes untold on the
+ * job (review found such cases: that is why the observation lists them).
  */
 function failureEvents(job: EphemeralJobObject, input: StatusInput, before: number | undefined): Action[] {
   const uid = job.metadata.uid ?? '';
   // Ties (the same second, or no time) go to the later target: pods are claimed in target
   // order, so the later one failed last when their containers fail alike (a bad image).
-  const failed = input.targets.map((t, order) => ({ t, order, at: t.why === undefined ? failedAt(t.pod, uid) : Number.POSITIVE_INFINITY })).filter((x) => x.t.state === 'failed');
+  // A pod the containers cannot go into is failed for the job from when both existed.
+  const unfitSince = (pod: Pod): number => Math.max(toDate(pod.metadata.creationTimestamp)?.getTime() ?? Number.POSITIVE_INFINITY, toDate(job.metadata.creationTimestamp)?.getTime() ?? 0);
+  const failed = input.targets.map((t, order) => ({ t, order, at: t.why === undefined ? failedAt(t.pod, uid) : unfitSince(t.pod) })).filter((x) => x.t.state === 'failed');
   failed.sort((a, b) => b.at - a.at || b.order - a.order);
   const told = input.told;
   const fresh = told !== undefined ? FAILURE_EVENTS_MAX : Math.min(input.counts.failed - (before ?? input.counts.failed), FAILURE_EVENTS_MAX);
+  // An Event lasts kube-apiserver's --event-ttl (1 h by default), then the LIST no longer shows
+  // it: a failure older than that would be told again, every hour (review). So with `told`, a
+  // failure is told only while recent, or — one without a time — in a plan that writes the
+  // status (at most once an hour again, when something else changes).
+  const recent = (at: number): boolean => (Number.isFinite(at) ? at >= input.now.getTime() - TELL_WITHIN_MS : before !== undefined);
   const out: Action[] = [];
-  for (const { t } of failed) {
+  for (const { t, at } of failed) {
     if (out.length >= fresh) break;
     const spec: EventSpec = { type: 'Warning', reason: POD_FAILED_REASON, message: `pod ${t.pod.metadata.name}: ${failureOf(t, uid)}`, discriminator: t.pod.metadata.uid ?? t.pod.metadata.name };
     const event = eventAction(jobRef(job), spec, input.now);
-    if (told === undefined || !told.has(event.name)) out.push(event);
+    if (told === undefined || (!told.has(event.name) && recent(at))) out.push(event);
   }
   return out;
 }
+
+/** How long after a failure it is still told on the job when not told yet: kube-apiserver's default --event-ttl (1 h), less a margin for clocks. */
+const TELL_WITHIN_MS = 50 * 60_000;
 
 /** When the job's containers in a failed pod ended (the latest non-zero exit), or +Infinity when none says (a container that cannot start). */
 function failedAt(pod: Pod, jobUid: string): number {

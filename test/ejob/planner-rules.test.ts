@@ -285,6 +285,8 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual(warnings(plan({ job: counted, pods, told: all }, NOW).actions), []);
     const late = warnings(plan({ job: counted, pods, told: new Set([told[0]?.name ?? '']) }, NOW).actions);
     assert.deepEqual(late.map((w) => [w.message, w.requires]), [['pod a: container ec exited with code 1 (Error)', undefined]]);
+    // An hour on, the API server has let the Warnings expire (--event-ttl): old failures are not told again.
+    assert.deepEqual(warnings(plan({ job: counted, pods, told: new Set() }, new Date(NOW.getTime() + 3_600_000)).actions), []);
   });
 
   test('order: the Lease claim first, then the injection (sent only within the claim window), status, Events last', () => {
