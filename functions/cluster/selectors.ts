@@ -151,5 +151,15 @@ export function fieldValue(obj: unknown, path: string): string {
 
 /** Does the object satisfy every field requirement? */
 export function matchFields(reqs: FieldRequirement[], obj: unknown): boolean {
-  return reqs.every((r) => (fieldValue(obj, r.field) === r.value) === (r.op === '='));
+  return reqs.every((r) => (selectable(obj, r.field) === r.value) === (r.op === '='));
+}
+
+/**
+ * A field's selectable value: its value at the path, but for an Event's `source`, which
+ * kube-apiserver takes from `source.component`, else `reportingComponent`
+ * (pkg/registry/core/event/strategy.go ToSelectableFields; review: compared as an object).
+ */
+function selectable(obj: unknown, field: string): string {
+  if (field === 'source' && (obj as { kind?: unknown } | null)?.kind === 'Event') return fieldValue(obj, 'source.component') || fieldValue(obj, 'reportingComponent');
+  return fieldValue(obj, field);
 }

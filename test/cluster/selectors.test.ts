@@ -69,6 +69,16 @@ describe('field selectors', () => {
     assert.deepEqual(list.items.map((p) => p.metadata!.name), ['e']);
   });
 
+  test("an Event's fields as kube-apiserver selects them: involvedObject.*, reason, and source = source.component, else reportingComponent", async () => {
+    const ev = (name: string, o: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: 'default' }, involvedObject: { kind: 'EphemeralJob', name: 'j', namespace: 'default', uid: 'job-uid' }, reason: 'Failed', type: 'Warning', message: 'm', ...o });
+    const objects = [ev('a', { source: { component: 'ephemera' } }), ev('b', { reason: 'Other', source: { component: 'ephemera' } }), ev('c', { involvedObject: { kind: 'Pod', name: 'p', namespace: 'default', uid: 'pod-uid' } }), ev('d', { reportingComponent: 'kubelet' })];
+    const { core } = await harness({ objects });
+    const names = async (fieldSelector: string): Promise<string[]> => (await core.listNamespacedEvent({ namespace: 'default', fieldSelector })).items.map((e) => e.metadata!.name!).sort();
+    assert.deepEqual(await names('involvedObject.uid=job-uid,reason=Failed'), ['a', 'd']);
+    assert.deepEqual(await names('source=ephemera'), ['a', 'b']);
+    assert.deepEqual(await names('source=kubelet'), ['d']);
+  });
+
   test('an unsupported field is 400 "field label not supported"', async () => {
     const { core, custom } = await harness({ objects: pods });
     const s = await rejects(core.listNamespacedPod({ namespace: 'default', fieldSelector: 'spec.containers=x' }), 400);
