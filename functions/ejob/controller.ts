@@ -1,5 +1,5 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
-import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec } from '../api/ephemeraljob.ts';
+import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
 import { parsePod } from '../api/pod-shape.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
@@ -13,7 +13,7 @@ import { listBeforeLeaseStands } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
 import { leaseOwner, readLeaseView, type LeaseConfig } from './lease-record.ts';
 import { ownedBy, podState } from './pod-state.ts';
-import { DEFAULT_LEASE, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved } from './planner.ts';
+import { DEFAULT_LEASE, mayTellFailures, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved } from './planner.ts';
 
 /** What observe found: the planner's input plus notes on what it had to skip, or an unreadable job. */
 export type EjobObservation =
@@ -135,34 +135,36 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   // far ahead still finds no verdict the Lease would be needed for.
   const serverNow = kube.serverNow() ?? new Date();
   const need = leaseNeeded(job.data, spec.spec, first.pods, new Date(serverNow.getTime() + cfg.skewSeconds * 1000));
-  if (!need.needed) return withTold(kube, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] });
+  if (!need.needed) return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] });
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   // How long before the Lease came back the LIST was sent: by the local monotonic clock, and
   // by the server's (a process stalled or a clock stepped shows there too).
   const lag = Math.max(performance.now() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
   if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {
-    return withTold(kube, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] });
+    return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] });
   }
   const second = await listPods(kube, ref.namespace, podQuery);
-  return withTold(kube, { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] });
+  return withTold(kube, spec.spec, { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] });
 }
 
 /**
  * The observation, with the job's failure Warnings written so far (`told`: their names),
  * when the job may have a failure to tell — some pod shows a container of the job failed,
  * or its status counts failures (a pod the containers cannot go into, which shows nothing,
- * replaced by another: review): the planner tells each failure on the job once
+ * replaced by another: review) — and a plan could tell one (planner.ts mayTellFailures: a
+ * failure counted anew, or a recent one): the planner tells each failure on the job once
  * (planner.ts failureEvents). One LIST of the job's Events by field selector, only then: a
- * job none of whose pods failed pays nothing. A LIST refused for good (no right to list
+ * job none of whose pods failed pays nothing, nor one whose failures are all told and old. A LIST refused for good (no right to list
  * Events: RBAC applied before `list` was granted) leaves `told` unknown, and the planner
  * tells as many failures as the status newly counts; a transient error (429, 5xx, no
  * answer) fails the reconcile, which is retried, rather than risk a telling lost for good
  * in the look that writes the verdict (review).
  */
-async function withTold(kube: Kube, o: EjobObserved & { readable: true; notes: string[] }): Promise<EjobObservation> {
+async function withTold(kube: Kube, spec: EphemeralJobSpec, o: EjobObserved & { readable: true; notes: string[] }): Promise<EjobObservation> {
   const uid = o.job.metadata.uid;
   if (uid === undefined || ((o.job.status?.failed ?? 0) === 0 && !o.pods.some((p) => podState(p, uid) === 'failed'))) return o;
+  if (!mayTellFailures(o.job, spec, o.pods, kube.serverNow() ?? new Date())) return o;
   try {
     const list = await kube.list('v1', 'Event', o.job.metadata.namespace ?? '', { fieldSelector: `involvedObject.uid=${uid},reason=${POD_FAILED_REASON}` });
     return { ...o, told: new Set(list.items.map(nameOf)) };

@@ -481,35 +481,62 @@ const failureOf = (t: Target, jobUid: string): string => t.why ?? failureReason(
  * failures"), and it stays told after its pod is deleted and no longer counted (review:
  * failures were told only with the verdict, on the pods still there).
  * Which are told already: `told`, the Warnings the observation listed (controller.ts
- * withTold); of those, only a failure that ended within TELL_WITHIN_MS, or one without a
- * time in a plan that writes the status (below). Unknown (the LIST refused, or pure
+ * withTold); of those, a failure that ended within TELL_WITHIN_MS, one without a time in a
+ * plan that writes the status, or one the status write counts anew (below). Unknown (the LIST refused, or pure
  * planning): as many as the status write (`before`: the failed count it replaces;
  * undefined, no write) newly counts — best effort, a masked failure then goes untold on the
  * job (review found such cases: that is why the observation lists them).
  */
 function failureEvents(job: EphemeralJobObject, input: StatusInput, before: number | undefined): Action[] {
   const uid = job.metadata.uid ?? '';
-  // Ties (the same second, or no time) go to the later target: pods are claimed in target
-  // order, so the later one failed last when their containers fail alike (a bad image).
-  // A pod the containers cannot go into is failed for the job from when both existed.
-  const unfitSince = (pod: Pod): number => Math.max(toDate(pod.metadata.creationTimestamp)?.getTime() ?? Number.POSITIVE_INFINITY, toDate(job.metadata.creationTimestamp)?.getTime() ?? 0);
-  const failed = input.targets.map((t, order) => ({ t, order, at: t.why === undefined ? failedAt(t.pod, uid) : unfitSince(t.pod) })).filter((x) => x.t.state === 'failed');
-  failed.sort((a, b) => b.at - a.at || b.order - a.order);
+  const failed = datedFailures(job, input.targets);
   const told = input.told;
-  const fresh = told !== undefined ? FAILURE_EVENTS_MAX : Math.min(input.counts.failed - (before ?? input.counts.failed), FAILURE_EVENTS_MAX);
-  // An Event lasts kube-apiserver's --event-ttl (1 h by default), then the LIST no longer shows
-  // it: a failure older than that would be told again, every hour (review). So with `told`, a
-  // failure is told only while recent, or — one without a time — in a plan that writes the
-  // status (at most once an hour again, when something else changes).
-  const recent = (at: number): boolean => (Number.isFinite(at) ? at >= input.now.getTime() - TELL_WITHIN_MS : before !== undefined);
+  // The failures this plan's status write counts anew (`before`: the count it replaces).
+  let newly = before !== undefined ? input.counts.failed - before : 0;
   const out: Action[] = [];
   for (const { t, at } of failed) {
-    if (out.length >= fresh) break;
+    if (out.length >= FAILURE_EVENTS_MAX || (told === undefined && newly <= 0)) break;
     const spec: EventSpec = { type: 'Warning', reason: POD_FAILED_REASON, message: `pod ${t.pod.metadata.name}: ${failureOf(t, uid)}`, discriminator: t.pod.metadata.uid ?? t.pod.metadata.name };
     const event = eventAction(jobRef(job), spec, input.now);
-    if (told === undefined || (!told.has(event.name) && recent(at))) out.push(event);
+    if (told?.has(event.name)) continue;
+    // An Event lasts kube-apiserver's --event-ttl (1 h by default), then the LIST no longer
+    // shows it: a failure older than that would be told again, every hour (review). So with
+    // `told` an untold failure goes while recent, or — without a time — in a plan that writes
+    // the status, or as one the status write counts anew (review: an old pod labelled in,
+    // which the containers cannot go into, was counted and never told).
+    const recent = Number.isFinite(at) ? at >= input.now.getTime() - TELL_WITHIN_MS : before !== undefined;
+    if (told === undefined || recent || newly > 0) {
+      out.push(event);
+      newly--;
+    }
   }
   return out;
+}
+
+/**
+ * The failed targets, the latest failures first: by when the job's containers in the pod
+ * ended (failedAt), or for a pod the containers cannot go into when it and the job both
+ * existed; a container that cannot start has no such time and counts as latest (+Infinity).
+ * Ties (the same second, or no time) go to the later target: pods are claimed in target
+ * order, so the later one failed last when their containers fail alike (a bad image).
+ */
+function datedFailures(job: EphemeralJobObject, targets: readonly Target[]): { t: Target; at: number }[] {
+  const uid = job.metadata.uid ?? '';
+  const created = toDate(job.metadata.creationTimestamp)?.getTime() ?? 0;
+  const unfitSince = (pod: Pod): number => Math.max(toDate(pod.metadata.creationTimestamp)?.getTime() ?? Number.POSITIVE_INFINITY, created);
+  const failed = targets.map((t, order) => ({ t, order, at: t.why === undefined ? failedAt(t.pod, uid) : unfitSince(t.pod) })).filter((x) => x.t.state === 'failed');
+  return failed.sort((a, b) => b.at - a.at || b.order - a.order);
+}
+
+/**
+ * Whether a plan of these targets may tell a failure on the job with the Warnings told
+ * listed (failureEvents): the status would count failures anew, or a failure with a time is
+ * recent. The observation lists them only then (controller.ts withTold; review: a job with
+ * one early failure listed them at every look for the rest of its run, to tell nothing).
+ */
+export function mayTellFailures(job: EphemeralJobObject, spec: EphemeralJobSpec, pods: readonly Pod[], now: Date): boolean {
+  const failed = datedFailures(job, selectTargets(spec, job.metadata.uid ?? '', pods).targets);
+  return failed.length !== (job.status?.failed ?? 0) || failed.some(({ at }) => Number.isFinite(at) && at >= now.getTime() - TELL_WITHIN_MS);
 }
 
 /** How long after a failure it is still told on the job when not told yet: kube-apiserver's default --event-ttl (1 h), less a margin for clocks. */

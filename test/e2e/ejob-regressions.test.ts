@@ -193,23 +193,47 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     }
   });
 
+  test('a failure told long ago costs no Events LIST: the Warnings are listed only while a plan could tell one', async () => {
+    // Review: with one early failure, every later look listed them, to tell nothing.
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    Object.assign((objects.find((o) => o.kind === 'EphemeralJob') as { spec: object }).spec, { parallelism: 2 });
+    let now = Date.parse('2026-01-01T00:21:00Z');
+    const { server, deps } = await worldWith({ objects, crd, now: () => new Date(now), serverClock: () => new Date(now) });
+    const lists = (): number => server.requests.entries.filter((r) => r.method === 'GET' && r.path.endsWith('/events')).length;
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const [first, second] = inFlight(server);
+      assert.ok(first && second);
+      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: first }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
+      server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: pod.spec.ephemeralContainers.map((c) => ({ name: c.name, state: { terminated: { exitCode: 1, reason: 'Error', finishedAt: new Date(now).toISOString() } } })) } } as never);
+      await handle(envelopeFor('Pod', 'default', first), deps());
+      assert.equal(lists(), 1, 'listed while the failure is new');
+      now += 2 * 3_600_000; // two hours on; the other pod still runs
+      for (let i = 0; i < 5; i++) await handle(envelopeFor('EphemeralJob', 'default', JOB), deps());
+      assert.equal(lists(), 1, 'not listed again: no plan could tell anything');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a pod the containers cannot go into, replaced by another such pod: both are told on the job, though the count of failures never moved', async () => {
     // Review: such a pod shows no failed container, so the Warnings told were not listed, and
     // the replacement (failed 1 → 1) was never told. The status counting failures now lists them too.
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     delete (objects.find((o) => o.kind === 'EphemeralJob') as { spec: { replicas?: number } }).spec.replicas; // unfit pods come after the others
-    const unfit = (name: string, uid: string): unknown => {
+    const unfit = (name: string, uid: string, created: string): unknown => {
       const base = objects.find((o) => o.kind === 'Pod') as { metadata: object; spec: { containers: object[] } };
-      return { ...base, metadata: { ...base.metadata, name, uid, creationTimestamp: '2025-12-31T23:59:00Z' }, spec: { ...base.spec, containers: [{ name: 'other', image: 'nginx' }] } };
+      return { ...base, metadata: { ...base.metadata, name, uid, creationTimestamp: created }, spec: { ...base.spec, containers: [{ name: 'other', image: 'nginx' }] } };
     };
-    const { server, deps } = await worldWith({ objects: [...objects, unfit('unfit-0', 'u-0')], crd });
+    const story = (): Date => new Date('2026-01-01T00:21:00Z'); // the server's clock too: what is recent is judged by it
+    const { server, deps } = await worldWith({ objects: [...objects, unfit('unfit-0', 'u-0', '2025-12-31T23:59:00Z')], crd, now: story, serverClock: story });
     const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
       .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       assert.deepEqual(told(), ['pod unfit-0']);
       server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'unfit-0' });
-      server.store.put(unfit('unfit-1', 'u-1') as never);
+      server.store.put(unfit('unfit-1', 'u-1', '2026-01-01T00:20:50Z') as never); // created by the rollout, just now
       await handle(envelopeFor('Pod', 'default', 'unfit-1', 'ADDED'), deps());
       assert.equal(jobStatus(server, JOB).failed, 1);
       assert.deepEqual(told(), ['pod unfit-0', 'pod unfit-1']);
