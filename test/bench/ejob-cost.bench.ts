@@ -18,6 +18,7 @@ import { ejobController, jobKey } from '../../functions/ejob/controller.ts';
 import { handle, type EngineDeps } from '../../functions/engine/engine.ts';
 import { Worker } from 'node:worker_threads';
 import type { InstanceAnswer, InstanceData, InstanceRequest } from './engine-worker.ts';
+import { handledCounts } from '../support/engine-deps.ts';
 import { envelopeOf, jobSnapshotJson, messageFor, queuedJob, queuedPod, type Queued } from '../../relay/envelope.ts';
 import { decidePod } from '../../relay/pod-event.ts';
 import { decodeJob, decodePod, type JobView } from '../../relay/trim.ts';
@@ -191,8 +192,7 @@ function inThread(deps: EngineDeps): Instance {
   return {
     isolated: false,
     handle: async (e) => {
-      const r = await handle(e, deps);
-      return { ms: 0, conflicts: r.keys.filter((k) => k.outcome === 'conflict').length, requeue: r.requeueAfterSeconds !== null };
+      return { ms: 0, ...handledCounts(await handle(e, deps)) };
     },
     close: async () => {},
   };

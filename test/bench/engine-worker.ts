@@ -5,10 +5,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Envelope } from '../../functions/api/envelope.ts';
-import { ejobController } from '../../functions/ejob/controller.ts';
-import { handle, type EngineDeps } from '../../functions/engine/engine.ts';
-import { silentLogger } from '../../functions/engine/logger.ts';
-import { createKube } from '../../functions/kube/client.ts';
+import { handle } from '../../functions/engine/engine.ts';
+import { engineDeps, handledCounts } from '../support/engine-deps.ts';
 
 /** What the bench gives the thread: the embedded server's kubeconfig, the lock holder, whether to ask for gzip. */
 export interface InstanceData { kubeconfig: string; holder: string; compression: boolean }
@@ -21,14 +19,7 @@ const data = workerData as InstanceData;
 const kc = new KubeConfig();
 kc.loadFromString(data.kubeconfig);
 let clockMs = 0;
-// As test/support/ejob-world.ts makes an instance's deps.
-const deps: EngineDeps = {
-  kube: createKube(kc, { timeoutMs: 5000, compression: data.compression }),
-  controllers: [ejobController],
-  lock: { namespace: 'ephemera-system', holder: data.holder, leaseSeconds: 15, skewSeconds: 5 },
-  clock: () => new Date(clockMs),
-  logger: silentLogger,
-};
+const deps = engineDeps(kc, { holder: data.holder, clock: () => new Date(clockMs), compression: data.compression });
 
 const port = parentPort;
 if (!port) throw new Error('engine-worker.ts runs as a worker thread');
@@ -36,7 +27,7 @@ port.on('message', (m: InstanceRequest) => {
   clockMs = m.clockMs;
   const started = performance.now();
   handle(m.envelope, deps).then(
-    (r) => port.postMessage({ ms: performance.now() - started, conflicts: r.keys.filter((k) => k.outcome === 'conflict').length, requeue: r.requeueAfterSeconds !== null } satisfies InstanceAnswer),
+    (r) => port.postMessage({ ms: performance.now() - started, ...handledCounts(r) } satisfies InstanceAnswer),
     (err: unknown) => port.postMessage({ ms: performance.now() - started, conflicts: 0, requeue: false, error: String(err) } satisfies InstanceAnswer),
   );
 });

@@ -3,10 +3,8 @@ import { parseAllDocuments } from 'yaml';
 import { ENVELOPE_TYPE, type Envelope } from '../../functions/api/envelope.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { EngineDeps } from '../../functions/engine/engine.ts';
-import { silentLogger } from '../../functions/engine/logger.ts';
-import { ejobController } from '../../functions/ejob/controller.ts';
-import { createKube } from '../../functions/kube/client.ts';
 import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
+import { engineDeps } from './engine-deps.ts';
 
 /** Objects from a YAML fixture (multi-document). */
 export function fixture(path: string): Record<string, unknown>[] {
@@ -49,13 +47,13 @@ export interface WorldOptions {
 export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
   const objects = o.crd === undefined ? o.objects : [o.crd, ...o.objects];
   const server = await startApiServer({ objects, ...(o.serverClock ? { clock: o.serverClock } : {}) });
-  const deps = (holder = 'engine-a'): EngineDeps => ({
-    kube: createKube(server.kubeConfig(), { timeoutMs: 5000, ...(o.compression !== undefined ? { compression: o.compression } : {}) }),
-    controllers: [ejobController],
-    lock: { namespace: 'ephemera-system', holder, leaseSeconds: o.leaseSeconds ?? 15, skewSeconds: o.skewSeconds ?? 5 },
+  const deps = (holder = 'engine-a'): EngineDeps => engineDeps(server.kubeConfig(), {
+    holder,
     clock: o.now ?? (() => STORY_NOW),
-    logger: silentLogger,
+    ...(o.leaseSeconds !== undefined ? { leaseSeconds: o.leaseSeconds } : {}),
+    ...(o.skewSeconds !== undefined ? { skewSeconds: o.skewSeconds } : {}),
     ...(o.monotonic ? { monotonic: o.monotonic } : {}),
+    ...(o.compression !== undefined ? { compression: o.compression } : {}),
   });
   return { server, deps };
 }
