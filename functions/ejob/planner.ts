@@ -524,7 +524,7 @@ function datedFailures(job: EphemeralJobObject, targets: readonly Target[]): { t
   const uid = job.metadata.uid ?? '';
   const created = toDate(job.metadata.creationTimestamp)?.getTime() ?? 0;
   const unfitSince = (pod: Pod): number => Math.max(toDate(pod.metadata.creationTimestamp)?.getTime() ?? Number.POSITIVE_INFINITY, created);
-  const failed = targets.map((t, order) => ({ t, order, at: t.why === undefined ? failedAt(t.pod, uid) : unfitSince(t.pod) })).filter((x) => x.t.state === 'failed');
+  const failed = targets.flatMap((t, order) => (t.state === 'failed' ? [{ t, order, at: t.why === undefined ? failedAt(t.pod, uid) : unfitSince(t.pod) }] : []));
   return failed.sort((a, b) => b.at - a.at || b.order - a.order);
 }
 

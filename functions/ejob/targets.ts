@@ -1,4 +1,5 @@
 import type { EphemeralJobSpec } from '../api/ephemeraljob.ts';
+import { isDeepFrozen } from '../api/frozen.ts';
 import { toDate } from '../api/meta.ts';
 import type { Pod } from '../api/pod.ts';
 import { selectorMatches } from '../api/selector.ts';
@@ -29,8 +30,15 @@ interface AgeKey {
 }
 
 function ageKey(pod: Pod): AgeKey {
-  return { at: toDate(pod.metadata.creationTimestamp)?.getTime() ?? 0, name: pod.metadata.name };
+  const kept = agesKept.get(pod);
+  if (kept !== undefined) return kept;
+  const key = { at: toDate(pod.metadata.creationTimestamp)?.getTime() ?? 0, name: pod.metadata.name };
+  if (isDeepFrozen(pod)) agesKept.set(pod, key);
+  return key;
 }
+
+/** Age keys of pods that can never change (api/frozen.ts): a warm reconcile parsed every timestamp of a large job again. */
+const agesKept = new WeakMap<Pod, AgeKey>();
 
 function byAge(a: AgeKey, b: AgeKey): number {
   return a.at - b.at || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

@@ -1,0 +1,99 @@
+// What a pod is for a job is kept beside a pod that can never change (pod-state.ts
+// keptFacts, targets.ts ageKey): a warm instance gets the same frozen object for an unchanged
+// pod at every LIST. A property over random pods and random orders of questions, for two
+// jobs asking of the same pods: a deeply frozen pod (kept) answers exactly as a plain copy
+// of it (worked out every time), and the targets chosen from either are the same.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
+import { deepFreeze } from '../../functions/api/frozen.ts';
+import { EJOB_ID_ENV } from '../../functions/api/names.ts';
+import type { Pod } from '../../functions/api/pod.ts';
+import { holdsSlot, ownedContainers, podState, slotHolders } from '../../functions/ejob/pod-state.ts';
+import { compareAge, selectTargets } from '../../functions/ejob/targets.ts';
+
+const JOBS = ['job-a', 'job-b'] as const;
+const NAMES = ['probe', 'debug', 'app'] as const;
+
+const state = fc.oneof(
+  fc.constant(undefined),
+  fc.constant({ running: { startedAt: '2026-01-01T00:00:00Z' } }),
+  fc.constantFrom('ContainerCreating', 'ImagePullBackOff', 'RunContainerError', 'InvalidImageName').map((reason) => ({ waiting: { reason } })),
+  fc.constantFrom(0, 1, 137).map((exitCode) => ({ terminated: { exitCode } })),
+);
+
+const ephemeral = fc.record({
+  name: fc.constantFrom(...NAMES),
+  owner: fc.constantFrom<string | undefined>(...JOBS, undefined),
+  state,
+});
+
+const pod: fc.Arbitrary<Pod> = fc.record({
+  i: fc.nat({ max: 50 }),
+  second: fc.option(fc.nat({ max: 59 }), { nil: undefined }),
+  phase: fc.constantFrom('Running', 'Pending', 'Succeeded', 'Failed'),
+  deleting: fc.boolean(),
+  app: fc.constantFrom('web', 'db'),
+  ephemeral: fc.array(ephemeral, { maxLength: 3 }),
+}).map((r) => ({
+  metadata: {
+    name: `p${r.i}`, namespace: 'ns', uid: `u${r.i}`, labels: { app: r.app },
+    ...(r.second === undefined ? {} : { creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, r.second)).toISOString() }),
+    ...(r.deleting ? { deletionTimestamp: '2026-01-01T00:01:00Z' } : {}),
+  },
+  spec: {
+    containers: [{ name: 'app' }],
+    ephemeralContainers: r.ephemeral.map((e) => ({ name: e.name, ...(e.owner === undefined ? {} : { env: [{ name: EJOB_ID_ENV, value: e.owner }] }) })),
+  },
+  status: {
+    phase: r.phase,
+    ephemeralContainerStatuses: r.ephemeral.flatMap((e) => (e.state === undefined ? [] : [{ name: e.name, state: e.state }])),
+  },
+}) as Pod);
+
+const question = fc.record({ ask: fc.constantFrom('owned', 'state', 'slot'), job: fc.constantFrom(...JOBS) });
+
+function answer(q: { ask: string; job: string }, p: Pod): unknown {
+  if (q.ask === 'owned') return ownedContainers(p, q.job).map((c) => c.name);
+  return q.ask === 'state' ? podState(p, q.job) : holdsSlot(p, q.job);
+}
+
+function spec(replicas: number | undefined): EphemeralJobSpec {
+  return { selector: { matchLabels: { app: 'web' } }, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', targetContainerName: 'app' }] }, ...(replicas === undefined ? {} : { replicas }) } as EphemeralJobSpec;
+}
+
+describe('pod facts kept beside frozen pods', () => {
+  test('a kept pod answers every question, for either job and in any order, as a plain copy does', () => {
+    fc.assert(fc.property(pod, fc.array(question, { minLength: 1, maxLength: 12 }), (p, questions) => {
+      const kept = deepFreeze(structuredClone(p));
+      for (const q of questions) assert.deepEqual(answer(q, kept), answer(q, structuredClone(p)), `${q.ask} for ${q.job}`);
+    }), { numRuns: 500 });
+  });
+
+  test('targets, slot holders and age order are the same from kept pods as from plain ones, asked again and by another job', () => {
+    const pods = fc.uniqueArray(pod, { selector: (p) => p.metadata.name, maxLength: 12 });
+    fc.assert(fc.property(pods, fc.option(fc.nat({ max: 6 }), { nil: undefined }), fc.array(fc.constantFrom(...JOBS), { minLength: 1, maxLength: 4 }), (list, replicas, jobs) => {
+      const kept = list.map((p) => deepFreeze(structuredClone(p)));
+      const view = (r: ReturnType<typeof selectTargets>): unknown => ({ targets: r.targets.map((t) => [t.pod.metadata.name, t.state, t.why]), skipped: r.skipped });
+      for (const job of jobs) {
+        assert.deepEqual(view(selectTargets(spec(replicas), job, kept)), view(selectTargets(spec(replicas), job, list)));
+        assert.deepEqual(slotHolders(kept, job).map((p) => p.metadata.name), slotHolders(list, job).map((p) => p.metadata.name));
+      }
+      assert.deepEqual([...kept].sort(compareAge).map((p) => p.metadata.name), [...list].sort(compareAge).map((p) => p.metadata.name));
+    }), { numRuns: 300 });
+  });
+
+  test('a pod that changed is a new object, and is worked out anew', () => {
+    const running = deepFreeze({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [{ name: 'app' }], ephemeralContainers: [{ name: 'probe', env: [{ name: EJOB_ID_ENV, value: 'job-a' }] }] }, status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'probe', state: { running: {} } }] } } as Pod);
+    assert.equal(podState(running, 'job-a'), 'running');
+    assert.equal(holdsSlot(running, 'job-a'), true);
+    const ended = deepFreeze({ ...structuredClone(running), status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'probe', state: { terminated: { exitCode: 0 } } }] } } as Pod);
+    assert.equal(podState(ended, 'job-a'), 'succeeded');
+    assert.equal(holdsSlot(ended, 'job-a'), false);
+    // The first object still answers for what it was.
+    assert.equal(podState(running, 'job-a'), 'running');
+    assert.equal(podState(running, 'job-b'), 'pending');
+    assert.equal(podState(running, 'job-a'), 'running');
+  });
+});
