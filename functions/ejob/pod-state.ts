@@ -35,15 +35,7 @@ function ownedIn(pod: Pod, jobUid: string): Container[] {
   return (pod.spec.ephemeralContainers ?? []).filter((c) => ownedBy(c, jobUid));
 }
 
-/**
- * What a pod is for one job, kept beside a pod that can never change: a LIST item the
- * functions' client keeps between answers, frozen all the way down (api/frozen.ts). A warm
- * reconcile of a 1,000-pod job worked out every pod's containers, state and slot two or three
- * times an event (~5 ms of ~25), for pods nearly all unchanged since the event before; a
- * changed pod is a new object, so it is worked out anew. Kept for one job per pod (a pod two
- * jobs select is worked out again when the other one asks); a pod not deeply frozen, every
- * time. The same answers either way: test/ejob/pod-facts.test.ts.
- */
+/** What a pod is for one job (keptFacts). */
 interface JobFacts {
   readonly jobUid: string;
   readonly owned: readonly Container[];
@@ -53,11 +45,20 @@ interface JobFacts {
 
 const factsKept = new WeakMap<Pod, JobFacts>();
 
+/**
+ * What a pod is for one job, kept beside a pod that can never change: a LIST item the
+ * functions' client keeps between answers, frozen all the way down (api/frozen.ts). A warm
+ * reconcile of a 1,000-pod job worked out every pod's containers, state and slot two or three
+ * times an event (~5 ms of ~25), for pods nearly all unchanged since the event before; a
+ * changed pod is a new object, so it is worked out anew. Kept for one job per pod (a pod two
+ * jobs select is worked out again when the other one asks); a pod not deeply frozen, every
+ * time. The same answers either way: test/ejob/pod-facts.test.ts.
+ */
 function keptFacts(pod: Pod, jobUid: string): JobFacts | undefined {
   if (!isDeepFrozen(pod)) return undefined;
   let facts = factsKept.get(pod);
   if (facts?.jobUid !== jobUid) {
-    facts = { jobUid, owned: ownedIn(pod, jobUid) };
+    facts = { jobUid, owned: Object.freeze(ownedIn(pod, jobUid)) };
     factsKept.set(pod, facts);
   }
   return facts;

@@ -84,6 +84,27 @@ describe('pod facts kept beside frozen pods', () => {
     }), { numRuns: 300 });
   });
 
+  test('answers are kept for a deeply frozen pod only: a plain pod changed in place is worked out anew', () => {
+    const p = { metadata: { name: 'p', namespace: 'ns', uid: 'u', creationTimestamp: '2026-01-01T00:00:01Z' }, spec: { containers: [{ name: 'app' }], ephemeralContainers: [{ name: 'probe', env: [{ name: EJOB_ID_ENV, value: 'job-a' }] }] }, status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'probe', state: { running: {} } }] } } as Pod;
+    const kept = deepFreeze(structuredClone(p));
+    // Kept: the same answer object every time, and it cannot be changed by a caller.
+    assert.equal(ownedContainers(kept, 'job-a'), ownedContainers(kept, 'job-a'));
+    assert.ok(Object.isFrozen(ownedContainers(kept, 'job-a')));
+    assert.notEqual(ownedContainers(p, 'job-a'), ownedContainers(p, 'job-a'));
+    assert.equal(podState(p, 'job-a'), 'running');
+    assert.equal(holdsSlot(p, 'job-a'), true);
+    const older = { ...p, metadata: { ...p.metadata, name: 'q', creationTimestamp: '2026-01-01T00:00:02Z' } } as Pod;
+    assert.deepEqual([p, older].sort(compareAge).map((x) => x.metadata.name), ['p', 'q']);
+    // In place, as a test or a plain caller may: the next answers follow.
+    p.status = { phase: 'Running', ephemeralContainerStatuses: [{ name: 'probe', state: { terminated: { exitCode: 1 } } }] } as Pod['status'];
+    p.metadata.creationTimestamp = '2026-01-01T00:00:03Z';
+    assert.equal(podState(p, 'job-a'), 'failed');
+    assert.equal(holdsSlot(p, 'job-a'), false);
+    assert.deepEqual([p, older].sort(compareAge).map((x) => x.metadata.name), ['q', 'p']);
+    p.spec.ephemeralContainers = [];
+    assert.equal(podState(p, 'job-a'), 'pending');
+  });
+
   test('a pod that changed is a new object, and is worked out anew', () => {
     const running = deepFreeze({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [{ name: 'app' }], ephemeralContainers: [{ name: 'probe', env: [{ name: EJOB_ID_ENV, value: 'job-a' }] }] }, status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'probe', state: { running: {} } }] } } as Pod);
     assert.equal(podState(running, 'job-a'), 'running');
