@@ -5,7 +5,7 @@
 // test/kube/contract.case.ts against both.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Action, PatchType } from '../engine/plan.ts';
-import { answerBytes } from './answer-bytes.ts';
+import { answerBytes, gunzipWhole } from './answer-bytes.ts';
 import { withFreshCredentialOn401, type KubeAuth } from './auth.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
@@ -199,7 +199,7 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send 
             const body = whole.done();
             // node:zlib is loaded on the first gzipped answer, not at import (cold starts).
             const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: gzipped ? process.getBuiltinModule('node:zlib').gunzipSync(body) : body });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: gzipped ? gunzipWhole(body) : body });
           } catch (err) {
             reject(err as Error);
           }
