@@ -1,6 +1,7 @@
 // The three patch formats the API server accepts besides server-side apply:
 // JSON merge patch (RFC 7386), strategic merge patch (the subset of
 // k8s.io/apimachinery/pkg/util/strategicpatch our resources need) and JSON Patch (RFC 6902).
+import rfdc from 'rfdc';
 import { jsonEqual } from '../api/json-equal.ts';
 import { ApiError, badRequest } from './status.ts';
 
@@ -9,9 +10,16 @@ type Obj = { [k: string]: Json };
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Deep copy of JSON data. */
+const copy = rfdc({ proto: false, circles: false });
+
+/**
+ * Deep copy of JSON data. The server copies a pod several times per write (the stored
+ * object, the patch's result, the pod rules' view, the answer): with `structuredClone`
+ * (~63 µs for a real 7.5 KB pod, against ~12 µs here) an ephemeralcontainers PATCH took
+ * ~0.9 ms, and a claim's 10 injections, served one after another, ~10 ms.
+ */
 export function clone<T>(v: T): T {
-  return structuredClone(v);
+  return copy(v);
 }
 
 
