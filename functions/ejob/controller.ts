@@ -201,7 +201,7 @@ function unreadableJob(ref: { namespace?: string; name: string }, issues: Parame
  * schema skip zod (pod-shape.ts: the same pods, proven by a property test); a LIST of a
  * large job's pods is read once or twice per reconcile.
  */
-async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: Pod[]; notes: string[] }> {
+async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: readonly Pod[]; notes: string[] }> {
   const list = await kube.list('v1', 'Pod', namespace, query);
   const pods: Pod[] = [];
   const notes: string[] = [];
@@ -210,7 +210,8 @@ async function listPods(kube: Kube, namespace: string, query: { labelSelector: s
     if (p.success) pods.push(p.data);
     else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }
-  return { pods, notes };
+  // Frozen: the planner keeps what it sorts out of a list that cannot change (targets.ts).
+  return { pods: Object.freeze(pods), notes };
 }
 
 function nameOf(item: unknown): string {

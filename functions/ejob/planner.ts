@@ -27,7 +27,7 @@ import { selectTargets, type ReplicaBudget, type Target } from './targets.ts';
 export interface EjobObserved {
   job: EphemeralJobObject;
   /** Pods in the job's namespace matching its selector, read after the Lease or just before it (controller.ts observe; the planner re-checks the selector). */
-  pods: Pod[];
+  pods: readonly Pod[];
   /**
    * The job's Lease (claims), the API server's time when it was read, and where it lives.
    * Omitted (pure tests, planning without a cluster): planned as a fresh, absent Lease.
@@ -95,7 +95,7 @@ function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
 interface ActiveInput {
   job: EphemeralJobObject;
   spec: EphemeralJobSpec;
-  pods: Pod[];
+  pods: readonly Pod[];
   createdTtl: number | undefined;
   lease: ObservedLease;
   told: ReadonlySet<string> | undefined;
@@ -126,9 +126,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
   const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
   // The status should the claim be refused: the claimed pods still pending (review).
-  const unclaimed = injecting.size > 0 ? judge(targets.map((t) => ({ ...t }))) : undefined;
-  for (const t of targets) if (injecting.has(t.pod.metadata.name)) t.state = 'waiting'; // what the status will say once injected
-  const { counts, phase, failedBy, unfit } = judge(targets);
+  const unclaimed = injecting.size > 0 ? judge(targets) : undefined;
+  // What the status will say once injected: the claimed pods waiting.
+  const shown = injecting.size > 0 ? targets.map((t) => (injecting.has(t.pod.metadata.name) ? { ...t, state: 'waiting' as const } : t)) : targets;
+  const { counts, phase, failedBy, unfit } = judge(shown);
 
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
@@ -142,7 +143,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // status that says it. A verdict's status and Events wait on its seal (step 7).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets, now, told, injections: claims.inject.map(injectionId) });
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, injections: claims.inject.map(injectionId) });
   actions.push(...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -188,7 +189,7 @@ function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed
  * like any other, never injected; that keeps targets a matter of pods alone whenever a slot
  * is held, which the observation that skips the Lease relies on (README, step 7).
  */
-function targetCandidates(pods: Pod[], uid: string, sealed: boolean): Pod[] {
+function targetCandidates(pods: readonly Pod[], uid: string, sealed: boolean): readonly Pod[] {
   if (!sealed || slotHolders(pods, uid).length > 0) return pods;
   return pods.filter((p) => ownedContainers(p, uid).length > 0);
 }
@@ -267,7 +268,7 @@ function replicasGone(spec: EphemeralJobSpec, budget: ReplicaBudget | undefined,
  * pending targets it can never claim, and never finish. While a pod holds a slot the
  * targets stay a function of the pods alone, as for the seal (README step 7).
  */
-function replicasLeft(spec: EphemeralJobSpec, jobUid: string, pods: Pod[], lease: ObservedLease): ReplicaBudget | undefined {
+function replicasLeft(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[], lease: ObservedLease): ReplicaBudget | undefined {
   if (lease.view.kind === 'not-read' || slotHolders(pods, jobUid).length > 0) return undefined;
   return replicaBudget({ spec, jobUid, pods, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg });
 }

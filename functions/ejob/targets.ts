@@ -72,6 +72,62 @@ function withinBudget(fresh: readonly Target[], budget: ReplicaBudget): Target[]
   return out;
 }
 
+/** What selectTargets works out of the pods before `replicas` and the budget. */
+interface Sorted {
+  /** Pods injected by this job, oldest first. */
+  readonly injected: readonly Target[];
+  /** Pods not injected: those the template can go into, oldest first, then the unfit ones (failed). */
+  readonly untried: readonly Target[];
+  readonly skipped: readonly Skipped[];
+}
+
+/**
+ * Sorted targets kept beside a pod list that can never change: frozen, of pods frozen all
+ * the way down (controller.ts listPods; api/frozen.ts). One reconcile asks for the targets
+ * of the same list two or three times (the observation's leaseNeeded, the plan, the failures
+ * it may tell), and each time sorted and sifted all of a 1,000-pod job's pods again (~1.2 ms
+ * a time in a CPU profile of the whole job). Keyed by what sorting reads of the job besides
+ * the pods: its uid, selector and template. The same answers either way:
+ * test/ejob/pod-facts.test.ts.
+ */
+const sortedKept = new WeakMap<readonly Pod[], { readonly key: string; readonly sorted: Sorted }>();
+
+function sortedTargets(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[]): Sorted {
+  const kept = Object.isFrozen(pods) && pods.every(isDeepFrozen);
+  const key = kept ? `${jobUid}\n${JSON.stringify(spec.selector)}\n${JSON.stringify(spec.template.ephemeralContainers)}` : '';
+  const found = kept ? sortedKept.get(pods) : undefined;
+  if (found?.key === key) return found.sorted;
+  const sorted = sortPods(spec, jobUid, pods);
+  if (kept) sortedKept.set(pods, { key, sorted });
+  return sorted;
+}
+
+function sortPods(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[]): Sorted {
+  const names = spec.template.ephemeralContainers.map((c) => c.name);
+  const skipped: Skipped[] = [];
+  const injected: Target[] = [];
+  const fresh: Target[] = [];
+  const unfit: Target[] = [];
+  for (const pod of oldestFirst(pods)) {
+    if (!selectorMatches(spec.selector, pod.metadata.labels)) continue;
+    if (!isActive(pod)) {
+      skipped.push(Object.freeze({ name: pod.metadata.name, reason: 'pod is not active (finished or deleting)' }));
+      continue;
+    }
+    const state = podState(pod, jobUid);
+    if (state !== 'pending') injected.push(Object.freeze({ pod, state }));
+    else if (hasForeignNamesake(pod, jobUid, names)) {
+      skipped.push(Object.freeze({ name: pod.metadata.name, reason: 'pod already has an ephemeral container of the same name not created by this job' }));
+    } else {
+      const why = unfitReason(pod, spec.template.ephemeralContainers);
+      if (why === undefined) fresh.push(Object.freeze({ pod, state }));
+      else unfit.push(Object.freeze({ pod, state: 'failed' as const, why }));
+    }
+  }
+  // Unfit pods after the fresh ones, and through the budget like them: each is one of `replicas`.
+  return Object.freeze({ injected: Object.freeze(injected), untried: Object.freeze([...fresh, ...unfit]), skipped: Object.freeze(skipped) });
+}
+
 /**
  * The job's target pods: active pods matching the selector, oldest first, minus those
  * holding a same-name ephemeral container the job did not create; the first `replicas`.
@@ -84,30 +140,8 @@ function withinBudget(fresh: readonly Target[], budget: ReplicaBudget): Target[]
  * deleted) has no target it can never inject, so it can still finish.
  */
 export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[], budget?: ReplicaBudget): { targets: Target[]; skipped: Skipped[] } {
-  const names = spec.template.ephemeralContainers.map((c) => c.name);
-  const skipped: Skipped[] = [];
-  const injected: Target[] = [];
-  const fresh: Target[] = [];
-  const unfit: Target[] = [];
-  for (const pod of oldestFirst(pods)) {
-    if (!selectorMatches(spec.selector, pod.metadata.labels)) continue;
-    if (!isActive(pod)) {
-      skipped.push({ name: pod.metadata.name, reason: 'pod is not active (finished or deleting)' });
-      continue;
-    }
-    const state = podState(pod, jobUid);
-    if (state !== 'pending') injected.push({ pod, state });
-    else if (hasForeignNamesake(pod, jobUid, names)) {
-      skipped.push({ name: pod.metadata.name, reason: 'pod already has an ephemeral container of the same name not created by this job' });
-    } else {
-      const why = unfitReason(pod, spec.template.ephemeralContainers);
-      if (why === undefined) fresh.push({ pod, state });
-      else unfit.push({ pod, state: 'failed', why });
-    }
-  }
+  const { injected, untried, skipped } = sortedTargets(spec, jobUid, pods);
   const limit = spec.replicas ?? Number.POSITIVE_INFINITY;
-  // Unfit pods after the fresh ones, and through the budget like them: each is one of `replicas`.
-  const untried = [...fresh, ...unfit];
   const targets = [...injected, ...(budget ? withinBudget(untried, budget) : untried)].slice(0, limit);
-  return { targets, skipped };
+  return { targets, skipped: [...skipped] };
 }

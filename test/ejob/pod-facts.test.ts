@@ -2,7 +2,9 @@
 // keptFacts, targets.ts ageKey): a warm instance gets the same frozen object for an unchanged
 // pod at every LIST. A property over random pods and random orders of questions, for two
 // jobs asking of the same pods: a deeply frozen pod (kept) answers exactly as a plain copy
-// of it (worked out every time), and the targets chosen from either are the same.
+// of it (worked out every time), and the targets chosen from either are the same. Targets
+// are sorted once per frozen list of frozen pods (targets.ts sortedTargets): asked again,
+// with another budget, job, selector or template, they are still those of plain copies.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
@@ -59,9 +61,22 @@ function answer(q: { ask: string; job: string }, p: Pod): unknown {
   return q.ask === 'state' ? podState(p, q.job) : holdsSlot(p, q.job);
 }
 
-function spec(replicas: number | undefined): EphemeralJobSpec {
-  return { selector: { matchLabels: { app: 'web' } }, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', targetContainerName: 'app' }] }, ...(replicas === undefined ? {} : { replicas }) } as EphemeralJobSpec;
+function spec(replicas: number | undefined, other: { app?: string; container?: { name: string; targetContainerName: string } } = {}): EphemeralJobSpec {
+  const container = other.container ?? { name: 'probe', targetContainerName: 'app' };
+  return { selector: { matchLabels: { app: other.app ?? 'web' } }, template: { ephemeralContainers: [{ ...container, image: 'busybox' }] }, ...(replicas === undefined ? {} : { replicas }) } as EphemeralJobSpec;
 }
+
+/** One request for targets: which job, with what spec, and the Lease's budget if it was read. */
+const ask = fc.record({
+  job: fc.constantFrom(...JOBS),
+  replicas: fc.option(fc.nat({ max: 6 }), { nil: undefined }),
+  app: fc.constantFrom('web', 'db'),
+  // The template's container: as usual, aimed at a container the pods lack (unfit), or named like theirs (unfit).
+  container: fc.constantFrom({ name: 'probe', targetContainerName: 'app' }, { name: 'probe', targetContainerName: 'sidecar' }, { name: 'app', targetContainerName: 'app' }, { name: 'debug', targetContainerName: 'app' }),
+  budget: fc.option(fc.record({ left: fc.nat({ max: 5 }), claimed: fc.uniqueArray(fc.nat({ max: 50 }).map((i) => `p${i}`), { maxLength: 4 }).map((names) => new Set(names)) }), { nil: undefined }),
+});
+
+const seen = (r: ReturnType<typeof selectTargets>): unknown => ({ targets: r.targets.map((t) => [t.pod.metadata.name, t.state, t.why]), skipped: r.skipped });
 
 describe('pod facts kept beside frozen pods', () => {
   test('a kept pod answers every question, for either job and in any order, as a plain copy does', () => {
@@ -75,9 +90,8 @@ describe('pod facts kept beside frozen pods', () => {
     const pods = fc.uniqueArray(pod, { selector: (p) => p.metadata.name, maxLength: 12 });
     fc.assert(fc.property(pods, fc.option(fc.nat({ max: 6 }), { nil: undefined }), fc.array(fc.constantFrom(...JOBS), { minLength: 1, maxLength: 4 }), (list, replicas, jobs) => {
       const kept = list.map((p) => deepFreeze(structuredClone(p)));
-      const view = (r: ReturnType<typeof selectTargets>): unknown => ({ targets: r.targets.map((t) => [t.pod.metadata.name, t.state, t.why]), skipped: r.skipped });
       for (const job of jobs) {
-        assert.deepEqual(view(selectTargets(spec(replicas), job, kept)), view(selectTargets(spec(replicas), job, list)));
+        assert.deepEqual(seen(selectTargets(spec(replicas), job, kept)), seen(selectTargets(spec(replicas), job, list)));
         assert.deepEqual(slotHolders(kept, job).map((p) => p.metadata.name), slotHolders(list, job).map((p) => p.metadata.name));
       }
       assert.deepEqual([...kept].sort(compareAge).map((p) => p.metadata.name), [...list].sort(compareAge).map((p) => p.metadata.name));
@@ -116,5 +130,41 @@ describe('pod facts kept beside frozen pods', () => {
     assert.equal(podState(running, 'job-a'), 'running');
     assert.equal(podState(running, 'job-b'), 'pending');
     assert.equal(podState(running, 'job-a'), 'running');
+  });
+
+  test('targets sorted once per frozen list are those of plain copies, asked again with other budgets, jobs, selectors and templates', () => {
+    const pods = fc.uniqueArray(pod, { selector: (p) => p.metadata.name, maxLength: 12 });
+    fc.assert(fc.property(pods, fc.array(ask, { minLength: 1, maxLength: 8 }), (list, asks) => {
+      const kept = Object.freeze(list.map((p) => deepFreeze(structuredClone(p))));
+      for (const a of asks) {
+        const s = spec(a.replicas, { app: a.app, container: a.container });
+        assert.deepEqual(seen(selectTargets(s, a.job, kept, a.budget)), seen(selectTargets(s, a.job, structuredClone(list), a.budget)), JSON.stringify({ ...a, budget: a.budget && { ...a.budget, claimed: [...a.budget.claimed] } }));
+      }
+    }), { numRuns: 400 });
+  });
+
+  test('a frozen list of frozen pods is sorted once; a list that can change, or pods that can, every time', () => {
+    const pods = [0, 1, 2].map((i) => ({ metadata: { name: `p${i}`, namespace: 'ns', uid: `u${i}`, labels: { app: 'web' }, creationTimestamp: `2026-01-01T00:00:0${i}Z` }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } }) as Pod);
+    const targetsOf = (list: readonly Pod[], s = spec(undefined)): ReturnType<typeof selectTargets>['targets'] => selectTargets(s, 'job-a', list).targets;
+    // Kept: the same target objects again, even with a budget, and they cannot be changed.
+    const kept = Object.freeze(pods.map((p) => deepFreeze(structuredClone(p))));
+    const first = targetsOf(kept);
+    assert.equal(first.length, 3);
+    first.forEach((t, i) => assert.equal(selectTargets(spec(undefined), 'job-a', kept, { left: 3, claimed: new Set() }).targets[i], t));
+    assert.ok(first.every((t) => Object.isFrozen(t)));
+    // Another template or selector is sorted apart: the pods lack the container it aims at.
+    assert.deepEqual(targetsOf(kept, spec(undefined, { container: { name: 'probe', targetContainerName: 'sidecar' } })).map((t) => t.state), ['failed', 'failed', 'failed']);
+    assert.deepEqual(targetsOf(kept, spec(undefined, { app: 'db' })), []);
+    assert.deepEqual(targetsOf(kept).map((t) => t.state), ['pending', 'pending', 'pending']);
+    // A list that can change is sorted every time: a pod added shows.
+    const open = pods.map((p) => deepFreeze(structuredClone(p)));
+    assert.equal(targetsOf(open).length, 3);
+    open.push(deepFreeze({ ...structuredClone(pods[0] as Pod), metadata: { ...(pods[0] as Pod).metadata, name: 'p3', uid: 'u3' } }));
+    assert.equal(targetsOf(open).length, 4);
+    // Pods that can change, in a frozen list, are sorted every time too.
+    const plain = Object.freeze(pods.map((p) => structuredClone(p)));
+    assert.notEqual(targetsOf(plain)[0], targetsOf(plain)[0]);
+    (plain[0] as Pod).metadata.labels = { app: 'db' };
+    assert.equal(targetsOf(plain).length, 2);
   });
 });
