@@ -112,7 +112,7 @@ function smpList(field: string, target: Json | undefined, patch: Json[]): Json[]
   const out = [...cur];
   for (const item of patch) {
     if (!isObj(item)) throw badRequest(`strategic merge patch: ${field} items must be objects with ${key}`);
-    if (!(key in item)) throw badRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${key}`);
+    if (!Object.hasOwn(item, key)) throw badRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${key}`);
     const at = out.findIndex((x) => isObj(x) && jsonEqual(x[key], item[key]));
     if (item.$patch === 'delete') {
       if (at >= 0) out.splice(at, 1);
@@ -202,7 +202,7 @@ function removeAt(doc: Json, path: string): Json {
   const tokens = pointer(path);
   const { parent, last } = parentOf(doc, tokens, path);
   if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, path, false), 1);
-  else if (!(last in parent)) throw patchFailure(`Unable to remove nonexistent key: ${last}: missing value`);
+  else if (!Object.hasOwn(parent, last)) throw patchFailure(`Unable to remove nonexistent key: ${last}: missing value`);
   else delete parent[last];
   return doc;
 }

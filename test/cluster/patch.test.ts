@@ -177,5 +177,14 @@ describe('pod immutability on the main resource', () => {
     assert.deepEqual(data(await send('PATCH', `${base}/odd`, '{"data":{"__proto__":"s2"}}', 'application/strategic-merge-patch+json')), [['__proto__', 's2'], ['a', '1'], ['b', '2']]);
     assert.deepEqual(data(await send('PATCH', `${base}/odd`, '[{"op":"remove","path":"/data/__proto__"}]', 'application/json-patch+json')), [['a', '1'], ['b', '2']]);
     assert.deepEqual(data(await send('PATCH', `${base}/odd`, '[{"op":"add","path":"/data/__proto__","value":"k"}]', 'application/json-patch+json')), [['__proto__', 'k'], ['a', '1'], ['b', '2']]);
+    assert.deepEqual(data(await send('PATCH', `${base}/odd`, '{"data":{"$patch":"replace","__proto__":"r","c":"3"}}', 'application/strategic-merge-patch+json')), [['__proto__', 'r'], ['c', '3']]);
+    // Where there is none, a key of Object.prototype's is missing like any other: 422, and nothing leaks into Object.prototype.
+    await send('PATCH', `${base}/odd`, '[{"op":"remove","path":"/data/__proto__"}]', 'application/json-patch+json');
+    for (const op of ['{"op":"remove","path":"/data/__proto__"}', '{"op":"remove","path":"/data/constructor"}', '{"op":"replace","path":"/data/__proto__","value":"x"}', '{"op":"add","path":"/data/__proto__/x","value":"p"}']) {
+      const res = await fetch(`${base}/odd`, { method: 'PATCH', headers: { 'content-type': 'application/json-patch+json' }, body: `[${op}]` });
+      assert.equal(res.status, 422, `${op}: ${await res.text()}`);
+    }
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+    assert.deepEqual(data(await read(`${base}/odd`)), [['c', '3']]);
   });
 });
