@@ -144,7 +144,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
   const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, injections: claims.inject.map(injectionId) });
-  actions.push(...status.write);
+  actions.push(...status.told, ...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
 
@@ -164,20 +164,20 @@ function planActive(input: ActiveInput, now: Date): Plan {
 }
 
 /**
- * The status write of an active plan, and its verdict Events. A verdict's wait on its seal
- * (step 7). A status that counts the pods claimed here as waiting waits on the claim and
+ * The status write of an active plan, the failures told before it in the plan that writes
+ * the verdict (statusEvents), and its verdict Events. A verdict's wait on its seal (step 7). A status that counts the pods claimed here as waiting waits on the claim and
  * their injections, and should one of those not take effect the status without them goes
  * instead (reviews: it said pods were waiting where nothing was claimed or injected; gated
  * alone, it froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; injections: string[] }): { write: Action[]; verdict: Action[] } {
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; injections: string[] }): { told: Action[]; write: Action[]; verdict: Action[] } {
   const input = (x: Outcome): StatusInput => ({ counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(o.told ? { told: o.told } : {}) });
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
   const claimAndInjections = [LEASE_WRITE, ...o.injections];
   const write = status.write.map((a): Action => afterSeal({ ...a, group: 'report', ...(o.unclaimed ? { requires: claimAndInjections } : {}) }));
   if (o.unclaimed) write.push(...planStatus(job, input(o.unclaimed)).write.map((a): Action => ({ ...a, group: 'report', unless: claimAndInjections, behindIf: o.injections })));
-  return { write, verdict: status.verdict.map(afterSeal) };
+  return { told: status.told.map(afterSeal), write, verdict: status.verdict.map(afterSeal) };
 }
 
 /**
@@ -377,10 +377,11 @@ function emptyWhy(job: EphemeralJobObject): string {
 export type FailedBy = 'deadline' | 'gone';
 
 /**
- * Status (written only when it changed), and the Events sent only once the status write
- * took effect (together, at once): the failures it counts first, and a verdict's.
+ * Status (written only when it changed), and its Events (statusEvents): the failures it
+ * counts first, sent once it took effect, or before it when it writes the verdict (`told`);
+ * a verdict's, once it took effect.
  */
-export function planStatus(job: EphemeralJobObject, input: StatusInput): { write: Action[]; verdict: Action[] } {
+export function planStatus(job: EphemeralJobObject, input: StatusInput): { told: Action[]; write: Action[]; verdict: Action[] } {
   const { counts, phase, now } = input;
   const prev = job.status ?? {};
   const finished = phase === 'Succeeded' || phase === 'Failed';
@@ -408,24 +409,29 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { write
   if ((prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
 
   const write = jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev)) ? [] : [{ ...writeStatus(job, next), id: STATUS_ID }];
-  const verdict = eventsAfterStatus(job, input, { written: write.length > 0, before: prev, failedWhy });
-  return { write, verdict };
+  const { told, verdict } = statusEvents(job, input, { written: write.length > 0, before: prev, failedWhy });
+  return { told, write, verdict };
 }
 
 const STATUS_ID = 'status';
 
 /**
  * The Events of a plan's status: a Warning on the job for each failure not told yet
- * (failureEvents), and a verdict's when the phase becomes final — sent once the status write
- * that says them took effect (a failure the status already counts, told only now because an
- * earlier telling was lost, needs none).
+ * (failureEvents), and a verdict's when the phase becomes final. The verdict's Events are
+ * sent once the status write that says it took effect. So are the failures, but in the plan
+ * that writes the verdict (`told`): those go before its status write, since no look follows
+ * a finished job's, and one that died between the two writes lost them for good (a crash
+ * before the status write is looked at again, and the Warnings listed then are not told
+ * twice; their names are fixed, so a second telling is a 409 that means done).
  */
-function eventsAfterStatus(job: EphemeralJobObject, input: StatusInput, o: { written: boolean; before: { failed?: number; phase?: string }; failedWhy: WantedCondition | undefined }): Action[] {
+function statusEvents(job: EphemeralJobObject, input: StatusInput, o: { written: boolean; before: { failed?: number; phase?: string }; failedWhy: WantedCondition | undefined }): { told: Action[]; verdict: Action[] } {
   const failures = failureEvents(job, input, o.written ? o.before.failed ?? 0 : undefined);
   const final = input.phase === 'Succeeded' || input.phase === 'Failed';
-  const completion = final && o.before.phase !== input.phase ? completionEvents(job, input, o.failedWhy) : [];
+  const decides = final && o.before.phase !== input.phase;
+  const completion = decides ? completionEvents(job, input, o.failedWhy) : [];
   const after = (a: Action): Action => ({ ...a, group: 'verdict', ...(o.written ? { requires: STATUS_ID } : {}) });
-  return [...failures, ...completion].map(after);
+  if (decides && o.written) return { told: failures.map((a) => ({ ...a, group: 'told' })), verdict: completion.map(after) };
+  return { told: [], verdict: [...failures, ...completion].map(after) };
 }
 
 /** Names an injection, for the Event that follows it. */

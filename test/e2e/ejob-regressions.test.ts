@@ -193,6 +193,41 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     }
   });
 
+  test('the look that writes a Failed verdict and dies right after its status write has told the job every failure', async () => {
+    // Left as best effort before: the failures were told after the verdict's status write,
+    // and no look follows a finished job's, so a crash between the two lost them for good.
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
+    const diesAfterVerdict = (kube: Kube): Kube => withWrites(kube, async (action: Action) => {
+      const res = await kube.perform(action);
+      const phase = (action.body as { status?: { phase?: string } } | undefined)?.status?.phase;
+      if (action.subresource === 'status' && (phase === 'Failed' || phase === 'Succeeded')) throw new Error('killed after the verdict\'s status write');
+      return res;
+    });
+    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
+      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const failed: string[] = [];
+      let killed = 0;
+      for (let pod = inFlight(server)[0]; pod !== undefined; pod = inFlight(server)[0]) {
+        finish(server, pod, 1);
+        failed.push(pod);
+        const d = deps();
+        await handle(envelopeFor('Pod', 'default', pod), { ...d, kube: diesAfterVerdict(d.kube) }).catch((err: unknown) => {
+          assert.match(String(err), /killed after the verdict/);
+          killed++;
+        });
+      }
+      assert.equal(killed, 1, 'the look that wrote the verdict died');
+      assert.equal(jobStatus(server, JOB).phase, 'Failed');
+      // Redelivered: the job is finished, nothing more is planned.
+      await handle(envelopeFor('Pod', 'default', failed.at(-1) ?? ''), deps());
+      assert.deepEqual(told(), failed.map((p) => `pod ${p}`).sort());
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a failure told long ago costs no Events LIST: the Warnings are listed only while a plan could tell one', async () => {
     // Review: with one early failure, every later look listed them, to tell nothing.
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
