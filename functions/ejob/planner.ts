@@ -419,18 +419,21 @@ const STATUS_ID = 'status';
  * The Events of a plan's status: a Warning on the job for each failure not told yet
  * (failureEvents), and a verdict's when the phase becomes final. The verdict's Events are
  * sent once the status write that says it took effect. So are the failures, but in the plan
- * that writes the verdict (`told`): those go before its status write, since no look follows
- * a finished job's, and one that died between the two writes lost them for good (a crash
+ * whose status write finishes the job (`told`): those go before it, since a finished job's
+ * looks plan nothing, and one that died between the two writes lost them for good (a crash
  * before the status write is looked at again, and the Warnings listed then are not told
- * twice; their names are fixed, so a second telling is a 409 that means done).
+ * twice; their names are fixed, so a second telling is a 409 that means done). Best effort
+ * there (Action.bestEffort): an outage of Events drops them rather than hold the verdict
+ * back (review: every redelivery failed the same way, and the job stayed Running).
  */
 function statusEvents(job: EphemeralJobObject, input: StatusInput, o: { written: boolean; before: { failed?: number; phase?: string }; failedWhy: WantedCondition | undefined }): { told: Action[]; verdict: Action[] } {
   const failures = failureEvents(job, input, o.written ? o.before.failed ?? 0 : undefined);
   const final = input.phase === 'Succeeded' || input.phase === 'Failed';
-  const decides = final && o.before.phase !== input.phase;
-  const completion = decides ? completionEvents(job, input, o.failedWhy) : [];
+  const completion = final && o.before.phase !== input.phase ? completionEvents(job, input, o.failedWhy) : [];
   const after = (a: Action): Action => ({ ...a, group: 'verdict', ...(o.written ? { requires: STATUS_ID } : {}) });
-  if (decides && o.written) return { told: failures.map((a) => ({ ...a, group: 'told' })), verdict: completion.map(after) };
+  // An active job's plan with a final phase: its status write finishes the job (its phase,
+  // or the completionTime a status Failed without one lacks: review).
+  if (final && o.written) return { told: failures.map((a): Action => ({ ...a, group: 'told', bestEffort: true })), verdict: completion.map(after) };
   return { told: [], verdict: [...failures, ...completion].map(after) };
 }
 

@@ -18,6 +18,8 @@ export interface ApplyResult {
   expired: Action[];
   /** Actions not sent because the action they `require` did not take effect. */
   withheld: Action[];
+  /** Best-effort actions (Action.bestEffort) dropped after a transient failure outlasted their retries. */
+  dropped: Action[];
   /** Injections (`alreadyExists: 'look-again'`) whose container names the pod already holds, maybe not ours: look again soon. */
   namesTaken: Action[];
   /** An action was sent that is already behind (Action.behindIf): look again soon. */
@@ -49,7 +51,7 @@ export interface ApplyDeps {
  * manage_children: one bad child does not block the others).
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
-  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], namesTaken: [], partial: false };
+  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], dropped: [], namesTaken: [], partial: false };
   const clock = deps.monotonic ?? (() => performance.now());
   const started = deps.startedAt ?? clock();
   const tookEffect = new Set<string>();
@@ -91,6 +93,9 @@ function recordOutcomes(group: Action[], settled: PromiseSettledResult<Outcome |
     if (outcome === 'expired') {
       logger.warn({ action: describe(action), withinSeconds: action.withinSeconds }, 'too late to send: left to the next reconcile');
       result.expired.push(action);
+    } else if (outcome === 'dropped') {
+      logger.warn({ action: describe(action) }, 'transient failures outlasted the retries: dropped (best effort), the run goes on');
+      result.dropped.push(action);
     } else if (outcome === 'withheld') {
       logger.info({ action: describe(action), requires: action.requires }, 'not sent: the action it follows did not take effect');
       result.withheld.push(action);
@@ -135,7 +140,7 @@ function groups(actions: readonly Action[]): Action[][] {
   return out;
 }
 
-type Outcome = 'done' | 'skipped' | 'taken' | 'replan' | 'expired' | KubeError;
+type Outcome = 'done' | 'skipped' | 'taken' | 'replan' | 'expired' | 'dropped' | KubeError;
 
 /** Thrown (inside the retry loop) when an action's withinSeconds has passed before an attempt. */
 class TooLate extends Error {}
@@ -245,6 +250,7 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
       }
       return 'replan';
     case 'transient':
+      if (action.bestEffort) return 'dropped';
       throw err; // retries exhausted: the message goes back to the queue
     default:
       log.warn({ action: describe(action), status: err.status, err: err.message }, 'refused by the API server');

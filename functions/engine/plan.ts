@@ -78,6 +78,13 @@ export interface Action {
    * key is looked at again in a second to write what holds.
    */
   behindIf?: readonly string[];
+  /**
+   * A transient failure (429, 5xx, no answer) that outlasts the retries drops this action and
+   * the run goes on, instead of failing the reconcile: for a write that must not hold up what
+   * follows it while its kind of object is unavailable (the failure Warnings sent before a
+   * verdict's status write: an outage of Events must not hold back the verdict).
+   */
+  bestEffort?: true;
 }
 
 /** A planner's output. */

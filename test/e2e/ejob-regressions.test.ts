@@ -193,18 +193,23 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     }
   });
 
-  test('the look that writes a Failed verdict and dies right after its status write has told the job every failure', async () => {
+  for (const { when, listable } of [{ when: 'after', listable: true }, { when: 'before', listable: true }, { when: 'before', listable: false }]) test(`the look that writes a Failed verdict and dies right ${when} its status write: every failure told on the job, none twice${listable ? '' : ', without the right to list Events'}`, async () => {
     // Left as best effort before: the failures were told after the verdict's status write,
-    // and no look follows a finished job's, so a crash between the two lost them for good.
+    // and a finished job's looks plan nothing, so a crash between the two lost them for good.
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
-    const diesAfterVerdict = (kube: Kube): Kube => withWrites(kube, async (action: Action) => {
-      const res = await kube.perform(action);
+    if (!listable) server.faults.add({ method: 'GET', pathIncludes: '/events', status: 403, reason: 'Forbidden', message: 'cannot list resource "events"', times: Infinity });
+    const verdictWrite = (action: Action): boolean => {
       const phase = (action.body as { status?: { phase?: string } } | undefined)?.status?.phase;
-      if (action.subresource === 'status' && (phase === 'Failed' || phase === 'Succeeded')) throw new Error('killed after the verdict\'s status write');
+      return action.subresource === 'status' && (phase === 'Failed' || phase === 'Succeeded');
+    };
+    const dies = (kube: Kube): Kube => withWrites(kube, async (action: Action) => {
+      if (when === 'before' && verdictWrite(action)) throw new Error('killed at the verdict\'s status write');
+      const res = await kube.perform(action);
+      if (when === 'after' && verdictWrite(action)) throw new Error('killed at the verdict\'s status write');
       return res;
     });
-    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
-      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
+    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string; count?: number }[])
+      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => `${e.message.split(':')[0] ?? ''} x${e.count ?? 1}`).sort();
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       const failed: string[] = [];
@@ -213,16 +218,36 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
         finish(server, pod, 1);
         failed.push(pod);
         const d = deps();
-        await handle(envelopeFor('Pod', 'default', pod), { ...d, kube: diesAfterVerdict(d.kube) }).catch((err: unknown) => {
-          assert.match(String(err), /killed after the verdict/);
+        await handle(envelopeFor('Pod', 'default', pod), { ...d, kube: dies(d.kube) }).catch((err: unknown) => {
+          assert.match(String(err), /killed at the verdict/);
           killed++;
         });
       }
       assert.equal(killed, 1, 'the look that wrote the verdict died');
-      assert.equal(jobStatus(server, JOB).phase, 'Failed');
-      // Redelivered: the job is finished, nothing more is planned.
+      // Redelivered: the verdict is written if it was not; a finished job's look plans nothing.
       await handle(envelopeFor('Pod', 'default', failed.at(-1) ?? ''), deps());
-      assert.deepEqual(told(), failed.map((p) => `pod ${p}`).sort());
+      assert.equal(jobStatus(server, JOB).phase, 'Failed');
+      assert.deepEqual(told(), failed.map((p) => `pod ${p} x1`).sort());
+      const again = server.requests.entries.filter((r) => r.method === 'POST' && r.path.endsWith('/events') && r.status === 409).length;
+      assert.equal(again, listable || when === 'after' ? 0 : 1, 'a telling sent twice, only when the Warnings cannot be listed, is a 409 that means done');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('an outage of Events does not hold back a verdict: the failures\' Warnings before its status write are dropped, the status is written', async () => {
+    // Review: with the Warnings before the status write, one failing past its retries failed
+    // the reconcile, and every redelivery the same way: the job stayed Running.
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      server.faults.add({ method: 'POST', pathIncludes: '/events', status: 503, times: Number.POSITIVE_INFINITY });
+      for (let pod = inFlight(server)[0]; pod !== undefined; pod = inFlight(server)[0]) {
+        finish(server, pod, 1);
+        // The Events after a status write still fail the reconcile (retried by the queue).
+        await handle(envelopeFor('Pod', 'default', pod), { ...deps(), retry: { minTimeoutMs: 1 } }).catch((err: unknown) => assert.match(String(err), /Unavailable|503/));
+      }
+      assert.equal(jobStatus(server, JOB).phase, 'Failed', 'the verdict is written while Events fail');
     } finally {
       await server.close();
     }

@@ -338,3 +338,26 @@ describe('EphemeralJob planner: a job being deleted, or gone, and its Lease (REA
     assert.deepEqual(summary(plan({ departed: true, job: job(), lease: left('earlier-uid') }, NOW)), ['delete Lease ejob-x']);
   });
 });
+
+describe('EphemeralJob planner: the failures told with a verdict', () => {
+  const reasonOf = (a: Action): string | undefined => (a.body as { reason?: string } | undefined)?.reason;
+  const order = (actions: Action[]): string[] => actions.map((a) => (a.subresource === 'status' ? 'status' : a.kind === 'Lease' ? 'lease' : `${reasonOf(a)}@${a.group}${a.bestEffort ? '!' : ''}`));
+  for (const c of [{ why: 'the phase becomes Failed', status: undefined }, { why: 'a status Failed without its completionTime (hand-edited, an older version) gets it', status: { phase: 'Failed', failed: 0 } }]) {
+    test(`the plan whose status write finishes the job tells its failures before it, best effort (${c.why})`, () => {
+      const p = plan({ job: job({ parallelism: 2 }, c.status ? { status: c.status } : {}), pods: [pod('a', 1, 1), pod('b', 2, 0)] }, NOW);
+      const o = order(p.actions);
+      assert.deepEqual(o.filter((x) => x.startsWith('EphemeralContainerFailed@') || x === 'status').slice(0, 2), ['EphemeralContainerFailed@told!', 'status'], o.join(' '));
+      assert.equal(statusOf(p.actions)?.phase, 'Failed');
+      // The verdict's own Events still follow the status that says it.
+      assert.ok(p.actions.filter((a) => reasonOf(a) === 'JobFailed').every((a) => a.requires === 'status' || (Array.isArray(a.requires) && a.requires.includes('status'))), o.join(' '));
+    });
+  }
+
+  test('a failure counted while the job runs is told after the status write that counts it', () => {
+    const p = plan({ job: job({ parallelism: 2 }), pods: [pod('a', 1, 1), pod('b', 2, 'running')] }, NOW);
+    const told = p.actions.filter((a) => reasonOf(a) === 'EphemeralContainerFailed');
+    assert.equal(told.length, 1);
+    assert.equal(told[0]?.requires, 'status');
+    assert.equal(told[0]?.bestEffort, undefined);
+  });
+});

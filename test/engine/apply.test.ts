@@ -27,6 +27,18 @@ describe('applyPlan', () => {
     assert.equal(kube.performed.length, 3);
   });
 
+  test('a best-effort action whose transient failures persist is dropped, and the run goes on to the next group', async () => {
+    const warning: Action = { ...event, group: 'told', bestEffort: true };
+    const kube = new ScriptedKube().answer(...Array.from({ length: 3 }, () => apiError(503)));
+    const r = await applyPlan([warning, patch], { ...deps(kube), retries: 2 });
+    assert.deepEqual(r.dropped, [warning]);
+    assert.deepEqual(r.applied, [patch], 'the write after it was sent');
+    assert.equal(kube.performed.length, 4);
+    // Only transient failures: a refusal is still a refusal, a conflict still re-plans.
+    const refused = await applyPlan([warning, patch], deps(new ScriptedKube().answer(apiError(403, 'Forbidden'))));
+    assert.deepEqual([refused.dropped, refused.refused.map((x) => x.action), refused.applied], [[], [warning], [patch]]);
+  });
+
   test('a 409 conflict stops the run and asks for a re-plan; later actions are not sent', async () => {
     const kube = new ScriptedKube().answer(apiError(409, 'Conflict'));
     const r = await applyPlan([patch, event], deps(kube));
