@@ -67,8 +67,9 @@ export interface ReflectorOptions<T> {
   watchTimeoutSeconds?: number;
   /**
    * A list answered with one of `statuses` means "this resource is not here for us" (no CRD,
-   * no list right): the loop counts as synced with nothing cached and lists again every
-   * `retryMs`, so a CRD installed later is picked up. Any other failure keeps the backoff.
+   * no list right): the loop counts as synced with nothing cached and lists again, five
+   * times backing off as after a failed list, then every `retryMs`, so a CRD installed later
+   * (or a 404 for a moment) is picked up. Any other failure keeps the backoff.
    * A watch answered 404 or 403 goes back to the list, so a CRD deleted (or a right revoked)
    * while the loop runs is reported the same way. A status in `keep` says only that the
    * objects cannot be seen (403: a right revoked, maybe for a moment), not that they are gone:
@@ -95,6 +96,9 @@ const RELIST_STATUSES = new Set([404, 403]);
 
 /** Watch event types that move a watch on (client-go counts these; an ERROR does not). */
 const PROGRESS = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
+
+/** Lists that came back absent retried after the backoff's wait before the absent retry's (relay defaults: ~0.2, 0.4, 0.8, 1.6, 3.2 s, then every 60 s). */
+const QUICK_ABSENT_LISTS = 5;
 
 /** A watch closed with no event sooner than this is a failure (client-go reflector's "very short watch"). */
 const SHORT_WATCH_MS = 1000;
@@ -173,12 +177,20 @@ export class Reflector<T> {
     let listFor: string | undefined = 'initial list';
     /** Since the loop began listing this time, a list failed or came back absent. */
     let listsFailed = false;
+    /** Lists in a row that came back absent. */
+    let absentLists = 0;
     while (!this.stopped) {
       if (listFor !== undefined) {
         const listed = await this.list(listFor).then(() => true, (err: unknown) => this.listFailed(err, failures));
         if (listed !== true) listsFailed = true;
         if (listed === 'absent') {
-          await this.sleep(this.opts.absent?.retryMs ?? 0);
+          // The first few lists again come as the backoff's, then every retryMs: a 404 for a
+          // moment, or a CRD installed just after the relay started, is found within seconds
+          // (npm run chaos seed 11146: both relays met one 404 at their start, then idled a
+          // minute, as client-go's reflector, which backs off to at most 30 s, would not).
+          const retryMs = this.opts.absent?.retryMs ?? 0;
+          await this.sleep(absentLists < QUICK_ABSENT_LISTS ? Math.min(retryMs, this.backoff(absentLists)) : retryMs);
+          absentLists++;
           continue;
         }
         if (!listed) {
@@ -187,6 +199,7 @@ export class Reflector<T> {
         }
         if (listsFailed) failures = 0;
         listsFailed = false;
+        absentLists = 0;
       }
       const end = await this.watchOnce();
       if (end.kind === 'stopped') return;

@@ -52,7 +52,7 @@ export interface RelayOptions {
   backoff?: { minMs: number; maxMs: number; random?: () => number };
   /** LIST page size (default 500). */
   listPageSize?: number;
-  /** How often an EphemeralJob list that answered 404/403 is tried again (default 60 s). */
+  /** How often an EphemeralJob list that answered 404/403 is tried again (default 60 s), after five quick tries backing off as `backoff` does. */
   absentRetryMs?: number;
   /**
    * Sweep the claims Leases in this namespace (the functions' lock namespace) at the first
@@ -375,7 +375,7 @@ function onJobsAbsent(st: State, ns: string | undefined, absent: Absent | undefi
   if (!absent) return log.info({ kind: EJOB.kind, namespace: ns }, `${crd} can be listed again: the EphemeralJob controller is active`);
   const why = absent.status === 404 ? `the CRD ${crd} is not installed` : `this identity may not list ${crd} (RBAC)`;
   const retry = Math.round((st.opts.absentRetryMs ?? 60_000) / 1000);
-  log.warn({ kind: EJOB.kind, namespace: ns, status: absent.status, err: absent.message }, `${why}: no EphemeralJobs here, the EphemeralJob controller is idle; pods are still watched (SidecarTerminator runs); listing again every ${retry}s`);
+  log.warn({ kind: EJOB.kind, namespace: ns, status: absent.status, err: absent.message }, `${why}: no EphemeralJobs here, the EphemeralJob controller is idle; pods are still watched (SidecarTerminator runs); listing again soon, then every ${retry}s`);
 }
 
 function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<JobView>[] } {

@@ -56,6 +56,24 @@ describe('relay in a cluster without EphemeralJobs', () => {
     }
   });
 
+  test('a 404 for a moment on the job list is over within seconds, though absent lists are retried every minute (chaos seed 11146)', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
+    server.faults.add({ pathIncludes: '/ephemeraljobs', watch: false, status: 404, times: 2 });
+    const sink = new CollectingSink();
+    const relay = createRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, absentRetryMs: 60_000 });
+    try {
+      await eventually(async () => {
+        await relay.flush();
+        assert.ok(sink.subjects().includes('RESYNC EphemeralJob/default/j'), sink.subjects().join(', '));
+      });
+      const jobLists = server.requests.filter((r) => r.verb === 'list' && r.path.includes('/ephemeraljobs')).length;
+      assert.equal(jobLists, 3, 'two answered 404, the third listed the job');
+    } finally {
+      await relay.stop();
+      await server.close();
+    }
+  });
+
   test('with namespaces, the gauge stays up while any of them cannot list its jobs (review)', async () => {
     const server = await startApiServer({ objects: [{ ...job('ja', { app: 'web' }), metadata: { name: 'ja', namespace: 'a' } }, { ...job('jb', { app: 'web' }), metadata: { name: 'jb', namespace: 'b' } }] });
     const fa = server.faults.add({ pathIncludes: '/namespaces/a/ephemeraljobs', watch: false, status: 403, times: Infinity });
