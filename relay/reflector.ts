@@ -177,7 +177,7 @@ export class Reflector<T> {
     let listFor: string | undefined = 'initial list';
     /** Since the loop began listing this time, a list failed or came back absent. */
     let listsFailed = false;
-    /** Lists in a row that came back absent. */
+    /** Lists that came back absent since a watch last ran. */
     let absentLists = 0;
     while (!this.stopped) {
       if (listFor !== undefined) {
@@ -199,13 +199,16 @@ export class Reflector<T> {
         }
         if (listsFailed) failures = 0;
         listsFailed = false;
-        absentLists = 0;
       }
       const end = await this.watchOnce();
       if (end.kind === 'stopped') return;
       // Listed, then watched: what comes next depends only on how the watch ended.
       listFor = relistReason(end);
       const routine = routineEnd(end);
+      // Only a watch that ran ends a run of absent lists: lists answering 404 and 200 in
+      // turn, each watch refused at once (an API server behind the balancer that does not
+      // serve the CRD yet), must not list every job again every few hundred ms (review).
+      if (routine || longUsefulWatch(end)) absentLists = 0;
       failures = routine ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
       const wait = this.backoff(failures);
       if (!routine) this.opts.onRestart?.(restartReason(end), wait);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
+import { Reflector } from '../../relay/reflector.ts';
 import { createRelay } from '../../relay/relay.ts';
 import { CollectingSink, eventually, FAST_BACKOFF, job, pod } from '../support/relay-world.ts';
 
@@ -132,3 +133,47 @@ describe('relay in a cluster without EphemeralJobs', () => {
     });
   }
 });
+
+describe('absent lists are tried again quickly a few times, then every retryMs', () => {
+  /** A job reflector whose lists answer as `answer(n)` says (n from 1), its watches 404; lists counted for `ms`. */
+  async function lists(answer: (n: number) => 'absent' | 'ok', ms: number): Promise<{ lists: number; events: Record<string, number> }> {
+    const server = await startApiServer({ objects: [] });
+    server.faults.add({ pathIncludes: '/ephemeraljobs', watch: true, status: 404, times: Infinity });
+    let n = 0;
+    const events: Record<string, number> = {};
+    const jobs = [0, 1, 2].map((i) => ({ metadata: { namespace: 'default', name: `j${i}`, uid: `u${i}` } }));
+    const r = new Reflector<{ metadata: { name: string; uid: string } }>({
+      kind: 'EphemeralJob', path: '/apis/apps.kruise.io/v1alpha1/ephemeraljobs', kubeConfig: server.kubeConfig(), logger: silentLogger,
+      listPage: async () => {
+        n++;
+        if (answer(n) === 'absent') throw Object.assign(new Error('the server could not find the requested resource'), { statusCode: 404 });
+        return { items: jobs, resourceVersion: '1' };
+      },
+      decode: (raw: unknown) => {
+        const o = raw as { metadata: { name: string; uid: string } };
+        return { key: `default/${o.metadata.name}`, fingerprint: JSON.stringify(o), object: o };
+      },
+      fromFingerprint: (fp) => JSON.parse(fp) as { metadata: { name: string; uid: string } },
+      uid: (o) => o.metadata.uid,
+      onEvent: (type) => void (events[type] = (events[type] ?? 0) + 1),
+      // 10 ms · 2^n, no jitter: the quick tries wait 10, 20, 40, 80, 160 ms.
+      backoff: { minMs: 10, maxMs: 60_000, random: () => 1 },
+      absent: { statuses: [404, 403], keep: [403], retryMs: 60_000, onChange: () => undefined },
+    });
+    r.start();
+    await new Promise((done) => setTimeout(done, ms));
+    await r.stop();
+    await server.close();
+    return { lists: n, events };
+  }
+
+  test('a CRD that stays absent: five quick tries, then one list a retryMs', async () => {
+    assert.equal((await lists(() => 'absent', 1500)).lists, 6);
+  });
+
+  test('lists answering 404 and 200 in turn, each watch refused: they settle too, not a list of every job every few hundred ms (review)', async () => {
+    const got = await lists((n) => (n % 2 === 1 ? 'absent' : 'ok'), 1500);
+    assert.ok(got.lists <= 12, `${got.lists} lists, events ${JSON.stringify(got.events)}`);
+  });
+});
+
