@@ -154,8 +154,9 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // the Warnings told (one LIST, only while some pod shows a failure).
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     if (!listable) server.faults.add({ method: 'GET', pathIncludes: '/events', status: 403, reason: 'Forbidden', message: 'cannot list resource "events"', times: Infinity });
-    // A LIST that fails for a moment fails the reconcile, which is retried (review: taken for
-    // a refusal, it could lose a failure for good in the look that writes the verdict).
+    // A LIST that fails for a moment: every recent failure is told again (review: taken for a
+    // refusal, it could lose a failure for good in the look that writes the verdict; thrown,
+    // an outage of Events stopped the job).
     else server.faults.add({ method: 'GET', pathIncludes: '/events', status: 503, times: 1 });
     let failedOnce = 0;
     const retried = async (e: ReturnType<typeof envelopeFor>): Promise<void> => {
@@ -185,7 +186,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       }
       assert.equal(jobStatus(server, JOB).phase, 'Failed');
       assert.deepEqual(told(), failed.map((p) => `pod ${p}`).sort());
-      assert.equal(failedOnce, listable ? 1 : 0, 'a LIST failing for a moment fails the reconcile; a refusal does not');
+      assert.equal(failedOnce, 0, 'a LIST failing for a moment fails no reconcile, nor does a refusal');
       const lists = server.requests.entries.filter((r) => r.method === 'GET' && r.path.endsWith('/events'));
       assert.ok(lists.length > 0 && lists.every((r) => r.query.fieldSelector?.startsWith('involvedObject.uid=')), 'the Warnings told are listed by the job\'s uid');
     } finally {
@@ -235,13 +236,14 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     }
   });
 
-  test('an outage of Events does not hold back a verdict: the failures\' Warnings before its status write are dropped, the status is written', async () => {
-    // Review: with the Warnings before the status write, one failing past its retries failed
-    // the reconcile, and every redelivery the same way: the job stayed Running.
+  for (const methods of [['POST'], ['POST', 'GET']]) test(`an outage of Events (${methods.join(' and ')}) does not hold back a job or its verdict: the failures' Warnings before its status write are dropped, the status is written`, async () => {
+    // Reviews: with the Warnings before the status write, one failing past its retries failed
+    // the reconcile, and every redelivery the same way: the job stayed Running; and the LIST of
+    // the Warnings told, failing, stopped every plan of a job with a recent failure.
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
-      server.faults.add({ method: 'POST', pathIncludes: '/events', status: 503, times: Number.POSITIVE_INFINITY });
+      for (const method of methods) server.faults.add({ method, pathIncludes: '/events', status: 503, times: Number.POSITIVE_INFINITY });
       for (let pod = inFlight(server)[0]; pod !== undefined; pod = inFlight(server)[0]) {
         finish(server, pod, 1);
         // The Events after a status write still fail the reconcile (retried by the queue).
