@@ -422,10 +422,9 @@ const STATUS_ID = 'status';
  * whose status write finishes the job (`told`): those go before it, since a finished job's
  * looks plan nothing, and one that died between the two writes lost them for good (a crash
  * before the status write is looked at again, and the Warnings listed then are not told
- * twice; their names are fixed, so a second telling is a 409 that means done). Like every
- * Event, best effort (engine/events.ts), and there within seconds: an outage of Events drops
- * them rather than hold the verdict back (review: every redelivery failed the same way, and
- * the job stayed Running).
+ * twice; their names are fixed, so a second telling is a 409 that means done). Best effort
+ * there (Action.bestEffort, withinSeconds): an outage of Events drops them rather than hold
+ * the verdict back (review: every redelivery failed the same way, and the job stayed Running).
  */
 function statusEvents(job: EphemeralJobObject, input: StatusInput, o: { written: boolean; before: { failed?: number; phase?: string }; failedWhy: WantedCondition | undefined }): { told: Action[]; verdict: Action[] } {
   const failures = failureEvents(job, input, o.written ? o.before.failed ?? 0 : undefined);
@@ -434,7 +433,7 @@ function statusEvents(job: EphemeralJobObject, input: StatusInput, o: { written:
   const after = (a: Action): Action => ({ ...a, group: 'verdict', ...(o.written ? { requires: STATUS_ID } : {}) });
   // An active job's plan with a final phase: its status write finishes the job (its phase,
   // or the completionTime a status Failed without one lacks: review).
-  if (final && o.written) return { told: failures.map((a): Action => ({ ...a, group: 'told', withinSeconds: TOLD_WITHIN_SECONDS })), verdict: completion.map(after) };
+  if (final && o.written) return { told: failures.map((a): Action => ({ ...a, group: 'told', bestEffort: true, withinSeconds: TOLD_WITHIN_SECONDS })), verdict: completion.map(after) };
   return { told: [], verdict: [...failures, ...completion].map(after) };
 }
 

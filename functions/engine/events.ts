@@ -32,10 +32,7 @@ export function shortHash(text: string): string {
 /**
  * A core/v1 Event as a create action. The name is derived from the object, reason and
  * discriminator, so a retried reconcile that plans the same event gets 409 AlreadyExists
- * (treated as done) instead of recording it twice. Best effort (Action.bestEffort), as
- * client-go's recorder is: Events that cannot be written for now are dropped and the
- * reconcile goes on. Failing it gained nothing: its redelivery finds the writes the Event
- * told of done and plans no Event for them.
+ * (treated as done) instead of recording it twice.
  */
 export function eventAction(obj: Involved, spec: EventSpec, now: Date): Action {
   const name = `${obj.name.slice(0, 200)}.${shortHash(`${obj.uid ?? ''}/${spec.reason}/${spec.discriminator ?? ''}`)}`;
@@ -47,7 +44,6 @@ export function eventAction(obj: Involved, spec: EventSpec, now: Date): Action {
     namespace: obj.namespace,
     name,
     alreadyExists: 'done',
-    bestEffort: true,
     reason: `record event ${spec.reason} on ${obj.kind} ${obj.namespace}/${obj.name}`,
     body: {
       apiVersion: 'v1',

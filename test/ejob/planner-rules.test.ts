@@ -360,6 +360,6 @@ describe('EphemeralJob planner: the failures told with a verdict', () => {
     const told = p.actions.filter((a) => reasonOf(a) === 'EphemeralContainerFailed');
     assert.equal(told.length, 1);
     assert.equal(told[0]?.requires, 'status');
-    assert.equal(told[0]?.withinSeconds, undefined);
+    assert.equal(told[0]?.bestEffort, undefined);
   });
 });
