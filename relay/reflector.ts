@@ -207,8 +207,9 @@ export class Reflector<T> {
       const routine = routineEnd(end);
       // Only a watch that ran ends a run of absent lists: lists answering 404 and 200 in
       // turn, each watch refused at once (an API server behind the balancer that does not
-      // serve the CRD yet), must not list every job again every few hundred ms (review).
-      if (routine || longUsefulWatch(end)) absentLists = 0;
+      // serve the CRD yet), must not list every job again every few hundred ms (review); a
+      // watch that ran and then was refused or expired does end it (review).
+      if (watchRan(end)) absentLists = 0;
       failures = routine ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
       const wait = this.backoff(failures);
       if (!routine) this.opts.onRestart?.(restartReason(end), wait);
@@ -392,6 +393,12 @@ function watchEnd(err: unknown, codes: number[], failed: string | undefined, see
   const message = err ? ((err as Error).message ?? String(err)) : failed;
   if (message !== undefined) return { kind: 'error', message, relist: all.some((c) => RELIST_STATUSES.has(c)), ...seen };
   return { kind: 'closed', ...seen };
+}
+
+/** The watch ran against a served resource, however it ended: it brought events, lasted a while, or expired (410). */
+function watchRan(end: WatchEnd): boolean {
+  if (end.kind === 'gone') return true;
+  return (end.kind === 'closed' || end.kind === 'error') && (end.events > 0 || end.ms >= SHORT_WATCH_MS);
 }
 
 /**

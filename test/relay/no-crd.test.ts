@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { Reflector } from '../../relay/reflector.ts';
@@ -173,7 +175,49 @@ describe('absent lists are tried again quickly a few times, then every retryMs',
 
   test('lists answering 404 and 200 in turn, each watch refused: they settle too, not a list of every job every few hundred ms (review)', async () => {
     const got = await lists((n) => (n % 2 === 1 ? 'absent' : 'ok'), 1500);
-    assert.ok(got.lists <= 12, `${got.lists} lists, events ${JSON.stringify(got.events)}`);
+    assert.ok(got.lists >= 6 && got.lists <= 12, `${got.lists} lists, events ${JSON.stringify(got.events)}`);
+  });
+
+  for (const end of [403, 410]) test(`a watch that ran, then ended with ${end}, ends the run of absent lists: the next absent list is tried again quickly (review)`, async () => {
+    // A server whose watches bring one job, then after 1.2 s an ERROR; its lists are answered by listPage.
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { namespace: 'default', name: 'j9', uid: 'u9', resourceVersion: '2' } } })}\n`);
+      setTimeout(() => res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: end, message: 'injected' } })}\n`), 1200);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', () => done()));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    // Lists 1–5 and 7 answer 403: five quick tries are spent before the watch that runs.
+    const refused = new Set([1, 2, 3, 4, 5, 7]);
+    const at: number[] = [];
+    const t0 = performance.now();
+    const r = new Reflector<{ metadata: { name: string; uid: string } }>({
+      kind: 'EphemeralJob', path: '/apis/apps.kruise.io/v1alpha1/ephemeraljobs', kubeConfig: kc, logger: silentLogger,
+      listPage: async () => {
+        at.push(performance.now() - t0);
+        if (refused.has(at.length)) throw Object.assign(new Error('forbidden'), { statusCode: 403 });
+        return { items: [], resourceVersion: '1' };
+      },
+      decode: (raw: unknown) => {
+        const o = raw as { metadata: { name: string; uid: string } };
+        return { key: `default/${o.metadata.name}`, fingerprint: JSON.stringify(o), object: o };
+      },
+      fromFingerprint: (fp) => JSON.parse(fp) as { metadata: { name: string; uid: string } },
+      uid: (o) => o.metadata.uid,
+      onEvent: () => undefined,
+      backoff: { minMs: 10, maxMs: 60_000, random: () => 1 },
+      absent: { statuses: [404, 403], keep: [403], retryMs: 60_000, onChange: () => undefined },
+    });
+    r.start();
+    try {
+      await eventually(() => assert.ok(at.length >= 8, `${at.length} lists`), 5000);
+      assert.ok((at[7] ?? Infinity) - (at[6] ?? 0) < 1000, `list 8 ${Math.round((at[7] ?? 0) - (at[6] ?? 0))} ms after list 7`);
+    } finally {
+      await r.stop();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 
