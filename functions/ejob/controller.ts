@@ -158,9 +158,10 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
  * job none of whose pods failed pays nothing, nor one whose failures are all told and old. A LIST refused for good (no right to list
  * Events: RBAC applied before `list` was granted) leaves `told` unknown, and the planner
  * tells as many failures as the status newly counts; after a transient error (429, 5xx, no
- * answer) the planner takes none as told and tells every recent failure again (each one
- * already told is a 409, done), rather than miss one the status no longer counts anew
- * (review) or stop planning while Events are down (review).
+ * answer) too, but the plan that writes the verdict, after which no look tells anything,
+ * takes none as told and tells every recent failure (each one already told is a 409, done),
+ * rather than miss one the status no longer counts anew (review); planning never waits on
+ * Events (review).
  */
 async function withTold(kube: Kube, spec: EphemeralJobSpec, o: EjobObserved & { readable: true; notes: string[] }): Promise<EjobObservation> {
   const uid = o.job.metadata.uid;
@@ -171,10 +172,10 @@ async function withTold(kube: Kube, spec: EphemeralJobSpec, o: EjobObserved & { 
     return { ...o, told: new Set(list.items.map(nameOf)) };
   } catch (err) {
     const refused = refusedForGood(err);
-    // For now (429, 5xx, no answer): as if none were told, so every recent failure is told
-    // again; a Warning already there is a 409 that means done (its name is fixed). Thrown, an
-    // outage of Events stopped every plan of a job with a recent failure (review).
-    if (refused === undefined) return { ...o, told: new Set(), notes: [...o.notes, `the job's failure Warnings could not be listed for now (${(err as Error).message}): every recent failure is told again`] };
+    // For now (429, 5xx, no answer): unknown (planner.ts EjobObserved.toldUnlisted). Thrown,
+    // an outage of Events stopped every plan of a job with a recent failure (review); taken
+    // as "none told" in every look, each re-sent up to 50 Warnings (review).
+    if (refused === undefined) return { ...o, toldUnlisted: true, notes: [...o.notes, `the job's failure Warnings could not be listed for now (${(err as Error).message}): told as the status counts them, or all recent ones with a verdict`] };
     return { ...o, notes: [...o.notes, `the job's failure Warnings could not be listed (${refused.message}): failures told as the status counts them`] };
   }
 }

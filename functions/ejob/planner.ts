@@ -38,6 +38,13 @@ export interface EjobObserved {
    * when some pod shows a failed container of the job; omitted: not read, or unknown.
    */
   told?: ReadonlySet<string>;
+  /**
+   * The LIST of those Warnings failed for now (429, 5xx, no answer): `told` is unknown. The
+   * plan whose status write finishes the job then takes none as told and tells every recent
+   * failure (a Warning already there is a 409, done); any other plan tells as the status
+   * newly counts, as without the right to list, and the next look lists them again.
+   */
+  toldUnlisted?: true;
 }
 
 /**
@@ -85,7 +92,7 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
 
   if (jobFinished(job.status)) return planFinished({ job, ttl: ttl.finished, createdTtl }, now);
   if (!parsed.ok) return planInvalid(job, parsed.message, { now, createdTtl });
-  return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now), told: observed.told }, now);
+  return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now), told: observed.told, ...(observed.toldUnlisted ? { toldUnlisted: true as const } : {}) }, now);
 }
 
 function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
@@ -99,6 +106,7 @@ interface ActiveInput {
   createdTtl: number | undefined;
   lease: ObservedLease;
   told: ReadonlySet<string> | undefined;
+  toldUnlisted?: true;
 }
 
 /** The id of a plan's Lease write (claims, seal, repair), which injections and a sealed verdict `require`. */
@@ -110,7 +118,7 @@ const LEASE_WRITE = 'lease';
  * serialisation point, so a concurrent instance's 409 there stops it before any injection.
  */
 function planActive(input: ActiveInput, now: Date): Plan {
-  const { job, spec, pods, createdTtl, lease, told } = input;
+  const { job, spec, pods, createdTtl, lease, told, toldUnlisted } = input;
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const budget = replicasLeft(spec, uid, pods, lease);
@@ -143,7 +151,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // status that says it. A verdict's status and Events wait on its seal (step 7).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, injections: claims.inject.map(injectionId) });
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, toldUnlisted, injections: claims.inject.map(injectionId) });
   actions.push(...status.told, ...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -170,8 +178,13 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * instead (reviews: it said pods were waiting where nothing was claimed or injected; gated
  * alone, it froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; injections: string[] }): { told: Action[]; write: Action[]; verdict: Action[] } {
-  const input = (x: Outcome): StatusInput => ({ counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(o.told ? { told: o.told } : {}) });
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[] }): { told: Action[]; write: Action[]; verdict: Action[] } {
+  // Warnings that could not be listed for now: none told in a plan that writes a verdict (EjobObserved.toldUnlisted).
+  const told = (x: Outcome): ReadonlySet<string> | undefined => (o.toldUnlisted && (x.phase === 'Succeeded' || x.phase === 'Failed') ? new Set() : o.told);
+  const input = (x: Outcome): StatusInput => {
+    const t = told(x);
+    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}) };
+  };
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
   const claimAndInjections = [LEASE_WRITE, ...o.injections];
@@ -442,7 +455,7 @@ function statusEvents(job: EphemeralJobObject, input: StatusInput, o: { written:
  * be sent: Event writes that hang (a client timeout a try, five tries, five rounds of ten)
  * must not hold the verdict back for minutes (review).
  */
-const TOLD_WITHIN_SECONDS = 10;
+const TOLD_WITHIN_SECONDS = 30;
 
 /** Names an injection, for the Event that follows it. */
 function injectionId(pod: Pod): string {
