@@ -89,7 +89,7 @@ export interface Absent {
  * `events`: the object events and bookmarks the watch brought (what moves it on; not ERROR);
  * `ms`: how long it lasted; `relist`: the error was a 404 or 403 (see RELIST_STATUSES).
  */
-type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone' } | { kind: 'error'; message: string; relist: boolean; events: number; ms: number } | { kind: 'stopped' };
+type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone'; events: number; ms: number } | { kind: 'error'; message: string; relist: boolean; events: number; ms: number } | { kind: 'stopped' };
 
 /** Watch statuses (HTTP or in an ERROR event) that send the loop back to the list: the resource or our right to it went. */
 const RELIST_STATUSES = new Set([404, 403]);
@@ -208,7 +208,7 @@ export class Reflector<T> {
       // Only a watch that ran ends a run of absent lists: lists answering 404 and 200 in
       // turn, each watch refused at once (an API server behind the balancer that does not
       // serve the CRD yet), must not list every job again every few hundred ms (review); a
-      // watch that ran and then was refused or expired does end it (review).
+      // watch that ran a while and then was refused or expired does end it (review).
       if (watchRan(end)) absentLists = 0;
       failures = routine ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
       const wait = this.backoff(failures);
@@ -389,16 +389,19 @@ export class Reflector<T> {
 function watchEnd(err: unknown, codes: number[], failed: string | undefined, seen: { events: number; ms: number }): WatchEnd {
   const status = (err as { statusCode?: number } | null)?.statusCode;
   const all = status === undefined ? codes : [...codes, status];
-  if (all.includes(410)) return { kind: 'gone' };
+  if (all.includes(410)) return { kind: 'gone', ...seen };
   const message = err ? ((err as Error).message ?? String(err)) : failed;
   if (message !== undefined) return { kind: 'error', message, relist: all.some((c) => RELIST_STATUSES.has(c)), ...seen };
   return { kind: 'closed', ...seen };
 }
 
-/** The watch ran against a served resource, however it ended: it brought events, lasted a while, or expired (410). */
+/**
+ * The watch ran against a served resource, however it ended: for a second or more. One that
+ * ended at once, even with an event or a 410, proves nothing (review: lists answering 404 and
+ * 200 in turn, with such watches, listed every job again every few ms).
+ */
 function watchRan(end: WatchEnd): boolean {
-  if (end.kind === 'gone') return true;
-  return (end.kind === 'closed' || end.kind === 'error') && (end.events > 0 || end.ms >= SHORT_WATCH_MS);
+  return end.kind !== 'stopped' && end.ms >= SHORT_WATCH_MS;
 }
 
 /**

@@ -138,9 +138,9 @@ describe('relay in a cluster without EphemeralJobs', () => {
 
 describe('absent lists are tried again quickly a few times, then every retryMs', () => {
   /** A job reflector whose lists answer as `answer(n)` says (n from 1), its watches 404; lists counted for `ms`. */
-  async function lists(answer: (n: number) => 'absent' | 'ok', ms: number): Promise<{ lists: number; events: Record<string, number> }> {
+  async function lists(answer: (n: number) => 'absent' | 'ok', ms: number, watchStatus = 404): Promise<{ lists: number; events: Record<string, number> }> {
     const server = await startApiServer({ objects: [] });
-    server.faults.add({ pathIncludes: '/ephemeraljobs', watch: true, status: 404, times: Infinity });
+    server.faults.add({ pathIncludes: '/ephemeraljobs', watch: true, status: watchStatus, times: Infinity });
     let n = 0;
     const events: Record<string, number> = {};
     const jobs = [0, 1, 2].map((i) => ({ metadata: { namespace: 'default', name: `j${i}`, uid: `u${i}` } }));
@@ -173,8 +173,8 @@ describe('absent lists are tried again quickly a few times, then every retryMs',
     assert.equal((await lists(() => 'absent', 1500)).lists, 6);
   });
 
-  test('lists answering 404 and 200 in turn, each watch refused: they settle too, not a list of every job every few hundred ms (review)', async () => {
-    const got = await lists((n) => (n % 2 === 1 ? 'absent' : 'ok'), 1500);
+  for (const watchStatus of [404, 410]) test(`lists answering 404 and 200 in turn, each watch ending at once with ${watchStatus}: they settle too, not a list of every job every few ms (reviews)`, async () => {
+    const got = await lists((n) => (n % 2 === 1 ? 'absent' : 'ok'), 1500, watchStatus);
     assert.ok(got.lists >= 6 && got.lists <= 12, `${got.lists} lists, events ${JSON.stringify(got.events)}`);
   });
 
