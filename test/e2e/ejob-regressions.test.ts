@@ -268,6 +268,46 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     }
   });
 
+  test('a failure the count never showed is still told by the verdict look when the Warnings cannot be listed (review)', async () => {
+    // p1 fails and is told; then p1 is deleted and p2 cannot start in the same look while the
+    // LIST fails, so the failed count does not move and p2 has no time: only the verdict look,
+    // taking none as told, tells it (as the status newly counts, it never would).
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
+    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
+      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
+    const bad = (name: string): void => {
+      const p = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
+      server.store.put({ ...p, status: { ...p.status, ephemeralContainerStatuses: p.spec.ephemeralContainers.map((c) => ({ name: c.name, state: { waiting: { reason: 'InvalidImageName' } } })) } } as never);
+    };
+    const look = (): Promise<unknown> => handle(envelopeFor('EphemeralJob', 'default', JOB), deps());
+    const listFailsOnce = (): void => void server.faults.add({ method: 'GET', pathIncludes: '/events', status: 503, times: 1 });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
+      const p1 = inFlight(server)[0] ?? '';
+      bad(p1);
+      await look();
+      const p2 = inFlight(server).find((x) => x !== p1) ?? '';
+      server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: p1 } as never);
+      bad(p2);
+      listFailsOnce();
+      await look();
+      await look();
+      assert.ok(!told().includes(`pod ${p2}`), 'not told yet: the count did not move');
+      const done = new Set([p1, p2]);
+      const next = (): string | undefined => inFlight(server).find((x) => !done.has(x));
+      for (let p = next(); p !== undefined; p = next()) {
+        bad(p);
+        done.add(p);
+        if (next() === undefined) listFailsOnce();
+        await look();
+      }
+      assert.equal(jobStatus(server, JOB).phase, 'Failed');
+      assert.ok(told().includes(`pod ${p2}`), told().join(', '));
+    } finally {
+      await server.close();
+    }
+  });
+
   test('while the Warnings cannot be listed, a look that writes no verdict tells nothing again (review: each re-sent up to 50)', async () => {
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
     try {
