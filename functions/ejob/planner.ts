@@ -173,10 +173,11 @@ function planActive(input: ActiveInput, now: Date): Plan {
 
 /**
  * The status write of an active plan, the failures told before it in the plan that writes
- * the verdict (statusEvents), and its verdict Events. A verdict's wait on its seal (step 7). A status that counts the pods claimed here as waiting waits on the claim and
- * their injections, and should one of those not take effect the status without them goes
- * instead (reviews: it said pods were waiting where nothing was claimed or injected; gated
- * alone, it froze the other pods' exits). The next look writes what then holds.
+ * the verdict (statusEvents), and its verdict Events. A verdict's wait on its seal (step 7).
+ * A status that counts the pods claimed here as waiting waits on the claim and their
+ * injections, and should one of those not take effect the status without them goes instead
+ * (reviews: it said pods were waiting where nothing was claimed or injected; gated alone, it
+ * froze the other pods' exits). The next look writes what then holds.
  */
 function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[] }): { told: Action[]; write: Action[]; verdict: Action[] } {
   // Warnings that could not be listed for now: none told in a plan that writes a verdict (EjobObserved.toldUnlisted).
