@@ -158,13 +158,8 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // counts, the next lists them again (reviews: taken for a refusal, it could lose a failure
     // for good in the look that writes the verdict; thrown, an outage of Events stopped the job).
     else server.faults.add({ method: 'GET', pathIncludes: '/events', status: 503, times: 1 });
-    const badImage = (name: string): void => {
-      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
-      const statuses = pod.spec.ephemeralContainers.map((c) => ({ name: c.name, state: { waiting: { reason: 'InvalidImageName' } } }));
-      server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: statuses } } as never);
-    };
-    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
-      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
+    const badImage = (name: string): void => setEphemeralState(server, name, CANNOT_START);
+    const told = (): string[] => failuresTold(server);
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       const failed: string[] = [];
@@ -200,8 +195,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       if (when === 'after' && verdictWrite(action)) throw new Error('killed at the verdict\'s status write');
       return res;
     });
-    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string; count?: number }[])
-      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => `${e.message.split(':')[0] ?? ''} x${e.count ?? 1}`).sort();
+    const told = (): string[] => failuresTold(server, true);
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       const failed: string[] = [];
@@ -248,15 +242,13 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
 
   test('the look that writes the verdict while the Warnings cannot be listed tells every recent failure (a bad image: no time to pick the latest by)', async () => {
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
-    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
-      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
+    const told = (): string[] => failuresTold(server);
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       const failed: string[] = [];
       const next = (): string | undefined => inFlight(server).find((p) => !failed.includes(p));
       for (let pod = next(); pod !== undefined; pod = next()) {
-        const p = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: pod }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
-        server.store.put({ ...p, status: { ...p.status, ephemeralContainerStatuses: p.spec.ephemeralContainers.map((c) => ({ name: c.name, state: { waiting: { reason: 'InvalidImageName' } } })) } } as never);
+        setEphemeralState(server, pod, CANNOT_START);
         failed.push(pod);
         if (next() === undefined) server.faults.add({ method: 'GET', pathIncludes: '/events', status: 503, times: 1 });
         await handle(envelopeFor('Pod', 'default', pod), deps());
@@ -273,12 +265,8 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // LIST fails, so the failed count does not move and p2 has no time: only the verdict look,
     // taking none as told, tells it (as the status newly counts, it never would).
     const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
-    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
-      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
-    const bad = (name: string): void => {
-      const p = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
-      server.store.put({ ...p, status: { ...p.status, ephemeralContainerStatuses: p.spec.ephemeralContainers.map((c) => ({ name: c.name, state: { waiting: { reason: 'InvalidImageName' } } })) } } as never);
-    };
+    const told = (): string[] => failuresTold(server);
+    const bad = (name: string): void => setEphemeralState(server, name, CANNOT_START);
     const look = (): Promise<unknown> => handle(envelopeFor('EphemeralJob', 'default', JOB), deps());
     const listFailsOnce = (): void => void server.faults.add({ method: 'GET', pathIncludes: '/events', status: 503, times: 1 });
     try {
@@ -315,9 +303,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       for (let i = 0; i < 2; i++) {
         const pod = inFlight(server)[0] ?? '';
         // Ended just now (a failure with a time, told while recent: the looks below list the Warnings).
-        const p = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: pod }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
-        const statuses = p.spec.ephemeralContainers.map((c) => ({ name: c.name, state: { terminated: { exitCode: 1, reason: 'Error', finishedAt: new Date().toISOString() } } }));
-        server.store.put({ ...p, status: { ...p.status, ephemeralContainerStatuses: statuses } } as never);
+        setEphemeralState(server, pod, { terminated: { exitCode: 1, reason: 'Error', finishedAt: new Date().toISOString() } });
         await handle(envelopeFor('Pod', 'default', pod), deps());
       }
       assert.notEqual(jobStatus(server, JOB).phase, 'Failed', 'pods are left: no verdict yet');
@@ -365,8 +351,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     };
     const story = (): Date => new Date('2026-01-01T00:21:00Z'); // the server's clock too: what is recent is judged by it
     const { server, deps } = await worldWith({ objects: [...objects, unfit('unfit-0', 'u-0', '2025-12-31T23:59:00Z')], crd, now: story, serverClock: story });
-    const told = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
-      .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed').map((e) => e.message.split(':')[0] ?? '').sort();
+    const told = (): string[] => failuresTold(server);
     try {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       assert.deepEqual(told(), ['pod unfit-0']);
@@ -485,6 +470,23 @@ test('an observation slower than the claim window (a LIST that hangs after the L
     await server.close();
   }
 });
+
+/** The job's failure Warnings told so far, as the pods they name (`pod NAME`), sorted; with `counted`, each followed by ` xCOUNT`. */
+function failuresTold(server: Parameters<typeof inFlight>[0], counted = false): string[] {
+  return (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { involvedObject: { kind: string }; reason: string; message: string; count?: number }[])
+    .filter((e) => e.involvedObject.kind === 'EphemeralJob' && e.reason === 'EphemeralContainerFailed')
+    .map((e) => `${e.message.split(':')[0] ?? ''}${counted ? ` x${e.count ?? 1}` : ''}`).sort();
+}
+
+/** Every ephemeral container of the pod in this state, as the kubelet would report it. */
+function setEphemeralState(server: Parameters<typeof inFlight>[0], name: string, state: Record<string, unknown>): void {
+  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { spec: { ephemeralContainers: { name: string }[] }; status: object };
+  const statuses = pod.spec.ephemeralContainers.map((c) => ({ name: c.name, state }));
+  server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: statuses } } as never);
+}
+
+/** A container that cannot start: no time to tell its failure by. */
+const CANNOT_START = { waiting: { reason: 'InvalidImageName' } };
 
 /** The Lease record's claims, as stored. */
 function claimsOnLease(server: Parameters<typeof inFlight>[0]): { pod: string; at: string; renewed?: boolean }[] {
