@@ -79,9 +79,17 @@ export async function listRaw(kc: KubeConfig, path: string, query: { limit: numb
 }
 
 /**
- * WATCH `path` from `query.resourceVersion`: `onEvent(type, object)` per line, `onLine
- * Error` for a line that is not JSON, then `done` exactly once (null: closed cleanly or idle
- * for `idleMs`; else the error, a ListError for an HTTP error status).
+ * A watch line that is not JSON, or has no type, ends the watch: the event it carried cannot
+ * be skipped, since the next event's resourceVersion would resume past it and the object's
+ * change would be lost for good. client-go's StreamWatcher ends the stream on a decode error
+ * too, and its reflector lists again (review: a truncated line lost a pod's Succeeded).
+ */
+export class UnreadableWatchLine extends Error {}
+
+/**
+ * WATCH `path` from `query.resourceVersion`: `onEvent(type, object)` per line, then `done`
+ * exactly once (null: closed cleanly or idle for `idleMs`; else the error, a ListError for an
+ * HTTP error status, an UnreadableWatchLine after `onLineError` for a line that cannot be read).
  */
 export function watchRaw(kc: KubeConfig, path: string, query: Record<string, string>, handlers: { onEvent(type: string, obj: unknown): void; onLineError(err: string): void; done: WatchDone; idleMs: number }): WatchHandle {
   let res: IncomingMessage | undefined;
@@ -110,12 +118,20 @@ export function watchRaw(kc: KubeConfig, path: string, query: Record<string, str
  */
 function stream(res: IncomingMessage, h: { onEvent(type: string, obj: unknown): void; onLineError(err: string): void }, finish: WatchDone): void {
   let rest: Buffer | undefined;
+  let broken = false;
   res.on('data', (chunk: Buffer) => {
+    if (broken) return;
     const data = rest ? Buffer.concat([rest, chunk]) : chunk;
     let start = 0;
     let nl = data.indexOf(10);
     while (nl >= 0) {
-      line(data.toString('utf8', start, nl), h);
+      const error = line(data.toString('utf8', start, nl), h);
+      if (error !== undefined) {
+        // Nothing after it is applied: the watch ends here, before any later resourceVersion.
+        broken = true;
+        h.onLineError(error);
+        return finish(new UnreadableWatchLine(error));
+      }
       start = nl + 1;
       nl = data.indexOf(10, start);
     }
@@ -127,16 +143,18 @@ function stream(res: IncomingMessage, h: { onEvent(type: string, obj: unknown): 
   res.on('close', () => finish(res.complete ? null : new Error('the watch stream was cut off')));
 }
 
-function line(text: string, h: { onEvent(type: string, obj: unknown): void; onLineError(err: string): void }): void {
-  if (text.trim() === '') return;
+/** One line's event handed on; what is wrong with it when it cannot be read. */
+function line(text: string, h: { onEvent(type: string, obj: unknown): void }): string | undefined {
+  if (text.trim() === '') return undefined;
   let ev: { type?: unknown; object?: unknown };
   try {
     ev = JSON.parse(text) as { type?: unknown; object?: unknown };
   } catch (err) {
-    return h.onLineError(`a watch line is not JSON: ${(err as Error).message}`);
+    return `a watch line is not JSON: ${(err as Error).message}`;
   }
-  if (typeof ev.type !== 'string') return h.onLineError('a watch line without a type');
+  if (typeof ev.type !== 'string') return 'a watch line without a type';
   h.onEvent(ev.type, ev.object);
+  return undefined;
 }
 
 function statusMessage(text: string): string {

@@ -17,7 +17,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../functions/engine/logger.ts';
 import { jitteredBackoffMs } from './backoff.ts';
-import { watchRaw, type ListPage } from './raw-list.ts';
+import { UnreadableWatchLine, watchRaw, type ListPage } from './raw-list.ts';
 
 /** What the loop tells its owner; RESYNC = found by a list (or replayed from the cache). */
 export type ReflectorEvent = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
@@ -87,7 +87,8 @@ export interface Absent {
 
 /**
  * `events`: the object events and bookmarks the watch brought (what moves it on; not ERROR);
- * `ms`: how long it lasted; `relist`: the error was a 404 or 403 (see RELIST_STATUSES).
+ * `ms`: how long it lasted; `relist`: the error was a 404 or 403 (see RELIST_STATUSES), or a
+ * line that could not be read (its event is known only to a list).
  */
 type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone'; events: number; ms: number } | { kind: 'error'; message: string; relist: boolean; events: number; ms: number } | { kind: 'stopped' };
 
@@ -391,7 +392,7 @@ function watchEnd(err: unknown, codes: number[], failed: string | undefined, see
   const all = status === undefined ? codes : [...codes, status];
   if (all.includes(410)) return { kind: 'gone', ...seen };
   const message = err ? ((err as Error).message ?? String(err)) : failed;
-  if (message !== undefined) return { kind: 'error', message, relist: all.some((c) => RELIST_STATUSES.has(c)), ...seen };
+  if (message !== undefined) return { kind: 'error', message, relist: err instanceof UnreadableWatchLine || all.some((c) => RELIST_STATUSES.has(c)), ...seen };
   return { kind: 'closed', ...seen };
 }
 
@@ -422,10 +423,10 @@ function longUsefulWatch(end: WatchEnd): boolean {
   return end.kind === 'error' && !end.relist && end.events > 0 && end.ms >= SHORT_WATCH_MS;
 }
 
-/** Why the loop lists after this watch (410 Gone, a 404 or 403), or undefined: it watches again. */
+/** Why the loop lists after this watch (410 Gone, a 404 or 403, a line it could not read), or undefined: it watches again. */
 function relistReason(end: WatchEnd): string | undefined {
   if (end.kind === 'gone') return 'watch expired (410 Gone)';
-  if (end.kind === 'error' && end.relist) return `watch refused: ${end.message}`;
+  if (end.kind === 'error' && end.relist) return `watch ended: ${end.message}`;
   return undefined;
 }
 
