@@ -1,6 +1,7 @@
 // The relay: watch Pods and EphemeralJobs, keep fingerprints of trimmed copies, forward what
 // can matter as envelopes through one bounded, coalescing delivery queue. No reconcile logic.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Envelope } from '../functions/api/envelope.ts';
 import { EJOB } from '../functions/api/names.ts';
 import type { Pod } from '../functions/api/pod.ts';
@@ -54,6 +55,8 @@ export interface RelayOptions {
   listPageSize?: number;
   /** How often an EphemeralJob list that answered 404/403 is tried again (default 60 s), after five quick tries backing off as `backoff` does. */
   absentRetryMs?: number;
+  /** How long the pods wait for the first EphemeralJob list before they are listed anyway, naming no jobs (default 5 s). */
+  jobsFirstMs?: number;
   /**
    * Sweep the claims Leases in this namespace (the functions' lock namespace) at the first
    * sync, on becoming leader and at each periodic resync: the key of every labelled Lease
@@ -96,6 +99,8 @@ interface State {
   jobs: JobsByNamespace;
   /** Watch scopes (a namespace, or '' for all) whose EphemeralJob list answers 404/403: their jobs are unknown. */
   jobsAbsent: Set<string>;
+  /** Watch scopes whose EphemeralJobs have been listed (or found absent): before, their jobs are unknown too. */
+  jobsListed: Set<string>;
   leader: boolean;
   /** Events were dropped while following: the next leadership (or the first sync) replays. */
   missed: boolean;
@@ -121,7 +126,7 @@ export function createRelay(opts: RelayOptions): Relay {
     build: (q) => box.build!(q),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
-  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), leader: opts.election === undefined, missed: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobsListed: new Set(), leader: opts.election === undefined, missed: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q) => build(st, pods, q);
@@ -130,12 +135,17 @@ export function createRelay(opts: RelayOptions): Relay {
     if (!requeued(st, pods, q)) requeue.after(q, REQUEUE_WHEN_FULL_MS);
   });
   let stopped = false;
-  // Jobs first: the pod filter needs to know them.
+  // Jobs first, so the pod filter knows them. But a job list that keeps failing (a 5xx storm,
+  // a broken conversion webhook) must not stop the pod watches the SidecarTerminator needs,
+  // as a 404 or 403 does not (review: 22 job lists in 3 s and no pod request): after
+  // jobsFirstMs the pods are listed anyway, naming no jobs until the jobs are listed, when
+  // each job is forwarded (RESYNC) and its reconcile reads its pods.
   for (const r of jobs) r.start();
-  const synced = Promise.all(jobs.map((r) => r.whenSynced())).then(async () => {
+  const jobsSynced = Promise.all(jobs.map((r) => r.whenSynced()));
+  const synced = Promise.race([jobsSynced, delay(opts.jobsFirstMs ?? 5000, undefined, { ref: false })]).then(async () => {
     if (stopped) return;
     for (const r of pods) r.start();
-    await Promise.all(pods.map((r) => r.whenSynced()));
+    await Promise.all([jobsSynced, ...pods.map((r) => r.whenSynced())]);
     if (st.leader && st.missed) box.relay?.resync('listed while leadership changed', 'all');
     void box.relay?.sweepLeases('first sync');
   });
@@ -344,10 +354,11 @@ function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: strin
   forward(st, queuedPod(type, d.object, st.clock().getTime(), { jobs: decision.jobs, snapshot: type === 'DELETED' ? d.fingerprint : undefined }), decision.hold ? (st.opts.holdMs ?? 0) : 0);
 }
 
-/** The relay's job views of a namespace; unknown while EphemeralJobs cannot be listed (404/403). */
+/** The relay's job views of a namespace; unknown until EphemeralJobs were listed, and while they cannot be (404/403). */
 function namespaceJobs(st: State, ns: string): NamespaceJobs {
   const inNs = st.jobs.get(ns);
-  return { jobs: () => inNs?.values() ?? [], known: !st.jobsAbsent.has(st.opts.namespaces.length > 0 ? ns : '') };
+  const scope = st.opts.namespaces.length > 0 ? ns : '';
+  return { jobs: () => inNs?.values() ?? [], known: st.jobsListed.has(scope) && !st.jobsAbsent.has(scope) };
 }
 
 /** The jobs to name on a replayed pod's envelope, as decidePod names them. */
@@ -411,6 +422,7 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     fromFingerprint: (fp) => JSON.parse(fp) as JobView,
     uid: (job) => job.uid,
     onEvent: (type, d, changed) => onJob(st, type, d.object, changed),
+    onSynced: () => void st.jobsListed.add(ns ?? ''),
     // No CRD or no list right must not stop the pod watches (the SidecarTerminator needs no jobs).
     // A 403 keeps the jobs it knew: a right revoked for a moment sent a DELETED for every job (review).
     absent: { statuses: [403, 404], keep: [403], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },

@@ -15,12 +15,12 @@ const duePod = {
   status: { phase: 'Running', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 0 } } }, { name: 'proxy', state: { running: {} } }] },
 };
 
-async function world(status: number): Promise<{ server: Awaited<ReturnType<typeof startApiServer>>; relay: ReturnType<typeof createRelay>; sink: CollectingSink; installCrd(): void; close(): Promise<void> }> {
+async function world(status: number, jobsFirstMs?: number): Promise<{ server: Awaited<ReturnType<typeof startApiServer>>; relay: ReturnType<typeof createRelay>; sink: CollectingSink; installCrd(): void; close(): Promise<void> }> {
   const server = await startApiServer({ objects: [duePod], bookmarkIntervalMs: 200 });
   // Every non-watch request on the EphemeralJob collection: as without the CRD (404) or the list right (403).
   const fault = server.faults.add({ pathIncludes: '/ephemeraljobs', watch: false, status, times: Infinity });
   const sink = new CollectingSink();
-  const relay = createRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, absentRetryMs: 100 });
+  const relay = createRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, absentRetryMs: 100, ...(jobsFirstMs !== undefined ? { jobsFirstMs } : {}) });
   return { server, relay, sink, installCrd: () => fault.remove(), close: async () => { await relay.stop(); await server.close(); } };
 }
 
@@ -41,6 +41,37 @@ describe('relay in a cluster without EphemeralJobs', () => {
       }
     });
   }
+
+  test('a job list that keeps failing (500) does not hold back the pods: after jobsFirstMs they are listed and a due sidecar pod forwarded, naming no jobs (review)', async () => {
+    const w = await world(500, 300);
+    try {
+      const podRequests = (): number => w.server.requests.filter((r) => r.path.endsWith('/pods')).length;
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.subjects(), ['RESYNC Pod/default/batch-1']);
+      });
+      assert.ok(podRequests() >= 1);
+      assert.equal(w.sink.got[0]?.data.jobs, undefined, 'no job stamp: the jobs are not known yet');
+      assert.equal(w.relay.readiness(), 'waiting for the first list', 'not ready while the jobs cannot be listed');
+      // The job list recovers: its jobs are forwarded, and pods are named with them from then on.
+      w.server.store.put(job('j', { app: 'batch' }));
+      w.installCrd();
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.ok(w.sink.subjects().includes('RESYNC EphemeralJob/default/j'), w.sink.subjects().join(', '));
+      });
+      await w.relay.synced();
+      assert.equal(w.relay.readiness(), 'ready');
+      const p = w.server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'batch-1' }) as Record<string, unknown>;
+      w.server.store.put({ ...p, status: { phase: 'Running', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 0 } } }, { name: 'proxy', state: { terminated: { exitCode: 0 } } }] } });
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.got.at(-1)?.data.jobs, ['j']);
+      });
+    } finally {
+      await w.close();
+    }
+  });
 
   test('the job list keeps being tried slowly: a CRD installed later is picked up and its jobs forwarded', async () => {
     const w = await world(404);
