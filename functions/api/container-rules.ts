@@ -4,13 +4,17 @@
 // injection, and for the EphemeralJob planner, which then names the template's field (phase
 // Error) instead of having every pod refuse it, claim window after claim window (review:
 // the fake let such templates through, so nothing showed it).
+import { labelKeyProblems } from './name-formats.ts';
 
 /** One problem with a container, its field relative to the container (`env[0].name`). */
 export interface ContainerProblem {
   field: string;
-  kind: 'required' | 'invalid' | 'forbidden' | 'duplicate';
+  kind: 'required' | 'invalid' | 'forbidden' | 'duplicate' | 'notSupported' | 'tooLong';
   value?: unknown;
+  /** The detail after the kind (a Required or TooLong one included), as kube-apiserver words it. */
   message?: string;
+  /** notSupported: the values kube-apiserver lists, in its order. */
+  supported?: readonly string[];
 }
 
 /**
@@ -71,9 +75,10 @@ export function fieldSegments(field: string): (string | number)[] {
 /**
  * Problems kube-apiserver finds in an ephemeral container that no pod can cure: fields not
  * allowed, env names (printable ASCII but `=`: RelaxedEnvironmentVariableValidation, on
- * since 1.32), volume mounts without a name or path, twice the same path, a subPath, user
- * and group ids out of range. Name, image and the two policies are checked by the callers
- * (the server defaults the policies first).
+ * since 1.32), env sources (downward-API fieldRef and resourceFieldRef included), volume
+ * mounts without a name or path, twice the same path, a subPath, recursiveReadOnly, user
+ * and group ids out of range, seccomp and AppArmor profiles. Name, image and the two
+ * policies are checked by the callers (the server defaults the policies first).
  */
 export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'template' | 'received' = 'template'): ContainerProblem[] {
   const out: ContainerProblem[] = [];
@@ -86,7 +91,7 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
     const name = e['name'];
     if (typeof name !== 'string' || name === '') out.push({ field: `env[${i}].name`, kind: 'required' });
     else if (!/^[\x20-\x3c\x3e-\x7e]+$/.test(name)) out.push({ field: `env[${i}].name`, kind: 'invalid', value: name, message: "a valid environment variable name must consist only of printable ASCII characters other than '='" });
-    out.push(...valueFromProblems(e, `env[${i}]`));
+    out.push(...valueFromProblems(e, `env[${i}]`, as));
   });
   items(c['envFrom']).forEach((e, i) => {
     const sources = ['configMapRef', 'secretRef'].filter((k) => e[k] !== undefined && e[k] !== null).length;
@@ -112,6 +117,7 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
     const propagation = m['mountPropagation'];
     if (propagation !== undefined && propagation !== null && !['None', 'HostToContainer', 'Bidirectional'].includes(propagation as string)) out.push({ field: `volumeMounts[${i}].mountPropagation`, kind: 'invalid', value: propagation, message: 'supported values: "Bidirectional", "HostToContainer", "None"' });
     if (propagation === 'Bidirectional' && !privileged(c)) out.push({ field: `volumeMounts[${i}].mountPropagation`, kind: 'forbidden', message: 'Bidirectional mount propagation is available only to privileged containers' });
+    out.push(...recursiveReadOnlyProblems(m));
   });
   const sc = c['securityContext'];
   if (typeof sc === 'object' && sc !== null) {
@@ -119,12 +125,13 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
       const id = (sc as Record<string, unknown>)[k];
       if (typeof id === 'number' && (id < 0 || id > MAX_ID)) out.push({ field: `securityContext.${k}`, kind: 'invalid', value: id, message: `must be between 0 and ${MAX_ID}, inclusive` });
     }
+    out.push(...seccompProblems((sc as Record<string, unknown>)['seccompProfile']), ...appArmorProblems((sc as Record<string, unknown>)['appArmorProfile']));
   }
   return out;
 }
 
-/** validateEnvVarValueFrom: one source, and no `value` beside it. */
-function valueFromProblems(e: Record<string, unknown>, at: string): ContainerProblem[] {
+/** validateEnvVarValueFrom: one source, and no `value` beside it; the downward-API sources' own rules. */
+function valueFromProblems(e: Record<string, unknown>, at: string, as: 'template' | 'received'): ContainerProblem[] {
   const from = e['valueFrom'];
   if (typeof from !== 'object' || from === null) return [];
   const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'].filter((k) => (from as Record<string, unknown>)[k] != null).length;
@@ -136,8 +143,152 @@ function valueFromProblems(e: Record<string, unknown>, at: string): ContainerPro
     const r = (from as Record<string, unknown>)[ref];
     if (typeof r === 'object' && r !== null && (typeof (r as Record<string, unknown>)['key'] !== 'string' || (r as Record<string, unknown>)['key'] === '')) out.push({ field: `${at}.valueFrom.${ref}.key`, kind: 'required' });
   }
+  const { fieldRef, resourceFieldRef } = from as Record<string, unknown>;
+  if (isObject(fieldRef)) out.push(...fieldRefProblems(fieldRef, `${at}.valueFrom.fieldRef`, as));
+  if (isObject(resourceFieldRef)) out.push(...resourceFieldRefProblems(resourceFieldRef, `${at}.valueFrom.resourceFieldRef`));
   return out;
 }
+
+/** What an env var may read of its pod (validEnvDownwardAPIFieldPathExpressions), as sets.List sorts it. */
+const ENV_FIELD_PATHS = ['metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.serviceAccountName', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs'] as const;
+
+/** The labels ConvertDownwardAPIFieldLabel converts at all (volumes may read more than env). */
+const POD_FIELD_LABELS: ReadonlySet<string> = new Set([...ENV_FIELD_PATHS, 'metadata.annotations', 'metadata.labels', 'spec.restartPolicy', 'spec.schedulerName', 'status.phase']);
+
+/**
+ * validateObjectFieldSelector with the env's paths. An unset apiVersion is not a problem in a
+ * template: the API server sets it to "v1" as it decodes the injection
+ * (SetDefaults_ObjectFieldSelector), before it validates; what the embedded API server
+ * received it has defaulted the same way (defaultContainer), so Required is Go's own check.
+ */
+function fieldRefProblems(ref: Record<string, unknown>, at: string, as: 'template' | 'received'): ContainerProblem[] {
+  const apiVersion = text(ref['apiVersion']) || (as === 'template' ? 'v1' : '');
+  if (apiVersion === '') return [{ field: `${at}.apiVersion`, kind: 'required' }];
+  const fieldPath = text(ref['fieldPath']);
+  if (fieldPath === '') return [{ field: `${at}.fieldPath`, kind: 'required' }];
+  const label = convertFieldLabel(apiVersion, fieldPath);
+  if ('error' in label) return [{ field: `${at}.fieldPath`, kind: 'invalid', value: fieldPath, message: `error converting fieldPath: ${label.error}` }];
+  const sub = splitSubscript(label.path);
+  if (sub) {
+    // The key of a label or annotation, at the fieldRef itself (ValidateQualifiedName(…, fldPath)).
+    const key = sub.path === 'metadata.annotations' ? sub.key.toLowerCase() : sub.key;
+    return labelKeyProblems(key).map((message) => ({ field: at, kind: 'invalid', value: key, message }));
+  }
+  // Bare metadata.labels and metadata.annotations convert, but an env var may not read them.
+  if (!(ENV_FIELD_PATHS as readonly string[]).includes(label.path)) return [{ field: `${at}.fieldPath`, kind: 'notSupported', value: label.path, supported: ENV_FIELD_PATHS }];
+  return [];
+}
+
+/** podshelper.ConvertDownwardAPIFieldLabel: only pod v1, subscripts only on labels and annotations, `spec.host` the old spec.nodeName. */
+function convertFieldLabel(version: string, label: string): { path: string } | { error: string } {
+  if (version !== 'v1') return { error: `unsupported pod version: ${version}` };
+  const sub = splitSubscript(label);
+  if (sub) return sub.path === 'metadata.annotations' || sub.path === 'metadata.labels' ? { path: label } : { error: `field label does not support subscript: ${label}` };
+  if (label === 'spec.host') return { path: 'spec.nodeName' };
+  return POD_FIELD_LABELS.has(label) ? { path: label } : { error: `field label not supported: ${label}` };
+}
+
+/** fieldpath.SplitMaybeSubscriptedPath: `metadata.labels['app']` → metadata.labels and app. */
+function splitSubscript(fieldPath: string): { path: string; key: string } | undefined {
+  if (!fieldPath.endsWith("']")) return undefined;
+  const s = fieldPath.slice(0, -2);
+  const at = s.indexOf("['");
+  return at > 0 ? { path: s.slice(0, at), key: s.slice(at + 2) } : undefined;
+}
+
+/** validContainerResourceFieldPathExpressions, as sets.List sorts it; hugepages go by prefix. */
+const CONTAINER_RESOURCES = ['limits.cpu', 'limits.ephemeral-storage', 'limits.memory', 'requests.cpu', 'requests.ephemeral-storage', 'requests.memory'] as const;
+
+/**
+ * validateContainerResourceFieldSelector for env (volume false): a resource, one of the
+ * container's. Only a volume's selector must name its container (containerName is not
+ * checked for env). The divisor's rule (its canonical Quantity form) is not mirrored.
+ */
+function resourceFieldRefProblems(ref: Record<string, unknown>, at: string): ContainerProblem[] {
+  const resource = text(ref['resource']);
+  if (resource === '') return [{ field: `${at}.resource`, kind: 'required' }];
+  if ((CONTAINER_RESOURCES as readonly string[]).includes(resource) || resource.startsWith('requests.hugepages-') || resource.startsWith('limits.hugepages-')) return [];
+  return [{ field: `${at}.resource`, kind: 'notSupported', value: resource, supported: CONTAINER_RESOURCES }];
+}
+
+/**
+ * validateMountRecursiveReadOnly. ValidateVolumeMounts hands it the list's path, not the
+ * mount's (fldPath.Child("recursiveReadOnly")), so kube-apiserver names no index.
+ */
+function recursiveReadOnlyProblems(m: Record<string, unknown>): ContainerProblem[] {
+  const rro = m['recursiveReadOnly'];
+  const field = 'volumeMounts.recursiveReadOnly';
+  if (rro === undefined || rro === null || rro === 'Disabled') return [];
+  if (rro !== 'Enabled' && rro !== 'IfPossible') return [{ field, kind: 'notSupported', value: rro, supported: ['Disabled', 'Enabled', 'IfPossible'] }];
+  const out: ContainerProblem[] = [];
+  if (m['readOnly'] !== true) out.push({ field, kind: 'forbidden', message: 'may only be specified when readOnly is true' });
+  const propagation = m['mountPropagation'];
+  if (propagation !== undefined && propagation !== null && propagation !== 'None') out.push({ field, kind: 'forbidden', message: 'may only be specified when mountPropagation is None or not specified' });
+  return out;
+}
+
+/** The profile types of seccomp and AppArmor alike, in the order Go lists them. */
+const PROFILE_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'] as const;
+
+/** validateSeccompProfileField (ValidateSecurityContext): a type, and a localhost profile for Localhost only. */
+function seccompProblems(sp: unknown): ContainerProblem[] {
+  if (!isObject(sp)) return [];
+  const at = 'securityContext.seccompProfile';
+  const type = sp['type'];
+  const out: ContainerProblem[] = [];
+  if (type === undefined || type === null || type === '') out.push({ field: `${at}.type`, kind: 'required', message: 'type is required when seccompProfile is set' });
+  else if (!(PROFILE_TYPES as readonly unknown[]).includes(type)) out.push({ field: `${at}.type`, kind: 'notSupported', value: type, supported: PROFILE_TYPES });
+  const profile = sp['localhostProfile'];
+  const hasProfile = profile !== undefined && profile !== null;
+  if (type === 'Localhost' && !hasProfile) out.push({ field: `${at}.localhostProfile`, kind: 'required', message: 'must be set when seccomp type is Localhost' });
+  else if (type === 'Localhost') out.push(...localDescendingPathProblems(String(profile), `${at}.localhostProfile`));
+  // Go shows the whole profile here (a struct, printed with a pointer's address): the profile as sent.
+  else if (hasProfile) out.push({ field: `${at}.localhostProfile`, kind: 'invalid', value: sp, message: 'can only be set when seccomp type is Localhost' });
+  return out;
+}
+
+/** validateLocalDescendingPath: relative (Go's path.IsAbs), and no `..` element. */
+function localDescendingPathProblems(p: string, field: string): ContainerProblem[] {
+  const out: ContainerProblem[] = [];
+  if (p.startsWith('/')) out.push({ field, kind: 'invalid', value: p, message: 'must be a relative path' });
+  if (p.split('/').includes('..')) out.push({ field, kind: 'invalid', value: p, message: "must not contain '..'" });
+  return out;
+}
+
+/** ValidateAppArmorProfileField (ValidateSecurityContext): as seccomp's, and a localhost profile neither padded nor over PATH_MAX - 1 bytes. */
+function appArmorProblems(p: unknown): ContainerProblem[] {
+  if (!isObject(p)) return [];
+  const at = 'securityContext.appArmorProfile';
+  const profile = p['localhostProfile'];
+  const hasProfile = profile !== undefined && profile !== null;
+  switch (p['type']) {
+    case 'Localhost':
+      return hasProfile ? localhostAppArmorProblems(String(profile), `${at}.localhostProfile`) : [{ field: `${at}.localhostProfile`, kind: 'required', message: 'must be set when AppArmor type is Localhost' }];
+    case 'RuntimeDefault':
+    case 'Unconfined':
+      return hasProfile ? [{ field: `${at}.localhostProfile`, kind: 'invalid', value: profile, message: 'can only be set when AppArmor type is Localhost' }] : [];
+    case undefined:
+    case null:
+    case '':
+      return [{ field: `${at}.type`, kind: 'required', message: 'type is required when appArmorProfile is set' }];
+    default:
+      return [{ field: `${at}.type`, kind: 'notSupported', value: p['type'], supported: PROFILE_TYPES }];
+  }
+}
+
+const MAX_APPARMOR_PROFILE_BYTES = 4095;
+
+function localhostAppArmorProblems(profile: string, field: string): ContainerProblem[] {
+  const out: ContainerProblem[] = [];
+  if (hasOuterSpace(profile)) out.push({ field, kind: 'invalid', value: profile, message: 'must not be padded with whitespace' });
+  else if (profile === '') out.push({ field, kind: 'required', message: 'must be set when AppArmor type is Localhost' });
+  // Go's len: UTF-8 bytes.
+  if (new TextEncoder().encode(profile).length > MAX_APPARMOR_PROFILE_BYTES) out.push({ field, kind: 'tooLong', message: `may not be more than ${MAX_APPARMOR_PROFILE_BYTES} bytes` });
+  return out;
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function privileged(c: Record<string, unknown>): boolean {
   const sc = c['securityContext'];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
 import { formatZodIssues } from './field-path.ts';
-import { ephemeralContainerProblems, fieldSegments, hasOuterSpace } from './container-rules.ts';
+import { ephemeralContainerProblems, fieldSegments, hasOuterSpace, type ContainerProblem } from './container-rules.ts';
 import { dns1123LabelProblems, labelKeyProblems, labelValueProblems } from './name-formats.ts';
 import { MAX_PARALLELISM } from './names.ts';
 
@@ -114,8 +114,14 @@ function templateRules(containers: EphemeralContainerTemplate[], ctx: z.Refineme
       // "" and null are unset: the API server defaults them.
       if (v !== undefined && v !== null && v !== '' && !allowed.includes(v as string)) problem([field], `${JSON.stringify(v)} is not one of ${allowed.join(', ')}`);
     }
-    for (const p of ephemeralContainerProblems(c)) problem(fieldSegments(p.field), p.kind === 'required' ? 'required' : (p.message ?? p.kind));
+    for (const p of ephemeralContainerProblems(c)) problem(fieldSegments(p.field), problemMessage(p));
   });
+}
+
+/** A shared rule's problem in the planner's words: the value and the list for an unsupported one. */
+function problemMessage(p: ContainerProblem): string {
+  if (p.kind === 'notSupported') return `${JSON.stringify(p.value)} is not one of ${(p.supported ?? []).join(', ')}`;
+  return p.message ?? (p.kind === 'required' ? 'required' : p.kind);
 }
 
 const POLICIES: readonly (readonly [string, readonly string[]])[] = [

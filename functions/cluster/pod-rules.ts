@@ -5,7 +5,7 @@ import { ephemeralContainerProblems, hasOuterSpace, type ContainerProblem } from
 import { dns1123LabelProblems } from '../api/name-formats.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { clone } from './patch.ts';
-import { duplicate, fieldNotFound, forbidden, invalid, notSupported, required, type FieldError } from './status.ts';
+import { duplicate, fieldNotFound, forbidden, invalid, notSupported, required, tooLong, type FieldError } from './status.ts';
 
 type Obj = Record<string, unknown>;
 type Container = Obj & { name?: string; image?: string };
@@ -23,7 +23,7 @@ function imageTag(image: string): string {
   return digest ? '' : 'latest';
 }
 
-/** SetDefaults_Container: pull policy from the tag, termination message path and policy. */
+/** SetDefaults_Container: pull policy from the tag, termination message path and policy; env fieldRefs' apiVersion. */
 export function defaultContainer(c: Obj): void {
   // An image that does not parse (e.g. missing) has no tag, so it defaults to IfNotPresent.
   if (!c.imagePullPolicy) c.imagePullPolicy = typeof c.image === 'string' && c.image.trim() && imageTag(c.image) === 'latest' ? 'Always' : 'IfNotPresent';
@@ -31,6 +31,11 @@ export function defaultContainer(c: Obj): void {
   if (!c.terminationMessagePath) c.terminationMessagePath = '/dev/termination-log';
   if (!c.terminationMessagePolicy) c.terminationMessagePolicy = 'File';
   for (const p of arr(c.ports)) p.protocol ??= 'TCP';
+  // SetDefaults_ObjectFieldSelector: a downward-API fieldRef without apiVersion reads pod v1.
+  for (const e of arr(c.env)) {
+    const ref = isObj(e.valueFrom) ? e.valueFrom.fieldRef : undefined;
+    if (isObj(ref) && !ref.apiVersion) ref.apiVersion = 'v1';
+  }
 }
 
 /** SetDefaults_PodSpec plus the container defaults, in place. */
@@ -176,10 +181,12 @@ function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; 
 
 function fieldError(field: string, p: ContainerProblem): FieldError {
   switch (p.kind) {
-    case 'required': return required(field);
+    case 'required': return required(field, p.message);
     case 'forbidden': return forbidden(field, p.message ?? '');
     case 'duplicate': return duplicate(field, p.value);
     case 'invalid': return invalid(field, p.value, p.message ?? '');
+    case 'notSupported': return notSupported(field, p.value, [...(p.supported ?? [])]);
+    case 'tooLong': return tooLong(field, p.message ?? '');
   }
 }
 

@@ -100,7 +100,7 @@ export function statusError(code: number, message?: string, reason?: string): Ap
 
 /** One field.Error: type (its cause reason), path, message as the API server renders it. */
 export interface FieldError {
-  type: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueDuplicate' | 'FieldValueNotFound' | 'FieldValueNotSupported';
+  type: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueDuplicate' | 'FieldValueNotFound' | 'FieldValueNotSupported' | 'FieldValueTooLong';
   field: string;
   /** The detail after the type, e.g. `Duplicate value: "x"`. */
   message: string;
@@ -121,6 +121,8 @@ export const fieldNotFound = (field: string, value: unknown): FieldError => ({ t
 /** field.NotSupported. */
 export const notSupported = (field: string, value: unknown, valid: string[]): FieldError =>
   ({ type: 'FieldValueNotSupported', field, message: `Unsupported value: ${q(value)}: supported values: ${valid.map((v) => q(v)).join(', ')}` });
+/** field.TooLong: the value is not shown. */
+export const tooLong = (field: string, detail: string): FieldError => ({ type: 'FieldValueTooLong', field, message: `Too long: ${detail}` });
 
 /**
  * 422 Invalid: `Pod "x" is invalid: [a, b]` with one cause per field error, as

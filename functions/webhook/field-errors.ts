@@ -10,6 +10,7 @@ export const FIELD_ERROR_TYPES = {
   FieldValueNotSupported: 'Unsupported value',
   FieldValueForbidden: 'Forbidden',
   FieldValueDuplicate: 'Duplicate value',
+  FieldValueTooLong: 'Too long',
 } as const;
 export type FieldErrorType = keyof typeof FIELD_ERROR_TYPES;
 
@@ -54,6 +55,11 @@ export function forbidden(path: FieldPath, detail: string): FieldError {
   return { type: 'FieldValueForbidden', path, detail };
 }
 
+/** A value longer than allowed; apimachinery does not show it. */
+export function tooLong(path: FieldPath, detail: string): FieldError {
+  return { type: 'FieldValueTooLong', path, detail };
+}
+
 /** A value that repeats one that must be unique. */
 export function duplicate(path: FieldPath, value: unknown): FieldError {
   return { type: 'FieldValueDuplicate', path, value };
@@ -91,8 +97,8 @@ export function showValue(value: unknown): string {
 /** The error's body without its path, as apimachinery's ErrorBody(). */
 export function errorBody(e: FieldError): string {
   const kind = FIELD_ERROR_TYPES[e.type];
-  // apimachinery prints no value for Required and Forbidden.
-  let s = e.type === 'FieldValueRequired' || e.type === 'FieldValueForbidden' ? kind : `${kind}: ${showValue(e.value)}`;
+  // apimachinery prints no value for Required, Forbidden and TooLong.
+  let s = e.type === 'FieldValueRequired' || e.type === 'FieldValueForbidden' || e.type === 'FieldValueTooLong' ? kind : `${kind}: ${showValue(e.value)}`;
   if (e.detail) s += `: ${e.detail}`;
   return s;
 }

@@ -1,7 +1,7 @@
 // One entry of spec.template.ephemeralContainers: the rules of OpenKruise's webhook and
 // the EphemeralJob proposal, plus what the API server's `pods/ephemeralcontainers`
 // subresource would refuse anyway (better to fail at `kubectl apply` than at injection).
-import { duplicate, eachItem, forbidden, invalid, notSupported, required, requiredString } from './field-errors.ts';
+import { duplicate, eachItem, forbidden, invalid, notSupported, required, requiredString, tooLong } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
 import { ephemeralContainerProblems, fieldSegments, type ContainerProblem } from '../api/container-rules.ts';
@@ -50,14 +50,20 @@ function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError
   const shared = (p: ContainerProblem): boolean => SHARED_RULES.test(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field));
   return ephemeralContainerProblems(c, 'template').filter(shared).map((p) => {
     const at = [...path, ...fieldSegments(p.field)];
-    if (p.kind === 'required') return required(at);
+    if (p.kind === 'required') return required(at, p.message);
     if (p.kind === 'forbidden') return forbidden(at, p.message ?? '');
+    if (p.kind === 'notSupported') return notSupported(at, p.value, p.supported ?? []);
+    if (p.kind === 'tooLong') return tooLong(at, p.message ?? '');
     return invalid(at, p.value, p.message ?? '');
   });
 }
 
-/** The shared rules this webhook does not already check in its own words. */
-const SHARED_RULES = /^(env\[\d+\]\.valueFrom|envFrom|volumeDevices|volumeMounts\[\d+\]\.mountPropagation|securityContext)/;
+/**
+ * The shared rules this webhook does not already check in its own words: env sources (their
+ * downward-API fieldRefs included), envFrom, devices, mount propagation and recursiveReadOnly
+ * (kube-apiserver names no mount index for it), the security context (ids, profiles).
+ */
+const SHARED_RULES = /^(env\[\d+\]\.valueFrom|envFrom|volumeDevices|volumeMounts\[\d+\]\.mountPropagation|volumeMounts\.recursiveReadOnly|securityContext)/;
 
 function validateName(name: unknown, path: FieldPath, seen: SeenNames): FieldError[] {
   const errors = requiredString(name, path, dns1123LabelProblems);

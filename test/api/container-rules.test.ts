@@ -4,12 +4,23 @@
 // injection would be refused is named at once). Reviews of 2026-11-27.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { omitEmpty } from '../../functions/api/container-rules.ts';
+import { ephemeralContainerProblems, omitEmpty, type ContainerProblem } from '../../functions/api/container-rules.ts';
 import { parseEjobSpec, type EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import { plan } from '../../functions/ejob/planner.ts';
 
 const ok = { name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' };
+// validEnvDownwardAPIFieldPathExpressions, as kube-apiserver lists them in its NotSupported message.
+const ENV_PATHS = ['metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.serviceAccountName', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs'];
+const RESOURCES = ['limits.cpu', 'limits.ephemeral-storage', 'limits.memory', 'requests.cpu', 'requests.ephemeral-storage', 'requests.memory'];
+const PROFILE_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
+// apimachinery's IsQualifiedName wording.
+const NAME_PART_MSG = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const PREFIX_MSG = "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const env = (valueFrom: Record<string, unknown>): Record<string, unknown> => ({ ...ok, env: [{ name: 'A', valueFrom }] });
+const fieldRef = (ref: Record<string, unknown>): Record<string, unknown> => env({ fieldRef: ref });
+const mount = (m: Record<string, unknown>): Record<string, unknown> => ({ ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', ...m }] });
+const security = (sc: Record<string, unknown>): Record<string, unknown> => ({ ...ok, securityContext: sc });
 const parse = (c: Record<string, unknown>): { ok: true } | { ok: false; message: string } => {
   const r = parseEjobSpec({ selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [c] } });
   return r.ok ? { ok: true } : r;
@@ -36,6 +47,18 @@ test('runs what kube-apiserver takes: unknown keys (dropped on decode), zero val
     'an env value from a field': { ...ok, env: [{ name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] },
     'targetContainerName: null (Go: no target)': { ...ok, targetContainerName: null },
     'Bidirectional propagation in a privileged container': { ...ok, securityContext: { privileged: true }, volumeMounts: [{ name: 'a', mountPath: '/a', mountPropagation: 'Bidirectional' }] },
+    'every path an env var may read, apiVersion v1 or unset (defaulted)': { ...ok, env: ENV_PATHS.map((fieldPath, i) => ({ name: `E${i}`, valueFrom: { fieldRef: i % 2 ? { fieldPath } : { apiVersion: 'v1', fieldPath } } })) },
+    'a label and an annotation by key (an annotation key lowercased first)': { ...ok, env: [{ name: 'L', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app.kubernetes.io/name']" } } }, { name: 'A', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['Example.com/Key']" } } }] },
+    'spec.host, the old name of spec.nodeName': { ...ok, env: [{ name: 'H', valueFrom: { fieldRef: { fieldPath: 'spec.host' } } }] },
+    'a resourceFieldRef to a container resource or hugepages': { ...ok, env: [{ name: 'M', valueFrom: { resourceFieldRef: { resource: 'limits.memory' } } }, { name: 'H', valueFrom: { resourceFieldRef: { resource: 'requests.hugepages-2Mi', containerName: 'app' } } }] },
+    'recursiveReadOnly Disabled on a writable mount': { ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', recursiveReadOnly: 'Disabled' }] },
+    'recursiveReadOnly Enabled and IfPossible on read-only mounts, propagation None or unset': { ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', readOnly: true, recursiveReadOnly: 'Enabled', mountPropagation: 'None' }, { name: 'b', mountPath: '/b', readOnly: true, recursiveReadOnly: 'IfPossible' }] },
+    'seccomp RuntimeDefault': { ...ok, securityContext: { seccompProfile: { type: 'RuntimeDefault' } } },
+    'seccomp Localhost with a relative profile': { ...ok, securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/audit.json' } } },
+    'seccomp Localhost with an empty profile (Go only checks it is set)': { ...ok, securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: '' } } },
+    'AppArmor Unconfined': { ...ok, securityContext: { appArmorProfile: { type: 'Unconfined' } } },
+    'AppArmor Localhost with a profile': { ...ok, securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'k8s-apparmor-example' } } },
+    'AppArmor Localhost with a profile of 4095 bytes': { ...ok, securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'a'.repeat(4095) } } },
   })) assert.deepEqual(parse(c), { ok: true }, what);
 });
 
@@ -79,4 +102,77 @@ test('names what kube-apiserver refuses in every pod: fields ephemeral container
     assert.equal(r.ok, false, what);
     assert.match((r as { message: string }).message, new RegExp(`spec\\.template\\.ephemeralContainers\\[0\\]\\.${field.replace(/[.[\]]/g, '\\$&')}: `), what);
   }
+});
+
+test("words what it refuses as kube-apiserver does (field, kind, detail): fieldRef, resourceFieldRef, recursiveReadOnly, seccomp and AppArmor profiles", () => {
+  const FR = 'env[0].valueFrom.fieldRef';
+  const RR = 'volumeMounts.recursiveReadOnly';
+  const SP = 'securityContext.seccompProfile';
+  const AA = 'securityContext.appArmorProfile';
+  const cases: [string, Record<string, unknown>, ContainerProblem[]][] = [
+    // validateObjectFieldSelector, through ConvertDownwardAPIFieldLabel
+    ['a fieldRef without fieldPath', fieldRef({ apiVersion: 'v1' }), [{ field: `${FR}.fieldPath`, kind: 'required' }]],
+    ['a fieldRef of another pod version', fieldRef({ apiVersion: 'v2', fieldPath: 'metadata.name' }), [{ field: `${FR}.fieldPath`, kind: 'invalid', value: 'metadata.name', message: 'error converting fieldPath: unsupported pod version: v2' }]],
+    ['a path the API server does not know', fieldRef({ fieldPath: 'spec.containers' }), [{ field: `${FR}.fieldPath`, kind: 'invalid', value: 'spec.containers', message: 'error converting fieldPath: field label not supported: spec.containers' }]],
+    ['a subscript on a field that takes none', fieldRef({ fieldPath: "metadata.name['x']" }), [{ field: `${FR}.fieldPath`, kind: 'invalid', value: "metadata.name['x']", message: "error converting fieldPath: field label does not support subscript: metadata.name['x']" }]],
+    ['a pod field only volumes may read', fieldRef({ fieldPath: 'status.phase' }), [{ field: `${FR}.fieldPath`, kind: 'notSupported', value: 'status.phase', supported: ENV_PATHS }]],
+    ['all the labels (env may read one label only)', fieldRef({ fieldPath: 'metadata.labels' }), [{ field: `${FR}.fieldPath`, kind: 'notSupported', value: 'metadata.labels', supported: ENV_PATHS }]],
+    ['all the annotations', fieldRef({ apiVersion: 'v1', fieldPath: 'metadata.annotations' }), [{ field: `${FR}.fieldPath`, kind: 'notSupported', value: 'metadata.annotations', supported: ENV_PATHS }]],
+    ['a label key that is no label key (named at the fieldRef)', fieldRef({ fieldPath: "metadata.labels['-bad']" }), [{ field: FR, kind: 'invalid', value: '-bad', message: NAME_PART_MSG }]],
+    ['a label key with an upper-case prefix (annotation keys are lowercased, label keys not)', fieldRef({ fieldPath: "metadata.labels['Example.com/Key']" }), [{ field: FR, kind: 'invalid', value: 'Example.com/Key', message: PREFIX_MSG }]],
+    // validateContainerResourceFieldSelector
+    ['a resourceFieldRef without resource', env({ resourceFieldRef: { containerName: 'app' } }), [{ field: 'env[0].valueFrom.resourceFieldRef.resource', kind: 'required' }]],
+    ['a resource no container has', env({ resourceFieldRef: { resource: 'limits.nvidia.com/gpu' } }), [{ field: 'env[0].valueFrom.resourceFieldRef.resource', kind: 'notSupported', value: 'limits.nvidia.com/gpu', supported: RESOURCES }]],
+    // validateMountRecursiveReadOnly: the list's path, no index
+    ['recursiveReadOnly of an unknown mode', mount({ readOnly: true, recursiveReadOnly: 'Always' }), [{ field: RR, kind: 'notSupported', value: 'Always', supported: ['Disabled', 'Enabled', 'IfPossible'] }]],
+    ['recursiveReadOnly "" (a pointer: set)', mount({ readOnly: true, recursiveReadOnly: '' }), [{ field: RR, kind: 'notSupported', value: '', supported: ['Disabled', 'Enabled', 'IfPossible'] }]],
+    ['recursiveReadOnly Enabled on a writable mount', mount({ recursiveReadOnly: 'Enabled' }), [{ field: RR, kind: 'forbidden', message: 'may only be specified when readOnly is true' }]],
+    ['recursiveReadOnly IfPossible with HostToContainer propagation, not read-only', mount({ readOnly: false, recursiveReadOnly: 'IfPossible', mountPropagation: 'HostToContainer' }), [
+      { field: RR, kind: 'forbidden', message: 'may only be specified when readOnly is true' },
+      { field: RR, kind: 'forbidden', message: 'may only be specified when mountPropagation is None or not specified' },
+    ]],
+    // validateSeccompProfileField
+    ['a seccomp profile without type', security({ seccompProfile: {} }), [{ field: `${SP}.type`, kind: 'required', message: 'type is required when seccompProfile is set' }]],
+    ['a seccomp type that is none', security({ seccompProfile: { type: 'Default' } }), [{ field: `${SP}.type`, kind: 'notSupported', value: 'Default', supported: PROFILE_TYPES }]],
+    ['seccomp Localhost without its profile', security({ seccompProfile: { type: 'Localhost' } }), [{ field: `${SP}.localhostProfile`, kind: 'required', message: 'must be set when seccomp type is Localhost' }]],
+    ['seccomp Localhost with an absolute path that steps back', security({ seccompProfile: { type: 'Localhost', localhostProfile: '/profiles/../audit.json' } }), [
+      { field: `${SP}.localhostProfile`, kind: 'invalid', value: '/profiles/../audit.json', message: 'must be a relative path' },
+      { field: `${SP}.localhostProfile`, kind: 'invalid', value: '/profiles/../audit.json', message: "must not contain '..'" },
+    ]],
+    ['a seccomp profile path with RuntimeDefault', security({ seccompProfile: { type: 'RuntimeDefault', localhostProfile: 'x.json' } }), [{ field: `${SP}.localhostProfile`, kind: 'invalid', value: { type: 'RuntimeDefault', localhostProfile: 'x.json' }, message: 'can only be set when seccomp type is Localhost' }]],
+    // ValidateAppArmorProfileField
+    ['an AppArmor profile without type', security({ appArmorProfile: { localhostProfile: 'x' } }), [{ field: `${AA}.type`, kind: 'required', message: 'type is required when appArmorProfile is set' }]],
+    ['an AppArmor type that is none', security({ appArmorProfile: { type: 'Enforce' } }), [{ field: `${AA}.type`, kind: 'notSupported', value: 'Enforce', supported: PROFILE_TYPES }]],
+    ['AppArmor Localhost without its profile', security({ appArmorProfile: { type: 'Localhost' } }), [{ field: `${AA}.localhostProfile`, kind: 'required', message: 'must be set when AppArmor type is Localhost' }]],
+    ['AppArmor Localhost with an empty profile', security({ appArmorProfile: { type: 'Localhost', localhostProfile: '' } }), [{ field: `${AA}.localhostProfile`, kind: 'required', message: 'must be set when AppArmor type is Localhost' }]],
+    ['AppArmor Localhost with a padded profile', security({ appArmorProfile: { type: 'Localhost', localhostProfile: 'k8s-example\n' } }), [{ field: `${AA}.localhostProfile`, kind: 'invalid', value: 'k8s-example\n', message: 'must not be padded with whitespace' }]],
+    ['AppArmor Localhost with a profile over 4095 bytes (UTF-8: 2048 characters here)', security({ appArmorProfile: { type: 'Localhost', localhostProfile: 'é'.repeat(2048) } }), [{ field: `${AA}.localhostProfile`, kind: 'tooLong', message: 'may not be more than 4095 bytes' }]],
+    ['an AppArmor profile path with Unconfined', security({ appArmorProfile: { type: 'Unconfined', localhostProfile: 'x' } }), [{ field: `${AA}.localhostProfile`, kind: 'invalid', value: 'x', message: 'can only be set when AppArmor type is Localhost' }]],
+  ];
+  for (const [what, c, problems] of cases) assert.deepEqual(ephemeralContainerProblems(c), problems, what);
+});
+
+test('a fieldRef without apiVersion: a template runs (the API server defaults it to v1), what is received undefaulted is Required', () => {
+  for (const apiVersion of [undefined, null, '']) {
+    const c = fieldRef({ apiVersion, fieldPath: 'spec.nodeName' });
+    assert.deepEqual(ephemeralContainerProblems(c, 'template'), [], String(apiVersion));
+    assert.deepEqual(ephemeralContainerProblems(c, 'received'), [{ field: 'env[0].valueFrom.fieldRef.apiVersion', kind: 'required' }], String(apiVersion));
+  }
+  assert.deepEqual(ephemeralContainerProblems(fieldRef({ apiVersion: 'v1', fieldPath: 'spec.nodeName' }), 'received'), []);
+});
+
+test('the planner names these fields in phase Error, an unsupported value with what is supported', () => {
+  for (const [what, c, field] of [
+    ['a fieldRef env may not read', fieldRef({ fieldPath: 'metadata.labels' }), 'env[0].valueFrom.fieldRef.fieldPath'],
+    ['a resourceFieldRef to no resource', env({ resourceFieldRef: { resource: 'cpu' } }), 'env[0].valueFrom.resourceFieldRef.resource'],
+    ['recursiveReadOnly on a writable mount', mount({ recursiveReadOnly: 'IfPossible' }), 'volumeMounts.recursiveReadOnly'],
+    ['seccomp Localhost without its profile', security({ seccompProfile: { type: 'Localhost' } }), 'securityContext.seccompProfile.localhostProfile'],
+    ['an AppArmor profile with Unconfined', security({ appArmorProfile: { type: 'Unconfined', localhostProfile: 'x' } }), 'securityContext.appArmorProfile.localhostProfile'],
+  ] as const) {
+    const r = parse(c);
+    assert.equal(r.ok, false, what);
+    assert.match((r as { message: string }).message, new RegExp(`spec\\.template\\.ephemeralContainers\\[0\\]\\.${field.replace(/[.[\]]/g, '\\$&')}: `), what);
+  }
+  assert.match((parse(fieldRef({ fieldPath: 'status.phase' })) as { message: string }).message, /fieldRef\.fieldPath: "status\.phase" is not one of metadata\.name, metadata\.namespace, .*status\.podIPs/);
+  assert.match((parse(security({ seccompProfile: { type: 'Localhost' } })) as { message: string }).message, /localhostProfile: must be set when seccomp type is Localhost/);
 });

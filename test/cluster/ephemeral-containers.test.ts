@@ -198,6 +198,39 @@ describe('pods/ephemeralcontainers', () => {
     ]);
   });
 
+  test('a downward-API fieldRef, recursiveReadOnly and seccomp/AppArmor profiles are refused as kube-apiserver words them (422)', async () => {
+    const withVolume = pod('web', { spec: { containers: [{ name: 'app', image: 'app:1' }], volumes: [{ name: 'data', emptyDir: {} }] }, status: { phase: 'Running' } });
+    const h = await harness({ objects: [withVolume] });
+    const EC = 'spec.ephemeralContainers[0]';
+    for (const [what, extra, expected] of [
+      ['an env var reading all the labels', { env: [{ name: 'L', valueFrom: { fieldRef: { fieldPath: 'metadata.labels' } } }] },
+        [`${EC}.env[0].valueFrom.fieldRef.fieldPath: FieldValueNotSupported: Unsupported value: "metadata.labels": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"`]],
+      ['a fieldRef of pod v2', { env: [{ name: 'N', valueFrom: { fieldRef: { apiVersion: 'v2', fieldPath: 'metadata.name' } } }] },
+        [`${EC}.env[0].valueFrom.fieldRef.fieldPath: FieldValueInvalid: Invalid value: "metadata.name": error converting fieldPath: unsupported pod version: v2`]],
+      ['a resourceFieldRef to no container resource', { env: [{ name: 'G', valueFrom: { resourceFieldRef: { resource: 'limits.gpu' } } }] },
+        [`${EC}.env[0].valueFrom.resourceFieldRef.resource: FieldValueNotSupported: Unsupported value: "limits.gpu": supported values: "limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory"`]],
+      ['recursiveReadOnly on a writable mount (no index: the list\'s path)', { volumeMounts: [{ name: 'data', mountPath: '/d', recursiveReadOnly: 'Enabled' }] },
+        [`${EC}.volumeMounts.recursiveReadOnly: FieldValueForbidden: Forbidden: may only be specified when readOnly is true`]],
+      ['seccomp Localhost without its profile', { securityContext: { seccompProfile: { type: 'Localhost' } } },
+        [`${EC}.securityContext.seccompProfile.localhostProfile: FieldValueRequired: Required value: must be set when seccomp type is Localhost`]],
+      ['an AppArmor type that is none', { securityContext: { appArmorProfile: { type: 'Enforce' } } },
+        [`${EC}.securityContext.appArmorProfile.type: FieldValueNotSupported: Unsupported value: "Enforce": supported values: "Localhost", "RuntimeDefault", "Unconfined"`]],
+      ['an AppArmor profile over 4095 bytes', { securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'p'.repeat(4096) } } },
+        [`${EC}.securityContext.appArmorProfile.localhostProfile: FieldValueTooLong: Too long: may not be more than 4095 bytes`]],
+    ] as const) {
+      const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', ...extra }), 422);
+      assert.deepEqual(causes(s), expected, what);
+    }
+    const cur = await h.core.readNamespacedPod({ namespace: 'default', name: 'web' });
+    assert.equal(cur.spec!.ephemeralContainers, undefined, 'nothing is stored');
+  });
+
+  test('a fieldRef without apiVersion is taken and stored with v1, as SetDefaults_ObjectFieldSelector does', async () => {
+    const h = await harness({ objects: [target] });
+    const out = await addEphemeral(h, { name: 'dbg', image: 'busybox:1', env: [{ name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }, { name: 'APP', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app']" } } }] });
+    assert.deepEqual(out.spec!.ephemeralContainers![0]!.env!.map((e) => ({ ...e.valueFrom?.fieldRef })), [{ apiVersion: 'v1', fieldPath: 'spec.nodeName' }, { apiVersion: 'v1', fieldPath: "metadata.labels['app']" }]);
+  });
+
   test('every error is reported at once, and nothing is stored', async () => {
     const h = await harness({ objects: [target] });
     const s = await rejects(addEphemeral(h, { name: 'app', ports: [{ containerPort: 1 }] }), 422);

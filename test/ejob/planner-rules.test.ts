@@ -224,6 +224,8 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     ['no containers', { template: { ephemeralContainers: [] } }, /spec\.template\.ephemeralContainers/],
     ['parallelism 11', { parallelism: 11 }, /spec\.parallelism/],
     ['missing image', { template: { ephemeralContainers: [{ name: 'x' }] } }, /spec\.template\.ephemeralContainers\[0\]\.image/],
+    // What kube-apiserver would refuse in every injection (functions/api/container-rules.ts).
+    ['an env var reading all the labels', { template: { ephemeralContainers: [{ name: 'x', image: 'busybox', env: [{ name: 'L', valueFrom: { fieldRef: { fieldPath: 'metadata.labels' } } }] }] } }, /spec\.template\.ephemeralContainers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath: "metadata\.labels" is not one of metadata\.name, /],
   ];
   for (const [name, spec, field] of bad) {
     test(`invalid spec (${name}): phase Error, JobError names the field, nothing injected`, () => {

@@ -137,6 +137,29 @@ const cases: Case[] = [
   { name: 'command not strings', spec: withContainer({ command: ['sh', 1] }), errors: [`${C0}.command[1]: Invalid value: 1: must be a string`] },
   { name: 'args not a list', spec: withContainer({ args: 'x' }), errors: [`${C0}.args: Invalid value: "x": must be a list of strings`] },
   { name: 'privileged is legal (warned, not denied)', spec: withContainer({ securityContext: { privileged: true } }), errors: [] },
+
+  // What kube-apiserver refuses in every pod, in its words (functions/api/container-rules.ts).
+  { name: 'an env fieldRef without apiVersion (the API server defaults it to v1)', spec: withContainer({ env: [{ name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }, { name: 'APP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.labels['app']" } } }] }), errors: [] },
+  {
+    name: 'an env fieldRef to a pod field env may not read',
+    spec: withContainer({ env: [{ name: 'PHASE', valueFrom: { fieldRef: { fieldPath: 'status.phase' } } }] }),
+    errors: [`${C0}.env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"`],
+  },
+  { name: 'an env fieldRef of another pod version', spec: withContainer({ env: [{ name: 'N', valueFrom: { fieldRef: { apiVersion: 'v2', fieldPath: 'metadata.name' } } }] }), errors: [`${C0}.env[0].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.name": error converting fieldPath: unsupported pod version: v2`] },
+  { name: 'an env fieldRef to a label key that is none', spec: withContainer({ env: [{ name: 'L', valueFrom: { fieldRef: { fieldPath: "metadata.labels['-x']" } } }] }), errors: [`${C0}.env[0].valueFrom.fieldRef: Invalid value: "-x": ${NAME_PART_MSG}`] },
+  { name: 'an env resourceFieldRef without resource', spec: withContainer({ env: [{ name: 'R', valueFrom: { resourceFieldRef: { containerName: 'app' } } }] }), errors: [`${C0}.env[0].valueFrom.resourceFieldRef.resource: Required value`] },
+  { name: 'recursiveReadOnly on a read-only mount', spec: withContainer({ volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true, recursiveReadOnly: 'IfPossible' }] }), errors: [] },
+  {
+    name: 'recursiveReadOnly on a writable mount with propagation (kube-apiserver names no index)',
+    spec: withContainer({ volumeMounts: [{ name: 'a', mountPath: '/a' }, { name: 'data', mountPath: '/data', recursiveReadOnly: 'Enabled', mountPropagation: 'HostToContainer' }] }),
+    errors: [`${C0}.volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true`, `${C0}.volumeMounts.recursiveReadOnly: Forbidden: may only be specified when mountPropagation is None or not specified`],
+  },
+  { name: 'recursiveReadOnly of an unknown mode', spec: withContainer({ volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true, recursiveReadOnly: 'true' }] }), errors: [`${C0}.volumeMounts.recursiveReadOnly: Unsupported value: "true": supported values: "Disabled", "Enabled", "IfPossible"`] },
+  { name: 'seccomp and AppArmor profiles ok', spec: withContainer({ securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'audit.json' }, appArmorProfile: { type: 'RuntimeDefault' } } }), errors: [] },
+  { name: 'seccomp Localhost without its profile', spec: withContainer({ securityContext: { seccompProfile: { type: 'Localhost' } } }), errors: [`${C0}.securityContext.seccompProfile.localhostProfile: Required value: must be set when seccomp type is Localhost`] },
+  { name: 'a seccomp type that is none', spec: withContainer({ securityContext: { seccompProfile: { type: 'runtime/default' } } }), errors: [`${C0}.securityContext.seccompProfile.type: Unsupported value: "runtime/default": supported values: "Localhost", "RuntimeDefault", "Unconfined"`] },
+  { name: 'an AppArmor profile path with Unconfined', spec: withContainer({ securityContext: { appArmorProfile: { type: 'Unconfined', localhostProfile: 'x' } } }), errors: [`${C0}.securityContext.appArmorProfile.localhostProfile: Invalid value: "x": can only be set when AppArmor type is Localhost`] },
+  { name: 'an AppArmor profile over 4095 bytes', spec: withContainer({ securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'p'.repeat(4096) } } }), errors: [`${C0}.securityContext.appArmorProfile.localhostProfile: Too long: may not be more than 4095 bytes`] },
 ];
 
 describe('validateEphemeralJob on CREATE', () => {
