@@ -65,9 +65,10 @@ export interface DeliveryQueueOptions {
   /**
    * The message for a queued event, built just before it is sent. The relay adds a live
    * pod's snapshot from its watch cache here, so 10,000 queued keys cost small records, not
-   * 10,000 envelopes with copies of trimmed pods.
+   * 10,000 envelopes with copies of trimmed pods. `sameId`: the id of the failed try of
+   * this very state, for its message to keep (see Slot.sentId).
    */
-  build(q: Queued): Message;
+  build(q: Queued, sameId?: string): Message;
 }
 
 interface Slot {
@@ -81,6 +82,13 @@ interface Slot {
   releasedAt?: number;
   /** Queued by a replay (fill()): counted in `replayQueued` until it leaves the queue. */
   replay?: boolean;
+  /**
+   * The message id of a try of this state the sink did not acknowledge: the retry keeps it,
+   * so a FIFO queue that did take the first try (its answer lost to a timeout) drops the
+   * second as a duplicate (review: each try had a new MessageDeduplicationId). A newer state
+   * of the key gets a new id.
+   */
+  sentId?: string;
 }
 
 /** Failures in a row after which a replayed entry leaves the replay's share even while the sink takes nothing. */
@@ -143,6 +151,7 @@ export class DeliveryQueue {
     const slot = this.pending.get(key) ?? this.retrying.get(key);
     if (slot) {
       latest(slot.item, item);
+      slot.sentId = undefined;
       this.opts.hooks.coalesced?.();
       return true;
     }
@@ -271,13 +280,19 @@ export class DeliveryQueue {
       let outcomes: SendOutcome[];
       try {
         // Built here and not kept: only the sink holds the messages while it sends.
-        outcomes = await this.opts.sink.send(batch.map((s) => this.opts.build(s.item)));
+        outcomes = await this.opts.sink.send(batch.map((s) => this.message(s)));
       } catch (err) {
         outcomes = batch.map(() => ({ ok: false, error: (err as Error).message ?? String(err) }));
       }
       this.opts.hooks.sent?.((performance.now() - started) / 1000);
       this.settle(batch, outcomes);
     }
+  }
+
+  private message(s: Slot): Message {
+    const m = this.opts.build(s.item, s.sentId);
+    s.sentId = m.id;
+    return m;
   }
 
   private takeDue(): Slot[] {
@@ -427,7 +442,7 @@ export class DeliveryQueue {
     // — for a few failures: a sink that fails only the replay's keys looks the same.
     const keep = slot.replay === true && (sinkDown || this.failures > 0) && slot.failures + 1 < REPLAY_FAILURES_KEPT;
     if (slot.replay && !keep) this.replayQueued--;
-    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt, ...(keep ? { replay: true } : {}) };
+    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt, ...(keep ? { replay: true } : {}), ...(newer === undefined && slot.sentId !== undefined ? { sentId: slot.sentId } : {}) };
     this.retrying.set(key, next);
     this.retryingDue = Math.min(this.retryingDue, due);
   }

@@ -168,9 +168,10 @@ export interface Message {
  * The message for a queued event: JSON.stringify(envelopeFor(q, from, JSON.parse(snapshot),
  * id)), written directly, with the snapshot's text as it is (not parsed and stringified
  * again). Members in envelopeFor's order; test/relay/envelope.test.ts holds the two equal.
+ * `sameId`: the id of an earlier try of this state (the delivery queue's retry).
  */
-export function messageFor(q: Queued, from: Origin, snapshot: string | undefined): Message {
-  const id = from.nextId?.() ?? randomUUID();
+export function messageFor(q: Queued, from: Origin, snapshot: string | undefined, sameId?: string): Message {
+  const id = sameId ?? from.nextId?.() ?? randomUUID();
   const key = queuedKey(q);
   const json = JSON.stringify;
   let body = `{"specversion":"1.0","id":${json(id)},"source":${json(`ephemera-relay/${from.relayId}`)},"type":"${ENVELOPE_TYPE}","time":"${new Date(q.at).toISOString()}","subject":${json(key)},"datacontenttype":"application/json"`;

@@ -119,17 +119,17 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
 /** Start watching and return at once; the loops retry the first list until it succeeds. */
 export function createRelay(opts: RelayOptions): Relay {
   const metrics = opts.metrics ?? createMetrics();
-  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Queued>; build?: (q: Queued) => Message } = {};
+  const box: { relay?: Relay; replay?: (scope: ReplayScope) => Iterator<Queued>; build?: (q: Queued, sameId?: string) => Message } = {};
   const queue = buildQueue(opts, metrics, {
     resyncNeeded: () => overflowReplay(st, box.replay),
     // Set below, before any reflector starts: nothing is queued before then.
-    build: (q) => box.build!(q),
+    build: (q, sameId) => box.build!(q, sameId),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
   const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobsListed: new Set(), leader: opts.election === undefined, missed: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, pods, scope);
-  box.build = (q) => build(st, pods, q);
+  box.build = (q, sameId) => build(st, pods, q, sameId);
   const all: Reflector<unknown>[] = [...jobs, ...pods] as Reflector<unknown>[];
   const requeue: Requeue = new Requeue((q) => {
     if (!requeued(st, pods, q)) requeue.after(q, REQUEUE_WHEN_FULL_MS);
@@ -312,20 +312,20 @@ function forward(st: State, q: Queued, holdMs = 0): void {
  * The message for a queued event, as it is sent: a live pod's snapshot is its latest state
  * in the watch cache, as JSON text; a deleted pod brought its own; a job's is its identity.
  */
-function build(st: State, pods: Reflector<Pod>[], q: Queued): Message {
+function build(st: State, pods: Reflector<Pod>[], q: Queued, sameId?: string): Message {
   const from = st.origin;
-  if (q.kind !== 'Pod') return messageFor(q, from, jobSnapshotJson(q));
-  if (q.snapshot !== undefined) return messageFor(q, from, q.snapshot);
+  if (q.kind !== 'Pod') return messageFor(q, from, jobSnapshotJson(q), sameId);
+  if (q.snapshot !== undefined) return messageFor(q, from, q.snapshot, sameId);
   const key = `${q.namespace}/${q.name}`;
   for (const r of pods) {
     const fp = r.cache.get(key);
     // A pod's fingerprint is its snapshot's JSON text (trim.ts).
-    if (fp !== undefined) return messageFor(q, from, fp);
+    if (fp !== undefined) return messageFor(q, from, fp, sameId);
   }
-  return messageFor(q, from, undefined);
+  return messageFor(q, from, undefined, sameId);
 }
 
-function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNeeded: () => Iterator<Queued>; build: (q: Queued) => Message }): DeliveryQueue {
+function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNeeded: () => Iterator<Queued>; build: (q: Queued, sameId?: string) => Message }): DeliveryQueue {
   return new DeliveryQueue({
     sink: opts.sink,
     build: hooks.build,

@@ -340,6 +340,57 @@ describe('partial batch failures', () => {
   });
 });
 
+describe('a FIFO queue', () => {
+  test('a retry of the same state keeps its MessageDeduplicationId (a try SQS took but whose answer was lost is dropped as a duplicate); a newer state gets a new one (review)', async () => {
+    const tries: { name: string; rv: string; dedup: string; group: string }[] = [];
+    let failWeb3 = 1;
+    let onFail: (() => void) | undefined;
+    const client = {
+      async send(cmd: SendMessageBatchCommand) {
+        const entries = cmd.input.Entries ?? [];
+        const failed = entries.filter((e) => {
+          const env = JSON.parse(e.MessageBody ?? '') as Envelope;
+          tries.push({ name: env.data.name, rv: env.data.resourceVersion ?? '', dedup: e.MessageDeduplicationId ?? '', group: e.MessageGroupId ?? '' });
+          return env.data.name === 'web-3' && failWeb3-- > 0;
+        });
+        if (failed.length > 0) onFail?.();
+        return {
+          Successful: entries.filter((e) => !failed.includes(e)).map((e) => ({ Id: e.Id, MessageId: 'm', MD5OfMessageBody: '' })),
+          Failed: failed.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false })),
+        };
+      },
+    } as unknown as SQSClient;
+    const w = await relayWorld([job('j', { app: 'web' }), ...pods(5)], { sink: sqsSink(client, 'https://sqs.example/q.fifo') });
+    try {
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.equal(await counter(w.relay.metrics.forwarded), 6);
+      });
+      const web3 = tries.filter((x) => x.name === 'web-3');
+      assert.equal(web3.length, 2, 'tried twice');
+      assert.equal(web3[0]?.dedup, web3[1]?.dedup, 'the retry of the same state kept its deduplication id');
+      assert.equal(new Set(tries.map((x) => x.dedup)).size, 6, 'every other message its own id');
+      // A newer state queued while the key backs off is another message: a new id.
+      failWeb3 = 1;
+      onFail = () => {
+        onFail = undefined;
+        const p = w.server.store.get({ ...POD, name: 'web-3' }) as unknown as PodLike;
+        w.server.store.put({ ...p, spec: { ...p.spec, nodeName: 'node-late' } });
+      };
+      churn(w, 4, 1);
+      await eventually(async () => {
+        await w.relay.flush();
+        const last = tries.filter((x) => x.name === 'web-3').slice(2);
+        assert.equal(last.length, 2, JSON.stringify(last));
+        assert.notEqual(last[0]?.rv, last[1]?.rv, 'the retry carried the newer state');
+        assert.notEqual(last[0]?.dedup, last[1]?.dedup, 'so it has a new id');
+      });
+    } finally {
+      await w.close();
+    }
+  });
+});
+
 describe('deadlines', () => {
   test('a queue endpoint that never answers: each send ends by its deadline, every entry reported failed', async () => {
     const sockets = new Set<Socket>();
