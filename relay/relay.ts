@@ -135,6 +135,7 @@ export function createRelay(opts: RelayOptions): Relay {
     if (!requeued(st, pods, q)) requeue.after(q, REQUEUE_WHEN_FULL_MS);
   });
   let stopped = false;
+  const stopping = new AbortController();
   // Jobs first, so the pod filter knows them. But a job list that keeps failing (a 5xx storm,
   // a broken conversion webhook) must not stop the pod watches the SidecarTerminator needs,
   // as a 404 or 403 does not (review: 22 job lists in 3 s and no pod request): after
@@ -177,18 +178,23 @@ export function createRelay(opts: RelayOptions): Relay {
     requeue: (e, ms) => requeue.after(queuedFrom(e, st.clock().getTime()), ms),
     sweepLeases(reason) {
       if (stopped || !jobs.every((r) => r.hasSynced())) return Promise.resolve(undefined);
-      sweeping ??= sweepLeases(st, reason).finally(() => (sweeping = undefined));
+      sweeping ??= sweepLeases(st, reason, stopping.signal).finally(() => (sweeping = undefined));
       return sweeping;
     },
     flush: () => queue.flush(),
     async stop() {
       stopped = true;
       clearInterval(resyncTimer);
+      // A sweep's LIST may hang on an API server that does not answer: it is cut, not waited
+      // for (its page timeout is a minute; a pod's grace period is 30 s). What is queued is
+      // sent while this relay still leads, and only then is the leader Lease released, so a
+      // successor does not start before it (review).
+      stopping.abort();
       await sweeping;
       requeue.stop();
       await Promise.all(all.map((r) => r.stop()));
-      await elector?.stop();
       await queue.flush();
+      await elector?.stop();
       await queue.stop();
       await opts.sink.close?.();
     },
@@ -233,7 +239,7 @@ function onLeadership(st: State, relay: Relay, leader: boolean): void {
  * functions then take the departed() path: the job read (404), the Lease, the job again, a
  * fenced DELETE. A job created since the cache last heard of it only gets one reconcile more.
  */
-async function sweepLeases(st: State, reason: string): Promise<number | undefined> {
+async function sweepLeases(st: State, reason: string, signal: AbortSignal): Promise<number | undefined> {
   const { opts } = st;
   const sweep = opts.leaseSweep;
   // No EphemeralJobs can be listed anywhere (no CRD, no right): no job is known, so none is missing.
@@ -241,8 +247,9 @@ async function sweepLeases(st: State, reason: string): Promise<number | undefine
   if (sweep === undefined || !st.leader || allAbsent) return undefined;
   let named;
   try {
-    named = await listLeaseJobs(opts.kubeConfig, sweep.namespace, { limit: opts.listPageSize ?? 500, timeoutMs: 60_000 });
+    named = await listLeaseJobs(opts.kubeConfig, sweep.namespace, { limit: opts.listPageSize ?? 500, timeoutMs: 60_000, signal });
   } catch (err) {
+    if (signal.aborted) return undefined;
     opts.logger.warn({ namespace: sweep.namespace, reason, err: (err as Error).message }, 'claims Lease sweep: the Lease list failed; trying again at the next resync');
     return undefined;
   }

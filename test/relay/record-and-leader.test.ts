@@ -8,6 +8,8 @@ import { silentLogger } from '../../functions/engine/logger.ts';
 import { createKube } from '../../functions/kube/client.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
+import { leaseName } from '../../functions/engine/lock.ts';
+import type { Message } from '../../relay/envelope.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { recordSink } from '../../relay/sinks/record.ts';
 import { runCli } from '../support/cli.ts';
@@ -37,6 +39,32 @@ describe('record sink → ephemera invoke', () => {
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { actions: { subresource?: string; name: string }[] };
     assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq'], 'replaying every event still injects once, oldest first');
+  });
+});
+
+describe('stopping a leader relay', () => {
+  test('what is queued is sent before the leader Lease is released, so a successor does not start before it (review)', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-1', { app: 'web' })] });
+    const leaderLease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system', name: leaseName('relay', 'leader') } as const;
+    const sink = new CollectingSink();
+    /** Whether the leader Lease still stood when each message was sent. */
+    const leaseStood: boolean[] = [];
+    const watching = { async send(ms: Message[]) { for (const _ of ms) leaseStood.push(server.store.get(leaderLease) !== undefined); return sink.send(ms); }, name: 'watching' };
+    // A coalescing window of a minute: a change is still queued when stop() comes.
+    const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: watching, namespaces: [], relayId: 'a', coalesceMs: 60_000, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 } } });
+    try {
+      await eventually(() => assert.ok(relay.isLeader()));
+      await relay.flush();
+      leaseStood.length = 0;
+      server.store.put(pod('web-2', { app: 'web' }));
+      await eventually(async () => assert.ok((await relay.metrics.bufferDepth.get()).values[0]?.value === 1));
+      await relay.stop();
+      assert.ok(sink.subjects().includes('ADDED Pod/default/web-2'), sink.subjects().join(', '));
+      assert.deepEqual(leaseStood, [true], 'sent while this relay still led');
+      assert.equal(server.store.get(leaderLease), undefined, 'then the Lease was released');
+    } finally {
+      await server.close();
+    }
   });
 });
 
