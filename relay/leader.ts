@@ -34,18 +34,26 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
     logger.info({ holder: lock.holder, leader: v, why }, v ? 'became leader' : 'lost leadership');
     onChange(v);
   };
-  const renewed = (): void => {
-    // The deadline runs from the last success, so a hanging request cannot keep us leading.
+  /**
+   * The deadline runs from when the last successful renewal was begun, not answered: the
+   * renewTime it wrote is the server's time of its GET, which came after that, so another
+   * replica, which may take over at renewTime + lease + skew, cannot start before this one
+   * stops, however long the write took (review: measured from the answer, a renewal that
+   * took 5 s let two relays forward at once). A hanging request cannot keep us leading.
+   */
+  const renewed = (begunAt: number): void => {
     clearTimeout(expiry);
-    expiry = setTimeout(() => set(false, `no renewal for ${lock.leaseSeconds}s`), leaseMs);
+    const left = Math.max(0, leaseMs - (performance.now() - begunAt));
+    expiry = setTimeout(() => set(false, `no renewal for ${lock.leaseSeconds}s`), left);
     expiry.unref();
   };
   const round = async (): Promise<void> => {
     let wait = periodMs;
     try {
+      const begunAt = performance.now();
       const got = await acquire(kube, lock, 'relay', 'leader');
       held = 'held' in got ? got.held : undefined;
-      if (held) renewed();
+      if (held) renewed(begunAt);
       else clearTimeout(expiry);
       set(held !== undefined, held ? 'acquired the lease' : `held by ${'holder' in got ? got.holder : 'another replica'}`);
     } catch (err) {

@@ -9,6 +9,7 @@ import { createKube } from '../../functions/kube/client.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { leaseName } from '../../functions/engine/lock.ts';
+import { startElection } from '../../relay/leader.ts';
 import type { Message } from '../../relay/envelope.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { recordSink } from '../../relay/sinks/record.ts';
@@ -188,6 +189,28 @@ describe('relay leader election does not thrash', () => {
       outage.remove();
     } finally {
       await relay.stop();
+      await server.close();
+    }
+  });
+});
+
+describe('a slow renewal', () => {
+  test('the leader steps down a lease after the last renewal it began, not after its answer came: a successor may take over from the renewTime it wrote (review)', { timeout: 20_000 }, async () => {
+    const server = await startApiServer({ objects: [] });
+    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, () => {});
+    try {
+      await eventually(() => assert.ok(elector.isLeader()));
+      // The next renewal's write takes 2 s; every request after it fails.
+      const slow = server.faults.add({ method: 'PUT', pathIncludes: '/namespaces/ephemera-system/leases/', delayMs: 2000, times: 1, label: 'a slow renewal' });
+      while (slow.hits === 0) await new Promise((r) => setTimeout(r, 5));
+      const sentAt = performance.now();
+      server.faults.add({ pathIncludes: '/namespaces/ephemera-system/leases', status: 500, times: Infinity });
+      await eventually(() => assert.equal(elector.isLeader(), false), 10_000);
+      const ledFor = performance.now() - sentAt;
+      // From the answer, it would lead until ~5 s after the write was sent (2 s + a lease).
+      assert.ok(ledFor < 4000, `led ${Math.round(ledFor)} ms after its last renewal was sent`);
+    } finally {
+      await elector.stop();
       await server.close();
     }
   });
