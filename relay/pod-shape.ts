@@ -9,7 +9,8 @@
 // error, trimmed pod and fingerprint, and that every pod zod accepts takes this road.
 import { EJOB_ID_ENV } from '../functions/api/names.ts';
 import type { ContainerState, Pod } from '../functions/api/pod.ts';
-import { MARK_ENVS } from '../functions/sidecar/predicate.ts';
+import { MARK_ENVS, strategyAnnotation } from '../functions/sidecar/predicate.ts';
+import { STRATEGY_ANNOTATION } from '../functions/sidecar/strategy.ts';
 
 type Obj = Record<string, unknown>;
 type Env = { name: string; value: string | undefined }[];
@@ -30,7 +31,12 @@ function isLabels(v: unknown): v is Record<string, string> | undefined {
 }
 
 function isMeta(m: unknown): m is Obj {
-  return isObj(m) && typeof m.name === 'string' && m.name.length > 0 && optString(m.namespace) && optString(m.uid) && optString(m.resourceVersion) && optString(m.creationTimestamp) && optString(m.deletionTimestamp) && isLabels(m.labels);
+  return isObj(m) && typeof m.name === 'string' && m.name.length > 0 && optString(m.namespace) && optString(m.uid) && optString(m.resourceVersion) && optString(m.creationTimestamp) && optString(m.deletionTimestamp) && isLabels(m.labels) && plainStrategy(m.annotations);
+}
+
+/** The annotations as far as the trim reads them: a map whose strategy annotation, if any, is a string. */
+function plainStrategy(a: unknown): boolean {
+  return a === undefined || (isObj(a) && (!Object.hasOwn(a, STRATEGY_ANNOTATION) || typeof a[STRATEGY_ANNOTATION] === 'string'));
 }
 
 function isEnv(list: unknown): boolean {
@@ -136,7 +142,7 @@ export function trimPlainPod(raw: unknown): Pod | undefined {
   const ephemeralStatuses = statuses(st?.ephemeralContainerStatuses, ephemeralState);
   if (!regular || !init || !ephemeral || !regularStatuses || !ephemeralStatuses) return undefined;
   return {
-    metadata: { name: m.name as string, namespace: m.namespace as string | undefined, uid: m.uid as string | undefined, deletionTimestamp: m.deletionTimestamp as string | undefined, labels: m.labels as Record<string, string> | undefined, creationTimestamp: m.creationTimestamp as string | undefined, resourceVersion: m.resourceVersion as string | undefined },
+    metadata: { name: m.name as string, namespace: m.namespace as string | undefined, uid: m.uid as string | undefined, deletionTimestamp: m.deletionTimestamp as string | undefined, annotations: strategyAnnotation(m.annotations as Record<string, string> | undefined), labels: m.labels as Record<string, string> | undefined, creationTimestamp: m.creationTimestamp as string | undefined, resourceVersion: m.resourceVersion as string | undefined },
     spec: { restartPolicy: s.restartPolicy, containers: regular, initContainers: init, nodeName: s.nodeName, ephemeralContainers: ephemeral },
     status: { phase: st?.phase as string | undefined, containerStatuses: regularStatuses, ephemeralContainerStatuses: ephemeralStatuses },
   };

@@ -7,6 +7,7 @@ import { EJOB_ID_ENV } from '../functions/api/names.ts';
 import { jobFinished, jobTtls } from '../functions/ejob/finished.ts';
 import { Pod } from '../functions/api/pod.ts';
 import { trimPodForSidecar } from '../functions/sidecar/predicate.ts';
+import { STRATEGY_ANNOTATION } from '../functions/sidecar/strategy.ts';
 import { trimPlainPod } from './pod-shape.ts';
 import type { Decoded, Unreadable } from './reflector.ts';
 
@@ -59,7 +60,7 @@ export function trimPod(pod: Pod): Pod {
  */
 export function podFingerprint(trimmed: Pod): string {
   const m = trimmed.metadata;
-  const metadata = { labels: m.labels, name: m.name, namespace: m.namespace, uid: m.uid, deletionTimestamp: m.deletionTimestamp, creationTimestamp: m.creationTimestamp };
+  const metadata = { labels: m.labels, name: m.name, namespace: m.namespace, uid: m.uid, deletionTimestamp: m.deletionTimestamp, creationTimestamp: m.creationTimestamp, annotations: m.annotations };
   return JSON.stringify({ metadata, spec: trimmed.spec, status: trimmed.status });
 }
 
@@ -176,10 +177,16 @@ export function pickPod(raw: unknown): unknown {
   const { metadata: m, spec: s } = raw;
   const status = raw.status;
   return {
-    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, labels: m.labels, creationTimestamp: m.creationTimestamp, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp },
+    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, labels: m.labels, creationTimestamp: m.creationTimestamp, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp, annotations: pickStrategy(m.annotations) },
     spec: { nodeName: s.nodeName, restartPolicy: s.restartPolicy, containers: pickContainers(s.containers), initContainers: pickContainers(s.initContainers), ephemeralContainers: pickContainers(s.ephemeralContainers) },
     status: isObject(status) ? { phase: status.phase, containerStatuses: pickStatuses(status.containerStatuses), ephemeralContainerStatuses: pickStatuses(status.ephemeralContainerStatuses) } : status,
   };
+}
+
+/** The one annotation trimPod keeps (a map that is no map is passed on, for zod to name). */
+function pickStrategy(annotations: unknown): unknown {
+  if (!isObject(annotations)) return annotations;
+  return Object.hasOwn(annotations, STRATEGY_ANNOTATION) ? { [STRATEGY_ANNOTATION]: annotations[STRATEGY_ANNOTATION] } : undefined;
 }
 
 function pickContainers(list: unknown): unknown {

@@ -1,5 +1,6 @@
 import { Pod, type ContainerStatus } from '../api/pod.ts';
 import { containerRoles, IGNORE_EXIT_CODE_ENV, TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV, type ContainerRoles, type SidecarInfo } from './env.ts';
+import { STRATEGY_ANNOTATION } from './strategy.ts';
 
 /** The restart policies under which a pod can finish. */
 export type JobRestartPolicy = 'Never' | 'OnFailure';
@@ -96,10 +97,20 @@ export function trimPodForSidecar(pod: Pod): Pod {
   const initContainers = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => ({ name: c.name, restartPolicy: c.restartPolicy }));
   const statuses = (pod.status?.containerStatuses ?? []).map((s) => ({ name: s.name, state: trimState(s.state) }));
   return {
-    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, deletionTimestamp: m.deletionTimestamp },
+    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, deletionTimestamp: m.deletionTimestamp, annotations: strategyAnnotation(m.annotations) },
     spec: { restartPolicy: pod.spec.restartPolicy, containers, initContainers },
     status: { phase: pod.status?.phase, containerStatuses: statuses },
   };
+}
+
+/**
+ * Of the annotations, only the pod's termination strategy: a user who sets or fixes it
+ * (the stuck Warning says to) changes what is done, so the change must reach the
+ * functions; every other annotation would only make changes the functions ignore.
+ */
+export function strategyAnnotation(annotations: Record<string, string> | undefined): Record<string, string> | undefined {
+  const v = annotations !== undefined && Object.hasOwn(annotations, STRATEGY_ANNOTATION) ? annotations[STRATEGY_ANNOTATION] : undefined;
+  return v === undefined ? undefined : { [STRATEGY_ANNOTATION]: v };
 }
 
 /** Which state, and the exit code: termination messages can be kilobytes. */

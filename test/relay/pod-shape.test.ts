@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { EJOB_ID_ENV } from '../../functions/api/names.ts';
 import { Pod } from '../../functions/api/pod.ts';
 import { IGNORE_EXIT_CODE_ENV, TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV } from '../../functions/sidecar/env.ts';
+import { STRATEGY_ANNOTATION } from '../../functions/sidecar/strategy.ts';
 import { trimPlainPod } from '../../relay/pod-shape.ts';
 import { decodePod, decodePodWithZod, pickPod } from '../../relay/trim.ts';
 
@@ -34,7 +35,7 @@ function pods(rough: boolean): fc.Arbitrary<unknown> {
   }, []);
   const statuses = field(fc.array(field(record({ name: field(str), state: field(state), restartCount: field(fc.nat()) }, ['name'])), { maxLength: 3 }));
   const labels = field(fc.dictionary(str, field(str), { maxKeys: 3 }));
-  const metadata = record({ name: field(fc.oneof(str, fc.constant('pod-1'))), namespace: field(str), uid: field(str), labels, annotations: field(fc.dictionary(str, str, { maxKeys: 2 })), creationTimestamp: timeish, deletionTimestamp: timeish, resourceVersion: field(str) }, ['name']);
+  const metadata = record({ name: field(fc.oneof(str, fc.constant('pod-1'))), namespace: field(str), uid: field(str), labels, annotations: field(fc.dictionary(fc.oneof(str, fc.constant(STRATEGY_ANNOTATION)), field(str), { maxKeys: 2 })), creationTimestamp: timeish, deletionTimestamp: timeish, resourceVersion: field(str) }, ['name']);
   const spec = record({ nodeName: field(str), restartPolicy: field(str), containers, initContainers: containers, ephemeralContainers: containers }, ['containers']);
   const status = record({ phase: field(str), podIP: field(str), containerStatuses: statuses, ephemeralContainerStatuses: statuses }, []);
   return record({ apiVersion: field(fc.constant('v1')), metadata: field(metadata), spec: field(spec), status: field(status) }, ['metadata', 'spec']);
