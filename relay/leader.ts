@@ -39,29 +39,42 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
    * renewTime it wrote is the server's time of its GET, which came after that, so another
    * replica, which may take over at renewTime + lease + skew, cannot start before this one
    * stops, however long the write took (review: measured from the answer, a renewal that
-   * took 5 s let two relays forward at once). A hanging request cannot keep us leading.
+   * took 5 s let two relays forward at once). That time comes from a Date header, whole
+   * seconds rounded down, so up to a second is taken off when the skew does not cover it.
+   * A hanging request cannot keep us leading. False: too little of it is left to lead.
    */
-  const renewed = (begunAt: number): void => {
+  const renewed = (begunAt: number): boolean => {
     clearTimeout(expiry);
-    const left = Math.max(0, leaseMs - (performance.now() - begunAt));
-    expiry = setTimeout(() => set(false, `no renewal for ${lock.leaseSeconds}s`), left);
+    const left = leaseMs - Math.max(0, 1000 - lock.skewSeconds * 1000) - (performance.now() - begunAt);
+    expiry = setTimeout(() => set(false, `no renewal for ${lock.leaseSeconds}s`), Math.max(0, left));
     expiry.unref();
+    return left >= retryMs;
   };
   const round = async (): Promise<void> => {
+    const begunAt = performance.now();
     let wait = periodMs;
     try {
-      const begunAt = performance.now();
       const got = await acquire(kube, lock, 'relay', 'leader');
       held = 'held' in got ? got.held : undefined;
-      if (held) renewed(begunAt);
-      else clearTimeout(expiry);
-      set(held !== undefined, held ? 'acquired the lease' : `held by ${'holder' in got ? got.holder : 'another replica'}`);
+      // Stopped meanwhile: what this round took is given back at once, not left to expire.
+      if (stopped) return void (await held?.release().catch(() => undefined));
+      // A renewal that took most of the lease leaves leadership as it was: the next round,
+      // a retry's wait away, decides (review: taking the lead for a moment ran a replay).
+      if (held && !renewed(begunAt)) wait = retryMs;
+      else if (held) set(true, 'acquired the lease');
+      else {
+        clearTimeout(expiry);
+        set(false, `held by ${'holder' in got ? got.holder : 'another replica'}`);
+      }
     } catch (err) {
       logger.warn({ err: (err as Error).message, leader }, leader ? 'lease renewal failed; retrying before the lease runs out' : 'leader election round failed');
       wait = leader ? retryMs : periodMs;
     }
     if (stopped) return;
-    next = setTimeout(() => void round(), wait);
+    // A steady cadence from each round's start, as client-go's: a period after a slow round
+    // ended, renewals drifted apart by the round's length and the lease ran out between them
+    // (review: with every write taking 40% of the lease, leadership flapped every 2 s).
+    next = setTimeout(() => void round(), Math.max(0, begunAt + wait - performance.now()));
     next.unref();
   };
   void round();

@@ -195,6 +195,22 @@ describe('relay leader election does not thrash', () => {
 });
 
 describe('a slow renewal', () => {
+  test('renewals that each take 40% of the lease keep a steady leader: rounds start a period apart, not a period after the last one ended (review)', { timeout: 20_000 }, async () => {
+    const server = await startApiServer({ objects: [] });
+    server.faults.add({ method: 'PUT', pathIncludes: '/namespaces/ephemera-system/leases/', delayMs: 1200, times: Infinity, label: 'slow renewals' });
+    const changes: boolean[] = [];
+    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, (v) => void changes.push(v));
+    try {
+      await eventually(() => assert.ok(elector.isLeader()));
+      await new Promise((r) => setTimeout(r, 7000));
+      assert.deepEqual(changes, [true], 'led throughout');
+      assert.ok(server.requests.filter((r) => r.verb === 'update').length >= 4, 'renewed all along');
+    } finally {
+      await elector.stop();
+      await server.close();
+    }
+  });
+
   test('the leader steps down a lease after the last renewal it began, not after its answer came: a successor may take over from the renewTime it wrote (review)', { timeout: 20_000 }, async () => {
     const server = await startApiServer({ objects: [] });
     const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, () => {});
