@@ -348,8 +348,11 @@ export class DeliveryQueue {
         continue;
       }
       const slot = this.pending.get(key) ?? this.retrying.get(key);
-      if (slot) latest(slot.item, next.value);
-      else {
+      if (slot) {
+        latest(slot.item, next.value);
+        // What the cache holds now may be newer than the try that failed (review).
+        slot.sentId = undefined;
+      } else {
         this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0, replay: true });
         this.replayQueued++;
       }

@@ -10,6 +10,8 @@ import type { Kube } from '../functions/kube/kube.ts';
 
 export interface Elector {
   isLeader(): boolean;
+  /** No more rounds; the Lease, if held, stays ours until it runs out or stop() releases it. */
+  stopRenewing(): void;
   stop(): Promise<void>;
 }
 
@@ -80,6 +82,10 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
   void round();
   return {
     isLeader: () => leader,
+    stopRenewing() {
+      stopped = true;
+      clearTimeout(next);
+    },
     async stop() {
       stopped = true;
       clearTimeout(next);

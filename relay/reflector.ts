@@ -334,7 +334,8 @@ export class Reflector<T> {
           if (typeof status?.code === 'number') codes.push(status.code);
           failed ??= `watch ERROR ${status?.code ?? '?'}: ${status?.message ?? 'no message'}`;
         },
-        onLineError: (error) => this.opts.onUnreadable?.({ key: '?', error }),
+        // Counted and logged as an unreadable object; the watch then ends and the loop lists again.
+        onLineError: (error) => this.opts.onUnreadable?.({ key: '?', error: `${error} (the watch ends; listing again)` }),
         done: (err) => {
           this.abortWatch = undefined;
           if (this.stopped) return resolve({ kind: 'stopped' });

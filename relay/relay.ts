@@ -109,6 +109,9 @@ interface State {
   origin: Origin;
 }
 
+/** How long stop() sends what is queued before it releases the leader Lease (a pod's grace period is 30 s). */
+const FLUSH_ON_STOP_MS = 10_000;
+
 /** Start watching; resolves after the first list of every resource. */
 export async function startRelay(opts: RelayOptions): Promise<Relay> {
   const relay = createRelay(opts);
@@ -146,8 +149,9 @@ export function createRelay(opts: RelayOptions): Relay {
   const synced = Promise.race([jobsSynced, delay(opts.jobsFirstMs ?? 5000, undefined, { ref: false })]).then(async () => {
     if (stopped) return;
     for (const r of pods) r.start();
-    await Promise.all([jobsSynced, ...pods.map((r) => r.whenSynced())]);
+    await Promise.all(pods.map((r) => r.whenSynced()));
     if (st.leader && st.missed) box.relay?.resync('listed while leadership changed', 'all');
+    await jobsSynced;
     void box.relay?.sweepLeases('first sync');
   });
   const resyncTimer = setInterval(() => {
@@ -171,7 +175,10 @@ export function createRelay(opts: RelayOptions): Relay {
     isLeader: () => st.leader,
     synced: () => synced,
     resync(reason, scope = 'due') {
-      if (!allSynced() || !st.leader) return;
+      // The pods are listed once the jobs are, or once their list has failed for jobsFirstMs:
+      // a job list that keeps failing must not stop the replays of due sidecar pods either
+      // (review: a new leader replayed nothing while it failed).
+      if (!pods.every((r) => r.hasSynced()) || !st.leader) return;
       opts.logger.info({ reason, scope }, 'resync from the watch cache');
       queue.backfill(replay(st, pods, scope), scope);
     },
@@ -187,13 +194,16 @@ export function createRelay(opts: RelayOptions): Relay {
       clearInterval(resyncTimer);
       // A sweep's LIST may hang on an API server that does not answer: it is cut, not waited
       // for (its page timeout is a minute; a pod's grace period is 30 s). What is queued is
-      // sent while this relay still leads, and only then is the leader Lease released, so a
-      // successor does not start before it (review).
+      // sent while this relay still leads (no new election round, no replay: the successor
+      // replays its own cache), for FLUSH_ON_STOP_MS at most, and only then is the leader
+      // Lease released, so a successor does not start before it (reviews).
       stopping.abort();
       await sweeping;
       requeue.stop();
       await Promise.all(all.map((r) => r.stop()));
-      await queue.flush();
+      elector?.stopRenewing();
+      queue.dropReplays();
+      await Promise.race([queue.flush(), delay(FLUSH_ON_STOP_MS, undefined, { ref: false })]);
       await elector?.stop();
       await queue.stop();
       await opts.sink.close?.();

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { SQSClient, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../functions/api/envelope.ts';
 import { DeliveryQueue } from '../../relay/delivery-queue.ts';
-import { messageFor, type Message, type Queued } from '../../relay/envelope.ts';
+import { envelopeOf, messageFor, type Message, type Queued } from '../../relay/envelope.ts';
 import { Requeue } from '../../relay/requeue.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
@@ -387,6 +387,33 @@ describe('a FIFO queue', () => {
       });
     } finally {
       await w.close();
+    }
+  });
+});
+
+describe('message ids on retry, at the queue', () => {
+  test('a replay merged into a key backing off sends a new id: the cache may be newer than the try that failed (review)', async () => {
+    const tries: { id: string; rv: string | undefined }[] = [];
+    let fail = 1;
+    const q = new DeliveryQueue({
+      sink: { name: 'fails-once', send: async (ms) => ms.map((m) => (tries.push({ id: m.id, rv: envelopeOf(m).data.resourceVersion }), fail-- > 0 ? { ok: false, error: 'timeout' } : { ok: true })) },
+      capacity: 10, windowMs: 0, logger: silentLogger, backoff: { minMs: 200, maxMs: 200 },
+      build: (x, sameId) => messageFor(x, { relayId: 't' }, undefined, sameId),
+      hooks: { resyncNeeded: () => [].values() },
+    });
+    try {
+      q.add({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name: 'p', at: 0, resourceVersion: '1' });
+      await eventually(() => assert.equal(tries.length, 1));
+      // While it backs off, a replay brings the cached state, changed meanwhile.
+      q.backfill([{ kind: 'Pod', event: 'RESYNC', namespace: 'ns', name: 'p', at: 0, resourceVersion: '2' } as Queued].values());
+      await eventually(async () => {
+        await q.flush();
+        assert.equal(tries.length, 2);
+      });
+      assert.equal(tries[1]?.rv, '2');
+      assert.notEqual(tries[1]?.id, tries[0]?.id);
+    } finally {
+      await q.stop();
     }
   });
 });

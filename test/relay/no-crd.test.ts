@@ -73,6 +73,27 @@ describe('relay in a cluster without EphemeralJobs', () => {
     }
   });
 
+  test('while the job list keeps failing, resyncs still replay the due sidecar pods once the pods are listed (review: a new leader replayed nothing)', async () => {
+    const w = await world(500, 200);
+    try {
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.subjects(), ['RESYNC Pod/default/batch-1']);
+      });
+      w.sink.clear();
+      w.relay.resync('became leader', 'all');
+      await w.relay.flush();
+      assert.deepEqual(w.sink.subjects(), ['RESYNC Pod/default/batch-1']);
+      w.sink.clear();
+      w.relay.resync('periodic resync', 'due');
+      await w.relay.flush();
+      assert.deepEqual(w.sink.subjects(), ['RESYNC Pod/default/batch-1']);
+      assert.equal(w.sink.got[0]?.data.jobs, undefined);
+    } finally {
+      await w.close();
+    }
+  });
+
   test('the job list keeps being tried slowly: a CRD installed later is picked up and its jobs forwarded', async () => {
     const w = await world(404);
     try {
