@@ -65,7 +65,7 @@ async function observe(key: string, kube: Kube, options: SidecarOptions): Promis
   const node = await observeNode(kube, pod.spec.nodeName);
   if (node.kind === 'missing' || node.kind === 'virtual-kubelet') return { ...base, pod, node };
   const crrs = await observeCrr(kube, { pod, due, options, namespace: ref.namespace });
-  return { ...base, pod, node, crrs: crrs.crrs, notes: crrs.notes };
+  return { ...base, pod, node, ...crrs };
 }
 
 /** One GET. Only transient failures are thrown (retry); a refusal means "unknown". */
@@ -86,7 +86,7 @@ async function observeNode(kube: Kube, name: string | undefined): Promise<NodeVi
 }
 
 /** The CRR of the current stage, when the pod's strategy is crr: at most one GET. */
-async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarOptions; namespace: string }): Promise<{ crrs: Record<string, CrrView | null>; notes: string[] }> {
+async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarOptions; namespace: string }): Promise<Pick<SidecarObserved, 'crrs' | 'crrUnserved' | 'notes'>> {
   const choice = podStrategy(p.pod, p.options);
   const stage = currentStage(p.due);
   if (!choice.ok || choice.strategy !== 'crr' || !stage || !p.pod.metadata.uid) return { crrs: {}, notes: [] };
@@ -96,8 +96,11 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
     return { crrs: { [name]: raw === null ? null : crrView(raw, name) }, notes: [] };
   } catch (err) {
     if (!(err instanceof KubeError) || err.errorClass === 'transient') throw err;
-    // Not readable (RBAC), or not served (OpenKruise's CRD not installed: the create's 404
-    // then says so with a Warning Event): creating it is idempotent, so plan as if unknown.
+    // A 404 for the path, naming no object: OpenKruise's CRD is not installed (or not served
+    // yet). A create would be refused the same way on every look; the planner says what to do.
+    if (err.errorClass === 'unserved') return { crrs: {}, crrUnserved: true, notes: [`ContainerRecreateRequest ${name}: ${CRR.apiVersion} containerrecreaterequests not served (${err.status} ${err.message})`] };
+    // Not readable (RBAC): creating it is idempotent (AlreadyExists counts as done), so plan
+    // as if unknown.
     return { crrs: {}, notes: [`ContainerRecreateRequest ${name} unreadable (${err.status}): planning without it`] };
   }
 }

@@ -1,9 +1,10 @@
 import { toDate } from '../api/meta.ts';
-import type { Container, Pod } from '../api/pod.ts';
+import type { Container, ContainerState, Pod } from '../api/pod.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
-import { crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, type PodRef } from './actions.ts';
+import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, type PodRef } from './actions.ts';
 import type { SidecarOptions } from './config.ts';
 import { IGNORE_EXIT_CODE_ENV, TERMINATE_WITH_IMAGE_ENV, type SidecarInfo } from './env.ts';
+import { sameImage } from './image-ref.ts';
 import { podDue, statusByName, type Due } from './predicate.ts';
 import { currentStage, podStrategy, STRATEGY_ANNOTATION, type Stage } from './strategy.ts';
 
@@ -35,6 +36,11 @@ export interface SidecarObserved {
   node?: NodeView;
   /** CRRs read by name: null = not found. A name absent was not read: create it (idempotent). */
   crrs: Record<string, CrrView | null>;
+  /**
+   * The CRR GET was answered 404 for the path itself: OpenKruise's ContainerRecreateRequest
+   * is not served in this cluster, so a CRR create could only be refused.
+   */
+  crrUnserved?: boolean;
   options: SidecarOptions;
   notes?: string[];
 }
@@ -58,6 +64,12 @@ interface Ctx {
 
 /** A sidecar counts as restarted after termination if it stopped no earlier than this before it. */
 const CLOCK_SKEW_SECONDS = 5;
+
+/**
+ * With no ContainerRecreateRequest served, look again this rarely: only an install of
+ * OpenKruise or a change of strategy helps, and the pod's own events bring us back anyway.
+ */
+const CRR_UNSERVED_LOOK_AGAIN_SECONDS = 600;
 
 /**
  * The SidecarTerminator planner: pod (and node, CRRs) in, actions out. No I/O, no clock.
@@ -111,7 +123,7 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   const unsupported: string[] = [];
   for (const s of ctx.due.unterminated) {
     if (!s.withImage) unsupported.push(s.name);
-    else if (specContainer(ctx.ref.pod, s.name)?.image === s.withImage) ctx.issued.set(s.name, swappedSince(ctx.ref.pod, s.name, s.withImage));
+    else if (sameImage(specContainer(ctx.ref.pod, s.name)?.image, s.withImage)) swapWritten(ctx, s.name, s.withImage);
     else swaps.push({ name: s.name, image: s.withImage });
   }
   if (swaps.length > 0) {
@@ -127,11 +139,33 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   }
 }
 
-/** When the swapped image started running (the kubelet has acted), else null. */
-function swappedSince(pod: Pod, name: string, image: string): Date | null {
-  const status = statusByName(pod.status?.containerStatuses ?? []).get(name);
-  if (status?.image !== image) return null;
-  return toDate(status.state?.running?.startedAt) ?? null;
+/**
+ * The swap is in the spec; has the kubelet acted on it? It reports the image it runs
+ * normalised (`docker.io/example/exit:1` for `example/exit:1`), so references are compared
+ * normalised. Until it reports the new image the old sidecar still runs: not issued yet, so
+ * that an old lastState.terminated is not read as a restart under OnFailure, but looked at
+ * again so that the pod is not forgotten.
+ */
+function swapWritten(ctx: Ctx, name: string, image: string): void {
+  const status = statusByName(ctx.ref.pod.status?.containerStatuses ?? []).get(name);
+  const refused = cannotStart(status?.state);
+  if (refused) {
+    const message = `sidecar ${name} cannot start the image ${image} from ${TERMINATE_WITH_IMAGE_ENV} (${refused}): fix the image or its registry (the kubelet keeps retrying), or end the pod`;
+    ctx.notes.push(message);
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `swap-start/${name}` }, ctx.now));
+    lookAgainWhenStuck(ctx);
+    return;
+  }
+  if (!sameImage(status?.image, image)) {
+    ctx.notes.push(`sidecar ${name}: image swapped to ${image}, the kubelet still reports ${status?.image ?? 'no image'}`);
+    lookAgainWhenStuck(ctx);
+    return;
+  }
+  // Running the new image: since when. Not running it (exited and restarting, or about to
+  // start): the old sidecar is gone, so any earlier termination may count (null).
+  const since = toDate(status?.state?.running?.startedAt) ?? null;
+  ctx.issued.set(name, since);
+  if (!since) lookAgainWhenStuck(ctx);
 }
 
 // ---- normal node: CRR or signal, in stages ----
@@ -155,11 +189,17 @@ function planNormalNode(ctx: Ctx): void {
 }
 
 function viaCrr(ctx: Ctx, stage: Stage): void {
+  if (ctx.observed.crrUnserved) {
+    crrNotServed(ctx, stage);
+    return;
+  }
   const name = crrName(ctx.ref.uid, stage.stage);
   const existing = ctx.observed.crrs[name];
   if (existing) {
     ctx.notes.push(`ContainerRecreateRequest ${name} exists: waiting for it`);
     for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
+    const missing = stage.sidecars.filter((s) => !existing.containers.includes(s.name));
+    if (missing.length > 0) notInCrr(ctx, existing, missing);
     return;
   }
   const list = stage.sidecars.map((s) => s.name);
@@ -167,6 +207,36 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   lookAgainWhenStuck(ctx);
   // Said only once the CRR is there (review: said while OpenKruise's CRD was missing).
   ctx.actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using crr`, discriminator: `crr/${stage.stage}` }, ctx.now), requires: CRR_CREATE });
+}
+
+/**
+ * No CRR can be created where OpenKruise's CRD is not served (its create is refused with
+ * 404, on every look, and says nothing of what to do): say what to do instead, in one Event
+ * per pod (fixed name), and look again rarely, so that an install of OpenKruise is noticed.
+ */
+function crrNotServed(ctx: Ctx, stage: Stage): void {
+  const list = stage.sidecars.map((s) => s.name).join(' ');
+  const message = `OpenKruise's ContainerRecreateRequest (${CRR.apiVersion}) is not served in this cluster, so the crr strategy cannot stop sidecar [${list}]. Install OpenKruise with kruise-daemon on the nodes, or use the strategy that needs no daemon: set EPHEMERA_SIDECAR_STRATEGY=ephemeral-signal for the installation, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal (the annotation wins)`;
+  ctx.notes.push(`skipped: ${message}`);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: 'crr/unserved' }, ctx.now));
+  ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, CRR_UNSERVED_LOOK_AGAIN_SECONDS);
+}
+
+/**
+ * Sidecars of the stage that the existing CRR does not list: they had terminated when it was
+ * made. Under OnFailure one that runs again was restarted by the kubelet, and nothing will ask
+ * it to stop (the CRR is executed once, and its name is taken): end the pod by status, as
+ * endIfRestartedUnderOnFailure does. Under Never a terminated container never runs again.
+ */
+function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
+  const list = missing.map((s) => s.name).join(' ');
+  if (ctx.due.restartPolicy !== 'OnFailure') {
+    ctx.notes.push(`sidecar [${list}] not listed in ContainerRecreateRequest ${crr.name}; under restartPolicy Never a terminated container never runs again, so it ran when the CRR was made (by another controller?): nothing more is done for it`);
+    return;
+  }
+  if (ctx.end) return;
+  ctx.end = { phase: 'Succeeded', reason: 'SidecarRestartedOnFailure', why: `sidecar [${list}] runs again after it had terminated (the kubelet restarted it: restartPolicy OnFailure; openkruise/kruise#1366), ContainerRecreateRequest ${crr.name} was made while it was terminated and does not list it, so nothing would stop it, and every main container exited 0` };
+  ctx.notes.push(`ending the pod by status: sidecar [${list}] was restarted and is not in ContainerRecreateRequest ${crr.name}`);
 }
 
 function viaSignal(ctx: Ctx, stage: Stage): void {
@@ -203,9 +273,7 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
       ctx.notes.push(`sidecar ${s.name} skipped: ephemeral container ${name} exists but targets ${existing.targetContainerName ?? 'no container'}`);
       return null;
     }
-    const started = startedAt(statusByName(pod.status?.ephemeralContainerStatuses ?? []).get(name)?.state);
-    if (started) ctx.issued.set(s.name, started);
-    else ctx.notes.push(`signal container ${name} injected, not started yet`);
+    signalInjected(ctx, s.name, existing);
     return null;
   }
   const clash = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.name === name);
@@ -214,6 +282,75 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
     return null;
   }
   return specContainer(pod, s.name) ?? null;
+}
+
+/**
+ * The signal container is in the pod: issued once it started. Until then nothing stops the
+ * sidecar and the pod may never change again, so look again after stuckAfterSeconds; and if
+ * the kubelet says it cannot start it, say so on the pod: it retries for ever, and an
+ * ephemeral container cannot be changed or removed.
+ */
+function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
+  const status = statusByName(ctx.ref.pod.status?.ephemeralContainerStatuses ?? []).get(container.name);
+  const started = startedAt(status?.state);
+  if (started) {
+    ctx.issued.set(sidecar, started);
+    return;
+  }
+  lookAgainWhenStuck(ctx);
+  const refused = cannotStart(status?.state);
+  if (!refused) {
+    ctx.notes.push(`signal container ${container.name} injected, not started yet (${status?.state?.waiting?.reason ?? 'no status'})`);
+    return;
+  }
+  const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} cannot start: ${refused}. An ephemeral container cannot be changed or removed: fix the cause (${signalFixHint(status?.state?.waiting?.reason)}), or stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-start/${container.name}` }, ctx.now));
+}
+
+/** What usually lies behind each kind of refusal, and whether fixing it helps this pod. */
+function signalFixHint(reason: string | undefined): string {
+  switch (reason) {
+    case 'CreateContainerConfigError':
+      // The copied securityContext has runAsNonRoot (or the pod's has) but no runAsUser, so
+      // the signal image's own user applies: root for busybox, which the kubelet refuses.
+      return 'under runAsNonRoot give the sidecar a runAsUser: the signal container copies the sidecar\'s securityContext, not its image\'s user; this pod\'s container keeps its own';
+    case 'CreateContainerError':
+    case 'RunContainerError':
+      return 'see the kubelet\'s message; the image in EPHEMERA_SIGNAL_IMAGE must provide the signal command';
+    case 'InvalidImageName':
+    case 'ErrImageNeverPull':
+      return 'EPHEMERA_SIGNAL_IMAGE must name an image the nodes can pull; this pod\'s container keeps its image';
+    default:
+      return 'make EPHEMERA_SIGNAL_IMAGE pullable from the node (mirror it into a registry the nodes reach, or fix the pull credentials): the kubelet keeps retrying the pull, so this pod then recovers';
+  }
+}
+
+/**
+ * Kubelet reasons for a container that will not start until someone changes something: an
+ * image that cannot be pulled or used, or a container the runtime refuses to create
+ * (runAsNonRoot with an image that runs as root is CreateContainerConfigError). Not
+ * ContainerCreating or PodInitializing, which pass by themselves.
+ */
+const CANNOT_START = new Set([
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'ErrImageNeverPull',
+  'InvalidImageName',
+  'ImageInspectError',
+  'RegistryUnavailable',
+  'SignatureValidationFailed',
+]);
+
+/** "reason: message" when the container waits for one of those reasons, else undefined. */
+function cannotStart(state: ContainerState | undefined): string | undefined {
+  const reason = state?.waiting?.reason;
+  if (reason === undefined || !CANNOT_START.has(reason)) return undefined;
+  const message = state?.waiting?.message;
+  return message ? `${reason}: ${message}` : reason;
 }
 
 // ---- OnFailure: the kubelet restarts a stopped sidecar (openkruise/kruise#1366) ----

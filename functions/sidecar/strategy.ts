@@ -27,9 +27,10 @@ export interface Stage {
 }
 
 /**
- * Sidecars whose exit code counts are stopped first. Those marked
- * KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE wait until every other sidecar has
- * terminated; then the pod's phase is set from the main containers and they are stopped.
+ * Sidecars not marked KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE are stopped first. The
+ * marked ones wait until every other sidecar has terminated; then the pod's phase is set
+ * from the main containers alone (the first stage's exit codes do not count either, as in
+ * OpenKruise's markJobPodTerminated) and they are stopped.
  */
 export function currentStage(due: Due): Stage | null {
   const first = due.unterminated.filter((s) => !s.ignoreExitCode);

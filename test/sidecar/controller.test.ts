@@ -144,6 +144,25 @@ describe('observe: bounded reads', () => {
     assert.match(p.notes?.join('\n') ?? '', /unreadable \(403\): planning without it/);
   });
 
+  test('CRRs not served (404 naming no object: OpenKruise\'s CRD is not installed): the planner is told, plans no create and says what to do', async () => {
+    const kube = new MemoryKube(basePod(), ...NODES);
+    kube.failures.set('ContainerRecreateRequest', new KubeError({ status: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }));
+    const o = await controller.observe(KEY, kube);
+    assert.ok(o);
+    assert.equal(o.crrUnserved, true);
+    const p = controller.plan(o, NOW);
+    assert.deepEqual(p.actions.map((a) => `${a.kind} ${String((a.body as { reason?: string }).reason ?? '')}`), ['Event SidecarTerminationUnsupported']);
+    assert.equal(p.requeueAfterSeconds, 600);
+    assert.match(p.notes?.join('\n') ?? '', /containerrecreaterequests not served \(404/);
+  });
+
+  test('CRRs not readable (403) are not taken for unserved', async () => {
+    const kube = new MemoryKube(basePod(), ...NODES);
+    kube.failures.set('ContainerRecreateRequest', new KubeError({ status: 403, reason: 'Forbidden', message: 'containerrecreaterequests is forbidden' }));
+    const o = await controller.observe(KEY, kube);
+    assert.equal(o?.crrUnserved, undefined);
+  });
+
   test('a pod without nodeName or on a node that does not parse: assumed normal, noted', async () => {
     const noNode = podWith({ spec: { nodeName: undefined } });
     const a = await controller.observe(KEY, new MemoryKube(noNode, ...NODES));

@@ -149,6 +149,22 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.deepEqual(refusals.sort(), [[1, 'ephemera-stop-log-shipper'], [1, 'ephemera-stop-proxy']]);
   });
 
+  test('a signal container the kubelet will not start (runAsNonRoot, an image that runs as root): a Warning on the pod says so, and the pod is looked at again', async (t) => {
+    const refusal = 'container has runAsNonRoot and image will run as root (pod: "job-1_batch", container: ephemera-stop-log-shipper)';
+    const policy = jobPolicy({ ephemeral: () => ({ waitingReason: 'CreateContainerConfigError', message: refusal }) });
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { policy });
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 8 });
+    const pod = w.pod('job-1');
+    assert.equal(stateOf(pod, 'ephemera-stop-log-shipper'), 'waiting');
+    assert.equal(stateOf(pod, 'log-shipper'), 'running');
+    assert.equal(pod.spec.ephemeralContainers?.length, 1, 'injected once');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.ok(String(stuck?.message).includes(`CreateContainerConfigError: ${refusal}`), String(stuck?.message));
+    assert.equal(results.at(-1)?.requeueAfterSeconds, 120, 'nothing else would bring ephemera back to this pod');
+  });
+
   test('a pod with shareProcessNamespace gets no signal container, and a Warning', async (t) => {
     const pod = mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL, spec: { shareProcessNamespace: true } });
     const w = await sidecarWorld([pod]);

@@ -100,6 +100,27 @@ describe('crr strategy (OpenKruise-compatible)', () => {
     assert.match(events(late.actions)[0]?.message ?? '', /kruise-daemon/);
     assert.equal(late.requeueAfterSeconds, undefined);
   });
+
+  test('ContainerRecreateRequests not served (no OpenKruise): no create, one Warning naming the ways out, a look again in 10 minutes', () => {
+    const p = plan(observed(basePod(), { crrUnserved: true }), NOW);
+    assert.equal(only(p.actions, 'ContainerRecreateRequest').length, 0, 'its create could only be refused with 404, on every look');
+    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationUnsupported']]);
+    const message = events(p.actions)[0]?.message ?? '';
+    assert.match(message, /ContainerRecreateRequest \(apps\.kruise\.io\/v1alpha1\) is not served in this cluster/);
+    assert.match(message, /\[log-shipper\]/);
+    assert.match(message, /Install OpenKruise with kruise-daemon/);
+    assert.match(message, /EPHEMERA_SIDECAR_STRATEGY=ephemeral-signal/);
+    assert.match(message, /annotate the pod ephemera\.io\/sidecar-termination=ephemeral-signal/);
+    assert.equal(p.requeueAfterSeconds, 600, 'so that an install of OpenKruise is picked up');
+    const later = plan(observed(basePod(), { crrUnserved: true }), new Date(NOW.getTime() + 600_000));
+    assert.deepEqual(later.actions.map((a) => a.name), p.actions.map((a) => a.name), 'one Event per pod: its name is fixed');
+  });
+
+  test('ContainerRecreateRequests not served, second stage: the phase is still set, no CRR for c', () => {
+    const p = plan(observed(fourContainers({ main: 0, a: 0, b: 0 }), { crrUnserved: true }), NOW);
+    assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event', 'create Event']);
+    assert.deepEqual(events(p.actions).map((e) => e.reason), ['SidecarTerminator', 'SidecarTerminationUnsupported']);
+  });
 });
 
 describe('ignore-exit-code sidecars: phase first, then a CRR of their own', () => {
@@ -180,6 +201,63 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.match(events(late.actions)[0]?.message ?? '', /KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE must exit at once/);
   });
 
+  const reportedAs: [string, string][] = [['example/exit:1', 'docker.io/example/exit:1'], ['busybox', 'docker.io/library/busybox:latest']];
+  for (const [spec, reported] of reportedAs) {
+    test(`the kubelet reports ${spec} as ${reported}: the swap is recognised as done (a requeue, then the Warning)`, () => {
+      const pod = podWith({
+        containers: [{ name: 'main' }, { name: 'a', image: spec, env: [WITH_IMAGE(spec)] }],
+        statuses: [exited('main', 0), running('a', { image: reported, state: { running: { startedAt: '2026-01-01T00:01:30Z' } } })],
+      });
+      const early = plan(observed(pod, { node: VK }), NOW);
+      assert.deepEqual(early.actions, []);
+      assert.equal(early.requeueAfterSeconds, 90, 'started 30 s before NOW');
+      const late = plan(observed(pod, { node: VK }), new Date(NOW.getTime() + 91_000));
+      assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    });
+  }
+
+  test('swap written, the kubelet still runs the old image: not done yet, looked at again', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1' })],
+    });
+    const p = plan(observed(pod, { node: VK }), NOW);
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.requeueAfterSeconds, 120);
+    assert.match(p.notes?.join('\n') ?? '', /the kubelet still reports docker\.io\/example\/envoy:1/);
+  });
+
+  test('OnFailure: an old crash of the sidecar does not end the pod while the swap has not been acted on', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      spec: { restartPolicy: 'OnFailure' },
+      statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1', restartCount: 1, lastState: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:00:30Z' } } })],
+    });
+    const p = plan(observed(pod, { node: VK }), NOW);
+    assert.equal(only(p.actions, 'Pod', 'status').length, 0, 'the old sidecar still runs: no phase yet');
+  });
+
+  test('OnFailure: the swapped image exits non-zero and the kubelet restarts it: the pod is ended Succeeded', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      spec: { restartPolicy: 'OnFailure' },
+      statuses: [exited('main', 0), { name: 'a', image: 'docker.io/example/exit:1', restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1, startedAt: '2026-01-01T00:01:40Z', finishedAt: '2026-01-01T00:01:41Z' } } }],
+    });
+    const p = plan(observed(pod, { node: VK }), NOW);
+    assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
+  });
+
+  test('the swapped image cannot be pulled: a Warning naming the reason, and a look again', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      statuses: [exited('main', 0), { name: 'a', image: 'docker.io/example/envoy:1', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "example/exit:1"' } } }],
+    });
+    const p = plan(observed(pod, { node: VK }), NOW);
+    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    assert.match(events(p.actions)[0]?.message ?? '', /cannot start the image example\/exit:1 .*ImagePullBackOff: Back-off pulling/);
+    assert.equal(p.requeueAfterSeconds, 120);
+  });
+
   test('a sidecar without WITH_IMAGE cannot be stopped there: a Warning, no action on it', () => {
     const p = plan(observed(basePod(), { node: VK }), NOW);
     assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationUnsupported']]);
@@ -246,6 +324,55 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.match(events(late.actions)[0]?.message ?? '', /SIGTERM/);
   });
 
+  /** The base pod with the signal container injected, and this status for it (undefined: none yet). */
+  const injected = (state?: { waiting: { reason?: string; message?: string } }) => {
+    const name = signalContainerName('log-shipper');
+    return podWith({
+      spec: { ephemeralContainers: [{ name, image: 'busybox:1.36', targetContainerName: 'log-shipper' }] },
+      status: { ephemeralContainerStatuses: state ? [{ name, state }] : [] },
+    });
+  };
+  const RUNS_AS_ROOT = 'container has runAsNonRoot and image will run as root (pod: "job-abc12_batch(0f1e2d3c)", container: ephemera-stop-log-shipper)';
+
+  test('a signal container the kubelet will not start: a Warning naming it, the kubelet\'s reason and message and what to do; a look again', () => {
+    const p = plan(observed(injected({ waiting: { reason: 'CreateContainerConfigError', message: RUNS_AS_ROOT } }), { options: signalOptions }), NOW);
+    assert.equal(only(p.actions, 'Pod', 'ephemeralcontainers').length, 0, 'never injected twice');
+    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    const message = events(p.actions)[0]?.message ?? '';
+    assert.match(message, /signal container ephemera-stop-log-shipper \(image busybox:1\.36\) for sidecar log-shipper cannot start/);
+    assert.ok(message.includes(`CreateContainerConfigError: ${RUNS_AS_ROOT}`), message);
+    assert.match(message, /cannot be changed or removed/);
+    assert.match(message, /runAsNonRoot/);
+    assert.match(message, /ephemera\.io\/sidecar-termination=crr/);
+    assert.match(message, /end the pod/);
+    assert.equal(p.requeueAfterSeconds, 120, 'the pod may never change again: do not forget it');
+  });
+
+  for (const reason of ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerError', 'ErrImageNeverPull']) {
+    test(`a signal container waiting with ${reason}: the same Warning`, () => {
+      const p = plan(observed(injected({ waiting: { reason, message: 'from the kubelet' } }), { options: signalOptions }), NOW);
+      assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+      assert.ok(events(p.actions)[0]?.message.includes(`${reason}: from the kubelet`));
+      assert.equal(p.requeueAfterSeconds, 120);
+    });
+  }
+
+  test('the pull failing then backing off is one Event (its name is fixed: a later look meets it)', () => {
+    const a = plan(observed(injected({ waiting: { reason: 'ErrImagePull' } }), { options: signalOptions }), NOW);
+    const b = plan(observed(injected({ waiting: { reason: 'ImagePullBackOff' } }), { options: signalOptions }), new Date(NOW.getTime() + 300_000));
+    assert.equal(a.actions.length, 1);
+    assert.deepEqual(b.actions.map((x) => x.name), a.actions.map((x) => x.name));
+  });
+
+  test('injected, not started yet (ContainerCreating, or no status at all): no Warning, but a look again', () => {
+    for (const pod of [injected({ waiting: { reason: 'ContainerCreating' } }), injected()]) {
+      const p = plan(observed(pod, { options: signalOptions }), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 120);
+      assert.match(p.notes?.join('\n') ?? '', /injected, not started yet/);
+    }
+  });
+
   test('shareProcessNamespace: PID 1 is not the sidecar, so no signal; a Warning', () => {
     const p = plan(observed(podWith({ spec: { shareProcessNamespace: true } }), { options: signalOptions }), NOW);
     assert.equal(only(p.actions, 'Pod', 'ephemeralcontainers').length, 0);
@@ -306,6 +433,26 @@ describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
     const pod = podWith({ statuses: [exited('main', 0), restarted('2026-01-01T00:01:20Z')] });
     const p = plan(observed(pod, { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
     assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+  });
+
+  test('a sidecar the existing CRR does not list (it had terminated when the CRR was made) runs again: the pod is ended Succeeded', () => {
+    // a was running and went into the CRR; b had exited 1 by itself then, and the kubelet restarted it.
+    const b = { name: 'b', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:01:10Z' } }, lastState: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:01:02Z' } } };
+    const two = podWith({ containers: fourContainers({ main: 0 }).spec.containers.slice(0, 3), spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), running('a'), b] });
+    const p = plan(observed(two, { crrs: { [name]: existingCrr(name, ['a']) } }), NOW);
+    assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event']);
+    const body = p.actions[0]!.body as StatusBody;
+    assert.equal(body.status.phase, 'Succeeded', 'under OnFailure every main container exited 0');
+    assert.equal(body.status.conditions[0]?.reason, 'SidecarRestartedOnFailure');
+    assert.match(events(p.actions)[0]?.message ?? '', new RegExp(`sidecar \\[b\\] runs again .*ContainerRecreateRequest ${name} .*does not list it`));
+    assert.equal(only(p.actions, 'ContainerRecreateRequest').length, 0, 'its name is taken: no second CRR');
+  });
+
+  test('under Never a sidecar missing from the CRR is only noted (a terminated container never runs again)', () => {
+    const two = podWith({ containers: fourContainers({ main: 0 }).spec.containers.slice(0, 3), statuses: [exited('main', 0), running('a'), running('b')] });
+    const p = plan(observed(two, { crrs: { [name]: existingCrr(name, ['a']) } }), NOW);
+    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+    assert.match(p.notes?.join('\n') ?? '', /sidecar \[b\] not listed in ContainerRecreateRequest/);
   });
 });
 
