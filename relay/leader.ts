@@ -10,6 +10,8 @@ import type { Kube } from '../functions/kube/kube.ts';
 
 export interface Elector {
   isLeader(): boolean;
+  /** How long this replica may still lead without another renewal (0 when it does not lead). */
+  leadsForMs(): number;
   /** No more rounds; the Lease, if held, stays ours until it runs out or stop() releases it. */
   stopRenewing(): void;
   stop(): Promise<void>;
@@ -27,9 +29,14 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
   const retryMs = Math.min(1000, periodMs);
   let held: HeldLock | undefined;
   let leader = false;
+  /** No more rounds (stopRenewing or stop); the Lease, if held, stays ours until stop(). */
   let stopped = false;
+  /** The round in flight: stop() waits for it, so it releases the Lease's newest version. */
+  let inFlight: Promise<void> | undefined;
   let next: NodeJS.Timeout | undefined;
   let expiry: NodeJS.Timeout | undefined;
+  /** When the current holding runs out (performance.now() time), 0 when none. */
+  let holdsUntil = 0;
   const set = (v: boolean, why: string): void => {
     if (v === leader) return;
     leader = v;
@@ -48,6 +55,7 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
   const renewed = (begunAt: number): boolean => {
     clearTimeout(expiry);
     const left = leaseMs - Math.max(0, 1000 - lock.skewSeconds * 1000) - (performance.now() - begunAt);
+    holdsUntil = performance.now() + Math.max(0, left);
     expiry = setTimeout(() => set(false, `no renewal for ${lock.leaseSeconds}s`), Math.max(0, left));
     expiry.unref();
     return left >= retryMs;
@@ -58,14 +66,13 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
     try {
       const got = await acquire(kube, lock, 'relay', 'leader');
       held = 'held' in got ? got.held : undefined;
-      // Stopped meanwhile: what this round took is given back at once, not left to expire.
-      if (stopped) return void (await held?.release().catch(() => undefined));
       // A renewal that took most of the lease leaves leadership as it was: the next round,
       // a retry's wait away, decides (review: taking the lead for a moment ran a replay).
       if (held && !renewed(begunAt)) wait = retryMs;
       else if (held) set(true, 'acquired the lease');
       else {
         clearTimeout(expiry);
+        holdsUntil = 0;
         set(false, `held by ${'holder' in got ? got.holder : 'another replica'}`);
       }
     } catch (err) {
@@ -76,19 +83,26 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
     // A steady cadence from each round's start, as client-go's: a period after a slow round
     // ended, renewals drifted apart by the round's length and the lease ran out between them
     // (review: with every write taking 40% of the lease, leadership flapped every 2 s).
-    next = setTimeout(() => void round(), Math.max(0, begunAt + wait - performance.now()));
+    next = setTimeout(() => void start(), Math.max(0, begunAt + wait - performance.now()));
     next.unref();
   };
-  void round();
+  const start = (): void => {
+    inFlight = round().finally(() => (inFlight = undefined));
+  };
+  start();
   return {
     isLeader: () => leader,
+    leadsForMs: () => (leader ? Math.max(0, holdsUntil - performance.now()) : 0),
     stopRenewing() {
+      // A round in flight still records what it took (review: releasing it then left the
+      // relay leading, and flushing, without a Lease).
       stopped = true;
       clearTimeout(next);
     },
     async stop() {
       stopped = true;
       clearTimeout(next);
+      await inFlight;
       clearTimeout(expiry);
       if (held) await held.release().catch(() => undefined);
       set(false, 'stopping');

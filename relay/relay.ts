@@ -203,9 +203,11 @@ export function createRelay(opts: RelayOptions): Relay {
       await Promise.all(all.map((r) => r.stop()));
       elector?.stopRenewing();
       queue.dropReplays();
-      await Promise.race([queue.flush(), delay(FLUSH_ON_STOP_MS, undefined, { ref: false })]);
-      await elector?.stop();
+      // Never past the lease still held (then a successor may lead); the batch in flight ends
+      // (by the sink's deadline) and none follows before the release (review).
+      await Promise.race([queue.flush(), delay(Math.min(FLUSH_ON_STOP_MS, elector?.leadsForMs() ?? FLUSH_ON_STOP_MS), undefined, { ref: false })]);
       await queue.stop();
+      await elector?.stop();
       await opts.sink.close?.();
     },
   };

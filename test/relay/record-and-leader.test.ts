@@ -261,3 +261,42 @@ describe('a slow renewal', () => {
     }
   });
 });
+
+describe('stopping an election', () => {
+  test('stopRenewing while a renewal is in flight keeps what it took: the Lease is released by stop() only, at its newest version (review)', async () => {
+    let rv = 1;
+    const calls: string[] = [];
+    let gate: (() => void) | undefined;
+    let slow = false;
+    const lease = (): unknown => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'x', namespace: 'ns', resourceVersion: String(rv) }, spec: { holderIdentity: 'a', leaseDurationSeconds: 3, renewTime: new Date().toISOString(), acquireTime: new Date().toISOString() } });
+    const deleted: unknown[] = [];
+    const kube = {
+      get: async () => lease(),
+      serverNow: () => new Date(),
+      list: async () => { throw new Error('not used'); },
+      perform: async (a: { verb: string; preconditions?: unknown; body?: unknown }) => {
+        calls.push(a.verb);
+        if (a.verb === 'delete') deleted.push(a);
+        if (a.verb === 'update' && slow) await new Promise<void>((r) => (gate = r));
+        rv++;
+        return lease();
+      },
+    } as unknown as Parameters<typeof startElection>[0];
+    const elector = startElection(kube, { namespace: 'ns', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, () => {});
+    await eventually(() => assert.ok(elector.isLeader()));
+    slow = true;
+    await eventually(() => assert.ok(gate, 'a renewal is in flight'), 3000);
+    elector.stopRenewing();
+    gate?.();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(!calls.includes('delete'), `released before stop(): ${calls.join(', ')}`);
+    assert.ok(elector.isLeader(), 'still leads while the relay flushes');
+    assert.ok(elector.leadsForMs() > 0);
+    const updates = calls.filter((c) => c === 'update').length;
+    await elector.stop();
+    assert.equal(calls.at(-1), 'delete');
+    assert.equal(calls.filter((c) => c === 'update').length, updates, 'no round after stopRenewing');
+    assert.match(JSON.stringify(deleted[0]), new RegExp(`"resourceVersion":"${rv - 1}"`), 'the newest version is released');
+    assert.equal(elector.isLeader(), false);
+  });
+});
