@@ -216,27 +216,37 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
  */
 function crrNotServed(ctx: Ctx, stage: Stage): void {
   const list = stage.sidecars.map((s) => s.name).join(' ');
-  const message = `OpenKruise's ContainerRecreateRequest (${CRR.apiVersion}) is not served in this cluster, so the crr strategy cannot stop sidecar [${list}]. Install OpenKruise with kruise-daemon on the nodes, or use the strategy that needs no daemon: set EPHEMERA_SIDECAR_STRATEGY=ephemeral-signal for the installation, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal (the annotation wins)`;
+  // The pod's own annotation wins over the installation's strategy: then only it can change (review).
+  const annotated = ctx.ref.pod.metadata.annotations?.[STRATEGY_ANNOTATION] !== undefined;
+  const instead = annotated ? `set the pod's annotation ${STRATEGY_ANNOTATION}=ephemeral-signal (it asks for crr)` : `set EPHEMERA_SIDECAR_STRATEGY=ephemeral-signal for the installation, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal (the annotation wins)`;
+  const message = `OpenKruise's ContainerRecreateRequest (${CRR.apiVersion}) is not served in this cluster, so the crr strategy cannot stop sidecar [${list}]. Install OpenKruise with kruise-daemon on the nodes, or use the strategy that needs no daemon: ${instead}`;
   ctx.notes.push(`skipped: ${message}`);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: 'crr/unserved' }, ctx.now));
   ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, CRR_UNSERVED_LOOK_AGAIN_SECONDS);
 }
 
 /**
- * Sidecars of the stage that the existing CRR does not list: they had terminated when it was
- * made. Under OnFailure one that runs again was restarted by the kubelet, and nothing will ask
- * it to stop (the CRR is executed once, and its name is taken): end the pod by status, as
- * endIfRestartedUnderOnFailure does. Under Never a terminated container never runs again.
+ * Sidecars of the stage that the existing CRR does not list, so nothing will stop them (a CRR
+ * is executed once, and its name is taken): they had terminated when ephemera made it (under
+ * OnFailure the kubelet then restarted them), or another controller made it — OpenKruise's
+ * lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true, not one marked only
+ * ..._WITH_IMAGE (review). Under OnFailure every main container exited 0: end the pod by
+ * status, as endIfRestartedUnderOnFailure does. Under Never, say so on the pod and how to
+ * get a CRR that lists them, and look again.
  */
 function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
   const list = missing.map((s) => s.name).join(' ');
-  if (ctx.due.restartPolicy !== 'OnFailure') {
-    ctx.notes.push(`sidecar [${list}] not listed in ContainerRecreateRequest ${crr.name}; under restartPolicy Never a terminated container never runs again, so it ran when the CRR was made (by another controller?): nothing more is done for it`);
+  const why = `ContainerRecreateRequest ${crr.name} does not list sidecar [${list}] (it was made while the sidecar had terminated, or by another controller such as OpenKruise, which lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true), so nothing would stop it`;
+  if (ctx.due.restartPolicy === 'OnFailure') {
+    if (ctx.end) return;
+    ctx.end = { phase: 'Succeeded', reason: 'SidecarRestartedOnFailure', why: `${why}, and every main container exited 0 (restartPolicy OnFailure; openkruise/kruise#1366)` };
+    ctx.notes.push(`ending the pod by status: ${why}`);
     return;
   }
-  if (ctx.end) return;
-  ctx.end = { phase: 'Succeeded', reason: 'SidecarRestartedOnFailure', why: `sidecar [${list}] runs again after it had terminated (the kubelet restarted it: restartPolicy OnFailure; openkruise/kruise#1366), ContainerRecreateRequest ${crr.name} was made while it was terminated and does not list it, so nothing would stop it, and every main container exited 0` };
-  ctx.notes.push(`ending the pod by status: sidecar [${list}] was restarted and is not in ContainerRecreateRequest ${crr.name}`);
+  const message = `${why}: delete that ContainerRecreateRequest so that ephemera makes one listing every sidecar, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `crr-missing/${crr.name}/${missing.map((s) => s.name).join(',')}` }, ctx.now));
+  lookAgainWhenStuck(ctx);
 }
 
 function viaSignal(ctx: Ctx, stage: Stage): void {
@@ -292,6 +302,14 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
  */
 function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
   const status = statusByName(ctx.ref.pod.status?.ephemeralContainerStatuses ?? []).get(container.name);
+  const failed = failedToStart(status?.state);
+  if (failed) {
+    // Ephemeral containers never restart: it will not run, and looking again cannot help.
+    const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} failed to start: ${failed}. The image in EPHEMERA_SIGNAL_IMAGE must provide the signal command (${ctx.observed.options.signalCommand.join(' ')}); an ephemeral container cannot be changed or removed, so stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
+    ctx.notes.push(message);
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-start/${container.name}` }, ctx.now));
+    return;
+  }
   const started = startedAt(status?.state);
   if (started) {
     ctx.issued.set(sidecar, started);
@@ -316,7 +334,6 @@ function signalFixHint(reason: string | undefined): string {
       // the signal image's own user applies: root for busybox, which the kubelet refuses.
       return 'under runAsNonRoot give the sidecar a runAsUser: the signal container copies the sidecar\'s securityContext, not its image\'s user; this pod\'s container keeps its own';
     case 'CreateContainerError':
-    case 'RunContainerError':
       return 'see the kubelet\'s message; the image in EPHEMERA_SIGNAL_IMAGE must provide the signal command';
     case 'InvalidImageName':
     case 'ErrImageNeverPull':
@@ -335,7 +352,6 @@ function signalFixHint(reason: string | undefined): string {
 const CANNOT_START = new Set([
   'CreateContainerConfigError',
   'CreateContainerError',
-  'RunContainerError',
   'ErrImagePull',
   'ImagePullBackOff',
   'ErrImageNeverPull',
@@ -344,6 +360,23 @@ const CANNOT_START = new Set([
   'RegistryUnavailable',
   'SignatureValidationFailed',
 ]);
+
+/**
+ * "reason: message" of a container that ended without having run: the runtime could not
+ * start its process (containerd's StartError, exit code 128, or docker's ContainerCannotRun;
+ * an executable missing from the image). Its startedAt is then absent or the Unix epoch, so
+ * it must not be taken for a signal sent (review: the Warning then blamed the sidecar's
+ * SIGTERM handling, or the pod was looked at every two minutes for good).
+ */
+function failedToStart(state: ContainerState | undefined): string | undefined {
+  const t = state?.terminated;
+  if (!t) return undefined;
+  const started = toDate(t.startedAt);
+  const neverRan = started === undefined || started.getTime() <= 0;
+  if (!(t.reason === 'StartError' || t.reason === 'ContainerCannotRun' || (t.exitCode === 128 && neverRan))) return undefined;
+  const head = t.reason ?? `exit code ${t.exitCode}`;
+  return t.message ? `${head}: ${t.message}` : head;
+}
 
 /** "reason: message" when the container waits for one of those reasons, else undefined. */
 function cannotStart(state: ContainerState | undefined): string | undefined {

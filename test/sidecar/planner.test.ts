@@ -116,6 +116,13 @@ describe('crr strategy (OpenKruise-compatible)', () => {
     assert.deepEqual(later.actions.map((a) => a.name), p.actions.map((a) => a.name), 'one Event per pod: its name is fixed');
   });
 
+  test('ContainerRecreateRequests not served for a pod whose annotation asks for crr: the Warning names the annotation, which wins over the installation (review)', () => {
+    const pod = podWith({ metadata: { annotations: { 'ephemera.io/sidecar-termination': 'crr' } } });
+    const message = events(plan(observed(pod, { crrUnserved: true }), NOW).actions)[0]?.message ?? '';
+    assert.match(message, /set the pod's annotation ephemera\.io\/sidecar-termination=ephemeral-signal \(it asks for crr\)/);
+    assert.doesNotMatch(message, /EPHEMERA_SIDECAR_STRATEGY/);
+  });
+
   test('ContainerRecreateRequests not served, second stage: the phase is still set, no CRR for c', () => {
     const p = plan(observed(fourContainers({ main: 0, a: 0, b: 0 }), { crrUnserved: true }), NOW);
     assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event', 'create Event']);
@@ -357,6 +364,24 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     });
   }
 
+  for (const startedAt of ['1970-01-01T00:00:00Z', undefined]) {
+    test(`a signal container that failed to start (StartError, the command missing from the image; startedAt ${startedAt ?? 'absent'}): a Warning about the image, not about SIGTERM, and no look again (review)`, () => {
+      const name = signalContainerName('log-shipper');
+      const pod = podWith({
+        spec: { ephemeralContainers: [{ name, image: 'gcr.io/distroless/static', targetContainerName: 'log-shipper' }] },
+        status: { ephemeralContainerStatuses: [{ name, state: { terminated: { exitCode: 128, reason: 'StartError', message: 'exec: "kill": executable file not found in $PATH', ...(startedAt ? { startedAt } : {}), finishedAt: '2026-01-01T00:01:50Z' } } }] },
+      });
+      const p = plan(observed(pod, { options: signalOptions }), NOW);
+      assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+      const message = events(p.actions)[0]?.message ?? '';
+      assert.match(message, /failed to start: StartError: exec: "kill": executable file not found/);
+      assert.match(message, /must provide the signal command \(kill -TERM 1\)/);
+      assert.doesNotMatch(message, /SIGTERM/);
+      assert.equal(p.requeueAfterSeconds, undefined, 'an ephemeral container never restarts: looking again cannot help');
+      assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+    });
+  }
+
   test('the pull failing then backing off is one Event (its name is fixed: a later look meets it)', () => {
     const a = plan(observed(injected({ waiting: { reason: 'ErrImagePull' } }), { options: signalOptions }), NOW);
     const b = plan(observed(injected({ waiting: { reason: 'ImagePullBackOff' } }), { options: signalOptions }), new Date(NOW.getTime() + 300_000));
@@ -444,15 +469,18 @@ describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
     const body = p.actions[0]!.body as StatusBody;
     assert.equal(body.status.phase, 'Succeeded', 'under OnFailure every main container exited 0');
     assert.equal(body.status.conditions[0]?.reason, 'SidecarRestartedOnFailure');
-    assert.match(events(p.actions)[0]?.message ?? '', new RegExp(`sidecar \\[b\\] runs again .*ContainerRecreateRequest ${name} .*does not list it`));
+    assert.match(events(p.actions)[0]?.message ?? '', new RegExp(`ContainerRecreateRequest ${name} does not list sidecar \\[b\\] .*nothing would stop it, and every main container exited 0`));
     assert.equal(only(p.actions, 'ContainerRecreateRequest').length, 0, 'its name is taken: no second CRR');
   });
 
-  test('under Never a sidecar missing from the CRR is only noted (a terminated container never runs again)', () => {
+  test('under Never a sidecar missing from the CRR (made by OpenKruise, which lists only ..._WHEN_JOB_EXIT=true sidecars) gets a Warning saying how to get one that lists it, and a look again (review)', () => {
     const two = podWith({ containers: fourContainers({ main: 0 }).spec.containers.slice(0, 3), statuses: [exited('main', 0), running('a'), running('b')] });
     const p = plan(observed(two, { crrs: { [name]: existingCrr(name, ['a']) } }), NOW);
-    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
-    assert.match(p.notes?.join('\n') ?? '', /sidecar \[b\] not listed in ContainerRecreateRequest/);
+    assert.equal(only(p.actions, 'Pod', 'status').length, 0, 'the pod is not ended: its sidecar still runs');
+    assert.equal(only(p.actions, 'ContainerRecreateRequest').length, 0);
+    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    assert.match(events(p.actions)[0]?.message ?? '', new RegExp(`ContainerRecreateRequest ${name} does not list sidecar \\[b\\].*delete that ContainerRecreateRequest`));
+    assert.ok(p.requeueAfterSeconds !== undefined && p.requeueAfterSeconds <= 120, String(p.requeueAfterSeconds));
   });
 });
 
