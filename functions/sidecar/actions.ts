@@ -107,7 +107,13 @@ export function signalAction(ref: PodRef, sidecar: Container, options: SidecarOp
  * containers by name, not index; metadata.resourceVersion makes a stale plan a 409 (a
  * JSON Patch `test` op would fail with 422, which reads as a refusal, not a conflict).
  */
-export function imageSwapAction(ref: PodRef, swaps: { name: string; image: string }[]): Action {
+/**
+ * When ephemera wrote an image swap (RFC 3339): the pod's status says nothing of it, and a
+ * node that never acts on the swap would otherwise leave the pod looked at for good, silently.
+ */
+export const SWAPPED_AT_ANNOTATION = 'ephemera.io/sidecar-swapped-at';
+
+export function imageSwapAction(ref: PodRef, swaps: { name: string; image: string }[], now: Date): Action {
   const { pod, namespace } = ref;
   return {
     verb: 'patch',
@@ -117,7 +123,7 @@ export function imageSwapAction(ref: PodRef, swaps: { name: string; image: strin
     name: pod.metadata.name,
     patchType: 'strategic',
     reason: `replace the images of sidecars ${swaps.map((s) => s.name).join(', ')} of pod ${namespace}/${pod.metadata.name} (virtual-kubelet)`,
-    body: { metadata: { resourceVersion: pod.metadata.resourceVersion }, spec: { containers: swaps } },
+    body: { metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: { [SWAPPED_AT_ANNOTATION]: now.toISOString().replace(/\.\d+Z$/, 'Z') } }, spec: { containers: swaps } },
     uid: ref.uid,
   };
 }

@@ -1,7 +1,7 @@
 import { toDate } from '../api/meta.ts';
 import type { Container, ContainerState, Pod } from '../api/pod.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
-import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, type PodRef } from './actions.ts';
+import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, SWAPPED_AT_ANNOTATION, type PodRef } from './actions.ts';
 import type { SidecarOptions } from './config.ts';
 import { IGNORE_EXIT_CODE_ENV, TERMINATE_WITH_IMAGE_ENV, type SidecarInfo } from './env.ts';
 import { sameImage } from './image-ref.ts';
@@ -128,7 +128,7 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   }
   if (swaps.length > 0) {
     const list = swaps.map((s) => s.name);
-    ctx.actions.push(imageSwapAction(ctx.ref, swaps));
+    ctx.actions.push(imageSwapAction(ctx.ref, swaps, ctx.now));
     lookAgainWhenStuck(ctx);
     ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using in-place update`, discriminator: `swap/${list.join(',')}` }, ctx.now));
   }
@@ -158,7 +158,7 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
   }
   if (!sameImage(status?.image, image)) {
     ctx.notes.push(`sidecar ${name}: image swapped to ${image}, the kubelet still reports ${status?.image ?? 'no image'}`);
-    lookAgainWhenStuck(ctx);
+    swapNotActedOn(ctx, name, image);
     return;
   }
   // Running the new image: since when. Not running it (exited and restarting, or about to
@@ -166,6 +166,24 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
   const since = toDate(status?.state?.running?.startedAt) ?? null;
   ctx.issued.set(name, since);
   if (!since) lookAgainWhenStuck(ctx);
+}
+
+/**
+ * The node has not acted on the swap yet: looked at again, and once stuckAfterSeconds have
+ * passed since the swap was written (its annotation), said on the pod (review: a provider
+ * that ignores in-place image updates left the pod looked at every two minutes, silently).
+ */
+function swapNotActedOn(ctx: Ctx, name: string, image: string): void {
+  const at = toDate(ctx.ref.pod.metadata.annotations?.[SWAPPED_AT_ANNOTATION]);
+  const limit = ctx.observed.options.stuckAfterSeconds;
+  const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
+  if (left > 0) {
+    ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
+    return;
+  }
+  const message = `the node has not acted on the image swap of sidecar ${name} to ${image} ${limit}s after ephemera wrote it (it still runs the old image): its virtual-kubelet provider may not support in-place image updates; end the pod, or stop the sidecar another way`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `swap-ignored/${name}` }, ctx.now));
 }
 
 // ---- normal node: CRR or signal, in stages ----

@@ -185,7 +185,7 @@ describe('virtual-kubelet nodes: swap images', () => {
     const swap = p.actions[0]!;
     assert.equal(swap.patchType, 'strategic');
     assert.equal(swap.subresource, undefined);
-    assert.deepEqual(swap.body, { metadata: { resourceVersion: '4711' }, spec: { containers: [{ name: 'a', image: 'exit:1' }, { name: 'b', image: 'exit:2' }] } });
+    assert.deepEqual(swap.body, { metadata: { resourceVersion: '4711', annotations: { 'ephemera.io/sidecar-swapped-at': NOW.toISOString().replace(/\.\d+Z$/, 'Z') } }, spec: { containers: [{ name: 'a', image: 'exit:1' }, { name: 'b', image: 'exit:2' }] } });
     assert.match(events(p.actions)[0]?.message ?? '', /in-place update/);
     assert.equal(p.requeueAfterSeconds, 120);
   });
@@ -232,6 +232,22 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.deepEqual(p.actions, []);
     assert.equal(p.requeueAfterSeconds, 120);
     assert.match(p.notes?.join('\n') ?? '', /the kubelet still reports docker\.io\/example\/envoy:1/);
+  });
+
+  test('a node that never acts on the swap: looked at again until stuckAfterSeconds after the swap was written, then one Warning (review)', () => {
+    const at = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const pod = (secondsAgo: number) => podWith({
+      metadata: { annotations: { 'ephemera.io/sidecar-swapped-at': at(secondsAgo) } },
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1' })],
+    });
+    const early = plan(observed(pod(30), { node: VK }), NOW);
+    assert.deepEqual(early.actions, []);
+    assert.equal(early.requeueAfterSeconds, 90);
+    const late = plan(observed(pod(121), { node: VK }), NOW);
+    assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    assert.match(events(late.actions)[0]?.message ?? '', /has not acted on the image swap of sidecar a to example\/exit:1 120s after ephemera wrote it/);
+    assert.equal(late.requeueAfterSeconds, undefined, 'said once; a change of the pod brings it back');
   });
 
   test('OnFailure: an old crash of the sidecar does not end the pod while the swap has not been acted on', () => {
