@@ -68,9 +68,11 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
       held = 'held' in got ? got.held : undefined;
       // A renewal that took most of the lease leaves leadership as it was: the next round,
       // a retry's wait away, decides (review: taking the lead for a moment ran a replay).
-      if (held && !renewed(begunAt)) wait = retryMs;
-      else if (held) set(true, 'acquired the lease');
-      else {
+      if (held) {
+        // Stopping: a round in flight still records what it took, but takes no lead (review).
+        if (!renewed(begunAt)) wait = retryMs;
+        else if (!stopped) set(true, 'acquired the lease');
+      } else {
         clearTimeout(expiry);
         holdsUntil = 0;
         set(false, `held by ${'holder' in got ? got.holder : 'another replica'}`);

@@ -123,7 +123,8 @@ export function imageSwapAction(ref: PodRef, swaps: { name: string; image: strin
     name: pod.metadata.name,
     patchType: 'strategic',
     reason: `replace the images of sidecars ${swaps.map((s) => s.name).join(', ')} of pod ${namespace}/${pod.metadata.name} (virtual-kubelet)`,
-    body: { metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: { [SWAPPED_AT_ANNOTATION]: now.toISOString().replace(/\.\d+Z$/, 'Z') } }, spec: { containers: swaps } },
+    // The first swap's time is kept: a later one (another sidecar, under OnFailure) does not put off the first one's Warning (review).
+    body: { metadata: { resourceVersion: pod.metadata.resourceVersion, annotations: { [SWAPPED_AT_ANNOTATION]: pod.metadata.annotations?.[SWAPPED_AT_ANNOTATION] ?? now.toISOString().replace(/\.\d+Z$/, 'Z') } }, spec: { containers: swaps } },
     uid: ref.uid,
   };
 }

@@ -181,7 +181,8 @@ function swapNotActedOn(ctx: Ctx, name: string, image: string): void {
     ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
     return;
   }
-  const message = `the node has not acted on the image swap of sidecar ${name} to ${image} ${limit}s after ephemera wrote it (it still runs the old image): its virtual-kubelet provider may not support in-place image updates; end the pod, or stop the sidecar another way`;
+  const reported = statusByName(ctx.ref.pod.status?.containerStatuses ?? []).get(name)?.image;
+  const message = `the node has not acted on the image swap of sidecar ${name} to ${image} ${limit}s after ephemera wrote it (it reports the image ${reported ?? 'of no container'}): its virtual-kubelet provider may not support in-place image updates; end the pod, or stop the sidecar another way`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `swap-ignored/${name}` }, ctx.now));
 }
@@ -261,10 +262,11 @@ function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
     ctx.notes.push(`ending the pod by status: ${why}`);
     return;
   }
-  const message = `${why}: delete that ContainerRecreateRequest so that ephemera makes one listing every sidecar, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
+  const message = `${why}: once the sidecars it lists have ended, delete that ContainerRecreateRequest so that ephemera makes one listing every sidecar, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `crr-missing/${crr.name}/${missing.map((s) => s.name).join(',')}` }, ctx.now));
-  lookAgainWhenStuck(ctx);
+  // Only someone deleting the CRR helps, which brings no pod event: look again, but rarely (review).
+  ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, CRR_UNSERVED_LOOK_AGAIN_SECONDS);
 }
 
 function viaSignal(ctx: Ctx, stage: Stage): void {
@@ -320,7 +322,7 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
  */
 function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
   const status = statusByName(ctx.ref.pod.status?.ephemeralContainerStatuses ?? []).get(container.name);
-  const failed = failedToStart(status?.state);
+  const failed = failedToStart(status?.state) ?? failedToRun(status);
   if (failed) {
     // Ephemeral containers never restart: it will not run, and looking again cannot help.
     const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} failed to start: ${failed}. The image in EPHEMERA_SIGNAL_IMAGE must provide the signal command (${ctx.observed.options.signalCommand.join(' ')}); an ephemeral container cannot be changed or removed, so stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
@@ -394,6 +396,18 @@ function failedToStart(state: ContainerState | undefined): string | undefined {
   if (!(t.reason === 'StartError' || t.reason === 'ContainerCannotRun' || (t.exitCode === 128 && neverRan))) return undefined;
   const head = t.reason ?? `exit code ${t.exitCode}`;
   return t.message ? `${head}: ${t.message}` : head;
+}
+
+/**
+ * The same failure as the kubelet shows it in a pod it would restart containers of
+ * (restartPolicy OnFailure): waiting with RunContainerError, the StartError in lastState. An
+ * ephemeral container is never started again, so that waiting never clears (review: the pod
+ * was looked at every two minutes, silently).
+ */
+function failedToRun(status: { state?: ContainerState | undefined; lastState?: ContainerState | undefined } | undefined): string | undefined {
+  const waiting = status?.state?.waiting;
+  if (waiting?.reason !== 'RunContainerError') return undefined;
+  return failedToStart(status?.lastState) ?? (waiting.message ? `RunContainerError: ${waiting.message}` : 'RunContainerError');
 }
 
 /** "reason: message" when the container waits for one of those reasons, else undefined. */

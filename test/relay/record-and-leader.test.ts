@@ -263,6 +263,35 @@ describe('a slow renewal', () => {
 });
 
 describe('stopping an election', () => {
+  test('a follower whose round takes the Lease after stopRenewing does not become leader (no replay while stopping), and stop() gives the Lease back (review)', async () => {
+    let expired = false;
+    let gate: (() => void) | undefined;
+    const calls: string[] = [];
+    const renewTime = (): string => new Date(Date.now() - (expired ? 3_600_000 : 0)).toISOString();
+    const kube = {
+      get: async () => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'x', namespace: 'ns', resourceVersion: '7' }, spec: { holderIdentity: 'b', leaseDurationSeconds: 3, renewTime: renewTime(), acquireTime: renewTime() } }),
+      serverNow: () => new Date(),
+      list: async () => { throw new Error('not used'); },
+      perform: async (a: { verb: string }) => {
+        calls.push(a.verb);
+        if (a.verb === 'update') await new Promise<void>((r) => (gate = r));
+        return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'x', namespace: 'ns', resourceVersion: '8' }, spec: { holderIdentity: 'a' } };
+      },
+    } as unknown as Parameters<typeof startElection>[0];
+    const changes: boolean[] = [];
+    const elector = startElection(kube, { namespace: 'ns', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, (v) => void changes.push(v));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(elector.isLeader(), false, 'b holds it');
+    expired = true;
+    await eventually(() => assert.ok(gate, 'a takeover is in flight'), 3000);
+    elector.stopRenewing();
+    gate?.();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(changes, [], 'never led');
+    await elector.stop();
+    assert.deepEqual(calls, ['update', 'delete'], 'what it took is given back');
+  });
+
   test('stopRenewing while a renewal is in flight keeps what it took: the Lease is released by stop() only, at its newest version (review)', async () => {
     let rv = 1;
     const calls: string[] = [];

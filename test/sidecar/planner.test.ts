@@ -190,6 +190,16 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.equal(p.requeueAfterSeconds, 120);
   });
 
+  test('a later swap (another sidecar) keeps the time of the first: its Warning is not put off (review)', () => {
+    const pod = podWith({
+      metadata: { annotations: { 'ephemera.io/sidecar-swapped-at': '2026-01-01T00:00:10Z' } },
+      containers: [{ name: 'main' }, { name: 'a', image: 'exit:1', env: [WITH_IMAGE('exit:1')] }, { name: 'b', image: 'agent:1', env: [WITH_IMAGE('exit:2')] }],
+      statuses: [exited('main', 0), running('a', { image: 'docker.io/library/exit:1' }), running('b')],
+    });
+    const swap = plan(observed(pod, { node: VK }), NOW).actions.find((a) => a.kind === 'Pod');
+    assert.deepEqual((swap?.body as { metadata: { annotations: Record<string, string> } }).metadata.annotations, { 'ephemera.io/sidecar-swapped-at': '2026-01-01T00:00:10Z' });
+  });
+
   test('already swapped: nothing more', () => {
     const pod = podWith({ containers: [{ name: 'main' }, { name: 'a', image: 'exit:1', env: [WITH_IMAGE('exit:1')] }], statuses: [exited('main', 0), running('a')] });
     assert.deepEqual(plan(observed(pod, { node: VK }), NOW).actions, []);
@@ -246,7 +256,7 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.equal(early.requeueAfterSeconds, 90);
     const late = plan(observed(pod(121), { node: VK }), NOW);
     assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
-    assert.match(events(late.actions)[0]?.message ?? '', /has not acted on the image swap of sidecar a to example\/exit:1 120s after ephemera wrote it/);
+    assert.match(events(late.actions)[0]?.message ?? '', /has not acted on the image swap of sidecar a to example\/exit:1 120s after ephemera wrote it \(it reports the image docker\.io\/example\/envoy:1\)/);
     assert.equal(late.requeueAfterSeconds, undefined, 'said once; a change of the pod brings it back');
   });
 
@@ -397,6 +407,18 @@ describe('ephemeral-signal strategy (no daemon)', () => {
       assert.equal(only(p.actions, 'Pod', 'status').length, 0);
     });
   }
+
+  test('under OnFailure the kubelet shows the same failure as waiting RunContainerError, the StartError in lastState: the same Warning, no look again (review)', () => {
+    const name = signalContainerName('log-shipper');
+    const pod = podWith({
+      spec: { restartPolicy: 'OnFailure', ephemeralContainers: [{ name, image: 'gcr.io/distroless/static', targetContainerName: 'log-shipper' }] },
+      status: { ephemeralContainerStatuses: [{ name, state: { waiting: { reason: 'RunContainerError', message: 'context deadline exceeded' } }, lastState: { terminated: { exitCode: 128, reason: 'StartError', message: 'exec: "kill": executable file not found in $PATH', startedAt: '1970-01-01T00:00:00Z', finishedAt: '2026-01-01T00:01:50Z' } } }] },
+    });
+    const p = plan(observed(pod, { options: signalOptions }), NOW);
+    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+    assert.match(events(p.actions)[0]?.message ?? '', /failed to start: StartError: exec: "kill"/);
+    assert.equal(p.requeueAfterSeconds, undefined);
+  });
 
   test('the pull failing then backing off is one Event (its name is fixed: a later look meets it)', () => {
     const a = plan(observed(injected({ waiting: { reason: 'ErrImagePull' } }), { options: signalOptions }), NOW);
