@@ -114,6 +114,31 @@ describe('kubectl against the embedded cluster', () => {
     assert.equal(await generation(), '2', 'a status write leaves generation alone');
   });
 
+  test('a server-side dry run (kubectl diff, --dry-run=server) is refused and writes nothing: it used to be carried out for real (review)', async () => {
+    const ejob = (name: string): unknown => server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name });
+    const created = await kubectl(['apply', '--dry-run=server', '-f', '-'], JOB('dry'));
+    assert.notEqual(created.code, 0);
+    assert.match(created.stderr, /dryRun is not supported by the embedded cluster, and nothing was written/);
+    assert.equal(ejob('dry'), undefined);
+    assert.equal((await kubectl(['apply', '-f', '-'], JOB('dry'))).code, 0);
+    const before = JSON.stringify(ejob('dry'));
+    const diff = await kubectl(['diff', '-f', '-'], JOB('dry').replace('parallelism: 2', 'parallelism: 3'));
+    assert.match(diff.stderr, /dryRun is not supported/);
+    assert.equal(JSON.stringify(ejob('dry')), before, 'kubectl diff changed nothing');
+    const deleted = await kubectl(['delete', 'ejob', 'dry', '--dry-run=server']);
+    assert.notEqual(deleted.code, 0);
+    assert.notEqual(ejob('dry'), undefined, 'still there');
+  });
+
+  test('a protobuf body (kubectl create namespace) gets a clear 415, not its bytes read as JSON (review)', async () => {
+    const r = await kubectl(['create', 'namespace', 'team-a']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /accepted media types include: application\/json/);
+    assert.doesNotMatch(r.stderr, /is not valid JSON/);
+    const applied = await kubectl(['apply', '-f', '-'], 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n');
+    assert.equal(applied.code, 0, applied.stderr);
+  });
+
   test('the CRD schema is enforced: parallelism 50 is refused naming the field', async () => {
     const r = await kubectl(['apply', '-f', '-'], JOB('too-wide').replace('parallelism: 2', 'parallelism: 50'));
     assert.notEqual(r.code, 0);
