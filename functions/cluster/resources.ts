@@ -10,6 +10,8 @@ export interface ResourceDef {
   kind: string;
   namespaced: boolean;
   shortNames?: string[];
+  /** Discovery's categories: `kubectl get all` lists the kinds in `all`. */
+  categories?: string[];
   /** Subresources served beside the main one ('status', 'ephemeralcontainers'). */
   subresources?: string[];
   /** A custom resource: strategic merge patch is refused and PUT needs a resourceVersion. */
@@ -43,7 +45,7 @@ const EVENT_FIELDS = [
 /** Everything the fake serves unless told otherwise. */
 export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   {
-    group: '', version: 'v1', resource: 'pods', singular: 'pod', kind: 'Pod', namespaced: true, shortNames: ['po'],
+    group: '', version: 'v1', resource: 'pods', singular: 'pod', kind: 'Pod', namespaced: true, shortNames: ['po'], categories: ['all'],
     subresources: ['status', 'ephemeralcontainers'], generation: true, returnDeletedObject: true,
     fieldLabels: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
   },
@@ -102,7 +104,7 @@ export class ResourceRegistry {
   resourceList(group: string, version: string): unknown[] {
     const rows: unknown[] = [];
     for (const d of this.defs.filter((x) => x.group === group && x.version === version)) {
-      rows.push({ name: d.resource, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs: VERBS, ...(d.shortNames ? { shortNames: d.shortNames } : {}) });
+      rows.push({ name: d.resource, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs: VERBS, ...(d.shortNames ? { shortNames: d.shortNames } : {}), ...(d.categories ? { categories: d.categories } : {}) });
       for (const sub of d.subresources ?? []) {
         rows.push({ name: `${d.resource}/${sub}`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
       }

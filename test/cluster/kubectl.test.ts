@@ -99,6 +99,16 @@ describe('kubectl against the embedded cluster', () => {
     assert.deepEqual(rowOf(leases.stdout, 'ejob-lock').slice(0, 3), ['ephemera-system', 'ejob-lock', 'host/1/abc']);
   });
 
+  test('the demo cluster looks like one: its namespaces are there, its node is Ready, get all lists the pods (review)', async () => {
+    const ns = await kubectl(['get', 'ns']);
+    assert.equal(ns.code, 0, ns.stderr);
+    for (const name of ['default', 'kube-system', 'ephemera-system', 'ephemera-locks']) assert.deepEqual(rowOf(ns.stdout, name).slice(0, 2), [name, 'Active']);
+    assert.deepEqual(rowOf((await kubectl(['get', 'nodes'])).stdout, 'demo-node').slice(0, 2), ['demo-node', 'Ready']);
+    const all = await kubectl(['get', 'all']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /helloworld-865cd8865b-nl8lq\s+1\/1\s+Running/);
+  });
+
   test('apply validates on the server (no --validate=false); generation is 1, +1 on a spec change, not on status', async () => {
     const created = await kubectl(['apply', '-f', '-'], JOB('applied'));
     assert.equal(created.code, 0, created.stderr);

@@ -11,10 +11,13 @@ export function demoObjects(now: Date): unknown[] {
     apiVersion: 'v1', kind: 'Pod',
     metadata: { name, namespace: 'default', creationTimestamp: at(s), labels: { app: 'helloworld', healthy: String(healthy) } },
     spec: { nodeName: 'demo-node', containers: [{ name: 'helloworld', image: 'reg.example.com/helloworld:v1.1' }] },
-    status: { phase: 'Running', containerStatuses: [{ name: 'helloworld', ready: true, restartCount: 0, state: { running: { startedAt: at(s + 2) } } }] },
+    status: { phase: 'Running', startTime: at(s + 1), containerStatuses: [{ name: 'helloworld', ready: true, restartCount: 0, state: { running: { startedAt: at(s + 2) } } }] },
   });
+  // What a cluster has before anything is applied, as `kubectl get ns` and `get nodes` show it (review).
+  const namespace = (name: string): unknown => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, creationTimestamp: at(-60) }, status: { phase: 'Active' } });
   return [
-    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'demo-node' } },
+    ...['default', 'kube-system', 'ephemera-system', 'ephemera-locks'].map(namespace),
+    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'demo-node', creationTimestamp: at(-60) }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: at(0), lastTransitionTime: at(-60) }] } },
     pod('helloworld-865cd8865b-nl8lq', 0, true),
     pod('helloworld-865cd8865b-xmtrv', 1, true),
     pod('helloworld-no-work-6cc445bc7-d967c', 10, false),
