@@ -151,7 +151,8 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // status that says it. A verdict's status and Events wait on its seal (step 7).
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, toldUnlisted, injections: claims.inject.map(injectionId) });
+  const namesakes = skipped.filter((s) => s.namesake).length;
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, toldUnlisted, injections: claims.inject.map(injectionId), namesakes });
   actions.push(...status.told, ...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -179,12 +180,12 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * (reviews: it said pods were waiting where nothing was claimed or injected; gated alone, it
  * froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[] }): { told: Action[]; write: Action[]; verdict: Action[] } {
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[]; namesakes: number }): { told: Action[]; write: Action[]; verdict: Action[] } {
   // Warnings that could not be listed for now: none told in a plan that writes a verdict (EjobObserved.toldUnlisted).
   const told = (x: Outcome): ReadonlySet<string> | undefined => (o.toldUnlisted && (x.phase === 'Succeeded' || x.phase === 'Failed') ? new Set() : o.told);
   const input = (x: Outcome): StatusInput => {
     const t = told(x);
-    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}) };
+    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}) };
   };
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
@@ -376,6 +377,8 @@ export interface StatusInput {
   unfit?: string;
   /** The job's failure Warnings already written (EjobObserved.told), when known. */
   told?: ReadonlySet<string>;
+  /** Selected pods that are no targets because they hold a same-named ephemeral container of another job. */
+  namesakes?: number;
 }
 
 /**
@@ -383,8 +386,12 @@ export interface StatusInput {
  * job then waits: raising it goes on), whatever the selector matches, even pods the job's
  * containers still run in (review: the message said no pod matched).
  */
-function emptyWhy(job: EphemeralJobObject): string {
-  return (job.spec as { replicas?: unknown } | undefined)?.replicas === 0 ? 'replicas is 0: no pod is targeted' : 'no active pod matches the selector';
+function emptyWhy(job: EphemeralJobObject, namesakes: number | undefined): string {
+  if ((job.spec as { replicas?: unknown } | undefined)?.replicas === 0) return 'replicas is 0: no pod is targeted';
+  // Said apart (review: a job deleted and applied again under its name found its pods taken by
+  // its own earlier containers, and the status said no pod matched).
+  if (namesakes) return `no active pod can be targeted: ${namesakes} matching pod${namesakes === 1 ? ' holds' : 's hold'} an ephemeral container of the same name from another job (an earlier job of this name, say), and ephemeral containers cannot be removed; rename the template's containers to run in ${namesakes === 1 ? 'it' : 'them'}`;
+  return 'no active pod matches the selector';
 }
 
 /** Why a Failed verdict failed, when not for failed pods. */
@@ -402,7 +409,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { told:
   const wanted: WantedCondition[] = [
     { type: 'Initialized', status: 'True', reason: 'Initialized' },
     counts.match === 0
-      ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: emptyWhy(job) }
+      ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: emptyWhy(job, input.namesakes) }
       : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
   ];
   const failedWhy = phase === 'Failed' ? failedCondition(job, { counts, unfit: input.unfit }, input.failedBy) : undefined;

@@ -17,6 +17,8 @@ export interface Target {
 export interface Skipped {
   name: string;
   reason: string;
+  /** A pod holding a same-named ephemeral container of another job (an earlier job of the same name, say). */
+  namesake?: true;
 }
 
 /** Oldest first: creationTimestamp, then name (stable across reconciles). */
@@ -117,7 +119,7 @@ function sortPods(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[]):
     const state = podState(pod, jobUid);
     if (state !== 'pending') injected.push(Object.freeze({ pod, state }));
     else if (hasForeignNamesake(pod, jobUid, names)) {
-      skipped.push(Object.freeze({ name: pod.metadata.name, reason: 'pod already has an ephemeral container of the same name not created by this job' }));
+      skipped.push(Object.freeze({ name: pod.metadata.name, reason: 'pod already has an ephemeral container of the same name not created by this job', namesake: true as const }));
     } else {
       const why = unfitReason(pod, spec.template.ephemeralContainers);
       if (why === undefined) fresh.push(Object.freeze({ pod, state }));

@@ -87,6 +87,19 @@ describe('EphemeralJob planner: targets and injection', () => {
   });
 });
 
+describe('EphemeralJob planner: MatchedEmpty says why', () => {
+  test('selected pods holding a same-named container of another job (a job of this name deleted and applied again): MatchedEmpty says so, not that no pod matched (review)', () => {
+    const taken = [pod('a', 1, 0, { owner: 'uid-of-the-deleted-job' }), pod('b', 2, 'running', { owner: 'uid-of-the-deleted-job' })];
+    const s = statusOf(plan({ job: job(), pods: taken }, NOW).actions);
+    assert.equal(s?.phase, 'Waiting');
+    assert.equal(s?.match, 0);
+    assert.match(cond(s, 'MatchedEmpty')?.message ?? '', /^no active pod can be targeted: 2 matching pods hold an ephemeral container of the same name from another job/);
+    assert.match(cond(s, 'MatchedEmpty')?.message ?? '', /rename the template's containers/);
+    const one = statusOf(plan({ job: job(), pods: [taken[0]!] }, NOW).actions);
+    assert.match(cond(one, 'MatchedEmpty')?.message ?? '', /1 matching pod holds/);
+  });
+});
+
 describe('EphemeralJob planner: per-pod state, counts and phase', () => {
   const cases: { name: string; spec?: Record<string, unknown>; pods: Pod[]; phase: string; counts: [number, number, number, number, number] }[] = [
     { name: 'nothing matched: Waiting', pods: [], phase: 'Waiting', counts: [0, 0, 0, 0, 0] },
