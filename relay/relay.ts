@@ -99,8 +99,8 @@ interface State {
   jobs: JobsByNamespace;
   /** Watch scopes (a namespace, or '' for all) whose EphemeralJob list answers 404/403: their jobs are unknown. */
   jobsAbsent: Set<string>;
-  /** Watch scopes whose EphemeralJobs have been listed (or found absent): before, their jobs are unknown too. */
-  jobsListed: Set<string>;
+  /** Each watch scope's EphemeralJob loop: until it has listed (or found them absent), its jobs are unknown too. */
+  jobLoops: Map<string, Reflector<JobView>>;
   leader: boolean;
   /** Events were dropped while following: the next leadership (or the first sync) replays. */
   missed: boolean;
@@ -129,7 +129,7 @@ export function createRelay(opts: RelayOptions): Relay {
     build: (q, sameId) => box.build!(q, sameId),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
-  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobsListed: new Set(), leader: opts.election === undefined, missed: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobLoops: new Map(), leader: opts.election === undefined, missed: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q, sameId) => build(st, pods, q, sameId);
@@ -377,7 +377,7 @@ function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: strin
 function namespaceJobs(st: State, ns: string): NamespaceJobs {
   const inNs = st.jobs.get(ns);
   const scope = st.opts.namespaces.length > 0 ? ns : '';
-  return { jobs: () => inNs?.values() ?? [], known: st.jobsListed.has(scope) && !st.jobsAbsent.has(scope) };
+  return { jobs: () => inNs?.values() ?? [], known: st.jobLoops.get(scope)?.hasSynced() === true && !st.jobsAbsent.has(scope) };
 }
 
 /** The jobs to name on a replayed pod's envelope, as decidePod names them. */
@@ -441,10 +441,10 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     fromFingerprint: (fp) => JSON.parse(fp) as JobView,
     uid: (job) => job.uid,
     onEvent: (type, d, changed) => onJob(st, type, d.object, changed),
-    onSynced: () => void st.jobsListed.add(ns ?? ''),
     // No CRD or no list right must not stop the pod watches (the SidecarTerminator needs no jobs).
     // A 403 keeps the jobs it knew: a right revoked for a moment sent a DELETED for every job (review).
     absent: { statuses: [403, 404], keep: [403], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },
   }));
+  jobs.forEach((r, i) => st.jobLoops.set(scopes[i] ?? '', r));
   return { pods, jobs };
 }

@@ -277,7 +277,7 @@ function serveResource(ctx: Ctx, r: ResourceRequest): void {
   const include = table ? includeObject(query) : 'None';
   const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include, now: ctx.clock() }) : undefined;
   if (r.watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
-  if (method !== 'GET') refuseUnsupported({ method, contentType, query, body: r.body });
+  if (method !== 'GET') refuseUnsupported({ contentType, query });
   const warnings = checkFields(route.def, { method, contentType, body: r.body, directive: query.fieldValidation });
   if (warnings.length > 0) res.setHeader('Warning', warnings);
   const cause = { verb: record.verb, subresource: route.sub, actor: record.actor ?? '' };
@@ -320,16 +320,15 @@ interface Input {
  * was carried out for real, and a protobuf body (kubectl sends one for built-in kinds, e.g.
  * `kubectl create namespace`) was read as JSON and answered with its bytes in the error.
  */
-function refuseUnsupported(w: { method: string; contentType: string; query: Record<string, string>; body: string }): void {
+function refuseUnsupported(w: { contentType: string; query: Record<string, string> }): void {
   if (w.contentType.includes('protobuf')) {
     throw statusError(415, `the body of the request was in an unknown format - accepted media types include: application/json, application/merge-patch+json, application/strategic-merge-patch+json, application/json-patch+json (the embedded cluster reads no protobuf; kubectl apply -f sends JSON)`, 'UnsupportedMediaType');
   }
-  const options = w.method === 'DELETE' && w.body.trim() !== '' ? (parseJson(w.body) as { dryRun?: unknown } | null) : null;
-  const inBody = Array.isArray(options?.dryRun) && options.dryRun.length > 0;
-  if (w.query.dryRun !== undefined || inBody) {
-    throw badRequest('dryRun is not supported by the embedded cluster, and nothing was written: use --dry-run=client, or apply for real');
-  }
+  if (w.query.dryRun !== undefined) throw dryRunRefused();
 }
+
+/** A DELETE's options may ask for a dry run too (deleteOptions). */
+const dryRunRefused = (): ApiError => badRequest('dryRun is not supported by the embedded cluster, and nothing was written: use --dry-run=client, or apply for real');
 
 function parseJson(body: string): unknown {
   if (!body.trim()) throw badRequest('the request body is empty');
@@ -347,7 +346,8 @@ function listQuery(q: Record<string, string>): ListQuery {
 }
 
 function deleteOptions(input: Input): DeleteOptions {
-  const fromBody = input.body.trim() ? (parseJson(input.body) as DeleteOptions) : {};
+  const fromBody = input.body.trim() ? (parseJson(input.body) as DeleteOptions & { dryRun?: unknown }) : {};
+  if (Array.isArray(fromBody.dryRun) && fromBody.dryRun.length > 0) throw dryRunRefused();
   const grace = input.query.gracePeriodSeconds;
   return {
     ...fromBody,

@@ -158,7 +158,7 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
   }
   if (!sameImage(status?.image, image)) {
     ctx.notes.push(`sidecar ${name}: image swapped to ${image}, the kubelet still reports ${status?.image ?? 'no image'}`);
-    swapNotActedOn(ctx, name, image);
+    swapNotActedOn(ctx, { name, image, reported: status?.image });
     return;
   }
   // Running the new image: since when. Not running it (exited and restarting, or about to
@@ -173,7 +173,8 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
  * passed since the swap was written (its annotation), said on the pod (review: a provider
  * that ignores in-place image updates left the pod looked at every two minutes, silently).
  */
-function swapNotActedOn(ctx: Ctx, name: string, image: string): void {
+function swapNotActedOn(ctx: Ctx, swap: { name: string; image: string; reported: string | undefined }): void {
+  const { name, image, reported } = swap;
   const at = toDate(ctx.ref.pod.metadata.annotations?.[SWAPPED_AT_ANNOTATION]);
   const limit = ctx.observed.options.stuckAfterSeconds;
   const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
@@ -181,7 +182,6 @@ function swapNotActedOn(ctx: Ctx, name: string, image: string): void {
     ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
     return;
   }
-  const reported = statusByName(ctx.ref.pod.status?.containerStatuses ?? []).get(name)?.image;
   const message = `the node has not acted on the image swap of sidecar ${name} to ${image} ${limit}s after ephemera wrote it (it reports the image ${reported ?? 'of no container'}): its virtual-kubelet provider may not support in-place image updates; end the pod, or stop the sidecar another way`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `swap-ignored/${name}` }, ctx.now));
