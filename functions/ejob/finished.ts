@@ -1,9 +1,14 @@
 // Dependency-free: the relay's job view uses it too.
 import { DEFAULT_TTL_AFTER_FINISHED_SECONDS } from '../api/names.ts';
 
-/** Succeeded or Failed with a completionTime: the job's verdict is final. */
+/**
+ * A completionTime: the job's verdict is final, whatever the phase says. ephemera writes one
+ * only with Succeeded or Failed; OpenKruise, whose rule this is (`if job.Status.CompletionTime
+ * != nil` sends a job to its TTL alone), also leaves Paused over a job that succeeded while
+ * paused, and such a job, migrated, must still go at its TTL (review).
+ */
 export function jobFinished(status: { phase?: unknown; completionTime?: unknown } | undefined): boolean {
-  return (status?.phase === 'Succeeded' || status?.phase === 'Failed') && status.completionTime !== undefined;
+  return status?.completionTime !== undefined && status.completionTime !== null;
 }
 
 /**

@@ -205,6 +205,18 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual((due.actions[0]?.body as { preconditions: unknown }).preconditions, { uid: UID });
   });
 
+  test('a job OpenKruise finished while paused (phase Paused, completionTime set) is finished: kept as it is, then deleted at its TTL', () => {
+    // OpenKruise sets Paused over a Succeeded verdict when the job is paused, and sends every
+    // job with a completionTime to its TTL alone; such a job, migrated, was planned as paused
+    // and never deleted (review).
+    const paused = { ...finished, phase: 'Paused' };
+    const early = plan({ job: job({ paused: true }, { status: paused }), pods: [pod('a', 1, 0)] }, NOW);
+    assert.deepEqual(early.actions, []);
+    assert.equal(early.requeueAfterSeconds, 1800 - 600);
+    const due = plan({ job: job({ paused: true, ttlSecondsAfterFinished: 60 }, { status: paused }), pods: [] }, NOW);
+    assert.deepEqual(due.actions.map((a) => `${a.verb} ${a.kind}`), ['delete EphemeralJob']);
+  });
+
   test('a TTL deletion deletes the job only and looks again in 1 s: the look that finds it gone deletes its Lease, fenced', () => {
     // Not in the same plan, unfenced: between the two deletions a job of the same name could
     // be created and claim on the Lease (functions/ejob/README.md, "When a job goes").
