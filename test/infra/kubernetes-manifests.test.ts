@@ -118,6 +118,29 @@ describe('Kubernetes manifests', () => {
     }
   });
 
+  test('the CRDs, and nothing else, carry app.kubernetes.io/component=crd: `kubectl apply -l \'app.kubernetes.io/component!=crd\'` leaves OpenKruise\'s CRD alone (README, "Next to OpenKruise")', () => {
+    const crd = (d: Doc): boolean => d.metadata.labels?.['app.kubernetes.io/component'] === 'crd';
+    assert.deepEqual(all.filter(crd).map((d) => d.kind).sort(), ['CustomResourceDefinition', 'CustomResourceDefinition']);
+    assert.ok(of('CustomResourceDefinition').every(crd));
+    for (const f of readdirSync('infra/crds')) assert.ok(crd(parse(readFileSync(`infra/crds/${f}`, 'utf8')) as Doc), f);
+  });
+
+  test('cert-manager: the serving certificate is signed by a CA made once, whose CA fills caBundle, so a renewal does not change caBundle', () => {
+    type Cm = Doc & { spec: { selfSigned?: object; ca?: { secretName: string }; isCA?: boolean; secretName?: string; issuerRef?: { name: string; kind: string } }; metadata: { annotations?: Record<string, string> } };
+    const docs = load('infra/webhook/validating-webhook-service.yaml') as Cm[];
+    const issuer = (name: string): Cm | undefined => docs.find((d) => d.kind === 'Issuer' && d.metadata.name === name);
+    const certs = docs.filter((d) => d.kind === 'Certificate');
+    const webhook = docs.find((d) => d.kind === 'ValidatingWebhookConfiguration');
+    const [ns, name] = (webhook?.metadata.annotations?.['cert-manager.io/inject-ca-from'] ?? '').split('/');
+    const serving = certs.find((c) => c.metadata.namespace === ns && c.metadata.name === name);
+    assert.equal(serving?.spec.secretName, 'ephemera-webhook-tls');
+    const signer = issuer(serving.spec.issuerRef?.name ?? '');
+    assert.ok(signer?.spec.ca, 'the serving certificate comes from a CA issuer, not a self-signed one (its own CA: every renewal would change caBundle)');
+    const ca = certs.find((c) => c.spec.secretName === signer.spec.ca?.secretName);
+    assert.equal(ca?.spec.isCA, true);
+    assert.ok(issuer(ca.spec.issuerRef?.name ?? '')?.spec.selfSigned, 'the CA is made by the self-signed issuer');
+  });
+
   test('no long-lived ServiceAccount token Secret is shipped', () => {
     assert.deepEqual(of('Secret').filter((s) => (s as unknown as { type?: string }).type === 'kubernetes.io/service-account-token'), []);
   });
