@@ -38,7 +38,7 @@ export interface EksToken {
 
 /** Sign one token. Pure apart from the hashing: same input, same token. */
 export async function signEksToken(input: EksTokenInput): Promise<EksToken> {
-  const hostname = `sts.${input.region}.amazonaws.com`;
+  const hostname = stsHostname(input.region);
   const [{ Sha256 }, { SignatureV4 }] = await Promise.all([cjsExports(import('@aws-crypto/sha256-js')), cjsExports(import('@smithy/signature-v4'))]);
   const signer = new SignatureV4({ service: 'sts', region: input.region, credentials: input.credentials, sha256: Sha256, applyChecksum: false });
   const signed = await signer.presign(
@@ -54,6 +54,14 @@ export async function signEksToken(input: EksTokenInput): Promise<EksToken> {
     .join('&');
   const url = `https://${hostname}/?${query}`;
   return { token: EKS_TOKEN_PREFIX + Buffer.from(url, 'utf8').toString('base64url'), expiresAt: new Date(input.now.getTime() + EKS_TOKEN_LIFETIME_MS) };
+}
+
+/**
+ * The regional STS endpoint. The China partition (cn-north-1, cn-northwest-1) has its own
+ * DNS suffix; aws-iam-authenticator accepts only its partitions' hosts (pkg/endpoints/partitions.go).
+ */
+function stsHostname(region: string): string {
+  return `sts.${region}.${region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com'}`;
 }
 
 /** A cached token for one cluster: signed on first use, re-signed when ten minutes old or after a 401. */

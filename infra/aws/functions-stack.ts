@@ -3,7 +3,7 @@
 // do exactly what the handler does, EKS access entries that map that role to a Kubernetes
 // group, log retention and alarms. Credentials are never in the environment: only
 // references to EKS clusters or Secrets Manager secrets (functions/kube/cluster-source.ts).
-import { ArnFormat, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, CfnCondition, CfnOutput, Duration, Fn, Stack, Token, type StackProps } from 'aws-cdk-lib';
 import { Vpc, Subnet, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -17,6 +17,8 @@ import type { DeploySettings } from './settings.ts';
 
 /** The Kubernetes group the functions' role is mapped to; infra/kubernetes/functions-rbac.yaml binds it. */
 export const FUNCTIONS_K8S_GROUP = 'ephemera:functions';
+/** The id of the warning for an EKS cluster whose access entry the stack cannot make (acknowledgeable). */
+export const ACCESS_ENTRY_BY_HAND = 'ephemera:accessEntryByHand';
 
 /** Props: the settings and the directory of the built reconciler bundle. */
 export interface FunctionsStackProps extends StackProps {
@@ -145,16 +147,29 @@ export class FunctionsStack extends Stack {
     role.addToPolicy(new PolicyStatement({ actions: ['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets'], resources: ['*'] }));
   }
 
-  /** EKS access entries (same account and region only): the role becomes group ephemera:functions. */
+  /**
+   * EKS access entries: the role becomes group ephemera:functions. An access entry is a
+   * resource of the cluster's region, so the stack makes it only for clusters in its own
+   * (an eks source's cluster is always in the stack's account); any other is mapped by hand.
+   */
   private accessEntries(role: Role, s: DeploySettings): void {
     for (const [name, c] of Object.entries(s.clusters)) {
-      if (!('eks' in c) || !c.eks.accessEntry || c.eks.region) continue;
-      new CfnAccessEntry(this, `AccessEntry-${name}`, {
-        clusterName: c.eks.name,
-        principalArn: role.roleArn,
-        type: 'STANDARD',
-        kubernetesGroups: [FUNCTIONS_K8S_GROUP],
-      });
+      if (!('eks' in c) || !c.eks.accessEntry) continue;
+      const { name: cluster, region } = c.eks;
+      const byHand = `map the functions' role (output FunctionsRoleArn) to the Kubernetes group ${FUNCTIONS_K8S_GROUP} in EKS cluster ${cluster} by hand: `
+        + `aws eks create-access-entry --region ${region} --cluster-name ${cluster} --principal-arn <FunctionsRoleArn> --kubernetes-groups ${FUNCTIONS_K8S_GROUP}`;
+      const stackRegionKnown = !Token.isUnresolved(this.region);
+      if (region && stackRegionKnown && region !== this.region) {
+        Annotations.of(this).addWarningV2(ACCESS_ENTRY_BY_HAND, `cluster ${name} is in ${region}, not this stack's ${this.region}: no access entry is made; ${byHand}`);
+        continue;
+      }
+      const entry = new CfnAccessEntry(this, `AccessEntry-${name}`, { clusterName: cluster, principalArn: role.roleArn, type: 'STANDARD', kubernetesGroups: [FUNCTIONS_K8S_GROUP] });
+      if (region && !stackRegionKnown) {
+        // An environment-agnostic template (`npm run synth` without a region) learns its
+        // region at deploy time: the entry is made there only if that is the cluster's.
+        entry.cfnOptions.condition = new CfnCondition(this, `AccessEntry-${name}-InRegion`, { expression: Fn.conditionEquals(Aws.REGION, region) });
+        Annotations.of(this).addWarningV2(ACCESS_ENTRY_BY_HAND, `cluster ${name} is in ${region}, this stack's region is only known at deploy time: the access entry is made only if it is deployed there; otherwise ${byHand}`);
+      }
     }
   }
 

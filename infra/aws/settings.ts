@@ -16,12 +16,19 @@ const Vpc = z.object({
   securityGroupIds: z.array(z.string().regex(/^sg-[0-9a-f]+$/, 'a security group id (sg-…)')).min(1),
 });
 
+/** A Lambda has neither KUBECONFIG nor a service account: a kubeconfig source could never connect. */
+function noKubeconfig(clusters: ClusterSources, ctx: z.RefinementCtx): void {
+  for (const [name, source] of Object.entries(clusters)) {
+    if ('kubeconfig' in source) ctx.addIssue({ code: 'custom', path: [name, 'kubeconfig'], message: 'a Lambda has no kubeconfig: use eks or secret' });
+  }
+}
+
 /** The deployment settings (every field has a default except the clusters). */
 export const DeploySettings = z.object({
   /** Prefix of the stack names: <prefix>Functions, <prefix>Webhook. */
   stackPrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/).default('Ephemera'),
   /** The clusters one deployment serves; envelopes name theirs (relay's EPHEMERA_RELAY_CLUSTER). */
-  clusters: ClusterSources,
+  clusters: ClusterSources.superRefine(noKubeconfig),
   /** Which cluster an envelope without a name belongs to (default: the only one). */
   defaultCluster: z.string().min(1).optional(),
   /** Namespace of the functions' per-job claim Leases in every cluster (the manifests' namespace). */
@@ -48,8 +55,12 @@ export const DeploySettings = z.object({
   }).prefault({}),
   webhook: z.object({
     enabled: z.boolean().default(true),
-    /** A flood can use at most this many instances; the account's other functions keep theirs. */
-    reservedConcurrency: z.number().int().min(1).max(1000).default(10),
+    /**
+     * A flood can use at most this many instances; the account's other functions keep theirs.
+     * 0: no reservation. AWS refuses one that leaves the account under 100 unreserved, which
+     * is every account whose concurrency quota is still the new-account 10.
+     */
+    reservedConcurrency: z.number().int().min(0).max(1000).default(10),
   }).prefault({}),
   logRetentionDays: z.union([z.literal(7), z.literal(14), z.literal(30), z.literal(90), z.literal(365)]).default(30),
   /** An SNS topic the alarms notify (none: alarms only show in the console). */

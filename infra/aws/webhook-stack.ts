@@ -4,6 +4,7 @@
 // lambda:InvokeFunction only when invoked through the URL (lambda:InvokedViaFunctionUrl),
 // never a direct Invoke. A reserved concurrency bounds what a flood can take (and cost);
 // with failurePolicy Fail the price of a flood is refused EphemeralJob writes, nothing more.
+// reservedConcurrency 0 leaves the reservation out, for accounts too small to reserve any.
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Role, ServicePrincipal, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, FunctionUrlAuthType, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -38,7 +39,8 @@ export class WebhookStack extends Stack {
       timeout: Duration.seconds(5),
       role,
       logGroup,
-      reservedConcurrentExecutions: s.webhook.reservedConcurrency,
+      // Lambda reads a reservation of 0 as "never run": 0 in the settings means none at all.
+      ...(s.webhook.reservedConcurrency > 0 ? { reservedConcurrentExecutions: s.webhook.reservedConcurrency } : {}),
       description: 'ephemera EphemeralJob validating webhook (function URL)',
     });
     // For a NONE URL, CDK (2.276) adds exactly the two grants to "*" AWS wants: InvokeFunctionUrl
@@ -47,7 +49,7 @@ export class WebhookStack extends Stack {
     const url = this.fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
     alarms(this, [
       { id: 'WebhookErrorsAlarm', metric: this.fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: invocations failed (EphemeralJob writes refused meanwhile)' },
-      { id: 'WebhookThrottlesAlarm', metric: this.fn.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: reserved concurrency exhausted (a flood, or too low a reservation)' },
+      { id: 'WebhookThrottlesAlarm', metric: this.fn.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: reserved concurrency (or, with none, the account\'s) exhausted: a flood, or too low a limit' },
     ], s.alarmTopicArn);
     new CfnOutput(this, 'WebhookUrl', { value: url.url, description: 'WEBHOOK_URL in infra/webhook/validating-webhook-public.yaml (without the trailing slash)' });
   }

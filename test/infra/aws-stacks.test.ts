@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { App, Validations } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import nag from 'cdk-nag';
 import { defineStacks } from '../../infra/aws/app.ts';
+import { FunctionsStack } from '../../infra/aws/functions-stack.ts';
 import { JUSTIFIED } from '../../infra/aws/nag-suppressions.ts';
 import { loadSettings, parseSettings, type DeploySettings } from '../../infra/aws/settings.ts';
 import { ClusterSources } from '../../functions/kube/cluster-source.ts';
@@ -38,7 +39,15 @@ function synth(overrides: Record<string, unknown> = {}, code = { reconciler: cod
   return { app, stacks, functions: Template.fromStack(stacks.functions), webhook: stacks.webhook ? Template.fromStack(stacks.webhook) : undefined };
 }
 
-type Resource = { Type: string; Properties: Record<string, unknown> };
+/** The functions stack in a known account and region, as `cdk deploy` places it. */
+function functionsIn(region: string, clusters: Record<string, unknown>): { template: Template; annotations: Annotations } {
+  const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ephemera-cdk-out-')) });
+  dirs.push(app.outdir);
+  const stack = new FunctionsStack(app, 'Functions', { settings: parseSettings({ clusters }), codeDir: codeDir('export const handler = 1;'), env: { account: '111111111111', region } });
+  return { template: Template.fromStack(stack), annotations: Annotations.fromStack(stack) };
+}
+
+type Resource = { Type: string; Properties: Record<string, unknown>; Condition?: string };
 const ofType = (t: Template, type: string): Resource[] => Object.values(t.findResources(type)) as Resource[];
 
 describe('AWS stacks (CDK, synthesized offline)', () => {
@@ -118,11 +127,26 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.match(create, /security-group\/sg-0123456789abcdef0/);
   });
 
-  test('EKS access entries map the role to the functions\' Kubernetes group (same-region clusters)', () => {
+  test('EKS access entries map the role to the functions\' Kubernetes group; a region-agnostic template makes a named region\'s only there', () => {
     const entries = ofType(functions, 'AWS::EKS::AccessEntry');
-    assert.deepEqual(entries.map((e) => e.Properties.ClusterName), ['prod']);
-    assert.deepEqual(entries[0]?.Properties.KubernetesGroups, ['ephemera:functions']);
-    assert.deepEqual(entries[0]?.Properties.PrincipalArn, { 'Fn::GetAtt': [Object.keys(functions.findResources('AWS::IAM::Role'))[0], 'Arn'] });
+    assert.deepEqual(entries.map((e) => e.Properties.ClusterName), ['prod', 'eu']);
+    for (const e of entries) {
+      assert.deepEqual(e.Properties.KubernetesGroups, ['ephemera:functions']);
+      assert.deepEqual(e.Properties.PrincipalArn, { 'Fn::GetAtt': [Object.keys(functions.findResources('AWS::IAM::Role'))[0], 'Arn'] });
+    }
+    assert.equal(entries[0]?.Condition, undefined, 'no region written: the stack\'s own');
+    assert.deepEqual(functions.toJSON().Conditions[entries[1]!.Condition!], { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'eu-west-1'] });
+  });
+
+  test('in a known region: an access entry for its clusters (region written or not); one in another region is left to map by hand, with a warning', () => {
+    const { template, annotations } = functionsIn('eu-west-1', { here: { eks: { name: 'here', region: 'eu-west-1' } }, implied: { eks: { name: 'implied' } }, away: { eks: { name: 'away', region: 'us-east-1' } } });
+    const entries = ofType(template, 'AWS::EKS::AccessEntry');
+    assert.deepEqual(entries.map((e) => [e.Properties.ClusterName, e.Condition]), [['here', undefined], ['implied', undefined]]);
+    assert.deepEqual(annotations.findWarning('*', Match.stringLikeRegexp('here|implied')), []);
+    const warnings = annotations.findWarning('*', Match.anyValue()).map((w) => String(w.entry.data));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /cluster away is in us-east-1, not this stack's eu-west-1: no access entry is made; map .* to the Kubernetes group ephemera:functions in EKS cluster away by hand/);
+    assert.match(warnings[0]!, /aws eks create-access-entry --region us-east-1 --cluster-name away .* --kubernetes-groups ephemera:functions/);
   });
 
   test('log groups with retention; alarms on dead letters, oldest age, errors and throttles', () => {
@@ -158,6 +182,13 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.ok(perms.some((p) => p.InvokedViaFunctionUrl === true), 'AWS needs the InvokedViaFunctionUrl grant for new URLs');
   });
 
+  test('webhook reservedConcurrency 0: no reservation at all (not a reservation of 0, which would stop the function)', () => {
+    const { webhook: t } = synth({ webhook: { reservedConcurrency: 0 } });
+    assert.equal(ofType(t!, 'AWS::Lambda::Function')[0]!.Properties.ReservedConcurrentExecutions, undefined);
+    assert.equal(ofType(synth({ webhook: { reservedConcurrency: 25 } }).webhook!, 'AWS::Lambda::Function')[0]!.Properties.ReservedConcurrentExecutions, 25);
+    assert.throws(() => parseSettings({ ...base, webhook: { reservedConcurrency: -1 } }), /webhook\.reservedConcurrency: /);
+  });
+
   test('the webhook stack can be left out', () => {
     assert.equal(synth({ webhook: { enabled: false } }).stacks.webhook, undefined);
   });
@@ -190,7 +221,7 @@ describe('deployment settings', () => {
     assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'x' } } }, defaultCluster: 'b' }), /defaultCluster: defaultCluster must be one of clusters/);
     assert.throws(() => parseSettings({ clusters: {} }), /clusters: at least one cluster/);
     assert.throws(() => parseSettings({ clusters: { a: { token: 'abc' } } }), /clusters\.a/);
-    const clusters = { a: { kubeconfig: {} } };
+    const clusters = { a: { eks: { name: 'a' } } };
     assert.throws(() => parseSettings({ clusters, lockNamespace: 'Ephemera_Locks' }), /lockNamespace: a namespace name \(DNS-1123 label\)/);
     assert.throws(() => parseSettings({ clusters, lockNamespace: '' }), /lockNamespace: /);
     assert.throws(() => parseSettings({ clusters, controllers: 'ejob,sidecars' }), /controllers: a comma-separated list of: ejob, sidecar/);
@@ -199,7 +230,7 @@ describe('deployment settings', () => {
   });
 
   test('defaults fill in the rest', () => {
-    const s: DeploySettings = parseSettings({ clusters: { a: { kubeconfig: {} } } });
+    const s: DeploySettings = parseSettings({ clusters: { a: { eks: { name: 'a' } } } });
     assert.equal(s.reconciler.timeoutSeconds, 60);
     assert.equal(s.webhook.reservedConcurrency, 10);
     assert.equal(s.lockNamespace, 'ephemera-locks');
@@ -207,6 +238,11 @@ describe('deployment settings', () => {
     assert.equal(s.sidecarStrategy, 'crr');
     assert.equal(s.signalImage, 'busybox:1.36');
     assert.equal(s.logLevel, 'info');
+  });
+
+  test('a kubeconfig cluster source is refused: a Lambda has neither KUBECONFIG nor a service account', () => {
+    assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'a' } }, local: { kubeconfig: {} } } }), /^ {2}clusters\.local\.kubeconfig: a Lambda has no kubeconfig: use eks or secret$/m);
+    assert.deepEqual(ClusterSources.parse({ local: { kubeconfig: {} } }), { local: { kubeconfig: {} } }, 'the other runtimes still accept it');
   });
 
   test('the example settings file is valid and picks the strategy that needs no kruise-daemon', () => {

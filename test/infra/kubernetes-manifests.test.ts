@@ -88,7 +88,7 @@ describe('Kubernetes manifests', () => {
     const relayCm = of('ConfigMap').find((c) => c.file === 'relay/manifest.yaml')!;
     assert.equal(relayCm.data?.EPHEMERA_RELAY_LEASE_NAMESPACE, 'ephemera-system');
     assert.equal(relayCm.data?.EPHEMERA_LOCK_NAMESPACE, 'ephemera-locks', 'the relay sweeps where the Lambda locks');
-    assert.equal(parseSettings({ clusters: { a: { kubeconfig: {} } } }).lockNamespace, 'ephemera-locks', 'the Lambda\'s default lock namespace');
+    assert.equal(parseSettings({ clusters: { a: { eks: { name: 'a' } } } }).lockNamespace, 'ephemera-locks', 'the Lambda\'s default lock namespace');
     const inCluster = of('ConfigMap').find((c) => c.file === 'infra/kubernetes/all-in-cluster.yaml')!;
     assert.equal(inCluster.data?.EPHEMERA_LOCK_NAMESPACE, 'ephemera-locks');
     assert.equal(inCluster.data?.EPHEMERA_RELAY_LEASE_NAMESPACE, 'ephemera-system');

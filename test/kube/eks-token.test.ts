@@ -58,6 +58,20 @@ describe('EKS token (in-process aws eks get-token)', () => {
     assert.ok(token.length < 4096, 'the authenticator refuses tokens over 4 KiB');
   });
 
+  test('a China region signs for its partition\'s STS host (amazonaws.com.cn), the host a signed header', async () => {
+    for (const region of ['cn-north-1', 'cn-northwest-1']) {
+      const url = decode((await signEksToken({ cluster: 'prod-cn', region, credentials, now })).token);
+      const host = `sts.${region}.amazonaws.com.cn`;
+      assert.equal(url.origin, `https://${host}`);
+      const q = Object.fromEntries(url.searchParams);
+      assert.equal(q['X-Amz-Credential'], `AKIDEXAMPLE/20261123/${region}/sts/aws4_request`);
+      assert.equal(q['X-Amz-SignedHeaders'], 'host;x-k8s-aws-id');
+      const headers = { host, 'x-k8s-aws-id': 'prod-cn' };
+      assert.equal(q['X-Amz-Signature'], expectedSignature(url, headers, credentials.secretAccessKey), 'signed for that host');
+      assert.notEqual(q['X-Amz-Signature'], expectedSignature(url, { ...headers, host: `sts.${region}.amazonaws.com` }, credentials.secretAccessKey));
+    }
+  });
+
   test('the token source signs once, re-signs after ten minutes, and after invalidate()', async () => {
     let t = now.getTime();
     let asked = 0;
