@@ -4,7 +4,7 @@
 // injection, and for the EphemeralJob planner, which then names the template's field (phase
 // Error) instead of having every pod refuse it, claim window after claim window (review:
 // the fake let such templates through, so nothing showed it).
-import { labelKeyProblems } from './name-formats.ts';
+import { dns1123SubdomainProblems, labelKeyProblems } from './name-formats.ts';
 
 /** One problem with a container, its field relative to the container (`env[0].name`). */
 export interface ContainerProblem {
@@ -21,8 +21,9 @@ export interface ContainerProblem {
  * The core/v1 Container fields an ephemeral container may not set (the ones outside
  * validateFieldAllowList's list). A key that is no Container field at all is dropped by the
  * API server when it decodes the request, as OpenKruise's controller drops it: no refusal.
+ * The webhook refuses these by this list too (review: its own list lacked restartPolicyRules).
  */
-const NOT_ALLOWED = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const;
+export const NOT_ALLOWED = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const;
 
 /**
  * Set, as validateFieldAllowList judges what is sent: anything but Go's zero value. The
@@ -75,10 +76,11 @@ export function fieldSegments(field: string): (string | number)[] {
 /**
  * Problems kube-apiserver finds in an ephemeral container that no pod can cure: fields not
  * allowed, env names (printable ASCII but `=`: RelaxedEnvironmentVariableValidation, on
- * since 1.32), env sources (downward-API fieldRef and resourceFieldRef included), volume
- * mounts without a name or path, twice the same path, a subPath, recursiveReadOnly, user
- * and group ids out of range, seccomp and AppArmor profiles. Name, image and the two
- * policies are checked by the callers (the server defaults the policies first).
+ * since 1.32), env sources (downward-API fieldRef and resourceFieldRef included, the names
+ * and keys of ConfigMaps and Secrets), volume mounts without a name or path, twice the same
+ * path, a subPath, recursiveReadOnly, user and group ids out of range, procMount, seccomp and
+ * AppArmor profiles. Name, image and the two policies are checked by the callers (the server
+ * defaults the policies first).
  */
 export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'template' | 'received' = 'template'): ContainerProblem[] {
   const out: ContainerProblem[] = [];
@@ -99,7 +101,7 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
     if (sources > 1) out.push({ field: `envFrom[${i}]`, kind: 'invalid', value: '', message: 'may not have more than one field specified at a time' });
     for (const ref of ['configMapRef', 'secretRef']) {
       const r = e[ref];
-      if (typeof r === 'object' && r !== null && (typeof (r as Record<string, unknown>)['name'] !== 'string' || (r as Record<string, unknown>)['name'] === '')) out.push({ field: `envFrom[${i}].${ref}.name`, kind: 'required' });
+      if (typeof r === 'object' && r !== null) out.push(...envSourceNameProblems((r as Record<string, unknown>)['name'], `envFrom[${i}].${ref}.name`));
     }
   });
   items(c['volumeDevices']).forEach((d, i) => {
@@ -125,6 +127,7 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
       const id = (sc as Record<string, unknown>)[k];
       if (typeof id === 'number' && (id < 0 || id > MAX_ID)) out.push({ field: `securityContext.${k}`, kind: 'invalid', value: id, message: `must be between 0 and ${MAX_ID}, inclusive` });
     }
+    out.push(...procMountProblems((sc as Record<string, unknown>)['procMount']));
     out.push(...seccompProblems((sc as Record<string, unknown>)['seccompProfile']), ...appArmorProblems((sc as Record<string, unknown>)['appArmorProfile']));
   }
   return out;
@@ -141,11 +144,60 @@ function valueFromProblems(e: Record<string, unknown>, at: string, as: 'template
   if (sources > 0 && typeof e['value'] === 'string' && e['value'] !== '') out.push({ field: `${at}.valueFrom`, kind: 'invalid', value: '', message: 'may not be specified when `value` is not empty' });
   for (const ref of ['configMapKeyRef', 'secretKeyRef']) {
     const r = (from as Record<string, unknown>)[ref];
-    if (typeof r === 'object' && r !== null && (typeof (r as Record<string, unknown>)['key'] !== 'string' || (r as Record<string, unknown>)['key'] === '')) out.push({ field: `${at}.valueFrom.${ref}.key`, kind: 'required' });
+    if (typeof r === 'object' && r !== null) out.push(...keySelectorProblems(r as Record<string, unknown>, `${at}.valueFrom.${ref}`));
   }
   const { fieldRef, resourceFieldRef } = from as Record<string, unknown>;
   if (isObject(fieldRef)) out.push(...fieldRefProblems(fieldRef, `${at}.valueFrom.fieldRef`, as));
   if (isObject(resourceFieldRef)) out.push(...resourceFieldRefProblems(resourceFieldRef, `${at}.valueFrom.resourceFieldRef`));
+  return out;
+}
+
+/**
+ * validateConfigMapKeySelector and validateSecretKeySelector: the name through
+ * ValidateSecretName(name, false), whatever it is, so an empty one is Invalid (not Required,
+ * and not let through); then the key, Required or each of IsConfigMapKey's problems.
+ */
+function keySelectorProblems(r: Record<string, unknown>, at: string): ContainerProblem[] {
+  const name = text(r['name']);
+  const out = dns1123SubdomainProblems(name).map((message): ContainerProblem => ({ field: `${at}.name`, kind: 'invalid', value: name, message }));
+  const key = r['key'];
+  if (typeof key !== 'string' || key === '') out.push({ field: `${at}.key`, kind: 'required' });
+  else for (const message of configMapKeyProblems(key)) out.push({ field: `${at}.key`, kind: 'invalid', value: key, message });
+  return out;
+}
+
+/**
+ * validateConfigMapEnvSource and validateSecretEnvSource: a name, Required when empty, then
+ * ValidateConfigMapName / ValidateSecretName with prefix true: judged as a generateName, its
+ * trailing dash masked first.
+ */
+function envSourceNameProblems(name: unknown, field: string): ContainerProblem[] {
+  if (typeof name !== 'string' || name === '') return [{ field, kind: 'required' }];
+  return dns1123SubdomainProblems(maskTrailingDash(name)).map((message) => ({ field, kind: 'invalid', value: name, message }));
+}
+
+/**
+ * apimachinery's maskTrailingDash, byte for byte: `name[:len(name)-2] + "a"` drops the dash
+ * and the byte before it (half a non-ASCII character: no valid name then). A lone `-` makes
+ * Go panic, a failed request too; here it is judged as it is.
+ */
+function maskTrailingDash(name: string): string {
+  if (!name.endsWith('-') || name.length < 2) return name;
+  const bytes = new TextEncoder().encode(name);
+  return `${new TextDecoder().decode(bytes.subarray(0, bytes.length - 2))}a`;
+}
+
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+const MAX_CONFIG_KEY_BYTES = 253;
+
+/** validation.IsConfigMapKey: at most 253 bytes (Go's len) of `[-._a-zA-Z0-9]`, and not `.`, `..` or `..`-prefixed (hasChDirPrefix). */
+function configMapKeyProblems(key: string): string[] {
+  const out: string[] = [];
+  if (new TextEncoder().encode(key).length > MAX_CONFIG_KEY_BYTES) out.push(`must be no more than ${MAX_CONFIG_KEY_BYTES} characters`);
+  if (!CONFIG_KEY.test(key)) out.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
+  if (key === '.') out.push("must not be '.'");
+  else if (key === '..') out.push("must not be '..'");
+  else if (key.startsWith('..')) out.push("must not start with '..'");
   return out;
 }
 
@@ -225,6 +277,20 @@ function recursiveReadOnlyProblems(m: Record<string, unknown>): ContainerProblem
   const propagation = m['mountPropagation'];
   if (propagation !== undefined && propagation !== null && propagation !== 'None') out.push({ field, kind: 'forbidden', message: 'may only be specified when mountPropagation is None or not specified' });
   return out;
+}
+
+/** ValidateProcMountType's list, in its order. */
+const PROC_MOUNT_TYPES = ['Default', 'Unmasked'] as const;
+
+/**
+ * ValidateProcMountType (ValidateSecurityContext): Default or Unmasked; "" is set (a pointer).
+ * On 1.32 with ProcMountType off (its default until 1.33) the API server rewrites any value
+ * to Default instead (dropDisabledProcMountField); from 1.33 it refuses it. Unmasked with a
+ * pod that keeps host users is the pod's problem, not the template's.
+ */
+function procMountProblems(procMount: unknown): ContainerProblem[] {
+  if (procMount === undefined || procMount === null || (PROC_MOUNT_TYPES as readonly unknown[]).includes(procMount)) return [];
+  return [{ field: 'securityContext.procMount', kind: 'notSupported', value: procMount, supported: PROC_MOUNT_TYPES }];
 }
 
 /** The profile types of seccomp and AppArmor alike, in the order Go lists them. */

@@ -4,21 +4,11 @@
 import { duplicate, eachItem, forbidden, invalid, notSupported, required, requiredString, tooLong } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, own } from './json.ts';
-import { ephemeralContainerProblems, fieldSegments, type ContainerProblem } from '../api/container-rules.ts';
+import { ephemeralContainerProblems, fieldSegments, hasOuterSpace, NOT_ALLOWED, type ContainerProblem } from '../api/container-rules.ts';
 import { dns1123LabelProblems, envVarNameProblems } from '../api/name-formats.ts';
 
 export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'] as const;
-
-/**
- * Container fields the API server forbids on an ephemeral container
- * (https://kubernetes.io/docs/concepts/workloads/pods/ephemeral-containers/).
- */
-export const FORBIDDEN_EPHEMERAL_FIELDS = [
-  'ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy', 'resizePolicy',
-] as const;
-
-const POINTER_FIELDS: ReadonlySet<string> = new Set(['livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle']);
 
 /** Names seen so far in the template, to report duplicates. */
 export type SeenNames = Set<string>;
@@ -32,7 +22,6 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
     ...validateChoice(own(c, 'imagePullPolicy'), [...path, 'imagePullPolicy'], IMAGE_PULL_POLICIES),
     ...validateChoice(own(c, 'terminationMessagePolicy'), [...path, 'terminationMessagePolicy'], TERMINATION_MESSAGE_POLICIES),
     ...validateTarget(own(c, 'targetContainerName'), [...path, 'targetContainerName']),
-    ...validateForbiddenFields(c, path),
     ...validateStringList(own(c, 'command'), [...path, 'command']),
     ...validateStringList(own(c, 'args'), [...path, 'args']),
     ...eachItem(own(c, 'volumeMounts'), [...path, 'volumeMounts'], validateVolumeMount),
@@ -45,9 +34,11 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
  * What kube-apiserver refuses in every pod beyond the checks above, from the rules the
  * planner and the embedded API server share (functions/api/container-rules.ts): so a
  * template the planner would put in phase Error is refused at `kubectl apply` (review).
+ * The fields an ephemeral container may not set come from there too, one list judged one
+ * way (as OpenKruise sends the template: `resources: {limits: {}}` is not sent).
  */
 function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError[] {
-  const shared = (p: ContainerProblem): boolean => SHARED_RULES.test(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field));
+  const shared = (p: ContainerProblem): boolean => SHARED_RULES.test(p.field) || NOT_ALLOWED_FIELDS.has(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field));
   return ephemeralContainerProblems(c, 'template').filter(shared).map((p) => {
     const at = [...path, ...fieldSegments(p.field)];
     if (p.kind === 'required') return required(at, p.message);
@@ -60,10 +51,13 @@ function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError
 
 /**
  * The shared rules this webhook does not already check in its own words: env sources (their
- * downward-API fieldRefs included), envFrom, devices, mount propagation and recursiveReadOnly
- * (kube-apiserver names no mount index for it), the security context (ids, profiles).
+ * downward-API fieldRefs and the ConfigMap and Secret names and keys included), envFrom,
+ * devices, mount propagation and recursiveReadOnly (kube-apiserver names no mount index for
+ * it), the security context (ids, procMount, profiles).
  */
 const SHARED_RULES = /^(env\[\d+\]\.valueFrom|envFrom|volumeDevices|volumeMounts\[\d+\]\.mountPropagation|volumeMounts\.recursiveReadOnly|securityContext)/;
+
+const NOT_ALLOWED_FIELDS: ReadonlySet<string> = new Set(NOT_ALLOWED);
 
 function validateName(name: unknown, path: FieldPath, seen: SeenNames): FieldError[] {
   const errors = requiredString(name, path, dns1123LabelProblems);
@@ -73,12 +67,17 @@ function validateName(name: unknown, path: FieldPath, seen: SeenNames): FieldErr
   return [];
 }
 
+/**
+ * Whitespace as Go's strings.TrimSpace sees it (hasOuterSpace, the planner's and the API
+ * server's test), not JavaScript's trim(): U+0085 is space, U+FEFF is not (review).
+ */
 function validateImage(image: unknown, path: FieldPath): FieldError[] {
   if (image === undefined || image === '') return [required(path)];
   if (typeof image !== 'string') return [invalid(path, image, 'must be a string')];
-  if (image.trim() === '') return [required(path)];
-  if (image.trim() !== image) return [invalid(path, image, 'must not have leading or trailing whitespace')];
-  return [];
+  if (!hasOuterSpace(image)) return [];
+  // Only space: nothing to trim down to, so unset rather than padded.
+  if ([...image].every(hasOuterSpace)) return [required(path)];
+  return [invalid(path, image, 'must not have leading or trailing whitespace')];
 }
 
 function validateChoice(value: unknown, path: FieldPath, supported: readonly string[]): FieldError[] {
@@ -92,17 +91,8 @@ function validateTarget(target: unknown, path: FieldPath): FieldError[] {
   return requiredString(target, path, dns1123LabelProblems);
 }
 
-/** Empty values (`resources: {}`, `ports: []`) change nothing, so only set ones are refused. */
-function validateForbiddenFields(c: Record<string, unknown>, path: FieldPath): FieldError[] {
-  return FORBIDDEN_EPHEMERAL_FIELDS
-    .filter((f) => !isEmpty(own(c, f), f))
-    .map((f) => forbidden([...path, f], 'cannot be set for an ephemeral container'));
-}
-
-function isEmpty(value: unknown, field?: string): boolean {
+function isEmpty(value: unknown): boolean {
   if (value === undefined || value === '') return true;
-  // A probe or lifecycle is a pointer: set once present, even empty (validateFieldAllowList).
-  if (field !== undefined && POINTER_FIELDS.has(field)) return value === null;
   if (Array.isArray(value)) return value.length === 0;
   return isObject(value) && Object.keys(value).length === 0;
 }
@@ -118,7 +108,7 @@ function validateVolumeMount(m: unknown, path: FieldPath): FieldError[] {
   const errors: FieldError[] = [];
   for (const key of ['name', 'mountPath'] as const) errors.push(...requiredString(own(m, key), [...path, key]));
   for (const key of ['subPath', 'subPathExpr'] as const) {
-    if (!isEmpty(own(m, key))) errors.push(forbidden([...path, key], 'cannot be set for an ephemeral container'));
+    if (!isEmpty(own(m, key))) errors.push(forbidden([...path, key], 'cannot be set for an Ephemeral Container'));
   }
   return errors;
 }

@@ -17,7 +17,11 @@ const PROFILE_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
 // apimachinery's IsQualifiedName wording.
 const NAME_PART_MSG = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const PREFIX_MSG = "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+// apimachinery's IsDNS1123Subdomain and IsConfigMapKey wording.
+const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 const env = (valueFrom: Record<string, unknown>): Record<string, unknown> => ({ ...ok, env: [{ name: 'A', valueFrom }] });
+const envFrom = (source: Record<string, unknown>): Record<string, unknown> => ({ ...ok, envFrom: [source] });
 const fieldRef = (ref: Record<string, unknown>): Record<string, unknown> => env({ fieldRef: ref });
 const mount = (m: Record<string, unknown>): Record<string, unknown> => ({ ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', ...m }] });
 const security = (sc: Record<string, unknown>): Record<string, unknown> => ({ ...ok, securityContext: sc });
@@ -59,6 +63,15 @@ test('runs what kube-apiserver takes: unknown keys (dropped on decode), zero val
     'AppArmor Unconfined': { ...ok, securityContext: { appArmorProfile: { type: 'Unconfined' } } },
     'AppArmor Localhost with a profile': { ...ok, securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'k8s-apparmor-example' } } },
     'AppArmor Localhost with a profile of 4095 bytes': { ...ok, securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'a'.repeat(4095) } } },
+    'key refs to subdomain names, by config keys (dots, capitals, underscores)': { ...ok, env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'app.config', key: '.env' } } }, { name: 'B', valueFrom: { secretKeyRef: { name: 'db-creds', key: 'DB_PASSWORD-1.b' } } }] },
+    'a config key of 253 characters': env({ configMapKeyRef: { name: 'cm', key: 'k'.repeat(253) } }),
+    // ValidateConfigMapName(name, true): a trailing dash is masked as for generateName, the
+    // last two bytes by "a" (apimachinery's maskTrailingDash), so `A-` is judged as `a`.
+    'envFrom names with a trailing dash (masked, as a generateName)': { ...ok, envFrom: [{ configMapRef: { name: 'app-config-' } }, { secretRef: { name: 'A-' } }, { prefix: 'X_', secretRef: { name: `${'s'.repeat(253)}-` } }] },
+    'procMount Default': security({ procMount: 'Default' }),
+    // Unmasked needs a pod with hostUsers false: that is the pod's to say, not the template's.
+    'procMount Unmasked': security({ procMount: 'Unmasked' }),
+    'procMount null': security({ procMount: null }),
   })) assert.deepEqual(parse(c), { ok: true }, what);
 });
 
@@ -97,6 +110,11 @@ test('names what kube-apiserver refuses in every pod: fields ephemeral container
     ['a volumeDevice without a path', { ...ok, volumeDevices: [{ name: 'b' }] }, 'volumeDevices[0].devicePath'],
     ['Bidirectional propagation, not privileged', { ...ok, volumeMounts: [{ name: 'a', mountPath: '/a', mountPropagation: 'Bidirectional' }] }, 'volumeMounts[0].mountPropagation'],
     ['privileged without privilege escalation', { ...ok, securityContext: { privileged: true, allowPrivilegeEscalation: false } }, 'securityContext'],
+    ['restartPolicyRules', { ...ok, restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }] }, 'restartPolicyRules'],
+    ['a configMapKeyRef to a name no ConfigMap can have', env({ configMapKeyRef: { name: 'My_CM', key: 'k' } }), 'env[0].valueFrom.configMapKeyRef.name'],
+    ['a secretKeyRef to a key no Secret can have', env({ secretKeyRef: { name: 's', key: 'a b' } }), 'env[0].valueFrom.secretKeyRef.key'],
+    ['an envFrom secretRef to a name no Secret can have', envFrom({ secretRef: { name: 'Bad_Name' } }), 'envFrom[0].secretRef.name'],
+    ['a procMount that is none', security({ procMount: 'Masked' }), 'securityContext.procMount'],
   ] as const) {
     const r = parse(c);
     assert.equal(r.ok, false, what);
@@ -148,6 +166,35 @@ test("words what it refuses as kube-apiserver does (field, kind, detail): fieldR
     ['AppArmor Localhost with a padded profile', security({ appArmorProfile: { type: 'Localhost', localhostProfile: 'k8s-example\n' } }), [{ field: `${AA}.localhostProfile`, kind: 'invalid', value: 'k8s-example\n', message: 'must not be padded with whitespace' }]],
     ['AppArmor Localhost with a profile over 4095 bytes (UTF-8: 2048 characters here)', security({ appArmorProfile: { type: 'Localhost', localhostProfile: 'é'.repeat(2048) } }), [{ field: `${AA}.localhostProfile`, kind: 'tooLong', message: 'may not be more than 4095 bytes' }]],
     ['an AppArmor profile path with Unconfined', security({ appArmorProfile: { type: 'Unconfined', localhostProfile: 'x' } }), [{ field: `${AA}.localhostProfile`, kind: 'invalid', value: 'x', message: 'can only be set when AppArmor type is Localhost' }]],
+    // validateConfigMapKeySelector / validateSecretKeySelector: the name through
+    // ValidateSecretName(name, false) whatever it is (an empty one is Invalid, not Required),
+    // the key Required, then validation.IsConfigMapKey, each message an error of its own.
+    ['a configMapKeyRef name with capitals and an underscore', env({ configMapKeyRef: { name: 'My_CM', key: 'k' } }), [{ field: 'env[0].valueFrom.configMapKeyRef.name', kind: 'invalid', value: 'My_CM', message: SUBDOMAIN_MSG }]],
+    ['a secretKeyRef without name', env({ secretKeyRef: { key: 'k' } }), [{ field: 'env[0].valueFrom.secretKeyRef.name', kind: 'invalid', value: '', message: SUBDOMAIN_MSG }]],
+    ['a secretKeyRef name with a trailing dash (no masking for a key ref)', env({ secretKeyRef: { name: 'db-', key: 'k' } }), [{ field: 'env[0].valueFrom.secretKeyRef.name', kind: 'invalid', value: 'db-', message: SUBDOMAIN_MSG }]],
+    ['a secretKeyRef name of 254 characters', env({ secretKeyRef: { name: 's'.repeat(254), key: 'k' } }), [{ field: 'env[0].valueFrom.secretKeyRef.name', kind: 'invalid', value: 's'.repeat(254), message: 'must be no more than 253 characters' }]],
+    ['a configMapKeyRef key with a space and a bad name beside it', env({ configMapKeyRef: { name: 'CM', key: 'a b' } }), [
+      { field: 'env[0].valueFrom.configMapKeyRef.name', kind: 'invalid', value: 'CM', message: SUBDOMAIN_MSG },
+      { field: 'env[0].valueFrom.configMapKeyRef.key', kind: 'invalid', value: 'a b', message: CONFIG_KEY_MSG },
+    ]],
+    ['a config key "."', env({ configMapKeyRef: { name: 'cm', key: '.' } }), [{ field: 'env[0].valueFrom.configMapKeyRef.key', kind: 'invalid', value: '.', message: "must not be '.'" }]],
+    ['a config key ".."', env({ secretKeyRef: { name: 's', key: '..' } }), [{ field: 'env[0].valueFrom.secretKeyRef.key', kind: 'invalid', value: '..', message: "must not be '..'" }]],
+    ['a config key starting with ".." and a slash', env({ secretKeyRef: { name: 's', key: '../etc' } }), [
+      { field: 'env[0].valueFrom.secretKeyRef.key', kind: 'invalid', value: '../etc', message: CONFIG_KEY_MSG },
+      { field: 'env[0].valueFrom.secretKeyRef.key', kind: 'invalid', value: '../etc', message: "must not start with '..'" },
+    ]],
+    ['a config key of 254 bytes (UTF-8: 127 characters here)', env({ configMapKeyRef: { name: 'cm', key: 'é'.repeat(127) } }), [
+      { field: 'env[0].valueFrom.configMapKeyRef.key', kind: 'invalid', value: 'é'.repeat(127), message: 'must be no more than 253 characters' },
+      { field: 'env[0].valueFrom.configMapKeyRef.key', kind: 'invalid', value: 'é'.repeat(127), message: CONFIG_KEY_MSG },
+    ]],
+    // validateConfigMapEnvSource / validateSecretEnvSource: Required, then the name as a prefix.
+    ['an envFrom configMapRef name with an underscore', envFrom({ configMapRef: { name: 'My_CM' } }), [{ field: 'envFrom[0].configMapRef.name', kind: 'invalid', value: 'My_CM', message: SUBDOMAIN_MSG }]],
+    ['an envFrom secretRef name "-" (Go panics masking it: the request fails anyway)', envFrom({ secretRef: { name: '-' } }), [{ field: 'envFrom[0].secretRef.name', kind: 'invalid', value: '-', message: SUBDOMAIN_MSG }]],
+    ['an envFrom name of 255 characters, a dash last (masked: 254)', envFrom({ configMapRef: { name: `${'c'.repeat(254)}-` } }), [{ field: 'envFrom[0].configMapRef.name', kind: 'invalid', value: `${'c'.repeat(254)}-`, message: 'must be no more than 253 characters' }]],
+    ['an envFrom name with a dash after a non-ASCII character (Go cuts the character in two)', envFrom({ configMapRef: { name: 'abcé-' } }), [{ field: 'envFrom[0].configMapRef.name', kind: 'invalid', value: 'abcé-', message: SUBDOMAIN_MSG }]],
+    // ValidateProcMountType: Default or Unmasked, in that order; "" is set (a pointer).
+    ['a procMount that is none', security({ procMount: 'Masked' }), [{ field: 'securityContext.procMount', kind: 'notSupported', value: 'Masked', supported: ['Default', 'Unmasked'] }]],
+    ['procMount ""', security({ procMount: '' }), [{ field: 'securityContext.procMount', kind: 'notSupported', value: '', supported: ['Default', 'Unmasked'] }]],
   ];
   for (const [what, c, problems] of cases) assert.deepEqual(ephemeralContainerProblems(c), problems, what);
 });

@@ -251,6 +251,7 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     ['missing image', { template: { ephemeralContainers: [{ name: 'x' }] } }, /spec\.template\.ephemeralContainers\[0\]\.image/],
     // What kube-apiserver would refuse in every injection (functions/api/container-rules.ts).
     ['an env var reading all the labels', { template: { ephemeralContainers: [{ name: 'x', image: 'busybox', env: [{ name: 'L', valueFrom: { fieldRef: { fieldPath: 'metadata.labels' } } }] }] } }, /spec\.template\.ephemeralContainers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath: "metadata\.labels" is not one of metadata\.name, /],
+    ['an env var from a Secret no Secret can be', { template: { ephemeralContainers: [{ name: 'x', image: 'busybox', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'MySecret', key: 'password' } } }] }] } }, /spec\.template\.ephemeralContainers\[0\]\.env\[0\]\.valueFrom\.secretKeyRef\.name: a lowercase RFC 1123 subdomain must consist of /],
   ];
   for (const [name, spec, field] of bad) {
     test(`invalid spec (${name}): phase Error, JobError names the field, nothing injected`, () => {

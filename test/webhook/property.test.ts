@@ -1,6 +1,7 @@
 // Property tests: whatever a client sends, the answer is a well-formed AdmissionReview for
 // the same uid, or a 400 Status that says why; never a crash, never a 500. And whatever the
-// webhook admits, the planner's own schema accepts, so an admitted job is never stuck in Error.
+// webhook admits, the planner's own schema accepts, so an admitted job is never stuck in Error;
+// on the container rules they share, each refuses what the other does.
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,7 +9,7 @@ import { parseEjobSpec } from '../../functions/api/ephemeraljob.ts';
 import { AdmissionReviewResponse } from '../../functions/webhook/admission.ts';
 import { createWebhookApp } from '../../functions/webhook/app.ts';
 import { validateEphemeralJob } from '../../functions/webhook/validate.ts';
-import { admissionReview, container, job, PATH, spec } from './support.ts';
+import { admissionReview, container, job, lines, PATH, spec } from './support.ts';
 
 const app = createWebhookApp();
 
@@ -100,6 +101,63 @@ test('every spec the webhook admits, the planner can parse', () => {
     assert.ok(parsed.ok, parsed.ok ? '' : parsed.message);
   }), { numRuns: 500 });
   assert.ok(admitted > 10, `only ${admitted} generated specs were valid; the generator needs tuning`);
+});
+
+test('the webhook and the planner judge an image alike: Go\'s whitespace, whatever JavaScript calls space', () => {
+  // Go's unicode.IsSpace (strings.TrimSpace) against JavaScript's trim(): U+0085 is space to
+  // Go only, U+FEFF to JavaScript only; U+180E and U+200B to neither any more.
+  const edge = fc.constantFrom('', ' ', '\t', '\n', '\v', '\u0085', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u202f', '\u3000', '\ufeff', '\u180e', '\u200b', 'x');
+  fc.assert(fc.property(edge, fc.constantFrom('', 'busybox', 'a b', '\u0085'), edge, (before, core, after) => {
+    const image = `${before}${core}${after}`;
+    const s = spec({ template: { ephemeralContainers: [container({ image })] } });
+    const admitted = validateEphemeralJob(job(s), undefined, 'CREATE').length === 0;
+    const parsed = parseEjobSpec(s);
+    assert.equal(admitted, parsed.ok, JSON.stringify({ image, planner: parsed.ok ? 'ok' : parsed.message }));
+  }), { numRuns: 500 });
+});
+
+/** Mostly a good value, sometimes a bad one: a spec breaking one rule at a time, now and then none. */
+const mostly = <T, U>(good: readonly T[], bad: readonly U[]): fc.Arbitrary<T | U> =>
+  fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...good) }, { weight: 1, arbitrary: fc.constantFrom(...bad) });
+
+/** ConfigMap and Secret names and keys (`x-` is valid in envFrom only: masked as a generateName). */
+const refName = mostly(['cm', 'app.config', 'x-'], ['My_CM', '-', '', undefined]);
+const refKey = mostly(['k', '.env', 'KEY_NAME-1'], ['a b', '.', '..', '..x', '', undefined]);
+
+/**
+ * A valid container's fields kube-apiserver judges in every pod, drawn good and bad: the
+ * fields an ephemeral container may not set (set, or as OpenKruise leaves them unsent), the
+ * image's whitespace, env sources, envFrom, procMount.
+ */
+const podRules = fc.record({
+  image: mostly(['busybox', '\ufeffbusybox'], ['busybox\u0085', ' busybox', '\u2028', '\u00a0x']),
+  env: fc.array(fc.oneof(
+    fc.record({ name: fc.constant('CM'), valueFrom: fc.record({ configMapKeyRef: fc.record({ name: refName, key: refKey }) }) }),
+    fc.record({ name: fc.constant('S'), valueFrom: fc.record({ secretKeyRef: fc.record({ name: refName, key: refKey }) }) }),
+  ), { maxLength: 1 }),
+  envFrom: fc.array(fc.oneof(fc.record({ configMapRef: fc.record({ name: refName }) }), fc.record({ secretRef: fc.record({ name: refName }) })), { maxLength: 1 }),
+  securityContext: fc.record({ procMount: mostly(['Default', 'Unmasked'], ['Masked', '']) }),
+  ports: mostly([[]], [[{ containerPort: 80 }]]),
+  resources: mostly([{}, { limits: {} }, { claims: [] }], [{ limits: { cpu: '1' } }]),
+  resizePolicy: mostly([[]], [[{ resourceName: 'cpu', restartPolicy: 'NotRequired' }]]),
+  restartPolicy: mostly([null], ['Always', '']),
+  restartPolicyRules: mostly([[]], [[{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }]]),
+  lifecycle: mostly([null], [{}]),
+  livenessProbe: mostly([null], [{}]),
+  readinessProbe: mostly([null], [{}]),
+  startupProbe: mostly([null], [{}]),
+}, { requiredKeys: [] });
+
+test('on what kube-apiserver refuses in every pod, the webhook refuses exactly what the planner puts in Error', () => {
+  const seen = { admitted: 0, refused: 0 };
+  fc.assert(fc.property(podRules, (fields) => {
+    const s = JSON.parse(JSON.stringify(spec({ template: { ephemeralContainers: [container(fields)] } }))) as unknown;
+    const errors = validateEphemeralJob(job(s), undefined, 'CREATE');
+    const parsed = parseEjobSpec(s);
+    seen[errors.length === 0 ? 'admitted' : 'refused']++;
+    assert.equal(errors.length === 0, parsed.ok, `webhook: ${errors.length === 0 ? 'admitted' : lines(errors).join(' | ')}; planner: ${parsed.ok ? 'ok' : parsed.message}`);
+  }), { numRuns: 1000 });
+  assert.ok(seen.admitted > 20 && seen.refused > 20, `the generator needs tuning: ${JSON.stringify(seen)}`);
 });
 
 test('a valid job stays valid through any sequence of mutable-field updates', () => {

@@ -14,7 +14,10 @@ const VALUE_MSG = "a valid label must be an empty string or consist of alphanume
 const ENV_MSG = "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
 const NAME_PART_MSG = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const PREFIX_MSG = "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const FORBIDDEN = 'Forbidden: cannot be set for an ephemeral container';
+const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+// kube-apiserver's words (validateEphemeralContainers), as the planner's shared rules say it.
+const FORBIDDEN = 'Forbidden: cannot be set for an Ephemeral Container';
 
 /** A spec whose only container has these overrides. */
 const withContainer = (overrides: Json): Json => spec({ template: { ephemeralContainers: [container(overrides)] } });
@@ -100,6 +103,10 @@ const cases: Case[] = [
   { name: 'image leading space', spec: withContainer({ image: ' busybox' }), errors: [`${C0}.image: Invalid value: " busybox": must not have leading or trailing whitespace`] },
   { name: 'image trailing newline', spec: withContainer({ image: 'busybox\n' }), errors: [`${C0}.image: Invalid value: "busybox\\n": must not have leading or trailing whitespace`] },
   { name: 'image not a string', spec: withContainer({ image: ['busybox'] }), errors: [`${C0}.image: Invalid value: [array of 1]: must be a string`] },
+  // Go's strings.TrimSpace, as the planner and kube-apiserver judge it, not JavaScript's trim().
+  { name: 'image with a trailing U+0085 (Go space, not JS)', spec: withContainer({ image: 'busybox\u0085' }), errors: [`${C0}.image: Invalid value: "busybox\u0085": must not have leading or trailing whitespace`] },
+  { name: 'image only U+0085 and U+3000', spec: withContainer({ image: '\u0085\u3000' }), errors: [`${C0}.image: Required value`] },
+  { name: 'image with a leading U+FEFF (JS space, not Go) runs', spec: withContainer({ image: '\ufeffbusybox' }), errors: [] },
   { name: 'imagePullPolicy missing', spec: withContainer({ imagePullPolicy: undefined }), errors: [`${C0}.imagePullPolicy: Required value`] },
   { name: 'imagePullPolicy wrong', spec: withContainer({ imagePullPolicy: 'always' }), errors: [`${C0}.imagePullPolicy: Unsupported value: "always": supported values: "Always", "IfNotPresent", "Never"`] },
   { name: 'imagePullPolicy Never ok', spec: withContainer({ imagePullPolicy: 'Never' }), errors: [] },
@@ -109,12 +116,16 @@ const cases: Case[] = [
   { name: 'targetContainerName missing', spec: withContainer({ targetContainerName: undefined }), errors: [`${C0}.targetContainerName: Required value: the container of the target pods to attach to`] },
   { name: 'targetContainerName empty', spec: withContainer({ targetContainerName: '' }), errors: [`${C0}.targetContainerName: Required value: the container of the target pods to attach to`] },
   { name: 'targetContainerName not a container name', spec: withContainer({ targetContainerName: 'App_1' }), errors: [`${C0}.targetContainerName: Invalid value: "App_1": ${LABEL_MSG}`] },
-  ...(['ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy', 'resizePolicy'] as const).map((f): Case => ({
+  ...(['ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy', 'restartPolicyRules', 'resizePolicy'] as const).map((f): Case => ({
     name: `${f} forbidden`,
-    spec: withContainer({ [f]: f === 'restartPolicy' ? 'Always' : f === 'ports' || f === 'resizePolicy' ? [{ x: 1 }] : { limits: { cpu: '1' } } }),
+    spec: withContainer({ [f]: f === 'restartPolicy' ? 'Always' : f === 'ports' || f === 'resizePolicy' || f === 'restartPolicyRules' ? [{ x: 1 }] : { limits: { cpu: '1' } } }),
     errors: [`${C0}.${f}: ${FORBIDDEN}`],
   })),
+  { name: 'restartPolicyRules, as the planner refuses it', spec: withContainer({ restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }] }), errors: [`${C0}.restartPolicyRules: ${FORBIDDEN}`] },
   { name: 'empty resources and ports are harmless', spec: withContainer({ resources: {}, ports: [] }), errors: [] },
+  // Judged as OpenKruise sends the template (Go's omitempty), as the planner judges it.
+  { name: 'resources with empty maps and empty restartPolicyRules are harmless (not sent)', spec: withContainer({ resources: { limits: {}, claims: [] }, restartPolicyRules: [] }), errors: [] },
+  { name: 'restartPolicy "" is set (a pointer)', spec: withContainer({ restartPolicy: '' }), errors: [`${C0}.restartPolicy: ${FORBIDDEN}`] },
   { name: 'an empty lifecycle is set (a pointer, as the API server judges it)', spec: withContainer({ lifecycle: {} }), errors: [`${C0}.lifecycle: ${FORBIDDEN}`] },
   { name: 'an env value beside valueFrom, as the API server refuses it for every pod', spec: withContainer({ env: [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] }), errors: [`${C0}.env[0].valueFrom: Invalid value: "": may not be specified when \`value\` is not empty`] },
   { name: 'a mount path twice', spec: withContainer({ volumeMounts: [{ name: 'a', mountPath: '/x' }, { name: 'b', mountPath: '/x' }] }), errors: [`${C0}.volumeMounts[1].mountPath: Invalid value: "/x": must be unique`] },
@@ -160,6 +171,19 @@ const cases: Case[] = [
   { name: 'a seccomp type that is none', spec: withContainer({ securityContext: { seccompProfile: { type: 'runtime/default' } } }), errors: [`${C0}.securityContext.seccompProfile.type: Unsupported value: "runtime/default": supported values: "Localhost", "RuntimeDefault", "Unconfined"`] },
   { name: 'an AppArmor profile path with Unconfined', spec: withContainer({ securityContext: { appArmorProfile: { type: 'Unconfined', localhostProfile: 'x' } } }), errors: [`${C0}.securityContext.appArmorProfile.localhostProfile: Invalid value: "x": can only be set when AppArmor type is Localhost`] },
   { name: 'an AppArmor profile over 4095 bytes', spec: withContainer({ securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'p'.repeat(4096) } } }), errors: [`${C0}.securityContext.appArmorProfile.localhostProfile: Too long: may not be more than 4095 bytes`] },
+  {
+    name: 'key refs and envFrom to names a ConfigMap or Secret can have, by config keys',
+    spec: withContainer({ env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'app.config', key: '.env' } } }, { name: 'B', valueFrom: { secretKeyRef: { name: 'db', key: 'PASS_1' } } }], envFrom: [{ configMapRef: { name: 'app-' } }, { secretRef: { name: 'db' } }] }),
+    errors: [],
+  },
+  { name: 'a configMapKeyRef to a name no ConfigMap can have', spec: withContainer({ env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'My_CM', key: 'k' } } }] }), errors: [`${C0}.env[0].valueFrom.configMapKeyRef.name: Invalid value: "My_CM": ${SUBDOMAIN_MSG}`] },
+  { name: 'a secretKeyRef without name (Invalid: kube-apiserver requires none, the subdomain rule refuses "")', spec: withContainer({ env: [{ name: 'A', valueFrom: { secretKeyRef: { key: 'k' } } }] }), errors: [`${C0}.env[0].valueFrom.secretKeyRef.name: Invalid value: "": ${SUBDOMAIN_MSG}`] },
+  { name: 'a secretKeyRef to a key no Secret can have', spec: withContainer({ env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'a b' } } }] }), errors: [`${C0}.env[0].valueFrom.secretKeyRef.key: Invalid value: "a b": ${CONFIG_KEY_MSG}`] },
+  { name: 'a configMapKeyRef key ".."', spec: withContainer({ env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'cm', key: '..' } } }] }), errors: [`${C0}.env[0].valueFrom.configMapKeyRef.key: Invalid value: "..": must not be '..'`] },
+  { name: 'an envFrom configMapRef to a name no ConfigMap can have', spec: withContainer({ envFrom: [{ configMapRef: { name: 'My_CM' } }] }), errors: [`${C0}.envFrom[0].configMapRef.name: Invalid value: "My_CM": ${SUBDOMAIN_MSG}`] },
+  { name: 'an envFrom secretRef to a name no Secret can have', spec: withContainer({ envFrom: [{ secretRef: { name: 'db_creds' } }] }), errors: [`${C0}.envFrom[0].secretRef.name: Invalid value: "db_creds": ${SUBDOMAIN_MSG}`] },
+  { name: 'procMount Default ok', spec: withContainer({ securityContext: { procMount: 'Default' } }), errors: [] },
+  { name: 'a procMount that is none', spec: withContainer({ securityContext: { procMount: 'Foo' } }), errors: [`${C0}.securityContext.procMount: Unsupported value: "Foo": supported values: "Default", "Unmasked"`] },
 ];
 
 describe('validateEphemeralJob on CREATE', () => {
