@@ -1,6 +1,7 @@
 // Update rules: an EphemeralJob's work is fixed at creation; only how fast, how many, whether
-// paused and when it is cleaned up may change. OpenKruise reports one `spec: Forbidden`; we
-// report each changed spec field at its own path and name the deepest changes in the detail.
+// paused and when it is cleaned up may change (DESIGN; OpenKruise's webhook checks no update
+// rule at all: README, "Next to OpenKruise"). Each changed spec field is reported at its own
+// path, with the deepest changes named in the detail.
 import { forbidden, renderPath } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, jsonEqual, own, unionKeys } from './json.ts';
