@@ -416,6 +416,13 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { told:
   if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
   if (failedWhy) wanted.push(failedWhy);
   if ((prev.conditions ?? []).some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
+  // JobFailed comes with a Failed verdict only. OpenKruise sets it (CreateFailed) on a running
+  // job as soon as one pod failed, and never clears it: a job taken over from it would say
+  // JobFailed beside Running, or beside JobSucceeded, and a later Failed verdict would keep
+  // the old transition time (review of the takeover).
+  if (!failedWhy && (prev.conditions ?? []).some((c) => c.type === 'JobFailed' && c.status === 'True')) {
+    wanted.push({ type: 'JobFailed', status: 'False', reason: 'NoFailedVerdict', message: 'JobFailed is set with a Failed verdict only; a pod\'s failure is told by an EphemeralContainerFailed Warning' });
+  }
 
   const next: NextStatus = {
     ...counts,

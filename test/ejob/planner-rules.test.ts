@@ -180,6 +180,23 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     assert.match(cond(s, 'JobFailed')?.message ?? '', /activeDeadlineSeconds \(60s\)/);
   });
 
+  test('a JobFailed=True left by OpenKruise on a running job (reason CreateFailed, at its first failed pod) is set False, and a later Failed verdict dates its own transition', () => {
+    // OpenKruise's `if job.Status.Failed > 0 { addConditions(..., EJobFailed, "CreateFailed", ...) }`,
+    // whatever the phase, never cleared: kept as it was, a job taken over said JobFailed beside
+    // Running, then beside JobSucceeded (review of the takeover).
+    const kruise = { phase: 'Running', match: 2, failed: 1, running: 1, startTime: '2026-01-01T00:30:00Z', conditions: [{ type: 'JobFailed', status: 'True', reason: 'CreateFailed', message: 'EphemeralJob ns/j failed to create ephemeral container', lastTransitionTime: '2026-01-01T00:40:00Z' }] } as EphemeralJobObject['status'];
+    const running = statusOf(plan({ job: job({ parallelism: 2 }, { status: kruise }), pods: [pod('a', 1, 1), pod('b', 2, 'running')] }, NOW).actions);
+    assert.equal(running?.phase, 'Running');
+    assert.deepEqual([cond(running, 'JobFailed')?.status, cond(running, 'JobFailed')?.reason], ['False', 'NoFailedVerdict']);
+    const succeeded = statusOf(plan({ job: job({ parallelism: 2 }, { status: kruise }), pods: [pod('b', 2, 0)] }, NOW).actions);
+    assert.equal(succeeded?.phase, 'Succeeded');
+    assert.equal(cond(succeeded, 'JobSucceeded')?.status, 'True');
+    assert.equal(cond(succeeded, 'JobFailed')?.status, 'False', 'never Succeeded and JobFailed at once');
+    const failed = statusOf(plan({ job: job({ parallelism: 2 }, { status: running as EphemeralJobObject['status'] }), pods: [pod('a', 1, 1), pod('b', 2, 0)] }, NOW).actions);
+    assert.equal(failed?.phase, 'Failed');
+    assert.deepEqual([cond(failed, 'JobFailed')?.status, cond(failed, 'JobFailed')?.reason, cond(failed, 'JobFailed')?.lastTransitionTime], ['True', 'PodsFailed', NOW.toISOString().replace('.000Z', 'Z')]);
+  });
+
   test('status is written only when it changed; lastTransitionTime moves only when a condition flips', () => {
     const pods = [pod('a', 1, 'running'), pod('b', 2)];
     const first = plan({ job: job(), pods }, NOW);
