@@ -406,23 +406,8 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { told:
   const { counts, phase, now } = input;
   const prev = job.status ?? {};
   const finished = phase === 'Succeeded' || phase === 'Failed';
-  const wanted: WantedCondition[] = [
-    { type: 'Initialized', status: 'True', reason: 'Initialized' },
-    counts.match === 0
-      ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: emptyWhy(job, input.namesakes) }
-      : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
-  ];
   const failedWhy = phase === 'Failed' ? failedCondition(job, { counts, unfit: input.unfit }, input.failedBy) : undefined;
-  if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
-  if (failedWhy) wanted.push(failedWhy);
-  if ((prev.conditions ?? []).some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
-  // JobFailed comes with a Failed verdict only. OpenKruise sets it (CreateFailed) on a running
-  // job as soon as one pod failed, and never clears it: a job taken over from it would say
-  // JobFailed beside Running, or beside JobSucceeded, and a later Failed verdict would keep
-  // the old transition time (review of the takeover).
-  if (!failedWhy && (prev.conditions ?? []).some((c) => c.type === 'JobFailed' && c.status === 'True')) {
-    wanted.push({ type: 'JobFailed', status: 'False', reason: 'NoFailedVerdict', message: 'JobFailed is set with a Failed verdict only; a pod\'s failure is told by an EphemeralContainerFailed Warning' });
-  }
+  const wanted = wantedConditions(job, input, failedWhy);
 
   const next: NextStatus = {
     ...counts,
@@ -439,6 +424,29 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { told:
   const write = jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev)) ? [] : [{ ...writeStatus(job, next), id: STATUS_ID }];
   const { told, verdict } = statusEvents(job, input, { written: write.length > 0, before: prev, failedWhy });
   return { told, write, verdict };
+}
+
+/** The conditions a status of this phase says (mergeConditions keeps the others as they are). */
+function wantedConditions(job: EphemeralJobObject, input: StatusInput, failedWhy: WantedCondition | undefined): WantedCondition[] {
+  const { counts, phase } = input;
+  const prev = job.status?.conditions ?? [];
+  const wanted: WantedCondition[] = [
+    { type: 'Initialized', status: 'True', reason: 'Initialized' },
+    counts.match === 0
+      ? { type: 'MatchedEmpty', status: 'True', reason: 'MatchedEmpty', message: emptyWhy(job, input.namesakes) }
+      : { type: 'MatchedEmpty', status: 'False', reason: 'Matched' },
+  ];
+  if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
+  if (failedWhy) wanted.push(failedWhy);
+  if (prev.some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
+  // JobFailed comes with a Failed verdict only. OpenKruise sets it (CreateFailed) on a running
+  // job as soon as one pod failed, and never clears it: a job taken over from it would say
+  // JobFailed beside Running, or beside JobSucceeded, and a later Failed verdict would keep
+  // the old transition time (review of the takeover).
+  if (!failedWhy && prev.some((c) => c.type === 'JobFailed' && c.status === 'True')) {
+    wanted.push({ type: 'JobFailed', status: 'False', reason: 'NoFailedVerdict', message: 'JobFailed is set with a Failed verdict only; a pod\'s failure is told by an EphemeralContainerFailed Warning' });
+  }
+  return wanted;
 }
 
 const STATUS_ID = 'status';
