@@ -9,15 +9,31 @@ export type WatchedKind = (typeof WATCHED_KINDS)[number];
 export const EVENT_TYPES = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** A raw watch event as the API server (and `ephemera invoke --event`) carries it. */
-export const WatchEvent = z.object({
-  type: z.enum(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'RESYNC']),
-  object: z.looseObject({
-    apiVersion: z.string().optional(),
-    kind: z.string().optional(),
-    metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
-  }),
+/** The object a watch event of this type is about: it names the object (kind and apiVersion may be left out). */
+const WatchedObject = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
 });
+
+/**
+ * A raw watch event as the API server (and `ephemera invoke --event`) carries it: a change
+ * to an object (RESYNC: one a list found), a BOOKMARK, whose object carries only
+ * metadata.resourceVersion (`allowWatchBookmarks=true`), or an ERROR, whose object is a
+ * metav1.Status (410 Expired: the watch must list again). Watch events, API concepts:
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks
+ */
+export const WatchEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.enum(EVENT_TYPES), object: WatchedObject }),
+  z.object({
+    type: z.literal('BOOKMARK'),
+    object: z.looseObject({ apiVersion: z.string().optional(), kind: z.string().optional(), metadata: z.looseObject({ resourceVersion: z.string() }) }),
+  }),
+  z.object({
+    type: z.literal('ERROR'),
+    object: z.looseObject({ kind: z.string().optional(), status: z.string().optional(), message: z.string().optional(), reason: z.string().optional(), code: z.number().optional() }),
+  }),
+]);
 export type WatchEvent = z.infer<typeof WatchEvent>;
 
 export const ENVELOPE_TYPE = 'io.ephemera.watch.v1';

@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rfc3339 } from '../../api/meta.ts';
 import { SimKubelet, startApiServer, type ApiServer } from '../../cluster/index.ts';
@@ -45,23 +44,25 @@ export async function startDemoCluster(tickMs: number): Promise<{ server: ApiSer
   return { server, kubelet };
 }
 
-/** The running demo: its cluster, a narration of its jobs, and a stop that leaves nothing behind. */
+/** The running demo: its cluster, a narration of its jobs, and a stop. */
 export interface Demo {
   server: ApiServer;
-  /** Writes a kubeconfig for kubectl and prints every EphemeralJob's row whenever it changes. */
-  narrate(): void;
-  /** Stops the kubelet and the cluster and removes the kubeconfig file. */
+  /**
+   * Writes a kubeconfig for kubectl into `dir` and prints every EphemeralJob's row whenever
+   * it changes. The caller owns `dir` (start.ts removes it however the process stops).
+   */
+  narrate(dir: string): void;
+  /** Stops the narration, the kubelet and the cluster. */
   stop(): Promise<void>;
 }
 
 /** Start the demo cluster; `narrate` when the rest of the process is up. */
 export async function startDemo(tickMs: number): Promise<Demo> {
   const { server, kubelet } = await startDemoCluster(tickMs);
-  const dir = mkdtempSync(join(tmpdir(), 'ephemera-demo-'));
   let stopNarration = (): void => {};
   return {
     server,
-    narrate: () => {
+    narrate: (dir) => {
       const path = join(dir, 'kubeconfig');
       writeFileSync(path, server.kubeconfigYaml(), { mode: 0o600 });
       stopNarration = narrate(path, () => server.store.list({ kind: 'EphemeralJob' }) as unknown as JobRow[]);
@@ -70,7 +71,6 @@ export async function startDemo(tickMs: number): Promise<Demo> {
       stopNarration();
       kubelet.stop();
       await server.close();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -22,23 +22,41 @@ export class InputError extends Error {
 
 /**
  * Objects from a state file: JSON or YAML, a `kind: List` (or any `*List`), or several
- * YAML documents. Empty documents are ignored.
+ * YAML documents. Empty documents are ignored. YAML merge keys (`<<: *anchor`) are
+ * honoured, as kubectl's YAML reader does. Two objects of one name are refused, as
+ * `kubectl create` of them would answer AlreadyExists the second time.
  */
 export async function loadState(path: string): Promise<KubeObject[]> {
   const text = await readText(path);
-  const docs = parseAllDocuments(text);
+  // YAML 1.2 has no merge keys; without the option, `<<` is an ordinary key and what it merges is lost.
+  const docs = parseAllDocuments(text, { merge: true });
   const out: KubeObject[] = [];
+  const seen = new Map<string, string>();
   for (const [i, doc] of docs.entries()) {
     if (doc.errors.length > 0) throw new InputError(`${path}: document ${i + 1}: ${doc.errors[0]?.message}`);
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) continue;
     for (const [j, item] of expandList(value).entries()) {
+      const where = `document ${i + 1}${isList(value) ? ` item ${j}` : ''}`;
       const r = KubeObject.safeParse(item);
-      if (!r.success) throw new InputError(`${path}: document ${i + 1}${isList(value) ? ` item ${j}` : ''}: ${formatZodIssues(r.error.issues, '')}`);
+      if (!r.success) throw new InputError(`${path}: ${where}: ${formatZodIssues(r.error.issues, '')}`);
+      const first = seen.get(identity(r.data));
+      if (first !== undefined) throw new InputError(`${path}: ${first} and ${where} are both ${describeObject(r.data)}; an object appears once (kubectl create would answer AlreadyExists): remove or rename one`);
+      seen.set(identity(r.data), where);
       out.push(r.data);
     }
   }
   return out;
+}
+
+/** What names an object to the API server: group, kind, namespace (absent: default, as kubectl and the in-memory server take it) and name. */
+function identity(o: KubeObject): string {
+  const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
+  return JSON.stringify([group, o.kind, o.metadata.namespace || 'default', o.metadata.name]);
+}
+
+function describeObject(o: KubeObject): string {
+  return `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name} (${o.apiVersion})`;
 }
 
 function isList(v: unknown): v is { items: unknown[] } {
@@ -49,12 +67,13 @@ function expandList(v: unknown): unknown[] {
   return isList(v) ? v.items : [v];
 }
 
-/** One event from a recording: a raw watch event or a relay envelope. */
-export type InputEvent = { watch: WatchEvent } | { envelope: Envelope };
+/** One event from a recording: a raw watch event or a relay envelope, and where it was read (file, event number). */
+export type InputEvent = ({ watch: WatchEvent } | { envelope: Envelope }) & { where?: string };
 
 /**
  * Events from a file: one JSON document (a watch event `{type, object}` or an envelope),
- * or JSON lines of them (what the relay's record sink writes). Blank lines are skipped.
+ * or JSON lines of them (what the relay's record sink writes, or `kubectl get --raw
+ * '…?watch=1'`, BOOKMARK and ERROR events included). Blank lines are skipped.
  */
 export async function loadEvents(path: string): Promise<InputEvent[]> {
   const text = (await readText(path)).trim();
@@ -70,10 +89,17 @@ export async function loadEvents(path: string): Promise<InputEvent[]> {
 
 function toInputEvent(doc: unknown, where: string): InputEvent {
   const env = Envelope.safeParse(doc);
-  if (env.success) return { envelope: env.data };
+  if (env.success) return { envelope: env.data, where };
+  // A document with an envelope's fields is judged as one: the watch event's issues
+  // ("type", "object") would hide what is wrong with it (review: data.name "Bad_Name").
+  if (looksLikeEnvelope(doc)) throw new InputError(`${where}: an event envelope that fails its schema: ${formatZodIssues(env.error.issues, '')}`);
   const watch = WatchEvent.safeParse(doc);
-  if (watch.success) return { watch: watch.data };
+  if (watch.success) return { watch: watch.data, where };
   throw new InputError(`${where}: neither a watch event {type, object} nor an event envelope: ${formatZodIssues(watch.error.issues, '')}`);
+}
+
+function looksLikeEnvelope(doc: unknown): boolean {
+  return typeof doc === 'object' && doc !== null && ('specversion' in doc || 'data' in doc);
 }
 
 function tryJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {

@@ -1,22 +1,25 @@
 import { parseArgs } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { WatchEvent } from '../../api/envelope.ts';
+import { envelopeKey, objectKey, type WatchEvent } from '../../api/envelope.ts';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
+import { describe } from '../../engine/apply.ts';
 import type { Controller } from '../../engine/controller.ts';
-import { handle, reconcileKey, type EngineDeps, type KeyResult } from '../../engine/engine.ts';
+import { reconcileKey, type EngineDeps, type KeyResult } from '../../engine/engine.ts';
 import { silentLogger } from '../../engine/logger.ts';
 import { minRequeue, type Action } from '../../engine/plan.ts';
 import { EJOB } from '../../api/names.ts';
-import { isKubeError } from '../../kube/errors.ts';
+import { isKubeError, KubeError } from '../../kube/errors.ts';
 import type { Kube } from '../../kube/kube.ts';
-import { CliError } from './cli-error.ts';
+import { CliError, rootCause } from './cli-error.ts';
 import { describeCluster, loadCluster, probeCluster, unreachable, type Cluster } from './kubeconfig.ts';
 import { createEngineDeps } from '../deps.ts';
 import { createLogger } from '../logger.ts';
 import { InputError, loadEvents, loadState, type InputEvent } from './input.ts';
 import { startApiServer, type ApiServer } from '../../cluster/index.ts';
 import { dryRunKube } from './dry-run-kube.ts';
+import { parseRfc3339 } from './parse-time.ts';
 import { relayRoute } from './relay-route.ts';
+import { writeLog, type Writes } from './write-log.ts';
 
 const USAGE = `usage: ephemera invoke --state FILE [--event FILE] [--now RFC3339] [--output json]
        ephemera invoke --kubeconfig FILE [--namespace NS] [--state FILE | --event FILE] [--now RFC3339] [--output json] [--apply]
@@ -26,30 +29,59 @@ each with the reason, and when to look again.
 
   --state FILE       objects to start from: YAML or JSON, a kind: List or several documents
   --event FILE       a watch event {type, object}, or JSON lines of them (ephemera relay
-                     --sink record:PATH); without it every object is reconciled once
-  --now RFC3339      the clock the handlers and the in-memory API server see (default: now)
-  --output json      one JSON document: {actions, requeueAfterSeconds, objects}
+                     --sink record:PATH, kubectl get --raw '…?watch=1': its BOOKMARK and
+                     ERROR events are skipped with a note); without it every object is
+                     reconciled once
+  --now RFC3339      the clock the handlers and the in-memory API server see (default: now),
+                     with Z or an offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00
+  --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
+                     refused and errors when there are any
   --kubeconfig FILE  read a live cluster instead; without --state/--event, its EphemeralJobs
-                     and Job pods are listed and reconciled. Plans only, unless --apply
+                     and Job pods are listed and reconciled; with --state, the objects the
+                     file names are reconciled as the cluster has them (the file's contents
+                     are not sent). Plans only, unless --apply
   --namespace NS     with --kubeconfig and no --state: only this namespace (default: all)
   --apply            with --kubeconfig: perform the writes
   -h, --help         this help
+
+Exit status: 0 done; 1 the API server refused a write, or a key could not be handled (what
+was done is printed all the same, then the errors on stderr); 2 bad usage or input.
 
 Variables: those of the functions (EPHEMERA_LOCK_NAMESPACE, EPHEMERA_CONTROLLERS, LOG_LEVEL, …;
 see the README's Configuration table). LOG_LEVEL set: handler logs go to stderr.
 `;
 
-/** The `--output json` document (DESIGN.md's contract). */
+/** One write, exactly the contract's fields: verb, apiVersion, kind, subresource?, namespace, name, body?. */
+type ContractAction = { verb: string; apiVersion: string; kind: string; subresource?: string; namespace: string; name: string; body?: unknown };
+
+/**
+ * The `--output json` document: DESIGN.md's contract ({actions, requeueAfterSeconds,
+ * objects}), plus `refused` and `errors`, present only when there are any (the exit status
+ * is then 1), so a run without them prints the contract's document exactly.
+ */
 export interface InvokeOutput {
-  actions: { verb: string; apiVersion: string; kind: string; subresource?: string; namespace: string; name: string; body?: unknown }[];
+  actions: ContractAction[];
   requeueAfterSeconds: number | null;
   objects: unknown[];
+  /** Writes the API server refused for good (403, 422, …), each with its answer. */
+  refused?: (ContractAction & { error: string; status?: number })[];
+  /** Keys (or events) whose handling stopped on an error; the others were handled all the same. */
+  errors?: { controller?: string; key: string; error: string; status?: number }[];
 }
 
-/** A run: the contract document, plus each action's reason for the human summary. */
+/** What the handlers did: the writes that took effect, those refused, keys that failed, and notes on what was skipped. */
+interface Tally {
+  actions: Action[];
+  requeueAfterSeconds: number | null;
+  refused: { action: Action; error: unknown }[];
+  failed: { controller?: string; key: string; error: unknown }[];
+  notes: string[];
+}
+
+/** A run: what the handlers did, and the objects after it (in memory; none for a live cluster). */
 interface Run {
-  out: InvokeOutput;
-  reasons: string[];
+  tally: Tally;
+  objects: unknown[];
 }
 
 interface Options {
@@ -77,8 +109,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     const run = opts.kubeconfig ? await invokeLive(opts) : await invokeInMemory(opts);
-    process.stdout.write(opts.json ? `${JSON.stringify(run.out, null, 2)}\n` : summary(run));
-    return 0;
+    return report(run, opts.json);
   } catch (err) {
     if (err instanceof InputError || err instanceof ConfigError) {
       process.stderr.write(`ephemera invoke: ${err.message}\n`);
@@ -112,8 +143,8 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values.output !== undefined && values.output !== 'json') throw new Error(`--output must be "json", got "${values.output}"`);
   if (values.apply && !values.kubeconfig) throw new Error('--apply only makes sense with --kubeconfig');
   if (values.namespace !== undefined && (!values.kubeconfig || values.state || values.event)) throw new Error('--namespace only makes sense with --kubeconfig and no --state or --event');
-  const now = values.now === undefined ? new Date() : new Date(values.now);
-  if (Number.isNaN(now.getTime()) || (values.now !== undefined && !/^\d{4}-\d\d-\d\dT/.test(values.now))) throw new Error(`--now must be an RFC 3339 time, got "${values.now}"`);
+  const now = values.now === undefined ? new Date() : parseRfc3339(values.now);
+  if (!(now instanceof Date)) throw new Error(`--now ${now.error}, got "${values.now}"`);
   return { state: values.state, event: values.event, now, json: values.output === 'json', kubeconfig: values.kubeconfig, namespace: values.namespace, apply: values.apply };
 }
 
@@ -123,15 +154,11 @@ export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'no
   const events = opts.event ? await loadEvents(opts.event) : undefined;
   const cluster = await startCluster(objects, opts.now);
   try {
-    const run = await runHandlers(engineDeps(cluster.kubeConfig(), opts.now), events ?? asResync(objects), events === undefined);
-    return toRun(run, cluster.store.all());
+    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), opts.now), events ?? asResync(objects), { once: events === undefined, live: false });
+    return { tally, objects: cluster.store.all() };
   } finally {
     await cluster.close();
   }
-}
-
-function toRun(run: { actions: Action[]; requeueAfterSeconds: number | null }, objects: unknown[]): Run {
-  return { out: { actions: run.actions.map(contractAction), requeueAfterSeconds: run.requeueAfterSeconds, objects }, reasons: run.actions.map((a) => a.reason) };
 }
 
 /** The in-memory cluster; objects it cannot hold (unknown kinds) are an input error. */
@@ -152,8 +179,7 @@ async function invokeLive(opts: Options): Promise<Run> {
   await probeCluster(cluster);
   const deps = engineDeps(cluster.kc, opts.now, opts.apply ? undefined : dryRunKube);
   const events = opts.event ? await loadEvents(opts.event) : asResync(opts.state ? await loadState(opts.state) : await listLive(deps.kube, opts.namespace, cluster));
-  const run = await runHandlers(deps, events, !opts.event);
-  return toRun(run, []);
+  return { tally: await runHandlers(deps, events, { once: !opts.event, live: true }), objects: [] };
 }
 
 /**
@@ -182,11 +208,15 @@ function ownedByJob(pod: Record<string, unknown>): boolean {
   return refs.some((r) => r.kind === 'Job' && String(r.apiVersion).startsWith('batch/'));
 }
 
-/** Production's engine deps (unique lock holder, API timeout) with the --now clock; `wrap` may stand in front of the client. */
-function engineDeps(kc: KubeConfig, now: Date, wrap?: (kube: Kube) => Kube): EngineDeps {
+/**
+ * Production's engine deps (unique lock holder, API timeout) with the --now clock; `wrap` may
+ * stand in front of the client. `takeWrites` hands over the writes sent since it was last called.
+ */
+function engineDeps(kc: KubeConfig, now: Date, wrap?: (kube: Kube) => Kube): EngineDeps & { takeWrites: () => Writes } {
   const config = parseEnv(FunctionsConfig, process.env);
   const deps = createEngineDeps(config, kc, process.env.LOG_LEVEL ? createLogger(config.LOG_LEVEL, 2) : silentLogger);
-  return { ...deps, kube: wrap ? wrap(deps.kube) : deps.kube, clock: () => now };
+  const log = writeLog(wrap ? wrap(deps.kube) : deps.kube);
+  return { ...deps, kube: log.kube, clock: () => now, takeWrites: log.take };
 }
 
 /** Without --event, every object is looked at once. */
@@ -195,42 +225,114 @@ function asResync(objects: unknown[]): InputEvent[] {
 }
 
 /**
- * Each event goes through production's routing: the relay's filter and envelope, then the
- * engine. With `once` (no --event: every object), each routed key is reconciled once.
+ * Each event goes through production's routing: the relay's filter and envelope, then each
+ * controller's route and reconcile. With `once` (no --event: every object), each routed key
+ * is reconciled once. As the engine's handle does, a key (or event) that fails does not stop
+ * the others: its error is kept, and what was written before it stays reported (review: one
+ * 403 hid the writes already made for other keys of a live cluster).
  */
-async function runHandlers(deps: EngineDeps, events: InputEvent[], once: boolean): Promise<{ actions: Action[]; requeueAfterSeconds: number | null }> {
-  const actions: Action[] = [];
-  let requeue: number | null = null;
-  const record = (r: { actions: Action[]; requeueAfterSeconds?: number | undefined }): void => {
-    actions.push(...r.actions);
-    requeue = minRequeue(requeue ?? undefined, r.requeueAfterSeconds) ?? null;
-  };
+async function runHandlers(deps: EngineDeps & { takeWrites: () => Writes }, events: InputEvent[], mode: { once: boolean; live: boolean }): Promise<Tally> {
+  const tally: Tally = { actions: [], requeueAfterSeconds: null, refused: [], failed: [], notes: [] };
+  const skipped = new Map<string, string[]>();
   const seen = new Set<string>();
   for (const ev of events) {
-    const routed = await relayRoute(ev, deps.kube, deps.clock());
+    const routed = await guarded(tally, { key: eventKey(ev) }, () => relayRoute(ev, deps.kube, deps.clock()));
+    if (routed === undefined) continue;
     if ('skipped' in routed) {
+      // The filter's everyday choices, and a state file's Nodes and Leases, are no news; a
+      // BOOKMARK, a watch ERROR, an object the relay cannot read, or a recorded event of a
+      // kind it does not watch is: said on stderr, whatever LOG_LEVEL (review: a pod it
+      // could not read was dropped without a word).
       deps.logger.info({ reason: routed.skipped }, 'the relay would not forward this event');
+      if (routed.because === 'input' || (routed.because === 'kind' && !mode.once)) skipped.set(routed.skipped, [...(skipped.get(routed.skipped) ?? []), ev.where ?? eventKey(ev)]);
       continue;
     }
     const { envelope } = routed;
-    if (!once) {
-      const r = await handle(envelope, deps);
-      for (const k of r.keys) record(k);
-      // The other keys were handled; the refusal is still this run's error, as it was.
-      if (r.failed[0]) throw r.failed[0].error;
-      continue;
-    }
-    for (const c of deps.controllers) for (const key of (await c.route(envelope, deps.kube)).keys) {
-      if (seen.has(`${c.name}/${key}`)) continue;
-      seen.add(`${c.name}/${key}`);
-      record(await reconcileKey(c as Controller<unknown>, key, deps) as KeyResult);
+    for (const c of deps.controllers) {
+      const route = await guarded(tally, { controller: c.name, key: envelopeKey(envelope) }, () => c.route(envelope, deps.kube));
+      for (const key of route?.keys ?? []) {
+        if (mode.once && seen.has(`${c.name}/${key}`)) continue;
+        seen.add(`${c.name}/${key}`);
+        await reconcileOne(c as Controller<unknown>, key, deps, { tally, live: mode.live });
+      }
     }
   }
-  return { actions, requeueAfterSeconds: requeue };
+  for (const [reason, where] of skipped) tally.notes.push(`${where.length === 1 ? where[0] : `${where.length} events (${where.slice(0, 3).join('; ')}${where.length > 3 ? '; …' : ''})`}: skipped: ${reason}`);
+  return tally;
+}
+
+/** `run`'s answer, or undefined when it failed: its error is kept in the tally. */
+async function guarded<T>(tally: Tally, what: { controller?: string; key: string }, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (error) {
+    tally.failed.push({ ...what, error });
+    return undefined;
+  }
+}
+
+/**
+ * Reconcile one key and keep what came of it: the writes that took effect (the plan's, and
+ * the engine's own beside it: a refusal's Warning Event), the writes refused, and the error
+ * that stopped it, if any.
+ */
+async function reconcileOne(c: Controller<unknown>, key: string, deps: EngineDeps & { takeWrites: () => Writes }, into: { tally: Tally; live: boolean }): Promise<void> {
+  const { tally } = into;
+  const r = await guarded(tally, { controller: c.name, key }, () => reconcileKey(c, key, { ...deps, logger: deps.logger.child({ controller: c.name, key }) }));
+  const writes = deps.takeWrites();
+  const planned = new Set(r?.actions ?? []);
+  tally.actions.push(...(r?.actions ?? []), ...writes.done.filter((a) => !planned.has(a)));
+  if (r === undefined) return;
+  tally.requeueAfterSeconds = minRequeue(tally.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
+  if (r.outcome === 'gone' && into.live) tally.notes.push(`${c.name} ${key}: not in the cluster, nothing to do`);
+  if (r.outcome === 'refused') keepRefusals(r, writes, tally);
+}
+
+/** The engine's refusals (`describe(action): message`), matched to the writes that met them. */
+function keepRefusals(r: KeyResult, writes: Writes, tally: Tally): void {
+  for (const text of r.errors ?? []) {
+    const hit = writes.failed.find((f) => `${describe(f.action)}: ${(f.error as Error).message}` === text);
+    if (hit) tally.refused.push(hit);
+    else tally.failed.push({ controller: r.controller, key: r.key, error: new Error(text) });
+  }
+}
+
+/** The key of the object an input event is about, for messages. */
+function eventKey(ev: InputEvent): string {
+  if ('envelope' in ev) return envelopeKey(ev.envelope);
+  const w = ev.watch;
+  if (w.type === 'BOOKMARK' || w.type === 'ERROR') return `a ${w.type} event`;
+  return objectKey(w.object.kind ?? '(no kind)', w.object.metadata.namespace ?? 'default', w.object.metadata.name);
+}
+
+/**
+ * Print the run: notes (what was skipped) on stderr, the summary or JSON document on stdout,
+ * then the keys that failed on stderr. 1 when a write was refused or a key failed.
+ */
+function report(run: Run, json: boolean): number {
+  const { tally } = run;
+  for (const note of tally.notes) process.stderr.write(`ephemera invoke: note: ${note}\n`);
+  process.stdout.write(json ? `${JSON.stringify(document(run), null, 2)}\n` : summary(tally));
+  const n = tally.refused.length;
+  if (n > 0) process.stderr.write(`ephemera invoke: the API server refused ${n} write${n === 1 ? '' : 's'} (${json ? 'in "refused"' : 'the "refused:" lines'})\n`);
+  for (const f of tally.failed) process.stderr.write(`ephemera invoke: ${failedLabel(f)}: ${errorText(f.error)}\n`);
+  return tally.refused.length > 0 || tally.failed.length > 0 ? 1 : 0;
+}
+
+function failedLabel(f: { controller?: string; key: string }): string {
+  return f.controller ? `${f.controller} ${f.key}` : f.key;
+}
+
+/** The contract's document; `refused` and `errors` only when there are any. */
+function document({ tally, objects }: Run): InvokeOutput {
+  const out: InvokeOutput = { actions: tally.actions.map(contractAction), requeueAfterSeconds: tally.requeueAfterSeconds, objects };
+  if (tally.refused.length > 0) out.refused = tally.refused.map((r) => ({ ...contractAction(r.action), error: errorText(r.error), ...statusOf(r.error) }));
+  if (tally.failed.length > 0) out.errors = tally.failed.map((f) => ({ ...(f.controller ? { controller: f.controller } : {}), key: f.key, error: errorText(f.error), ...statusOf(f.error) }));
+  return out;
 }
 
 /** Exactly the contract's fields: verb, apiVersion, kind, subresource?, namespace, name, body?. */
-function contractAction(a: Action): InvokeOutput['actions'][number] {
+function contractAction(a: Action): ContractAction {
   return {
     verb: a.verb,
     apiVersion: a.apiVersion,
@@ -242,11 +344,39 @@ function contractAction(a: Action): InvokeOutput['actions'][number] {
   };
 }
 
-/** One line per action with the planner's reason, then when to look again. */
-function summary({ out, reasons }: Run): string {
-  const lines = out.actions.map((a, i) => `${a.verb} ${a.kind} ${a.namespace}/${a.name}${a.subresource ? `/${a.subresource}` : ''}: ${reasons[i] ?? ''}`);
-  if (lines.length === 0) lines.push('no actions');
-  lines.push(`requeue after: ${out.requeueAfterSeconds === null ? 'none' : `${out.requeueAfterSeconds}s`}`);
-  return `${lines.join('\n')}\n`;
+/** The first KubeError along a cause chain. */
+function kubeErrorIn(err: unknown): KubeError | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof KubeError) return e;
+  return undefined;
 }
 
+function statusOf(err: unknown): { status?: number } {
+  const status = kubeErrorIn(err)?.status;
+  return status ? { status } : {};
+}
+
+/**
+ * An error in one line with what the API server said: its message, then the request and
+ * status (`pods is forbidden: … (GET /api/v1/namespaces/b/pods: HTTP 403 Forbidden)`), not
+ * only the request (review: the server's message was left out).
+ */
+function errorText(err: unknown): string {
+  const k = kubeErrorIn(err);
+  if (!k) return rootCause(err);
+  const request = k.cause instanceof Error && /^[A-Z]+ \S+: HTTP \d+$/.test(k.cause.message) ? k.cause.message : k.status ? `HTTP ${k.status}` : '';
+  const answer = [request, k.reason].filter(Boolean).join(' ');
+  return answer ? `${k.message} (${answer})` : k.message;
+}
+
+function line(a: Action): string {
+  return `${a.verb} ${a.kind} ${a.namespace}/${a.name}${a.subresource ? `/${a.subresource}` : ''}`;
+}
+
+/** One line per action with the planner's reason, one per refused write with the API server's answer, then when to look again. */
+function summary(tally: Tally): string {
+  const lines = tally.actions.map((a) => `${line(a)}: ${a.reason}`);
+  if (lines.length === 0) lines.push('no actions');
+  for (const r of tally.refused) lines.push(`refused: ${line(r.action)}: ${r.action.reason}; the API server answered: ${errorText(r.error)}`);
+  lines.push(`requeue after: ${tally.requeueAfterSeconds === null ? 'none' : `${tally.requeueAfterSeconds}s`}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -3,6 +3,9 @@
 // runs against an embedded in-memory cluster playing the proposal's Story 1, even when
 // KUBECONFIG or ~/.kube/config exist, because acting cluster-wide with a person's own
 // credentials must be a choice (--kubeconfig FILE or --in-cluster), not an accident.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
@@ -108,36 +111,53 @@ function usageError(message: string): CliError {
   return new CliError(`${message}\nRun "ephemera start --help" for the options.`, 2);
 }
 
-/** The ports, then the cluster, then the relay; everything stops again on a signal. */
+/**
+ * The cluster, then the ports, the demo and the relay; everything stops again on SIGINT,
+ * SIGTERM or SIGHUP, also one that comes while it is still starting (what was started is
+ * stopped, in reverse order), and an error half-way stops what was started before it.
+ */
 async function run(opts: StartOptions, config: StartConfig): Promise<number> {
+  const stop = new Stopper();
+  const started: (() => Promise<void> | void)[] = [];
+  try {
+    await startAll(opts, config, stop, started);
+    await stop.requested;
+    return 0;
+  } finally {
+    for (const close of started.reverse()) await Promise.resolve().then(close).catch(() => undefined);
+    stop.dispose();
+  }
+}
+
+/** Start each part, noting in `started` how to stop it; stops starting once a signal came. */
+async function startAll(opts: StartOptions, config: StartConfig, stop: Stopper, started: (() => Promise<void> | void)[]): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
   const cluster = opts.source ? loadCluster(opts.source) : undefined;
   if (cluster) await probeCluster(cluster);
+  if (stop.stopping) return;
   const metrics = createMetrics();
   const box: { relay?: Relay } = {};
   const webhook = await listen('EPHEMERA_WEBHOOK_LISTEN', config, () => startWebhookServer({ ...config.EPHEMERA_WEBHOOK_LISTEN, logger: pino({ level: config.LOG_LEVEL, base: { app: 'ephemera', component: 'webhook' } }) }));
-  const ops = await listen('EPHEMERA_RELAY_LISTEN', config, () => startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, registry: metrics.registry }))
-    .catch(async (err: unknown) => {
-      await webhook.close();
-      throw err;
-    });
+  started.push(() => webhook.close());
+  const ops = await listen('EPHEMERA_RELAY_LISTEN', config, () => startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, registry: metrics.registry }));
+  started.push(() => ops.close());
   const demo = cluster ? undefined : await startDemo(config.EPHEMERA_DEMO_TICK_MS);
+  if (demo) started.push(() => demo.stop());
+  if (stop.stopping) return;
   const kc = cluster?.kc ?? (demo as Demo).server.kubeConfig();
   announce(cluster, opts.namespaces, config);
   const deps = createEngineDeps(config, kc, logger);
-  box.relay = await startRelay({
+  const relay = await startRelay({
     kubeConfig: kc, metrics, namespaces: opts.namespaces, relayId: 'ephemera-start', coalesceMs: 200, holdMs: (config.EPHEMERA_LEASE_SECONDS + config.EPHEMERA_LEASE_SKEW_SECONDS) * 1000, resyncSeconds: 600, bufferMax: 50_000, logger,
     leaseSweep: { namespace: config.EPHEMERA_LOCK_NAMESPACE },
     sink: memorySink(async (e) => handle(e, withFreshHolder(deps)), (e, ms) => box.relay?.requeue(e, ms)),
   });
+  box.relay = relay;
+  started.push(() => relay.stop());
+  if (stop.stopping) return;
   logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${config.EPHEMERA_RELAY_LISTEN.host}:${ops.port}` });
-  demo?.narrate();
-  await signalled();
-  await box.relay.stop();
-  await webhook.close();
-  await ops.close();
-  await demo?.stop();
-  return 0;
+  // The demo's kubeconfig folder is made by the Stopper, which removes it however the process stops.
+  demo?.narrate(stop.tempDir('ephemera-demo-'));
 }
 
 function logServing(logger: Logger, fields: Record<string, string>): void {
@@ -164,9 +184,57 @@ function announce(cluster: Cluster | undefined, namespaces: string[], config: St
   process.stderr.write(`ephemera: acting on ${target}, ${where}; controllers ${config.EPHEMERA_CONTROLLERS}; Leases in ${config.EPHEMERA_LOCK_NAMESPACE}.\n`);
 }
 
-function signalled(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * The process's stop signals, caught from the start of `run` (review: a Ctrl-C while it was
+ * starting, a second one while it was stopping, or a SIGHUP from a closed terminal killed it
+ * and left /tmp/ephemera-demo-* behind). The first signal asks for a clean stop; a second
+ * removes the temporary folders at once and exits with 128 + the signal's number, as a shell
+ * reports a process killed by it.
+ */
+class Stopper {
+  /** Settles at the first signal. */
+  readonly requested: Promise<void>;
+  private signalled = false;
+  private readonly folders: string[] = [];
+  private readonly onSignal: (signal: NodeJS.Signals) => void;
+  private resolve: () => void = () => {};
+
+  constructor() {
+    this.requested = new Promise<void>((resolve) => (this.resolve = resolve));
+    this.onSignal = (signal) => {
+      if (!this.signalled) {
+        this.signalled = true;
+        process.stderr.write(`ephemera: ${signal}: stopping (${signal === 'SIGINT' ? 'Ctrl-C' : 'a signal'} again stops at once)\n`);
+        this.resolve();
+        return;
+      }
+      this.removeFolders();
+      process.exit(128 + (constants.signals[signal] ?? 0));
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, this.onSignal);
+  }
+
+  /** A signal came. */
+  get stopping(): boolean {
+    return this.signalled;
+  }
+
+  /** A new temporary folder, removed by `dispose` or by a second signal. */
+  tempDir(prefix: string): string {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    this.folders.push(dir);
+    return dir;
+  }
+
+  /** Remove the folders and stop catching the signals. */
+  dispose(): void {
+    this.removeFolders();
+    for (const signal of STOP_SIGNALS) process.off(signal, this.onSignal);
+  }
+
+  private removeFolders(): void {
+    for (const dir of this.folders.splice(0)) rmSync(dir, { recursive: true, force: true });
+  }
 }

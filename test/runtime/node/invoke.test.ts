@@ -201,11 +201,12 @@ describe('ephemera invoke', () => {
     assert.equal(r.stderr.trim().split('\n').length, 1);
   });
 
-  test('a kubeconfig without clusters, without a current context, or not YAML: one line naming the fix, exit 2', async () => {
+  test('a kubeconfig without clusters, without a current context or with one it lacks, or not YAML: one line naming the fix, exit 2', async () => {
     const cases: [string, RegExp][] = [
       ['apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n', /defines no clusters; add one \(kubectl config set-cluster\)/],
       ['apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:6443"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {}\n', /has no current-context; choose one with: kubectl --kubeconfig .* config use-context NAME/],
       ['clusters: [unclosed\n', /cannot be read: .*; fix the file or pass another with --kubeconfig/],
+      ['apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\ncontexts: [{name: ctx, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\ncurrent-context: nope\n', /: current-context "nope" is not one of its contexts \(ctx\); choose one with: kubectl --kubeconfig .* config use-context NAME/],
     ];
     for (const [i, [text, message]] of cases.entries()) {
       const file = join(dir, `broken-${i}.kubeconfig`);
@@ -222,5 +223,166 @@ describe('ephemera invoke', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^usage: ephemera invoke --state FILE/);
     for (const flag of ['--event', '--now', '--output json', '--kubeconfig', '--namespace', '--apply']) assert.ok(r.stdout.includes(flag), flag);
+  });
+});
+
+/** A live API server holding `objects`, with `faults`, and a kubeconfig for it; closed after `body`. */
+async function withLiveServer(objects: unknown[], faults: Parameters<Awaited<ReturnType<typeof startApiServer>>['faults']['add']>[0][], body: (kubeconfig: string, server: Awaited<ReturnType<typeof startApiServer>>) => Promise<void>): Promise<void> {
+  const server = await startApiServer({ objects });
+  for (const f of faults) server.faults.add(f);
+  const kubeconfig = join(dir, `live-${Math.random().toString(36).slice(2)}.kubeconfig`);
+  writeFileSync(kubeconfig, server.kubeconfigYaml());
+  try {
+    await body(kubeconfig, server);
+  } finally {
+    await server.close();
+  }
+}
+
+const story1 = (): Record<string, unknown>[] => parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+const REFUSE_INJECTION = { method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, times: Infinity, message: 'pods "x" is forbidden: User "ci" cannot patch resource "pods/ephemeralcontainers"' };
+
+/** Two namespaces, a and b, each with a pod and a job selecting it; listing pods in b is forbidden. */
+function twoNamespaces(): { objects: unknown[]; fault: typeof REFUSE_INJECTION & { watch: boolean } } {
+  const pod = (ns: string): unknown => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: ns, labels: { app: 'x' }, creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { nodeName: 'n', containers: [{ name: 'helloworld', image: 'x' }] }, status: { phase: 'Running', containerStatuses: [{ name: 'helloworld', ready: true, restartCount: 0, state: { running: { startedAt: '2026-01-01T00:00:01Z' } } }] } });
+  const job = (ns: string): unknown => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name: 'j', namespace: ns, creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { selector: { matchLabels: { app: 'x' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox', imagePullPolicy: 'Always', terminationMessagePolicy: 'File', targetContainerName: 'helloworld' }] } } });
+  return {
+    objects: [pod('a'), job('a'), pod('b'), job('b')],
+    fault: { method: 'GET', pathIncludes: '/namespaces/b/pods', watch: false, status: 403, times: Infinity, message: 'pods is forbidden: User "ci" cannot list resource "pods" in namespace "b"' },
+  };
+}
+
+type Reported = Out & { refused?: Record<string, unknown>[]; errors?: Record<string, unknown>[] };
+
+describe('ephemera invoke: what went wrong is reported beside what was done', () => {
+  test('a write the API server refuses: listed as refused with its answer, its Warning Event among the writes, exit 1 (-o json adds "refused")', async () => {
+    await withLiveServer(story1(), [REFUSE_INJECTION], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--apply', '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+      assert.equal(r.code, 1, r.stderr);
+      const out = JSON.parse(r.stdout) as Reported;
+      assert.deepEqual(out.refused?.map(({ body: _body, ...rest }) => rest), [{
+        verb: 'patch', apiVersion: 'v1', kind: 'Pod', subresource: 'ephemeralcontainers', namespace: 'default', name: 'helloworld-865cd8865b-nl8lq',
+        error: 'pods "x" is forbidden: User "ci" cannot patch resource "pods/ephemeralcontainers" (PATCH /api/v1/namespaces/default/pods/helloworld-865cd8865b-nl8lq/ephemeralcontainers: HTTP 403 Forbidden)',
+        status: 403,
+      }]);
+      const warning = out.actions.find((a) => a.kind === 'Event' && (a.body as { reason?: string } | undefined)?.reason === 'ActionRefused');
+      assert.ok(warning, `the ActionRefused Warning it wrote is listed: ${JSON.stringify(out.actions.map((a) => `${a.verb} ${a.kind} ${a.name}`))}`);
+      assert.equal(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').length, 0, 'the refused injection is not among the writes');
+      assert.match(r.stderr, /^ephemera invoke: the API server refused 1 write \(in "refused"\)$/m);
+    });
+    await withLiveServer(story1(), [REFUSE_INJECTION], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--apply', '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stdout, /^refused: patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: inject helloworld-ec for ephemeral job hello-world-ephemeral-job; the API server answered: pods "x" is forbidden: User "ci" cannot patch resource "pods\/ephemeralcontainers" \(PATCH \S+: HTTP 403 Forbidden\)$/m);
+      assert.match(r.stdout, /^create Event default\/helloworld-865cd8865b-nl8lq\.\w+: record event ActionRefused on Pod default\/helloworld-865cd8865b-nl8lq$/m);
+      assert.match(r.stderr, /^ephemera invoke: the API server refused 1 write \(the "refused:" lines\)$/m);
+    });
+  });
+
+  test('a key that fails does not hide the others: what was done, then the error with the server\'s message, exit 1', async () => {
+    const { objects, fault } = twoNamespaces();
+    const forbidden = /^ephemera invoke: ejob EphemeralJob\/b\/j: pods is forbidden: User "ci" cannot list resource "pods" in namespace "b" \(GET \/api\/v1\/namespaces\/b\/pods\?\S+: HTTP 403 Forbidden\)$/m;
+    await withLiveServer(objects, [fault], async (kubeconfig, server) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--apply', '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stdout, /^patch Pod a\/p\/ephemeralcontainers: inject ec for ephemeral job j$/m, 'the writes made for a/j are shown');
+      assert.match(r.stderr, forbidden);
+      const injected = (server.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'a' }) as unknown as { spec: { ephemeralContainers?: unknown[] } }[])[0]?.spec.ephemeralContainers;
+      assert.equal(injected?.length, 1, 'a/p was injected on the cluster');
+    });
+    // With --event, each event's keys the same way; b's event first, and a's is handled all the same.
+    await withLiveServer(objects, [fault], async (kubeconfig) => {
+      const events = join(dir, 'two-namespaces.jsonl');
+      writeFileSync(events, [...objects].reverse().filter((o) => (o as { kind: string }).kind === 'EphemeralJob').map((o) => JSON.stringify({ type: 'ADDED', object: o })).join('\n'));
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--event', events, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+      assert.equal(r.code, 1, r.stderr);
+      const out = JSON.parse(r.stdout) as Reported;
+      assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => `${a.namespace}/${a.name}`), ['a/p']);
+      assert.deepEqual(out.errors, [{ controller: 'ejob', key: 'EphemeralJob/b/j', error: 'pods is forbidden: User "ci" cannot list resource "pods" in namespace "b" (GET /api/v1/namespaces/b/pods?labelSelector=app%3Dx: HTTP 403 Forbidden)', status: 403 }]);
+      assert.match(r.stderr, forbidden);
+    });
+  });
+
+  test('--now is RFC 3339 with Z or an offset, read the same in any time zone; a date that does not exist is refused', async () => {
+    for (const [now, message] of [
+      ['2026-01-01T00:20:30', /--now must be an RFC 3339 time with Z or an offset/],
+      ['2026-02-30T00:00:00Z', /--now names a date or time of day that does not exist, got "2026-02-30T00:00:00Z"/],
+      ['2026-01-01T24:00:00Z', /does not exist/],
+    ] as const) {
+      const r = await runCli(['invoke', '--state', STORY1, '--now', now], { TZ: 'America/New_York' });
+      assert.equal(r.code, 2, `${now}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+    }
+    const offset = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T01:20:30+01:00', '--output', 'json'], { TZ: 'America/New_York' });
+    assert.equal(offset.code, 0, offset.stderr);
+    assert.equal((JSON.parse(offset.stdout) as Out).requeueAfterSeconds, 1770, 'the same instant as 00:20:30Z');
+  });
+
+  test('a recording of kubectl get --raw \'…?watch=1&allowWatchBookmarks=true\': its BOOKMARK and ERROR events are skipped with a note', async () => {
+    const lines = readFileSync('test/fixtures/stories/story1-recording.jsonl', 'utf8').trim().split('\n');
+    const bookmark = JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '12345', annotations: { 'k8s.io/initial-events-end': 'true' } } } });
+    const expired = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'too old resource version: 1 (5)', reason: 'Expired', code: 410 } });
+    const events = join(dir, 'raw-watch.jsonl');
+    writeFileSync(events, `${[lines[0], bookmark, ...lines.slice(1), expired].join('\n')}\n`);
+    const r = await runCli(['invoke', '--state', 'test/fixtures/stories/story1-recording-state.yaml', '--event', events, '--now', '2026-01-01T00:20:03Z', '--output', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Out;
+    assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-xmtrv'], 'the rest replayed as without them');
+    assert.match(r.stderr, /^ephemera invoke: note: \S+raw-watch\.jsonl: event 2: skipped: a BOOKMARK carries only a resourceVersion/m);
+    assert.match(r.stderr, /^ephemera invoke: note: \S+raw-watch\.jsonl: event 16: skipped: a watch ERROR \(410 Expired\): too old resource version: 1 \(5\); the relay would list again/m);
+  });
+
+  test('a document that is an event envelope is judged as one: its own issues, not the watch event\'s', async () => {
+    const envelope = join(dir, 'env-bad.json');
+    writeFileSync(envelope, JSON.stringify({ specversion: '1.0', id: 'x', source: 'ephemera-relay/r', type: 'io.ephemera.watch.v1', time: '2026-01-01T00:00:00Z', subject: 'Pod/default/Bad_Name', data: { kind: 'Pod', event: 'MODIFIED', namespace: 'default', name: 'Bad_Name' } }));
+    const r = await runCli(['invoke', '--state', STORY2, '--event', envelope]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /env-bad\.json: an event envelope that fails its schema: data\.name: "Bad_Name" a lowercase RFC 1123 subdomain/);
+    assert.doesNotMatch(r.stderr, /object: Invalid input/);
+  });
+
+  test('--state: the same object twice is refused naming both documents (a Node of that name is another object)', async () => {
+    const pod = (labels: string): string => `apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: ${labels}}\nspec: {containers: [{name: c, image: x}]}\n`;
+    const dup = join(dir, 'dup.yaml');
+    writeFileSync(dup, `${pod('{a: "1"}')}---\napiVersion: v1\nkind: Node\nmetadata: {name: p}\n---\n${pod('{a: "2"}').replace('metadata: {', 'metadata: {namespace: default, ')}`);
+    const r = await runCli(['invoke', '--state', dup]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /dup\.yaml: document 1 and document 3 are both Pod default\/p \(v1\); an object appears once \(kubectl create would answer AlreadyExists\)/);
+  });
+
+  test('--state: YAML merge keys (<<: *anchor) are honoured', async () => {
+    const merged = join(dir, 'merge.yaml');
+    writeFileSync(merged, [
+      'apiVersion: v1', 'kind: List', 'items:',
+      '- apiVersion: v1', '  kind: Pod', '  metadata: &meta {name: p1, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z", labels: {app: x}}',
+      '  spec: &spec {nodeName: n, containers: [{name: helloworld, image: x}]}',
+      '  status: &status {phase: Running, containerStatuses: [{name: helloworld, ready: true, restartCount: 0, state: {running: {startedAt: "2026-01-01T00:00:01Z"}}}]}',
+      '- apiVersion: v1', '  kind: Pod', '  metadata:', '    <<: *meta', '    name: p2', '  spec: *spec', '  status: *status',
+      '- apiVersion: apps.kruise.io/v1alpha1', '  kind: EphemeralJob', '  metadata: {name: j, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z"}',
+      '  spec: {selector: {matchLabels: {app: x}}, parallelism: 2, template: {ephemeralContainers: [{name: ec, image: busybox, imagePullPolicy: Always, terminationMessagePolicy: File, targetContainerName: helloworld}]}}',
+      '',
+    ].join('\n'));
+    const out = await invokeJson('--state', merged, '--now', '2026-01-01T00:00:30Z');
+    const p2 = out.objects.find((o) => o.metadata.name === 'p2') as unknown as { metadata: { labels?: Record<string, string>; namespace?: string } };
+    assert.deepEqual(p2.metadata.labels, { app: 'x' }, 'the labels merged from the anchor');
+    assert.equal(job(out)?.status?.match, 2);
+  });
+
+  test('a pod of --state the relay cannot read is said so on stderr, without LOG_LEVEL', async () => {
+    const odd = join(dir, 'odd.yaml');
+    writeFileSync(odd, 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default, labels: {app: x}}\nspec: {containers: "nope"}\nstatus: {phase: Running}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n}\n');
+    const r = await runCli(['invoke', '--state', odd]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^ephemera invoke: note: Pod\/default\/p: skipped: unreadable pod: spec\.containers: Invalid input: expected array, received string$/m);
+    assert.doesNotMatch(r.stderr, /note: .*Node/, 'the Node is no news');
+  });
+
+  test('--kubeconfig with --state reconciles the objects it names as the cluster has them, and says which the cluster lacks', async () => {
+    await withLiveServer([], [], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', STORY1, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^no actions$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: ejob EphemeralJob\/default\/hello-world-ephemeral-job: not in the cluster, nothing to do$/m);
+    });
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const QUIET = { LOG_LEVEL: 'warn', EPHEMERA_DEMO_TICK_MS: '20', EPHEMERA_WEBHOOK_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' };
 
 /** `ephemera start …` as a child; `until` resolves once stderr matches. */
-function start(args: string[], env: Record<string, string>): { child: ChildProcessWithoutNullStreams; stderr: () => string; until: (re: RegExp) => Promise<void>; stop: () => Promise<number | null> } {
+function start(args: string[], env: Record<string, string>): { child: ChildProcessWithoutNullStreams; stderr: () => string; until: (re: RegExp) => Promise<void>; stop: () => Promise<number | null>; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [CLI, 'start', ...args], { env: { ...process.env, ...QUIET, ...env }, stdio: 'pipe' });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -34,6 +34,7 @@ function start(args: string[], env: Record<string, string>): { child: ChildProce
       child.kill('SIGTERM');
       return exited;
     },
+    exited,
   };
 }
 
@@ -122,5 +123,56 @@ test('`ephemera start --help` names the flags and every variable start reads', a
   assert.equal(r.code, 0);
   for (const word of ['--kubeconfig FILE', '--in-cluster', '--namespace NS', 'EPHEMERA_WEBHOOK_LISTEN', 'EPHEMERA_RELAY_LISTEN', 'EPHEMERA_DEMO_TICK_MS', 'never uses KUBECONFIG']) {
     assert.ok(r.stdout.includes(word), word);
+  }
+});
+
+/** A TMPDIR of its own, so the demo's folders of this run are the only ones in it. */
+function ownTmp(): { env: { TMPDIR: string }; demoFolders: () => string[] } {
+  const tmp = mkdtempSync(join(dir, 'tmp-'));
+  return { env: { TMPDIR: tmp }, demoFolders: () => readdirSync(tmp).filter((f) => f.startsWith('ephemera-demo-')) };
+}
+
+test('`ephemera start`: SIGHUP (a closed terminal) stops it cleanly, and the demo kubeconfig\'s folder goes with it', async () => {
+  const tmp = ownTmp();
+  const s = start([], tmp.env);
+  try {
+    await s.until(/kubectl --kubeconfig (\S+) get/);
+    assert.deepEqual(tmp.demoFolders().length, 1);
+    s.child.kill('SIGHUP');
+    assert.equal(await s.exited, 0, s.stderr());
+    assert.deepEqual(tmp.demoFolders(), []);
+  } finally {
+    s.child.kill('SIGKILL');
+  }
+});
+
+test('`ephemera start`: a Ctrl-C while it is still starting stops what was started and leaves no folder behind', async () => {
+  const tmp = ownTmp();
+  const s = start([], tmp.env);
+  try {
+    // Printed once the demo cluster is up, before the relay starts.
+    await s.until(/acting on the embedded in-memory cluster/);
+    s.child.kill('SIGINT');
+    assert.equal(await s.exited, 0, s.stderr());
+    assert.deepEqual(tmp.demoFolders(), []);
+  } finally {
+    s.child.kill('SIGKILL');
+  }
+});
+
+test('`ephemera start`: a second Ctrl-C while it stops exits at once, and still removes the folder', async () => {
+  const tmp = ownTmp();
+  const s = start([], tmp.env);
+  try {
+    await s.until(/kubectl --kubeconfig (\S+) get/);
+    s.child.kill('SIGINT');
+    // The second while the first is being handled (two at once may arrive as one).
+    await new Promise((r) => setTimeout(r, 10));
+    s.child.kill('SIGINT');
+    const code = await s.exited;
+    assert.ok(code === 130 || code === 0, `exit ${code}: at once (130) or already stopped (0): ${s.stderr()}`);
+    assert.deepEqual(tmp.demoFolders(), []);
+  } finally {
+    s.child.kill('SIGKILL');
   }
 });
