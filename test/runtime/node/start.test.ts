@@ -132,33 +132,27 @@ function ownTmp(): { env: { TMPDIR: string }; demoFolders: () => string[] } {
   return { env: { TMPDIR: tmp }, demoFolders: () => readdirSync(tmp).filter((f) => f.startsWith('ephemera-demo-')) };
 }
 
-test('`ephemera start`: SIGHUP (a closed terminal) stops it cleanly, and the demo kubeconfig\'s folder goes with it', async () => {
-  const tmp = ownTmp();
-  const s = start([], tmp.env);
-  try {
-    await s.until(/kubectl --kubeconfig (\S+) get/);
-    assert.deepEqual(tmp.demoFolders().length, 1);
-    s.child.kill('SIGHUP');
-    assert.equal(await s.exited, 0, s.stderr());
-    assert.deepEqual(tmp.demoFolders(), []);
-  } finally {
-    s.child.kill('SIGKILL');
-  }
-});
+const STOPS = [
+  { name: 'SIGHUP (a closed terminal) stops it cleanly, and the demo kubeconfig\'s folder goes with it', signal: 'SIGHUP', after: /kubectl --kubeconfig (\S+) get/, folders: 1 },
+  // Printed once the demo cluster is up, before the relay starts.
+  { name: 'a Ctrl-C while it is still starting stops what was started and leaves no folder behind', signal: 'SIGINT', after: /acting on the embedded in-memory cluster/, folders: undefined },
+] as const;
 
-test('`ephemera start`: a Ctrl-C while it is still starting stops what was started and leaves no folder behind', async () => {
-  const tmp = ownTmp();
-  const s = start([], tmp.env);
-  try {
-    // Printed once the demo cluster is up, before the relay starts.
-    await s.until(/acting on the embedded in-memory cluster/);
-    s.child.kill('SIGINT');
-    assert.equal(await s.exited, 0, s.stderr());
-    assert.deepEqual(tmp.demoFolders(), []);
-  } finally {
-    s.child.kill('SIGKILL');
-  }
-});
+for (const c of STOPS) {
+  test(`\`ephemera start\`: ${c.name}`, async () => {
+    const tmp = ownTmp();
+    const s = start([], tmp.env);
+    try {
+      await s.until(c.after);
+      if (c.folders !== undefined) assert.equal(tmp.demoFolders().length, c.folders);
+      s.child.kill(c.signal);
+      assert.equal(await s.exited, 0, s.stderr());
+      assert.deepEqual(tmp.demoFolders(), []);
+    } finally {
+      s.child.kill('SIGKILL');
+    }
+  });
+}
 
 test('`ephemera start`: a second Ctrl-C while it stops exits at once, and still removes the folder', async () => {
   const tmp = ownTmp();
