@@ -45,7 +45,10 @@ export interface KeyResult {
   actions: Action[];
   requeueAfterSeconds?: number;
   notes?: string[];
+  /** The refusals, one line each (`describe(action): message`), as logs show them. */
   errors?: string[];
+  /** The same refusals as data: each write the API server refused for good, and its error. */
+  refused?: { action: Action; error: Error }[];
 }
 
 /** The result of handling one envelope. */
@@ -152,7 +155,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (r.refused.length > 0) {
       const again = await reportRefusals(r.refused, plan.subject, deps);
       const look = r.partial ? Math.min(afterRefusal(plan, again), PARTIAL_LOOK_SECONDS) : afterRefusal(plan, again);
-      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), requeueAfterSeconds: look };
+      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), refused: r.refused, requeueAfterSeconds: look };
     }
     return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds: nextLook(plan, r) };
   }

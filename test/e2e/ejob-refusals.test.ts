@@ -1,6 +1,7 @@
 // Writes the API server refuses for good (403, 404, 422): what they must stop, and when the
 // key is looked at again (review of the engine, 2026-11-27).
 import assert from 'node:assert/strict';
+import type { KubeError } from '../../functions/kube/errors.ts';
 import { test } from 'node:test';
 import type { ApiServer } from '../../functions/cluster/index.ts';
 import { handle } from '../../functions/engine/engine.ts';
@@ -69,6 +70,8 @@ test('a claim refused for good (the lock namespace missing) injects nothing, say
     assert.deepEqual(injectedPods(server), [], 'no claim was written, so no pod may be injected');
     assert.equal(leases(server), 0);
     assert.equal(r.keys[0]?.outcome, 'refused');
+    // The refusal as data too (ephemera invoke reports it from there), with the server's answer.
+    assert.deepEqual(r.keys[0]?.refused?.map((x) => [`${x.action.verb} ${x.action.kind}`, (x.error as KubeError).status]), [['create Lease', 404]]);
     assert.ok(warnings(server).includes('ActionRefused'));
     assert.equal(r.requeueAfterSeconds, 5, 'looked at again when the claim could be made again (a third of the 15 s lease)');
   } finally { await server.close(); }

@@ -2,9 +2,8 @@ import { parseArgs } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { envelopeKey, objectKey, type WatchEvent } from '../../api/envelope.ts';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
-import { describe } from '../../engine/apply.ts';
 import type { Controller } from '../../engine/controller.ts';
-import { reconcileKey, type EngineDeps, type KeyResult } from '../../engine/engine.ts';
+import { reconcileKey, type EngineDeps } from '../../engine/engine.ts';
 import { silentLogger } from '../../engine/logger.ts';
 import { minRequeue, type Action } from '../../engine/plan.ts';
 import { EJOB } from '../../api/names.ts';
@@ -19,7 +18,7 @@ import { startApiServer, type ApiServer } from '../../cluster/index.ts';
 import { dryRunKube } from './dry-run-kube.ts';
 import { parseRfc3339 } from './parse-time.ts';
 import { relayRoute } from './relay-route.ts';
-import { writeLog, type Writes } from './write-log.ts';
+import { writeLog } from './write-log.ts';
 
 const USAGE = `usage: ephemera invoke --state FILE [--event FILE] [--now RFC3339] [--output json]
        ephemera invoke --kubeconfig FILE [--namespace NS] [--state FILE | --event FILE] [--now RFC3339] [--output json] [--apply]
@@ -212,7 +211,7 @@ function ownedByJob(pod: Record<string, unknown>): boolean {
  * Production's engine deps (unique lock holder, API timeout) with the --now clock; `wrap` may
  * stand in front of the client. `takeWrites` hands over the writes sent since it was last called.
  */
-function engineDeps(kc: KubeConfig, now: Date, wrap?: (kube: Kube) => Kube): EngineDeps & { takeWrites: () => Writes } {
+function engineDeps(kc: KubeConfig, now: Date, wrap?: (kube: Kube) => Kube): EngineDeps & { takeWrites: () => Action[] } {
   const config = parseEnv(FunctionsConfig, process.env);
   const deps = createEngineDeps(config, kc, process.env.LOG_LEVEL ? createLogger(config.LOG_LEVEL, 2) : silentLogger);
   const log = writeLog(wrap ? wrap(deps.kube) : deps.kube);
@@ -231,7 +230,7 @@ function asResync(objects: unknown[]): InputEvent[] {
  * the others: its error is kept, and what was written before it stays reported (review: one
  * 403 hid the writes already made for other keys of a live cluster).
  */
-async function runHandlers(deps: EngineDeps & { takeWrites: () => Writes }, events: InputEvent[], mode: { once: boolean; live: boolean }): Promise<Tally> {
+async function runHandlers(deps: EngineDeps & { takeWrites: () => Action[] }, events: InputEvent[], mode: { once: boolean; live: boolean }): Promise<Tally> {
   const tally: Tally = { actions: [], requeueAfterSeconds: null, refused: [], failed: [], notes: [] };
   const skipped = new Map<string, string[]>();
   const seen = new Set<string>();
@@ -276,25 +275,16 @@ async function guarded<T>(tally: Tally, what: { controller?: string; key: string
  * the engine's own beside it: a refusal's Warning Event), the writes refused, and the error
  * that stopped it, if any.
  */
-async function reconcileOne(c: Controller<unknown>, key: string, deps: EngineDeps & { takeWrites: () => Writes }, into: { tally: Tally; live: boolean }): Promise<void> {
+async function reconcileOne(c: Controller<unknown>, key: string, deps: EngineDeps & { takeWrites: () => Action[] }, into: { tally: Tally; live: boolean }): Promise<void> {
   const { tally } = into;
   const r = await guarded(tally, { controller: c.name, key }, () => reconcileKey(c, key, { ...deps, logger: deps.logger.child({ controller: c.name, key }) }));
   const writes = deps.takeWrites();
   const planned = new Set(r?.actions ?? []);
-  tally.actions.push(...(r?.actions ?? []), ...writes.done.filter((a) => !planned.has(a)));
+  tally.actions.push(...(r?.actions ?? []), ...writes.filter((a) => !planned.has(a)));
   if (r === undefined) return;
   tally.requeueAfterSeconds = minRequeue(tally.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
   if (r.outcome === 'gone' && into.live) tally.notes.push(`${c.name} ${key}: not in the cluster, nothing to do`);
-  if (r.outcome === 'refused') keepRefusals(r, writes, tally);
-}
-
-/** The engine's refusals (`describe(action): message`), matched to the writes that met them. */
-function keepRefusals(r: KeyResult, writes: Writes, tally: Tally): void {
-  for (const text of r.errors ?? []) {
-    const hit = writes.failed.find((f) => `${describe(f.action)}: ${(f.error as Error).message}` === text);
-    if (hit) tally.refused.push(hit);
-    else tally.failed.push({ controller: r.controller, key: r.key, error: new Error(text) });
-  }
+  tally.refused.push(...(r.refused ?? []));
 }
 
 /** The key of the object an input event is about, for messages. */
