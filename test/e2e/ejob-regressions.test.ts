@@ -9,7 +9,7 @@ import { handle } from '../../functions/engine/engine.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import type { Kube } from '../../functions/kube/kube.ts';
 import { runSchedule, withWrites } from '../support/ejob-chaos.ts';
-import { CRDS, envelopeFor, finish, fixture, inFlight, injected, jobStatus, worldWith } from '../support/ejob-world.ts';
+import { CRDS, envelopeFor, finish, fixture, inFlight, injected, jobStatus, inWorld, worldWith } from '../support/ejob-world.ts';
 
 const JOB = 'hello-world-ephemeral-job';
 
@@ -29,8 +29,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     const job = objects.find((o) => o.kind === 'EphemeralJob') as { spec: { parallelism: number } };
     job.spec.parallelism = 2;
-    const { server, deps } = await worldWith({ objects, crd });
-    try {
+    await inWorld({ objects, crd }, async ({ server, deps }) => {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
       const [first, second] = inFlight(server);
       assert.ok(first && second);
@@ -49,9 +48,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       }
       const st = jobStatus(server, JOB);
       assert.deepEqual({ running: st.running, waiting: st.waiting, succeeded: st.succeeded }, { running: 1, waiting: 1, succeeded: 1 }, 'the status caught up with the injection that was never recorded');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('bug 2: a pod whose outcome is "failed" (bad image) keeps its slot while its other container still starts', async () => {
@@ -59,8 +56,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     const job = objects.find((o) => o.kind === 'EphemeralJob') as { spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
     const good = job.spec.template.ephemeralContainers[0] ?? {};
     job.spec.template.ephemeralContainers.push({ ...good, name: 'broken', image: 'no-such-registry.invalid/x' });
-    const { server, deps } = await worldWith({ objects, crd });
-    try {
+    await inWorld({ objects, crd }, async ({ server, deps }) => {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       const [pod] = inFlight(server);
       assert.ok(pod);
@@ -79,9 +75,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       ] } } as never);
       await handle(envelopeFor('Pod', 'default', pod), deps());
       assert.equal(Object.values(injected(server)).filter((c) => c.length > 0).length, 2);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('paused mid-run: its pods end and its deadline passes, and it stays Paused, judged only once resumed; the deadline runs again from the resume', async () => {
@@ -225,8 +219,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // Reviews: with the Warnings before the status write, one failing past its retries failed
     // the reconcile, and every redelivery the same way: the job stayed Running; and the LIST of
     // the Warnings told, failing, stopped every plan of a job with a recent failure.
-    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
-    try {
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       for (const method of methods) server.faults.add({ method, pathIncludes: '/events', status: 503, times: Number.POSITIVE_INFINITY });
       for (let pod = inFlight(server)[0]; pod !== undefined; pod = inFlight(server)[0]) {
@@ -235,9 +228,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
         await handle(envelopeFor('Pod', 'default', pod), { ...deps(), retry: { minTimeoutMs: 1 } }).catch((err: unknown) => assert.match(String(err), /Unavailable|503/));
       }
       assert.equal(jobStatus(server, JOB).phase, 'Failed', 'the verdict is written while Events fail');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('the look that writes the verdict while the Warnings cannot be listed tells every recent failure (a bad image: no time to pick the latest by)', async () => {
@@ -297,8 +288,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
   });
 
   test('while the Warnings cannot be listed, a look that writes no verdict tells nothing again (review: each re-sent up to 50)', async () => {
-    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
-    try {
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       for (let i = 0; i < 2; i++) {
         const pod = inFlight(server)[0] ?? '';
@@ -312,9 +302,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       for (let i = 0; i < 5; i++) await handle(envelopeFor('EphemeralJob', 'default', JOB), deps());
       assert.equal(server.requests.entries.filter((r) => r.method === 'POST' && r.path.endsWith('/events')).length, 0);
       assert.ok(server.requests.entries.some((r) => r.method === 'GET' && r.path.endsWith('/events')), 'the Warnings were asked for');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('a failure told long ago costs no Events LIST: the Warnings are listed only while a plan could tell one', async () => {
@@ -371,8 +359,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // claim on a pod that is gone (another uid) and claims the next pod. Without the uid in
     // a's patch, it lands on the new pod: 2 pods in flight at parallelism 1.
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
-    const { server, deps } = await worldWith({ objects, crd });
-    try {
+    await inWorld({ objects, crd }, async ({ server, deps }) => {
       const oldest = 'helloworld-865cd8865b-nl8lq';
       const held = server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
       const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
@@ -388,9 +375,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
       assert.equal(withContainers.length, 1, `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
       assert.notEqual(withContainers[0], oldest, 'the new pod under the claimed name got nothing');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('another job\'s container of the same name landing before our injection: no "injected" Event, and the slot goes to the next pod at once', async () => {
@@ -398,8 +383,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // another job puts its container of the same name into that pod: a's injection is
     // answered "may not be changed". It used to count as injected (an Event saying so) and
     // the claim held the only slot until its retention ended (25 s).
-    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd });
-    try {
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
       const oldest = 'helloworld-865cd8865b-nl8lq';
       server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
       const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
@@ -417,9 +401,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       const ours = Object.entries(injected(server)).filter(([p, c]) => p !== oldest && c.length > 0).map(([p]) => p);
       assert.deepEqual(ours, ['helloworld-865cd8865b-xmtrv'], 'the next pod, without waiting for the claim to expire');
       assert.equal(jobStatus(server, JOB).match, 3, 'the pod with their container is no target');
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
@@ -502,8 +484,7 @@ for (const why of ['a 409 on the injection', 'killed between the claim and the i
     // real time the claim (at a whole second) and the re-plan could fall on either side of a
     // second's boundary, and the look again came 4 s on instead of 5 (seen once under load).
     const base = Math.floor(Date.now() / 1000) * 1000 + 500;
-    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), serverClock: () => new Date(base + offsetMs), monotonic: () => offsetMs });
-    try {
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), serverClock: () => new Date(base + offsetMs), monotonic: () => offsetMs }, async ({ server, deps }) => {
       const d = deps('a');
       if (why === 'a 409 on the injection') {
         server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 409, times: 1 });
@@ -533,8 +514,6 @@ for (const why of ['a 409 on the injection', 'killed between the claim and the i
       const [renewed, ...others] = claimsOnLease(server);
       assert.deepEqual([renewed?.pod, renewed?.renewed, others.length], [claim.pod, true, 0], 'the same claim, renewed, no other');
       assert.ok(Date.parse(renewed?.at ?? '') >= Date.parse(claim.at) + 5_000, 'with the server time of the renewal');
-    } finally {
-      await server.close();
-    }
+    });
   });
 }

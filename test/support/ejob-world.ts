@@ -58,6 +58,16 @@ export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; d
   return { server, deps };
 }
 
+/** A world built by worldWith, given to `body`, and its server closed after it, however it ends. */
+export async function inWorld(o: WorldOptions, body: (w: { server: ApiServer; deps: (holder?: string) => EngineDeps }) => Promise<void>): Promise<void> {
+  const w = await worldWith(o);
+  try {
+    await body(w);
+  } finally {
+    await w.server.close();
+  }
+}
+
 let seq = 0;
 /** The envelope the relay would send for an object. */
 export function envelopeFor(kind: 'Pod' | 'EphemeralJob', namespace: string, name: string, event: Envelope['data']['event'] = 'MODIFIED'): Envelope {
