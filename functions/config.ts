@@ -19,6 +19,37 @@ export const FunctionsConfig = z.object({
 });
 export type FunctionsConfig = z.infer<typeof FunctionsConfig>;
 
+/**
+ * Where a server listens. `:PORT` is every interface, IPv6 and IPv4: no host is passed to
+ * Node, which then binds `::` (dual stack) where the machine has IPv6 and 0.0.0.0 where it
+ * has not, so a probe reaches the pod on an IPv6-only cluster too. `0.0.0.0:PORT` is IPv4
+ * only, `[::1]:PORT` one IPv6 address. Port 0 picks any free port.
+ */
+export interface ListenAddress { host?: string; port: number }
+
+/** `HOST:PORT`, `[IPv6]:PORT` or `:PORT`, port 0–65535; undefined for anything else. */
+export function parseListen(value: string): ListenAddress | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) return undefined;
+  const host = m[1] ?? m[2];
+  return host ? { host, port } : { port };
+}
+
+/** An address as `parseListen` reads it back: `[::1]:8443`, `127.0.0.1:0`, `:8080`. */
+export function formatListen(address: ListenAddress): string {
+  const host = address.host === undefined ? '' : address.host.includes(':') ? `[${address.host}]` : address.host;
+  return `${host}:${address.port}`;
+}
+
+/** A listen address in a variable, checked where the variable is named. */
+export const Listen = z.string().transform((value, ctx) => {
+  const address = parseListen(value);
+  if (address) return address;
+  ctx.addIssue({ code: 'custom', message: 'expected HOST:PORT, [IPv6]:PORT or :PORT (every interface) with a port from 0 to 65535' });
+  return z.NEVER;
+});
+
 /** A configuration problem, naming the variable. */
 export class ConfigError extends Error {
   constructor(message: string) {

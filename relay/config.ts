@@ -1,18 +1,9 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { FunctionsConfig } from '../functions/config.ts';
+import { FunctionsConfig, Listen } from '../functions/config.ts';
 import type { LockConfig } from '../functions/engine/lock.ts';
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
-/** `HOST:PORT`, `:PORT` (all interfaces) or `[IPv6]:PORT`, port 0–65535 (0: any free port); as `--listen` takes it. */
-const hostPort = z.string().transform((value, ctx) => {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
-  const port = m ? Number(m[3]) : NaN;
-  if (m && port <= 65535) return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
-  ctx.addIssue({ code: 'custom', message: 'expected HOST:PORT with a port from 0 to 65535 (e.g. 0.0.0.0:8080)' });
-  return z.NEVER;
-});
-
 /** The relay's configuration, from the environment (validated at start). */
 export const RelayConfig = z.object({
   /** Comma-separated namespaces to watch; empty: all namespaces. */
@@ -30,7 +21,7 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   /** Deadline of one send to the queue (SendMessageBatch with its retries; one in-process handling). */
   EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(900).default(10),
-  EPHEMERA_RELAY_LISTEN: hostPort.prefault('0.0.0.0:8080'),
+  EPHEMERA_RELAY_LISTEN: Listen.prefault(':8080'),
   EPHEMERA_RELAY_ID: z.string().min(1).default(hostname()),
   /** This cluster's name, stamped on every envelope so one function deployment can serve many. */
   EPHEMERA_RELAY_CLUSTER: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name (lower-case letters, digits, "-" and ".")').max(100).optional(),

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 
 /** /healthz (alive), /readyz (listed every kind once and delivering), /metrics (Prometheus). `why` explains a 503. */
-export async function startOpsServer(opts: { host: string; port: number; ready: () => boolean; why?: () => string; registry: Registry }): Promise<{ server: Server; port: number; close(): Promise<void> }> {
+export async function startOpsServer(opts: { host?: string; port: number; ready: () => boolean; why?: () => string; registry: Registry }): Promise<{ server: Server; port: number; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');

@@ -6,10 +6,11 @@ import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { parseSettings } from '../../infra/aws/settings.ts';
 import { FUNCTIONS_K8S_GROUP } from '../../infra/aws/functions-stack.ts';
+import { parseListen } from '../../functions/config.ts';
 
 type Subject = { kind: string; name: string; namespace?: string };
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
-type Container = { image: string; command?: string[]; args?: string[]; envFrom?: { configMapRef: { name: string } }[] };
+type Container = { image: string; command?: string[]; args?: string[]; env?: { name: string; value?: string }[]; envFrom?: { configMapRef: { name: string } }[] };
 type Doc = {
   kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string> };
@@ -139,6 +140,16 @@ describe('Kubernetes manifests', () => {
     const ca = certs.find((c) => c.spec.secretName === signer.spec.ca?.secretName);
     assert.equal(ca?.spec.isCA, true);
     assert.ok(issuer(ca.spec.issuerRef?.name ?? '')?.spec.selfSigned, 'the CA is made by the self-signed issuer');
+  });
+
+  test('every server in a pod listens on every interface, IPv6 and IPv4 (0.0.0.0 would leave an IPv6-only cluster\'s probes and API server unanswered)', () => {
+    const containers = of('Deployment').flatMap((d) => d.spec?.template.spec.containers.map((c) => ({ c, file: d.file })) ?? []);
+    const addresses = containers.flatMap(({ c, file }) => [
+      ...(c.env ?? []).filter((e) => e.name.endsWith('_LISTEN')).map((e) => ({ file, value: e.value ?? '' })),
+      ...(c.args ?? []).flatMap((a, i) => (a === '--listen' ? [{ file, value: c.args?.[i + 1] ?? '' }] : [])),
+    ]);
+    assert.equal(addresses.length, 3, `the relay's, the all-in-cluster process's and the webhook's: ${JSON.stringify(addresses)}`);
+    for (const { file, value } of addresses) assert.equal(parseListen(value)?.host, undefined, `${file}: ${value}`);
   });
 
   test('no long-lived ServiceAccount token Secret is shipped', () => {

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../functions/config.ts';
 import { holdSeconds, leaderLock, RelayConfig } from '../../relay/config.ts';
+import { createMetrics } from '../../relay/metrics.ts';
+import { startOpsServer } from '../../relay/server.ts';
+import { ipv6Loopback } from '../support/ipv6.ts';
 import { runCli } from '../support/cli.ts';
 
 describe('RelayConfig', () => {
@@ -48,17 +51,29 @@ describe('EPHEMERA_RELAY_BUFFER_MAX', () => {
 });
 
 describe('EPHEMERA_RELAY_LISTEN', () => {
-  test('HOST:PORT, :PORT and [IPv6]:PORT become host and port; 0.0.0.0:8080 unset', () => {
+  test('HOST:PORT and [IPv6]:PORT become host and port; :PORT (and unset, :8080) every interface, IPv6 and IPv4', () => {
     const listen = (v?: string): unknown => parseEnv(RelayConfig, v === undefined ? {} : { EPHEMERA_RELAY_LISTEN: v }).EPHEMERA_RELAY_LISTEN;
-    assert.deepEqual(listen(), { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(listen(), { port: 8080 });
     assert.deepEqual(listen('127.0.0.1:9090'), { host: '127.0.0.1', port: 9090 });
-    assert.deepEqual(listen(':9090'), { host: '0.0.0.0', port: 9090 });
+    assert.deepEqual(listen(':9090'), { port: 9090 });
+    assert.deepEqual(listen('0.0.0.0:9090'), { host: '0.0.0.0', port: 9090 });
     assert.deepEqual(listen('[::1]:0'), { host: '::1', port: 0 });
+  });
+
+  test('unset, the probes reach the relay over IPv4 and IPv6 both (an IPv6-only cluster\'s kubelet too)', async (t) => {
+    const ops = await startOpsServer({ ...parseEnv(RelayConfig, {}).EPHEMERA_RELAY_LISTEN, port: 0, ready: () => true, registry: createMetrics().registry });
+    try {
+      assert.equal((await fetch(`http://127.0.0.1:${ops.port}/healthz`)).status, 200);
+      if (await ipv6Loopback()) assert.equal((await fetch(`http://[::1]:${ops.port}/healthz`)).status, 200);
+      else t.diagnostic('this machine has no IPv6 loopback: IPv4 checked only');
+    } finally {
+      await ops.close();
+    }
   });
 
   test('a port out of range or a malformed value is refused, naming the variable', () => {
     for (const bad of ['127.0.0.1:99999', '127.0.0.1:65536', 'nowhere', '127.0.0.1:', '::1:8080']) {
-      assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_RELAY_LISTEN: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(`EPHEMERA_RELAY_LISTEN: expected HOST:PORT with a port from 0 to 65535 (e.g. 0.0.0.0:8080) (got "${bad}")`), bad);
+      assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_RELAY_LISTEN: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(`EPHEMERA_RELAY_LISTEN: expected HOST:PORT, [IPv6]:PORT or :PORT (every interface) with a port from 0 to 65535 (got "${bad}")`), bad);
     }
   });
 });

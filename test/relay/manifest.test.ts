@@ -49,7 +49,7 @@ describe('ephemera relay configuration', () => {
   test('a listen port out of range stops the relay before it binds, naming the variable', async () => {
     const r = await runCli(['relay'], { EPHEMERA_RELAY_LISTEN: '127.0.0.1:99999' });
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /EPHEMERA_RELAY_LISTEN: expected HOST:PORT with a port from 0 to 65535/);
+    assert.match(r.stderr, /EPHEMERA_RELAY_LISTEN: expected HOST:PORT, \[IPv6\]:PORT or :PORT \(every interface\) with a port from 0 to 65535/);
   });
 
   test('--sink sqs without a queue URL says which variable is missing', async () => {

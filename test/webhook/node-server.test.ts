@@ -12,11 +12,12 @@ import { after, before, describe, test } from 'node:test';
 import { runCli } from '../support/cli.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { parseListen } from '../../functions/runtime/node/webhook.ts';
+import { parseListen } from '../../functions/config.ts';
 import { startWebhookServer } from '../../functions/runtime/node/webhook-server.ts';
 import { runContract } from './contract.case.ts';
 import type { Send } from './contract.case.ts';
 import { freePort, start, stop, waitReady } from './processes.ts';
+import { ipv6Loopback } from '../support/ipv6.ts';
 import { admissionReview, PATH } from './support.ts';
 
 const CLI = new URL('../../functions/runtime/node/ephemera.ts', import.meta.url).pathname;
@@ -143,10 +144,24 @@ describe('ephemera webhook certificate reload, half done', () => {
 describe('ephemera webhook arguments', () => {
   test('--listen forms', () => {
     assert.deepEqual(parseListen('0.0.0.0:8443'), { host: '0.0.0.0', port: 8443 });
-    assert.deepEqual(parseListen(':9443'), { host: '0.0.0.0', port: 9443 });
+    assert.deepEqual(parseListen(':9443'), { port: 9443 });
     assert.deepEqual(parseListen('[::1]:8443'), { host: '::1', port: 8443 });
-    assert.throws(() => parseListen('8443'), /--listen must be HOST:PORT/);
-    assert.throws(() => parseListen('host:99999'), /--listen must be HOST:PORT/);
+    for (const bad of ['8443', 'host:99999', '::1:8443', '127.0.0.1:']) assert.equal(parseListen(bad), undefined, bad);
+  });
+
+  test('--listen :PORT serves IPv4 and IPv6 both (a probe on an IPv6-only cluster reaches it); a bad one exits 2', async (t) => {
+    const port = await freePort();
+    const server = start(process.execPath, [CLI, 'webhook', '--listen', `:${port}`, '--log-level', 'warn']);
+    try {
+      await waitReady(`http://127.0.0.1:${port}/healthz`, server.child, server.output);
+      if (await ipv6Loopback()) await waitReady(`http://[::1]:${port}/healthz`, server.child, server.output, 1);
+      else t.diagnostic('this machine has no IPv6 loopback: IPv4 checked only');
+    } finally {
+      await stop(server.child);
+    }
+    const bad = await runCli(['webhook', '--listen', '0.0.0.0'], {});
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--listen must be HOST:PORT, \[IPv6\]:PORT or :PORT \(every interface, e\.g\. :8443\), got "0\.0\.0\.0"/);
   });
 
   test('bad arguments exit 2 with a message', () => {
@@ -183,3 +198,4 @@ describe('ephemera webhook arguments', () => {
     }
   });
 });
+

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
+import { ConfigError, formatListen, FunctionsConfig, Listen, parseEnv } from '../../config.ts';
 import { handle } from '../../engine/engine.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { createEngineDeps, withFreshHolder } from '../deps.ts';
@@ -17,7 +17,6 @@ import { createLogger } from '../logger.ts';
 import { CliError } from './cli-error.ts';
 import { describeCluster, loadCluster, probeCluster, type Cluster, type ClusterSource } from './kubeconfig.ts';
 import { startWebhookServer } from './webhook-server.ts';
-import { parseListen } from './webhook.ts';
 import { createMetrics } from '../../../relay/metrics.ts';
 import { startRelay, type Relay } from '../../../relay/relay.ts';
 import { startOpsServer } from '../../../relay/server.ts';
@@ -44,16 +43,6 @@ Variables (besides the functions' own, see the README's Configuration table):
   EPHEMERA_DEMO_TICK_MS    500             the embedded kubelet's step, in milliseconds
   (HOST:0 picks any free port.)
 `;
-
-/** HOST:PORT as `--listen` takes it ([::1]:8443 too), checked where the variable is named. */
-const Listen = z.string().transform((value, ctx) => {
-  try {
-    return parseListen(value);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'expected HOST:PORT (e.g. 127.0.0.1:8443)' });
-    return z.NEVER;
-  }
-});
 
 /** `start`'s variables: the functions' plus where to listen and the demo's pace. */
 export const StartConfig = FunctionsConfig.extend({
@@ -155,7 +144,7 @@ async function startAll(opts: StartOptions, config: StartConfig, stop: Stopper, 
   box.relay = relay;
   started.push(() => relay.stop());
   if (stop.stopping) return;
-  logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${config.EPHEMERA_RELAY_LISTEN.host}:${ops.port}` });
+  logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${formatListen({ ...config.EPHEMERA_RELAY_LISTEN, port: ops.port })}` });
   // The demo's kubeconfig folder is made by the Stopper, which removes it however the process stops.
   demo?.narrate(stop.tempDir('ephemera-demo-'));
 }
@@ -170,10 +159,10 @@ async function listen<T>(variable: 'EPHEMERA_WEBHOOK_LISTEN' | 'EPHEMERA_RELAY_L
     return await bind();
   } catch (err) {
     const code = (err as { code?: string }).code;
-    const { host, port } = config[variable];
+    const address = config[variable];
     const what = variable === 'EPHEMERA_WEBHOOK_LISTEN' ? 'the webhook' : 'the relay\'s /healthz, /readyz, /metrics';
     const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'is not ours to bind (EACCES)' : `cannot be bound (${code ?? (err as Error).message})`;
-    throw new CliError(`${host}:${port} (${what}) ${why}; set ${variable} to a free HOST:PORT (${host}:0 picks any free port)`, 1, { cause: err });
+    throw new CliError(`${formatListen(address)} (${what}) ${why}; set ${variable} to a free HOST:PORT (${formatListen({ ...address, port: 0 })} picks any free port)`, 1, { cause: err });
   }
 }
 

@@ -17,7 +17,8 @@ export interface TlsFiles {
 }
 
 export interface WebhookServerOptions {
-  host: string;
+  /** Unset: every interface, IPv6 and IPv4 (`ListenAddress`). */
+  host?: string;
   port: number;
   tls?: TlsFiles;
   logger: Logger;

@@ -1,6 +1,7 @@
 // `ephemera webhook --listen HOST:PORT [--tls-cert FILE --tls-key FILE]`.
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { formatListen, parseListen } from '../../config.ts';
 import { startWebhookServer } from './webhook-server.ts';
 
 const USAGE = `usage: ephemera webhook [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]
@@ -11,14 +12,6 @@ when they change). Default --listen 127.0.0.1:8443.
 `;
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-/** `HOST:PORT`, `:PORT` (all interfaces) or `[IPv6]:PORT`. */
-export function parseListen(value: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`--listen must be HOST:PORT (e.g. 0.0.0.0:8443), got "${value}"`);
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
-}
 
 /** Run the webhook server until SIGINT/SIGTERM; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -48,12 +41,8 @@ export async function main(argv: string[]): Promise<number> {
   if ((cert === undefined) !== (key === undefined)) return usageError('--tls-cert and --tls-key go together');
   const level = values['log-level'];
   if (!LOG_LEVELS.includes(level)) return usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
-  let address;
-  try {
-    address = parseListen(values.listen);
-  } catch (err) {
-    return usageError((err as Error).message);
-  }
+  const address = parseListen(values.listen);
+  if (!address) return usageError(`--listen must be HOST:PORT, [IPv6]:PORT or :PORT (every interface, e.g. :8443), got "${values.listen}"`);
   const logger = pino({ level, base: { app: 'ephemera', component: 'webhook' } });
   return serveUntilSignal({ ...address, ...(cert && key ? { tls: { cert, key } } : {}), logger });
 }
@@ -66,7 +55,7 @@ async function serveUntilSignal(opts: Parameters<typeof startWebhookServer>[0]):
     const code = (err as { code?: string }).code;
     const why = code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${code ?? (err as Error).message})`;
     const fix = code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? 'pass --listen with a free HOST:PORT' : 'check --tls-cert and --tls-key';
-    process.stderr.write(`ephemera webhook: ${opts.host}:${opts.port} ${why}; ${fix}\n`);
+    process.stderr.write(`ephemera webhook: ${formatListen(opts)} ${why}; ${fix}\n`);
     return 1;
   }
   opts.logger.info({ url: running.url }, 'listening');
