@@ -55,6 +55,16 @@ export function toDate(value: string | Date | undefined): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
+/**
+ * A metav1.MicroTime (a Lease's acquireTime and renewTime, an Event's eventTime): RFC 3339
+ * with exactly six fractional digits. kube-apiserver parses these with Go's layout
+ * `2006-01-02T15:04:05.000000Z07:00`, which refuses both `…:00Z` and JavaScript's `…:00.123Z`
+ * with 400.
+ */
+export function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 /** RFC 3339 with second precision, as Kubernetes serialises metav1.Time. */
 export function rfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');

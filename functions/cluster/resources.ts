@@ -16,6 +16,8 @@ export interface ResourceDef {
   subresources?: string[];
   /** A custom resource: strategic merge patch is refused and PUT needs a resourceVersion. */
   custom?: boolean;
+  /** PUT needs a resourceVersion (the strategy's AllowUnconditionalUpdate() is false: Leases, custom resources). */
+  conditionalUpdate?: boolean;
   /** metadata.generation is kept and bumped on spec changes. */
   generation?: boolean;
   /** Field selector labels beyond metadata.name / metadata.namespace, as JSON paths. */
@@ -53,7 +55,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   { group: '', version: 'v1', resource: 'namespaces', singular: 'namespace', kind: 'Namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'], fieldLabels: ['status.phase'], labelName: true },
   { group: '', version: 'v1', resource: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'], fieldLabels: EVENT_FIELDS },
   { group: '', version: 'v1', resource: 'configmaps', singular: 'configmap', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] },
-  { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', singular: 'lease', kind: 'Lease', namespaced: true, createOnUpdate: true },
+  { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', singular: 'lease', kind: 'Lease', namespaced: true, createOnUpdate: true, conditionalUpdate: true },
   {
     group: 'events.k8s.io', version: 'v1', resource: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'],
     fieldLabels: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'reason', 'reportingController', 'type'],

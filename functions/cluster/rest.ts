@@ -8,6 +8,7 @@ import type { Admit } from './admission.ts';
 import { randomSuffix } from './names.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { clone, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
+import { decodeMicroTimes } from './micro-time.ts';
 import { defaultPod, prepareEphemeralUpdate, validatePodCreate, validatePodStatusUpdate, validatePodUpdate } from './pod-rules.ts';
 import { apiVersionOf, type ResourceDef } from './resources.ts';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
@@ -116,6 +117,7 @@ export class Rest {
   create(def: ResourceDef, namespace: string, body: unknown): KubeObject {
     if (!isObj(body)) throw badRequest('the body of the request was not a JSON object');
     const obj = clone(body) as KubeObject;
+    decodeMicroTimes(def, obj);
     if (!isObj(obj.metadata)) obj.metadata = { name: '' };
     const meta = obj.metadata;
     this.checkKind(def, obj);
@@ -136,6 +138,7 @@ export class Rest {
     const { def, namespace: ns, name, sub = '' } = t;
     if (!isObj(body)) throw badRequest('the body of the request was not a JSON object');
     const req = clone(body) as KubeObject;
+    decodeMicroTimes(def, req);
     if (!isObj(req.metadata)) req.metadata = { name: '' };
     const meta = req.metadata;
     this.checkKind(def, req);
@@ -143,8 +146,9 @@ export class Rest {
     if (def.namespaced && meta.namespace && meta.namespace !== ns) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     if (this.createsOnUpdate(t)) return this.createOnUpdate(t, req);
     const old = this.get(t);
-    if (!meta.resourceVersion && def.custom) {
-      throw invalidError(def.kind, def.group, name, [invalid('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
+    if (!meta.resourceVersion && (def.custom || def.conditionalUpdate)) {
+      // registry Store.Update names the resource, not the kind, and renders the uint64 0 with %#v.
+      throw invalidError(def.resource, def.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
     }
     return this.commit(def, old, req, { sub, verb: 'update' });
   }
@@ -183,6 +187,7 @@ export class Rest {
     const applied = type === PATCH_TYPES.json ? jsonPatch(old, parsed) : type === PATCH_TYPES.merge ? mergePatch(old, parsed) : strategicMergePatch(old, parsed);
     if (!isObj(applied)) throw badRequest('the patch did not produce an object');
     const req = applied as KubeObject;
+    decodeMicroTimes(def, req);
     if (!isObj(req.metadata)) req.metadata = { name };
     if (req.metadata.name !== name) throw badRequest(`the name of the object (${String(req.metadata.name)}) does not match the name on the URL (${name})`);
     return this.commit(def, old, req, { sub, verb: 'patch' });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Lease } from '../api/lease.ts';
-import { ObjectMeta, rfc3339, toDate } from '../api/meta.ts';
+import { microTime, ObjectMeta, toDate } from '../api/meta.ts';
 import type { LockConfig } from '../engine/lock.ts';
 import type { Action } from '../engine/plan.ts';
 
@@ -125,9 +125,9 @@ function parseLease(raw: unknown): ParsedLease {
 export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
   if (raw === null || raw === undefined) return { kind: 'absent' };
   const p = parseLease(raw);
-  // Its resourceVersion and uid are still what a write that repairs it is fenced by: without
-  // them the update would be unconditional (a Lease allows that), and claim writes would no
-  // longer be totally ordered.
+  // Its resourceVersion and uid are still what a write that repairs it is fenced by, so claim
+  // writes stay totally ordered (without a resourceVersion kube-apiserver refuses a Lease
+  // update with 422: the Lease strategy allows no unconditional update).
   if (!p.lease) return { kind: 'unreadable', ...looseIdentity(raw), why: 'not a Lease', renewedAt: undefined, otherJob: false };
   const id = { resourceVersion: p.resourceVersion, ...(p.uid ? { uid: p.uid } : {}) };
   if (!p.record) return { kind: 'unreadable', ...id, why: p.why, renewedAt: p.renewedAt, otherJob: false };
@@ -182,7 +182,7 @@ export function leaseWrite(at: { cfg: LeaseConfig; view: ReadLeaseView; serverNo
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: { name: cfg.name, namespace: cfg.namespace, labels: { [LEASE_LABEL]: 'true' }, annotations: { [CLAIMS_ANNOTATION]: JSON.stringify(record), [KEY_ANNOTATION]: cfg.key }, ...(rv ? { resourceVersion: rv } : {}), ...(uid ? { uid } : {}) },
-    spec: { holderIdentity: cfg.holder, leaseDurationSeconds: cfg.leaseSeconds, renewTime: rfc3339(serverNow) },
+    spec: { holderIdentity: cfg.holder, leaseDurationSeconds: cfg.leaseSeconds, renewTime: microTime(serverNow) },
   };
   const base = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name, body, reason: why };
   return view.kind === 'absent' ? { ...base, verb: 'create', alreadyExists: 'replan' } : { ...base, verb: 'update' };

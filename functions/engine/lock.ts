@@ -1,4 +1,4 @@
-import { rfc3339, toDate } from '../api/meta.ts';
+import { microTime, toDate } from '../api/meta.ts';
 import { Lease } from '../api/lease.ts';
 import { isKubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
@@ -56,7 +56,7 @@ export async function acquire(kube: Kube, cfg: LockConfig, controller: string, k
   // Renewing our own lease keeps when we took it; taking it over starts a new holding.
   const ours = holder === cfg.holder;
   const kept = ours ? toDate(spec.acquireTime) : undefined;
-  const held = { acquireTime: rfc3339(kept ?? now), transitions: (spec.leaseTransitions ?? 0) + (ours ? 0 : 1) };
+  const held = { acquireTime: microTime(kept ?? now), transitions: (spec.leaseTransitions ?? 0) + (ours ? 0 : 1) };
   const body = leaseBody(cfg, name, now, { resourceVersion: lease.metadata.resourceVersion, ...held });
   try {
     const res = await kube.perform(leaseAction('update', cfg, name, body));
@@ -69,7 +69,7 @@ export async function acquire(kube: Kube, cfg: LockConfig, controller: string, k
 
 async function create(kube: Kube, cfg: LockConfig, name: string, now: Date): Promise<Acquired> {
   try {
-    const held = { acquireTime: rfc3339(now), transitions: 0 };
+    const held = { acquireTime: microTime(now), transitions: 0 };
     const res = await kube.perform(leaseAction('create', cfg, name, leaseBody(cfg, name, now, held)));
     return { held: heldLock(kube, cfg, name, { ...held, resourceVersion: Lease.parse(res).metadata.resourceVersion }) };
   } catch (err) {
@@ -102,7 +102,7 @@ function heldLock(kube: Kube, cfg: LockConfig, name: string, holding: Holding): 
 
 function leaseBody(cfg: LockConfig, name: string, now: Date, prev: { resourceVersion?: string | undefined; transitions: number; acquireTime: string }): object {
   const { resourceVersion, transitions, acquireTime } = prev;
-  const ts = rfc3339(now);
+  const ts = microTime(now);
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',

@@ -37,7 +37,7 @@ describe('Lease lock', () => {
     assert.equal(create?.verb, 'create');
     const spec = (create?.body as { spec: { holderIdentity: string; renewTime: string } }).spec;
     assert.equal(spec.holderIdentity, 'me');
-    assert.equal(spec.renewTime, '2026-01-01T00:00:00Z');
+    assert.equal(spec.renewTime, '2026-01-01T00:00:00.000000Z', 'a MicroTime: six digits, as kube-apiserver parses it');
   });
 
   test('held by someone else and unexpired by the server clock: busy, retry later', async () => {
@@ -73,7 +73,7 @@ describe('Lease lock', () => {
     const body = renew?.body as { metadata: { resourceVersion?: string }; spec: Record<string, unknown> };
     assert.deepEqual(
       { acquireTime: body.spec.acquireTime, renewTime: body.spec.renewTime, leaseTransitions: body.spec.leaseTransitions },
-      { acquireTime: '2025-12-31T23:00:00Z', renewTime: '2026-01-01T00:00:09Z', leaseTransitions: 3 },
+      { acquireTime: '2025-12-31T23:00:00.000000Z', renewTime: '2026-01-01T00:00:09.000000Z', leaseTransitions: 3 },
     );
     assert.equal(body.metadata.resourceVersion, '7', 'fenced');
   });
@@ -83,7 +83,7 @@ describe('Lease lock', () => {
     const got = await acquire(kube, cfg, 'ejob', KEY);
     assert.ok('held' in got);
     const body = kube.performed[0]?.body as { spec: Record<string, unknown> };
-    assert.deepEqual({ acquireTime: body.spec.acquireTime, leaseTransitions: body.spec.leaseTransitions }, { acquireTime: '2026-01-01T00:00:00Z', leaseTransitions: 4 });
+    assert.deepEqual({ acquireTime: body.spec.acquireTime, leaseTransitions: body.spec.leaseTransitions }, { acquireTime: '2026-01-01T00:00:00.000000Z', leaseTransitions: 4 });
   });
 
   test('a released lease (empty holder) is taken at once', async () => {
