@@ -3,7 +3,7 @@
 // to SQS (the sink whose chunk loads the AWS SDK, a CommonJS package, lazily).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -29,6 +29,13 @@ test('the image bundle (relay/Dockerfile) runs with the relay flags and answers 
   const fromSource = await runCli(args);
   const actions = (out: string) => (JSON.parse(out) as { actions: { verb: string; name: string; subresource?: string }[] }).actions.map((a) => `${a.verb} ${a.name} ${a.subresource ?? ''}`);
   assert.deepEqual(actions(fromBundle.stdout), actions(fromSource.stdout));
+});
+
+test('the image bundle answers --version with no package.json beside it (the image has none under /app)', () => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  const r = spawnSync(process.execPath, [...RELAY_NODE_FLAGS, bundle, '--version'], { encoding: 'utf8', cwd: dir });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, `ephemera ${pkg.version} (node ${process.versions.node})\n`);
 });
 
 describe('the image bundle serves the webhook as the source does (zod with its English messages only)', () => {

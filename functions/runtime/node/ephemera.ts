@@ -3,7 +3,6 @@
 // exports main(argv) → exit code. Nothing here reads the environment at import time.
 // Whatever error reaches it is printed as one line a person can act on (the stack only
 // with LOG_LEVEL=debug), never a raw trace.
-import { readFileSync } from 'node:fs';
 import { explain } from './explain-error.ts';
 
 const COMMANDS: Record<string, () => Promise<{ main: (argv: string[]) => Promise<number> }>> = {
@@ -62,8 +61,9 @@ With --sink memory, also the functions' variables: EPHEMERA_API_TIMEOUT_MS, EPHE
 EPHEMERA_CONTROLLERS (see the README's Configuration).
 `;
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+/** Imported, not read from a path: the image's bundle (/app/ephemera.mjs) has no package.json beside it; esbuild inlines it. */
+async function version(): Promise<string> {
+  const { default: pkg } = await import('../../../package.json', { with: { type: 'json' } });
   return `ephemera ${pkg.version} (node ${process.versions.node})\n`;
 }
 
@@ -76,7 +76,7 @@ async function run(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '-v' || name === '--version' || name === 'version') {
-    process.stdout.write(version());
+    process.stdout.write(await version());
     return 0;
   }
   const load = COMMANDS[name];
