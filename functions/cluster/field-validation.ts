@@ -1,7 +1,8 @@
 // Server-side field validation (`?fieldValidation=Strict|Warn|Ignore`), which kubectl asks
 // for on every create, apply and edit once /openapi/v3 says the server supports it: fields a
 // custom resource's schema does not declare are refused (Strict) or reported in a Warning
-// header (Warn). Without the parameter they are accepted, as the API server does.
+// header (Warn). Without the parameter it is Warn, as kube-apiserver's handlers/rest.go
+// fieldValidation() defaults it.
 import { crdFor } from './crds.ts';
 import type { ResourceDef } from './resources.ts';
 import { unknownFields } from './schema-validate.ts';
@@ -11,7 +12,7 @@ const MERGE_TYPES = ['application/json', 'application/merge-patch+json', ''];
 
 /** Checks a write body; throws 400 under Strict, returns Warning header values under Warn. */
 export function checkFields(def: ResourceDef, request: { method: string; contentType: string; body: string; directive: string | undefined }): string[] {
-  const directive = request.directive ?? 'Ignore';
+  const directive = request.directive ?? 'Warn';
   if (!['Strict', 'Warn', 'Ignore'].includes(directive)) throw badRequest(`fieldValidation: Unsupported value: "${directive}": supported values: "Ignore", "Strict", "Warn"`);
   const schema = crdFor(def)?.schema;
   if (directive === 'Ignore' || !schema || !['POST', 'PUT', 'PATCH'].includes(request.method)) return [];

@@ -128,6 +128,9 @@ export class Rest {
     if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = this.generateName(def, namespace, meta.generateName);
     this.validateName(def, meta);
     if (this.store.read(def, namespace, meta.name)) throw alreadyExists(subject(def, meta.name));
+    // etcd3 store.Create: a plain error, which the handler answers as 500 with no reason
+    // (what `kubectl create -f` of an object saved with `-o yaml` meets).
+    if (meta.resourceVersion) throw new ApiError({ message: 'resourceVersion should not be set on objects to be created', reason: '', code: 500 });
     this.prepareCreate(def, obj);
     this.admit?.({ def, operation: 'CREATE', object: obj, sub: '' });
     return this.store.write(def, obj, 'ADDED');
@@ -166,7 +169,8 @@ export class Rest {
   private createOnUpdate(t: Target, req: KubeObject): KubeObject {
     const uid = req.metadata.uid;
     if (uid) throw conflict(subject(t.def, t.name), `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: `);
-    return this.create(t.def, t.namespace, { ...req, metadata: { ...req.metadata, name: t.name } });
+    const { resourceVersion: _ignored, ...meta } = req.metadata;
+    return this.create(t.def, t.namespace, { ...req, metadata: { ...meta, name: t.name } });
   }
 
   /** PATCH of the given content type, applied to the current object then committed as an update. */
@@ -198,14 +202,18 @@ export class Rest {
     const { def, name } = t;
     const old = this.get(t);
     const pre = options.preconditions ?? {};
+    // rest.BeforeDelete checks them first, naming the kind (GroupResource{Resource: gvk.Kind}).
+    const byKind = { resource: def.kind, group: def.group, name };
     if (pre.uid && pre.uid !== old.metadata.uid) {
-      throw conflict(subject(def, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+      throw conflict(byKind, `the UID in the precondition (${pre.uid}) does not match the UID in record (${String(old.metadata.uid)}). The object might have been deleted and then recreated`);
     }
     if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw conflict(subject(def, name), `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+      throw conflict(byKind, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(old.metadata.resourceVersion)}). The object might have been modified`);
     }
     if (finalizersOf(old).length > 0) {
       if (old.metadata.deletionTimestamp) return old;
+      // Store.Delete's markAsDeleting: a deletion held by finalizers is a new generation.
+      if (Number(old.metadata.generation ?? 0) > 0) old.metadata.generation = Number(old.metadata.generation) + 1;
       old.metadata.deletionTimestamp = timestamp(this.clock());
       old.metadata.deletionGracePeriodSeconds = def.kind === 'Pod' && def.group === '' ? graceOf(old, options) : 0;
       return this.store.write(def, old, 'MODIFIED');

@@ -345,12 +345,15 @@ function listQuery(q: Record<string, string>): ListQuery {
   return { labelSelector: q.labelSelector, fieldSelector: q.fieldSelector, limit, continue: q.continue };
 }
 
+/** DeleteOptions from the body, or from the query when the body is empty (handlers/delete.go reads one or the other). */
 function deleteOptions(input: Input): DeleteOptions {
-  const fromBody = input.body.trim() ? (parseJson(input.body) as DeleteOptions & { dryRun?: unknown }) : {};
-  if (Array.isArray(fromBody.dryRun) && fromBody.dryRun.length > 0) throw dryRunRefused();
+  if (input.body.trim()) {
+    const fromBody = parseJson(input.body) as DeleteOptions & { dryRun?: unknown };
+    if (Array.isArray(fromBody.dryRun) && fromBody.dryRun.length > 0) throw dryRunRefused();
+    return fromBody;
+  }
   const grace = input.query.gracePeriodSeconds;
   return {
-    ...fromBody,
     ...(grace !== undefined ? { gracePeriodSeconds: Number(grace) } : {}),
     ...(input.query.propagationPolicy ? { propagationPolicy: input.query.propagationPolicy } : {}),
   };

@@ -46,7 +46,7 @@ describe('admission in the embedded cluster', () => {
     }
   });
 
-  test('seeded custom resources get generation 1; fieldValidation=Warn answers with a Warning header', async () => {
+  test('seeded custom resources get generation 1; fieldValidation=Warn, also when not given, answers with a Warning header; Ignore does not', async () => {
     const server = await startApiServer({ objects: [job('seeded')] });
     try {
       const got = await call(server, 'GET', `${BASE}/seeded`);
@@ -54,6 +54,10 @@ describe('admission in the embedded cluster', () => {
       const warned = await call(server, 'POST', `${BASE}?fieldValidation=Warn`, job('warned', { extra: true }));
       assert.equal(warned.status, 201);
       assert.equal(warned.headers.get('warning'), '299 - "unknown field \\"spec.extra\\""');
+      const unsaid = await call(server, 'POST', BASE, job('unsaid', { extra: true }));
+      assert.equal(unsaid.headers.get('warning'), '299 - "unknown field \\"spec.extra\\""', 'handlers/rest.go: Warn unless told otherwise');
+      const ignored = await call(server, 'POST', `${BASE}?fieldValidation=Ignore`, job('ignored', { extra: true }));
+      assert.equal(ignored.headers.get('warning'), null);
       const bad = await call(server, 'POST', `${BASE}?fieldValidation=Loose`, job('loose'));
       assert.equal(bad.status, 400);
     } finally {

@@ -9,6 +9,14 @@ const ejob = (name: string, spec: Record<string, unknown> = { selector: { matchL
   ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name }, spec });
 
 describe('create, read, update', () => {
+  test('a create carrying a resourceVersion is refused with 500, as etcd3\'s store refuses it (kubectl create -f of a saved object)', async () => {
+    const { server } = await harness();
+    const r = await fetch(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...pod('web'), metadata: { name: 'web', resourceVersion: '12' } }) });
+    assert.equal(r.status, 500);
+    assert.equal(((await r.json()) as any).message, 'resourceVersion should not be set on objects to be created');
+    assert.equal(server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web' }), undefined);
+  });
+
   test('create sets uid, resourceVersion, creationTimestamp, generation and pod defaults; read returns it', async () => {
     let now = new Date('2026-03-01T10:00:00.250Z');
     const { core } = await harness({ clock: () => now });

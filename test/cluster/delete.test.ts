@@ -29,11 +29,14 @@ describe('DELETE', () => {
       clock: () => new Date('2026-02-02T02:02:02Z'),
       objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name: 'j', namespace: 'default', finalizers: [CLEANUP, 'other/keep'] } }],
     });
+    const before = (await custom.getNamespacedCustomObject({ ...EJOB, name: 'j' })) as any;
     const marked = (await custom.deleteNamespacedCustomObject({ ...EJOB, name: 'j' })) as any;
     assert.equal(marked.metadata.deletionTimestamp, '2026-02-02T02:02:02Z');
     assert.equal(marked.metadata.deletionGracePeriodSeconds, 0);
+    assert.equal(marked.metadata.generation, before.metadata.generation + 1, 'markAsDeleting: a new generation');
     const again = (await custom.deleteNamespacedCustomObject({ ...EJOB, name: 'j' })) as any;
     assert.equal(again.metadata.resourceVersion, marked.metadata.resourceVersion, 'a second delete changes nothing');
+    assert.equal(again.metadata.generation, marked.metadata.generation);
     const s = await rejects(custom.patchNamespacedCustomObject({ ...EJOB, name: 'j', body: { metadata: { finalizers: [CLEANUP, 'other/keep', 'new/one'] } } }, mergePatch), 422);
     assert.equal(s.details!.causes![0]!.field, 'metadata.finalizers');
     const one = (await custom.patchNamespacedCustomObject({ ...EJOB, name: 'j', body: { metadata: { finalizers: ['other/keep'] } } }, mergePatch)) as any;
@@ -54,12 +57,19 @@ describe('DELETE', () => {
     const { core, server } = await harness({ objects: [pod('web')] });
     const cur = await core.readNamespacedPod({ namespace: 'default', name: 'web' });
     const uid = await rejects(core.deleteNamespacedPod({ namespace: 'default', name: 'web', body: { preconditions: { uid: 'not-it' } } }), 409);
-    assert.match(uid.message!, /Precondition failed: UID in precondition: not-it, UID in object meta: /);
+    assert.match(uid.message!, /^Operation cannot be fulfilled on Pod "web": the UID in the precondition \(not-it\) does not match the UID in record \([0-9a-f-]{36}\)\. The object might have been deleted and then recreated$/);
     const rv = await rejects(core.deleteNamespacedPod({ namespace: 'default', name: 'web', body: { preconditions: { resourceVersion: '1' } } }), 409);
-    assert.match(rv.message!, /Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: \d+/);
+    assert.match(rv.message!, /^Operation cannot be fulfilled on Pod "web": the ResourceVersion in the precondition \(1\) does not match the ResourceVersion in record \(\d+\)\. The object might have been modified$/);
     assert.ok(server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web' }));
     await core.deleteNamespacedPod({ namespace: 'default', name: 'web', body: { preconditions: { uid: cur.metadata!.uid, resourceVersion: cur.metadata!.resourceVersion } } });
     assert.equal(server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web' }), undefined);
+  });
+
+  test('DeleteOptions come from the body, or from the query only when the body is empty', async () => {
+    const { server } = await harness({ objects: [{ ...pod('a'), metadata: { name: 'a', namespace: 'default', finalizers: ['x/y'] } }, { ...pod('b'), metadata: { name: 'b', namespace: 'default', finalizers: ['x/y'] } }] });
+    const del = async (name: string, query: string, body?: unknown): Promise<any> => (await fetch(`${server.url}/api/v1/namespaces/default/pods/${name}?${query}`, { method: 'DELETE', ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) })).json();
+    assert.equal((await del('a', 'gracePeriodSeconds=9', { gracePeriodSeconds: 3 })).metadata.deletionGracePeriodSeconds, 3, 'the body wins; its query is not read');
+    assert.equal((await del('b', 'gracePeriodSeconds=9')).metadata.deletionGracePeriodSeconds, 9);
   });
 
   test('dependents go when their owner goes (garbage collection)', async () => {
