@@ -4,6 +4,7 @@
 // injection, and for the EphemeralJob planner, which then names the template's field (phase
 // Error) instead of having every pod refuse it, claim window after claim window (review:
 // the fake let such templates through, so nothing showed it).
+import { containerTypeProblems } from './container-types.ts';
 import { dns1123SubdomainProblems, labelKeyProblems } from './name-formats.ts';
 
 /** One problem with a container, its field relative to the container (`env[0].name`). */
@@ -15,6 +16,8 @@ export interface ContainerProblem {
   message?: string;
   /** notSupported: the values kube-apiserver lists, in its order. */
   supported?: readonly string[];
+  /** A JSON type Go cannot decode (container-types.ts), found before any rule. */
+  decode?: boolean;
 }
 
 /**
@@ -79,11 +82,11 @@ export function fieldSegments(field: string): (string | number)[] {
  * since 1.32), env sources (downward-API fieldRef and resourceFieldRef included, the names
  * and keys of ConfigMaps and Secrets), volume mounts without a name or path, twice the same
  * path, a subPath, recursiveReadOnly, user and group ids out of range, procMount, seccomp and
- * AppArmor profiles. Name, image and the two policies are checked by the callers (the server
- * defaults the policies first).
+ * AppArmor profiles; first, every field whose JSON type Go would not decode. Name, image and
+ * the two policies are checked by the callers (the server defaults the policies first).
  */
 export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'template' | 'received' = 'template'): ContainerProblem[] {
-  const out: ContainerProblem[] = [];
+  const out: ContainerProblem[] = containerTypeProblems(c);
   // A template is judged as it will be sent (omitEmpty); what the API server receives, as it
   // is: an empty list there is set (review: the fake took `ports: []`).
   for (const k of NOT_ALLOWED) {

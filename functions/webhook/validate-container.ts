@@ -38,7 +38,7 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
  * way (as OpenKruise sends the template: `resources: {limits: {}}` is not sent).
  */
 function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError[] {
-  const shared = (p: ContainerProblem): boolean => SHARED_RULES.test(p.field) || NOT_ALLOWED_FIELDS.has(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field));
+  const shared = (p: ContainerProblem): boolean => (p.decode === true ? !OWN_TYPE_CHECKS.test(p.field) : SHARED_RULES.test(p.field) || NOT_ALLOWED_FIELDS.has(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field)));
   return ephemeralContainerProblems(c, 'template').filter(shared).map((p) => {
     const at = [...path, ...fieldSegments(p.field)];
     if (p.kind === 'required') return required(at, p.message);
@@ -58,6 +58,9 @@ function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError
 const SHARED_RULES = /^(env\[\d+\]\.valueFrom|envFrom|volumeDevices|volumeMounts\[\d+\]\.mountPropagation|volumeMounts\.recursiveReadOnly|securityContext)/;
 
 const NOT_ALLOWED_FIELDS: ReadonlySet<string> = new Set(NOT_ALLOWED);
+
+/** Fields whose JSON type this webhook checks in its own words above; every other field's type comes from the shared rules. */
+const OWN_TYPE_CHECKS = /^(?:(?:name|image|targetContainerName|imagePullPolicy|terminationMessagePolicy)|(?:command|args|env|volumeMounts)(?:\[\d+\])?|env\[\d+\]\.(?:name|value)|volumeMounts\[\d+\]\.(?:name|mountPath))$/;
 
 function validateName(name: unknown, path: FieldPath, seen: SeenNames): FieldError[] {
   const errors = requiredString(name, path, dns1123LabelProblems);

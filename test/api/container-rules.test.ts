@@ -223,3 +223,29 @@ test('the planner names these fields in phase Error, an unsupported value with w
   assert.match((parse(fieldRef({ fieldPath: 'status.phase' })) as { message: string }).message, /fieldRef\.fieldPath: "status\.phase" is not one of metadata\.name, metadata\.namespace, .*status\.podIPs/);
   assert.match((parse(security({ seccompProfile: { type: 'Localhost' } })) as { message: string }).message, /localhostProfile: must be set when seccomp type is Localhost/);
 });
+
+test('JSON types Go cannot decode are named in phase Error, as kube-apiserver refuses them in every pod (review: a real server answered 422 pod after pod)', () => {
+  for (const [what, c, field, detail] of [
+    ['a quoted boolean', { ...ok, tty: 'true' }, 'tty', 'must be a boolean (true or false)'],
+    ['a number as a boolean', { ...ok, stdin: 1 }, 'stdin', 'must be a boolean (true or false)'],
+    ['a quoted user id', security({ runAsUser: '1000' }), 'securityContext.runAsUser', 'must be a whole number'],
+    ['a fractional user id', security({ runAsUser: 1000.5 }), 'securityContext.runAsUser', 'must be a whole number'],
+    ['a capability as a string', security({ capabilities: { add: 'NET_ADMIN' } }), 'securityContext.capabilities.add', 'must be a list'],
+    ['a number in command', { ...ok, command: ['sleep', 30] }, 'command[1]', 'must be a string'],
+    ['a number as workingDir', { ...ok, workingDir: 5 }, 'workingDir', 'must be a string'],
+    ['a quoted readOnly', mount({ readOnly: 'yes' }), 'volumeMounts[0].readOnly', 'must be a boolean (true or false)'],
+    ['a divisor that is no quantity', env({ resourceFieldRef: { resource: 'limits.memory', divisor: 'lots' } }), 'env[0].valueFrom.resourceFieldRef.divisor', 'must be a quantity (e.g. 1, 500m, 1Mi)'],
+    ['envFrom optional quoted', envFrom({ configMapRef: { name: 'cm', optional: 'true' } }), 'envFrom[0].configMapRef.optional', 'must be a boolean (true or false)'],
+  ] as const) {
+    const problems = ephemeralContainerProblems(c as Record<string, unknown>);
+    assert.ok(problems.some((p) => p.field === field && p.message === detail && p.decode === true), `${what}: ${JSON.stringify(problems)}`);
+    const r = parse(c as Record<string, unknown>);
+    assert.equal(r.ok, false, what);
+    assert.ok((r as { message: string }).message.includes(`spec.template.ephemeralContainers[0].${field}: ${detail}`), `${what}: ${(r as { message: string }).message}`);
+  }
+  for (const [what, c] of Object.entries({
+    'null everywhere (Go\'s zero values)': { ...ok, tty: null, stdin: null, workingDir: null, command: null, securityContext: { runAsUser: null, capabilities: null } },
+    'a divisor as a number, a quantity with a suffix or an exponent': { ...ok, env: [1, '1Mi', '500m', '1e3', '.5Gi'].map((divisor, i) => ({ name: `D${i}`, valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor } } })) },
+  })) assert.deepEqual(ephemeralContainerProblems(c as Record<string, unknown>).filter((p) => p.decode), [], what);
+});
+

@@ -19,6 +19,17 @@ function causes(s: { details?: { causes?: { reason: string; message: string; fie
 }
 
 describe('pods/ephemeralcontainers', () => {
+  test('a container whose JSON types Go cannot decode is refused with 422 and nothing is stored', async () => {
+    const h = await harness({ objects: [target] });
+    const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox', targetContainerName: 'app', tty: 'true', securityContext: { runAsUser: '1000' } }), 422);
+    assert.deepEqual(causes(s), [
+      'spec.ephemeralContainers[0].securityContext.runAsUser: FieldValueInvalid: Invalid value: "1000": must be a whole number',
+      'spec.ephemeralContainers[0].tty: FieldValueInvalid: Invalid value: "true": must be a boolean (true or false)',
+    ]);
+    const cur = await h.core.readNamespacedPod({ namespace: 'default', name: 'web' });
+    assert.equal(cur.spec!.ephemeralContainers, undefined);
+  });
+
   test('PUT adds a container, with defaults, and leaves everything else alone', async () => {
     const h = await harness({ objects: [target] });
     const out = await addEphemeral(h, { name: 'dbg', image: 'busybox', command: ['pidof', 'app'], targetContainerName: 'app', env: [{ name: 'KRUISE_EJOB_ID', value: 'u1' }] });

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { KubeConfig, VersionApi, type ObservableMiddleware } from '@kubernetes/client-node';
 // The observable stub's `of` is not re-exported at the root; middleware must return it.
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
+import { isKubeError } from '../../kube/errors.ts';
 import { CliError, rootCause } from './cli-error.ts';
 
 /** Where to find the cluster. */
@@ -72,7 +73,30 @@ export async function probeCluster(c: Cluster, timeoutMs = 5_000): Promise<void>
   }
 }
 
-/** The one-line error for a server that did not answer (or answered with an error). */
+/** The one-line error for a server that did not answer, or answered with an error (its own words kept). */
 export function unreachable(c: Cluster, err: unknown): CliError {
-  return new CliError(`cannot reach the API server ${describeCluster(c)}: ${rootCause(err)}; check that the cluster is running and that the kubeconfig's server address and credentials are right`, 1, { cause: err });
+  const answer = answered(err);
+  if (!answer) return new CliError(`cannot reach the API server ${describeCluster(c)}: ${rootCause(err)}; check that the cluster is running and that the kubeconfig's server address and credentials are right`, 1, { cause: err });
+  const said = `HTTP ${answer.code}${answer.message ? `: ${answer.message}` : ''}`;
+  const what = answer.code === 401 ? `refused these credentials (${said}); check the kubeconfig's user: its token or certificate may have expired`
+    : answer.code === 403 ? `forbade it (${said}); check what these credentials may do (RBAC)`
+      : `answered with an error (${said}); it may be starting or overloaded: try again, or check its health`;
+  return new CliError(`the API server ${describeCluster(c)} ${what}`, 1, { cause: err });
+}
+
+/** The HTTP code and the server's message of an error answer (a KubeError, or client-node's ApiException), if there was one. */
+function answered(err: unknown): { code: number; message: string } | undefined {
+  if (isKubeError(err) && err.status > 0) return { code: err.status, message: err.message };
+  const e = err as { code?: unknown; body?: unknown };
+  if (!(err instanceof Error) || typeof e.code !== 'number' || e.code < 400) return undefined;
+  // client-node keeps no body for some codes (401): its own "Message:" line is all there is.
+  const body = typeof e.body === 'string' ? e.body : e.body === undefined ? '' : JSON.stringify(e.body);
+  let message = body.trim().slice(0, 300) || (/^Message: (.*)$/m.exec(err.message)?.[1] ?? '');
+  try {
+    const status = JSON.parse(body) as { message?: unknown };
+    if (typeof status.message === 'string') message = status.message;
+  } catch {
+    // not a metav1.Status: the text as it came (a proxy's page, cut)
+  }
+  return { code: e.code, message: message.replace(/\s+/g, ' ') };
 }

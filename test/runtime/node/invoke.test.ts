@@ -201,6 +201,22 @@ describe('ephemera invoke', () => {
     assert.equal(r.stderr.trim().split('\n').length, 1);
   });
 
+  test('a server that answers with an error is not "unreachable": one line with its code and its own words, exit 1', async () => {
+    const cases: [Parameters<Awaited<ReturnType<typeof startApiServer>>['faults']['add']>[0], RegExp][] = [
+      [{ pathIncludes: '/version', status: 401, times: Infinity }, /\) refused these credentials \(HTTP 401: Unauthorized\); check the kubeconfig's user/],
+      [{ pathIncludes: '/version', status: 403, times: Infinity, message: 'forbidden: User "ci" cannot get path "/version"' }, /\) forbade it \(HTTP 403: forbidden: User "ci" cannot get path "\/version"\); check what these credentials may do/],
+      [{ pathIncludes: 'ephemeraljobs', status: 500, times: Infinity, message: 'etcdserver: request timed out' }, /\) answered with an error \(HTTP 500: etcdserver: request timed out\); it may be starting or overloaded/],
+    ];
+    for (const [fault, message] of cases) {
+      await withLiveServer([], [fault], async (kubeconfig) => {
+        const r = await runCli(['invoke', '--kubeconfig', kubeconfig]);
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`^ephemera invoke: the API server http://127\\.0\\.0\\.1:\\d+ \\(context ephemera-fake, kubeconfig .*${message.source}`));
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      });
+    }
+  });
+
   test('a kubeconfig without clusters, without a current context or with one it lacks, or not YAML: one line naming the fix, exit 2', async () => {
     const cases: [string, RegExp][] = [
       ['apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n', /defines no clusters; add one \(kubectl config set-cluster\)/],
