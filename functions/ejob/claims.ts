@@ -23,10 +23,15 @@ export interface ClaimInput {
   seal?: boolean;
   /** With `seal`: the verdict, recorded with it. */
   verdict?: Verdict;
+  /**
+   * Claimed pods within their retention that `pods` does not show, as a GET after it found
+   * them (null: not found, gone for good). One not here was not looked up: it holds its slot.
+   */
+  unlisted?: ReadonlyMap<string, Pod | null>;
 }
 
 /** What the count of pods ever claimed is read from: the claim rules' input without targets. */
-export type ClaimContext = Pick<ClaimInput, 'spec' | 'jobUid' | 'pods' | 'lease' | 'serverNow' | 'cfg'>;
+export type ClaimContext = Pick<ClaimInput, 'spec' | 'jobUid' | 'pods' | 'lease' | 'serverNow' | 'cfg' | 'unlisted'>;
 
 /**
  * How many more pods `replicas` lets the job claim (after every pod shown injected and every
@@ -240,8 +245,8 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
  * The record's claims as the next write keeps them, and what they hold. Every claim is kept
  * until its retention ends (retentionMs), whatever its pod shows — but for a claim no
  * injection can ever follow (below). While kept, a claim holds a slot unless the pods show
- * that it cannot: the pod gone (or not matching), replaced (another uid), inactive, or
- * injected with every container of the job ended — each for good, so a
+ * that it cannot: the pod replaced (another uid), inactive, or injected with every container
+ * of the job ended — each for good, so a
  * LIST that predates the truth can only count a slot too many. A claim that ends its
  * retention with its pod present and not injected was never used: it no longer counts
  * toward `replicas` (`dropped`), and the pod, if still active, may be claimed again. A claim
@@ -275,15 +280,41 @@ function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained
       continue;
     }
     out.claims.push(c);
-    // Gone or replaced, for good (the claim names the uid); or relabelled out of the selector,
-    // which stops counting as a target for as long as it lasts (README, "Injection").
-    if (pod === undefined) continue;
-    out.claimed.add(c.pod);
-    if (!isActive(pod) || (injected && !holdsSlot(pod, input.jobUid))) continue;
-    out.holding.add(c.pod);
-    if (!injected) pendingClaim(c, ends, input, out);
+    countSlot(c, { found, pod, injected, ends }, input, out);
   }
   return out;
+}
+
+/** Whether a kept claim holds a slot (into `out`), and when to look again for it. */
+function countSlot(c: Claim, at: { found: Pod | undefined; pod: Pod | undefined; injected: boolean; ends: number }, input: ClaimContext, out: Retained): void {
+  if (at.found === undefined) {
+    if (!unlistedHolds(c, input)) return;
+    out.holding.add(c.pod);
+    if (out.nextLook === undefined || at.ends < out.nextLook.getTime()) out.nextLook = new Date(at.ends);
+    return;
+  }
+  // Replaced, for good: the injection names the claimed uid, which the new pod is not.
+  if (at.pod === undefined) return;
+  out.claimed.add(c.pod);
+  if (!isActive(at.pod) || (at.injected && !holdsSlot(at.pod, input.jobUid))) return;
+  out.holding.add(c.pod);
+  if (!at.injected) pendingClaim(c, at.ends, input, out);
+}
+
+/**
+ * Whether a claim whose pod the LIST does not show holds its slot. The pod may be gone (for
+ * good), or relabelled out of the selector, from where it can come back while the injection
+ * under the claim is still on its way (chaos seed 14048: the slot went to another pod and the
+ * late injection landed once it was back, two pods at parallelism 1). The GET after the LIST
+ * tells them apart (controller.ts unlistedClaims): gone, replaced or no longer active holds
+ * none; the claimed pod itself, not injected, holds it for the claim's retention; injected,
+ * it is no target (README, "Injection"). Not looked up (a GET that failed): it holds it.
+ */
+function unlistedHolds(c: Claim, input: ClaimContext): boolean {
+  const seen = input.unlisted?.get(c.pod);
+  if (seen === undefined) return true;
+  if (seen === null || (c.uid !== undefined && seen.metadata.uid !== c.uid) || !isActive(seen)) return false;
+  return ownedContainers(seen, input.jobUid).length === 0;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
 import { EJOB, EphemeralJobObject, formatZodIssues, parseEjobSpec, type EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { Pod } from '../api/pod.ts';
+import { toDate } from '../api/meta.ts';
 import { parsePod } from '../api/pod-shape.ts';
 import { selectorMatches, selectorToQuery } from '../api/selector.ts';
 import type { Controller, Route } from '../engine/controller.ts';
@@ -9,11 +10,11 @@ import type { Plan } from '../engine/plan.ts';
 import type { Kube, ObjectRef } from '../kube/kube.ts';
 import { isKubeError, refusedForGood } from '../kube/errors.ts';
 import { jobFinished } from './finished.ts';
-import { listBeforeLeaseStands } from './claims.ts';
+import { listBeforeLeaseStands, retentionMs } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
 import { leaseOwner, readLeaseView, type LeaseConfig } from './lease-record.ts';
 import { ownedBy, podState } from './pod-state.ts';
-import { DEFAULT_LEASE, mayTellFailures, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved } from './planner.ts';
+import { DEFAULT_LEASE, mayTellFailures, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved, type ObservedLease } from './planner.ts';
 
 /** What observe found: the planner's input plus notes on what it had to skip, or an unreadable job. */
 export type EjobObservation =
@@ -145,7 +146,37 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
     return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] });
   }
   const second = await listPods(kube, ref.namespace, podQuery);
-  return withTold(kube, spec.spec, { readable: true, job: job.data, pods: second.pods, lease, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] });
+  const looked = await unlistedClaims(kube, ref.namespace, lease, second.pods);
+  return withTold(kube, spec.spec, { readable: true, job: job.data, pods: second.pods, lease: looked, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] });
+}
+
+/** At most this many unlisted claimed pods are looked up in one reconcile; the rest hold their slots. */
+const MAX_UNLISTED_GETS = 20;
+
+/**
+ * The pods the record claims within their retention that the LIST after the Lease does not
+ * show: a GET of each (usually none) tells a pod gone from one relabelled out of the selector,
+ * whose injection may still land (claims.ts unlistedHolds). A GET that fails leaves the pod
+ * unknown, and its claim holds its slot. (A LIST read before the Lease stands only when it
+ * shows every claimed pod: listBeforeLeaseStands.)
+ */
+async function unlistedClaims(kube: Kube, namespace: string, lease: ObservedLease, pods: readonly Pod[]): Promise<ObservedLease> {
+  if (lease.view.kind !== 'ours') return lease;
+  const listed = new Set(pods.map((p) => p.metadata.name));
+  const since = lease.serverNow.getTime() - retentionMs(lease.cfg);
+  const names = [...new Set(lease.view.record.claims.filter((c) => !listed.has(c.pod) && (toDate(c.at)?.getTime() ?? 0) > since).map((c) => c.pod))];
+  if (names.length === 0) return lease;
+  const unlisted = new Map<string, Pod | null>();
+  await Promise.all(names.slice(0, MAX_UNLISTED_GETS).map(async (name) => {
+    try {
+      const raw = await kube.get({ apiVersion: 'v1', kind: 'Pod', namespace, name });
+      const p = raw === null ? null : parsePod(raw);
+      if (p === null || p.success) unlisted.set(name, p === null ? null : p.data);
+    } catch {
+      // unknown: its claim holds its slot
+    }
+  }));
+  return { ...lease, unlisted };
 }
 
 /**

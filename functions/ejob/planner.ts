@@ -64,6 +64,8 @@ export interface ObservedLease {
   view: LeaseView;
   serverNow: Date;
   cfg: LeaseConfig;
+  /** Claimed pods the LIST did not show, as a GET found them (null: gone); see claims.ts ClaimInput.unlisted. */
+  unlisted?: ReadonlyMap<string, Pod | null>;
 }
 
 /** How a planner without an observed Lease plans: a fresh Lease with the defaults. */
@@ -129,7 +131,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const deadlineIn = deadlineAfter(job, spec, judged);
   const deadlineExceeded = deadlineIn === 0;
 
-  const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded };
+  const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded, ...(lease.unlisted ? { unlisted: lease.unlisted } : {}) };
   const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
   const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
@@ -285,7 +287,7 @@ function replicasGone(spec: EphemeralJobSpec, budget: ReplicaBudget | undefined,
  */
 function replicasLeft(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[], lease: ObservedLease): ReplicaBudget | undefined {
   if (lease.view.kind === 'not-read' || slotHolders(pods, jobUid).length > 0) return undefined;
-  return replicaBudget({ spec, jobUid, pods, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg });
+  return replicaBudget({ spec, jobUid, pods, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, ...(lease.unlisted ? { unlisted: lease.unlisted } : {}) });
 }
 
 /**

@@ -378,6 +378,32 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     });
   });
 
+  test('a claimed pod relabelled out of the selector and back while its injection is on the way: no second pod is claimed meanwhile (chaos seed 14048)', async () => {
+    // Instance a claims the oldest pod and sends its injection (held 300 ms). Meanwhile the
+    // pod leaves the selector; instance b, which no longer lists it, took its claim for no
+    // slot and claimed the next pod; the pod came back and a's injection landed: 2 pods in
+    // flight at parallelism 1. A claim whose pod is not listed now holds its slot for its
+    // retention: the LIST cannot tell a pod deleted from one relabelled out.
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
+      const oldest = 'helloworld-865cd8865b-nl8lq';
+      server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
+      const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+      while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${oldest}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
+      const relabel = (app: string): void => {
+        const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest }) as unknown as { metadata: { labels: Record<string, string> } };
+        server.store.put({ ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, app } } } as never);
+      };
+      relabel('elsewhere');
+      const b = await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('b'));
+      assert.equal(b.keys[0]?.outcome, 'done');
+      assert.ok((b.keys[0]?.requeueAfterSeconds ?? 0) > 0, 'looked at again once the claim\'s retention ends');
+      relabel('helloworld');
+      await a;
+      const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
+      assert.deepEqual(withContainers, [oldest], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
+    });
+  });
+
   test('another job\'s container of the same name landing before our injection: no "injected" Event, and the slot goes to the next pod at once', async () => {
     // Instance a claims the oldest pod and sends its injection (held 300 ms). Meanwhile
     // another job puts its container of the same name into that pod: a's injection is

@@ -53,7 +53,8 @@ describe('claims: slots and replicas', () => {
     { name: 'a claim whose pod shows the job\'s containers ended holds no slot, and its pod is not claimed again even if the pods lag', pods: [pod(0, 'ok'), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
     { name: 'a claim whose pod the (earlier) LIST still shows pending holds a slot', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: [] },
     { name: 'a claim whose pod shows a running container of the job is one slot, not two', pods: [pod(0, 'running'), pod(1), pod(2)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
-    { name: 'a claim whose pod is gone holds no slot', pods: [pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
+    { name: 'a claim whose pod the LIST does not show holds its slot until its retention ends: deleted or relabelled out, the LIST cannot tell, and a relabelled pod may come back before its injection lands (chaos seed 14048)', pods: [pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: [] },
+    { name: 'once its retention has ended, a claim whose pod is not listed holds no slot', pods: [pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p1'] },
     { name: 'a claim whose pod now holds another job\'s container of the template\'s name holds no slot (no injection of ours can land)', pods: [theirs(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(1) }] }), inject: ['p1'] },
     { name: 'such a claim gives its replica back at once: replicas 1, the next pod is claimed (review: was PodsGone)', pods: [theirs(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(1) }] }), spec: { replicas: 1 }, inject: ['p1'] },
     { name: 'a claim on a pod the containers cannot go into holds no slot', pods: [{ ...pod(0), spec: { containers: [{ name: 'ec' }] } }, pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(1) }] }), inject: ['p1'] },
@@ -66,6 +67,18 @@ describe('claims: slots and replicas', () => {
   for (const c of cases) {
     test(c.name, () => assert.deepEqual(names(decide(c.pods, c.lease, spec(c.spec))), c.inject));
   }
+
+  test('a claimed pod the LIST does not show, as a GET after it found it: gone, replaced, ended or injected holds no slot; relabelled out and not injected holds it', () => {
+    const lease = ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] });
+    const s = spec();
+    const withGet = (found: Pod | null): string[] => names(decideClaims({ spec: s, jobUid: UID, pods: [pod(1)], targets: selectTargets(s, UID, [pod(1)]).targets, lease, serverNow: NOW, cfg, mayClaim: true, unlisted: new Map([['p0', found]]) }));
+    const elsewhere = { ...pod(0), metadata: { ...pod(0).metadata, labels: { app: 'elsewhere' } } };
+    assert.deepEqual(withGet(null), ['p1'], 'gone: for good');
+    assert.deepEqual(withGet({ ...elsewhere, metadata: { ...elsewhere.metadata, uid: 'other' } }), ['p1'], 'replaced: the injection names the claimed uid');
+    assert.deepEqual(withGet({ ...elsewhere, status: { phase: 'Succeeded' } }), ['p1'], 'ended: no container starts in it');
+    assert.deepEqual(withGet(pod(0, 'ok')), ['p1'], 'injected already: no target now (README, "Injection")');
+    assert.deepEqual(withGet(elsewhere), [], 'relabelled out before its injection: the injection may still land once it is back');
+  });
 
   test('claims are written first, with the server time, the new total, the claims within their retention kept, and keptSince carried', () => {
     const d = decide([pod(0), pod(1), pod(2), pod(3, 'ok')], ours({ total: 2, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p4', uid: 'u4', at: at(26) }] }), spec({ parallelism: 3 }));

@@ -131,13 +131,17 @@ describe('claims planned from pods LISTed before the Lease (retention keeps ever
     assert.ok(found.failed, 'the previous release rule should be caught');
   });
 
-  test('and a LIST that does not show a claimed pod must not stand: the pod may have appeared after it, been claimed and injected', () => {
-    const found = fc.check(fc.property(scenario.filter(allowed), (s) => violations(s.histories, { listAt: -s.listLag, writtenAt: writtenAt(s) }, s.parallelism, { absentStands: true }).length === 0), { numRuns: 5000, seed: 11 });
-    assert.ok(found.failed, 'the LIST that misses a claimed pod should be caught');
+  test('and a LIST that does not show a claimed pod is safe twice over: it does not stand, and where it did, the claim of a pod it misses holds its slot', () => {
+    // The pod may have appeared after the LIST, been claimed and injected. Until chaos seed
+    // 14048 a claim whose pod was not listed held no slot, and this LIST standing was the gap
+    // review found; now such a claim holds its slot for its retention unless a GET shows its
+    // pod gone, replaced, ended or injected (claims.ts unlistedHolds; none is made here), and
+    // the observation still LISTs again (listBeforeLeaseStands).
+    fc.assert(fc.property(scenario.filter(allowed), (s) => assert.deepEqual(violations(s.histories, { listAt: -s.listLag, writtenAt: writtenAt(s) }, s.parallelism, { absentStands: true }), [])), { numRuns: 5000, seed: 11 });
     // Review's case: parallelism 1; p0 appears after the LIST, is claimed and injected before the read.
     const h: History[] = [{ created: -3_000, claimed: -2_000, injected: -1_000 }, {}];
     assert.deepEqual(violations(h, { listAt: -4_000, writtenAt: -2_000 }, 1), []);
-    assert.notDeepEqual(violations(h, { listAt: -4_000, writtenAt: -2_000 }, 1, { absentStands: true }), []);
+    assert.deepEqual(violations(h, { listAt: -4_000, writtenAt: -2_000 }, 1, { absentStands: true }), []);
   });
 
   test('a LIST taken more than skewSeconds before the read is not covered (why the observation LISTs again then)', () => {
