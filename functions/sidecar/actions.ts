@@ -58,7 +58,10 @@ export function crrAction(ref: PodRef, stage: Stage): Action {
         name,
         namespace,
         labels,
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid, controller: true, blockOwnerDeletion: true }],
+        // No blockOwnerDeletion: under OwnerReferencesPermissionEnforcement (on in OpenShift)
+        // setting it needs `update pods/finalizers`, which the functions are not granted, and
+        // every CRR would be refused (403); it only orders a foreground deletion of the pod.
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid, controller: true }],
       },
       spec: {
         podName: pod.metadata.name,

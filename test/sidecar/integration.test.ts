@@ -27,7 +27,8 @@ describe('crr strategy (kruise-daemon played by the simulated kubelet)', () => {
     assert.ok(crr);
     assert.equal(crr.metadata.name, crrName(pod.metadata.uid!, 'sidecars'));
     assert.deepEqual(crr.spec, { podName: 'job-1', containers: [{ name: 'log-shipper' }], strategy: { forceRecreate: true, failurePolicy: 'Ignore' } });
-    assert.deepEqual(crr.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'job-1', uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    // No blockOwnerDeletion: OwnerReferencesPermissionEnforcement would want `update pods/finalizers` for it.
+    assert.deepEqual(crr.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'job-1', uid: pod.metadata.uid, controller: true }]);
     assert.equal((crr.metadata.labels as Record<string, string> | undefined)?.['crr.apps.kruise.io/node-name'], 'node-a');
     assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator']);
     assert.deepEqual(applied(results), ['create ContainerRecreateRequest ' + crr.metadata.name, 'create Event SidecarTerminator']);
