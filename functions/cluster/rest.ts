@@ -9,6 +9,7 @@ import { randomSuffix } from './names.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { clone, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
 import { decodeMicroTimes } from './micro-time.ts';
+import { metadataErrors } from './object-meta.ts';
 import { defaultPod, prepareEphemeralUpdate, validatePodCreate, validatePodStatusUpdate, validatePodUpdate } from './pod-rules.ts';
 import { apiVersionOf, type ResourceDef } from './resources.ts';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
@@ -127,6 +128,8 @@ export class Rest {
     } else delete meta.namespace;
     if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = this.generateName(def, namespace, meta.generateName);
     this.validateName(def, meta);
+    const metaErrs = metadataErrors(meta);
+    if (metaErrs.length) throw invalidError(def.kind, def.group, meta.name, metaErrs);
     if (this.store.read(def, namespace, meta.name)) throw alreadyExists(subject(def, meta.name));
     // etcd3 store.Create: a plain error, which the handler answers as 500 with no reason
     // (what `kubectl create -f` of an object saved with `-o yaml` meets).
@@ -251,7 +254,8 @@ export class Rest {
   private validateName(def: ResourceDef, meta: Meta): void {
     const name = typeof meta.name === 'string' ? meta.name : '';
     if (!name) throw invalidError(def.kind, def.group, '', [required('metadata.name', 'name or generateName is required')]);
-    const problems = def.labelName ? dns1123LabelProblems(name) : dns1123SubdomainProblems(name);
+    // Events have no name rule of their own: only rest.ValidateCreate's path-segment check.
+    const problems = def.resource === 'events' ? pathSegmentProblems(name) : def.labelName ? dns1123LabelProblems(name) : dns1123SubdomainProblems(name);
     if (problems.length > 0) throw invalidError(def.kind, def.group, name, problems.map((p) => invalid('metadata.name', name, p)));
   }
 
@@ -328,7 +332,7 @@ export class Rest {
   }
 
   private updateErrors(def: ResourceDef, old: KubeObject, next: KubeObject, sub: Subresource): FieldError[] {
-    const errs: FieldError[] = [];
+    const errs: FieldError[] = metadataErrors(next.metadata);
     if (old.metadata.deletionTimestamp) {
       const added = finalizersOf(next).filter((f) => !finalizersOf(old).includes(f));
       if (added.length) errs.push(forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`));
@@ -446,4 +450,10 @@ function withoutTypeMeta({ kind: _k, apiVersion: _a, ...rest }: KubeObject): Kub
 export function serializedParts(body: unknown): Buffer[] {
   const fast = typeof body === 'object' && body !== null ? listJson.get(body) : undefined;
   return fast ? fast() : [Buffer.from(JSON.stringify(body), 'utf8')];
+}
+
+/** apimachinery path.IsValidPathSegmentName: what any object name must be to sit in a URL. */
+function pathSegmentProblems(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
 }
