@@ -99,9 +99,12 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
     out.push(...valueFromProblems(e, `env[${i}]`, as));
   });
   items(c['envFrom']).forEach((e, i) => {
+    const prefix = e['prefix'];
+    if (typeof prefix === 'string' && prefix !== '' && !/^[\x20-\x3c\x3e-\x7e]+$/.test(prefix)) out.push({ field: `envFrom[${i}].prefix`, kind: 'invalid', value: prefix, message: "a valid environment variable name must consist only of printable ASCII characters other than '='" });
     const sources = ['configMapRef', 'secretRef'].filter((k) => e[k] !== undefined && e[k] !== null).length;
-    if (sources === 0) out.push({ field: `envFrom[${i}]`, kind: 'invalid', value: '', message: 'must specify one of: `configMapRef` or `secretRef`' });
-    if (sources > 1) out.push({ field: `envFrom[${i}]`, kind: 'invalid', value: '', message: 'may not have more than one field specified at a time' });
+    // validateEnvFrom names the list, not the item, for these two.
+    if (sources === 0) out.push({ field: 'envFrom', kind: 'invalid', value: '', message: 'must specify one of: `configMapRef` or `secretRef`' });
+    if (sources > 1) out.push({ field: 'envFrom', kind: 'invalid', value: '', message: 'may not have more than one field specified at a time' });
     for (const ref of ['configMapRef', 'secretRef']) {
       const r = e[ref];
       if (typeof r === 'object' && r !== null) out.push(...envSourceNameProblems((r as Record<string, unknown>)['name'], `envFrom[${i}].${ref}.name`));

@@ -136,7 +136,7 @@ const podRules = fc.record({
     fc.record({ name: fc.constant('S'), valueFrom: fc.record({ secretKeyRef: fc.record({ name: refName, key: refKey }) }) }),
     fc.record({ name: fc.constant('MEM'), valueFrom: fc.record({ resourceFieldRef: fc.record({ resource: fc.constant('limits.memory'), divisor: mostly(['1Mi', 1, '1'], ['lots', true]) }) }) }),
   ), { maxLength: 1 }),
-  envFrom: fc.array(fc.oneof(fc.record({ configMapRef: fc.record({ name: refName }) }), fc.record({ secretRef: fc.record({ name: refName }) })), { maxLength: 1 }),
+  envFrom: fc.array(fc.oneof(fc.record({ configMapRef: fc.record({ name: refName }), prefix: mostly(['P_', 'my.'], ['A=', '\u00e9']) }, { requiredKeys: ['configMapRef'] }), fc.record({ secretRef: fc.record({ name: refName }) })), { maxLength: 1 }),
   securityContext: fc.record({
     procMount: mostly(['Default', 'Unmasked'], ['Masked', '']),
     runAsUser: mostly([1000, null], ['1000', 1000.5]),
