@@ -7,7 +7,7 @@ import { Annotations, ArnFormat, Aws, CfnCondition, CfnOutput, Duration, Fn, Sta
 import { Vpc, Subnet, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, Function as LambdaFunction, Runtime, type FunctionProps } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFunction, RecursiveLoop, Runtime, type FunctionProps } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -65,6 +65,11 @@ export class FunctionsStack extends Stack {
       role,
       logGroup,
       description: 'ephemera EphemeralJob and SidecarTerminator reconcilers (SQS)',
+      // Every requeue (a deadline, a TTL, Retry-After, a sidecar that will not stop) is a
+      // message this function sends to the queue that invokes it, carrying the same trace:
+      // with Lambda's default (Terminate) the 17th link of such a chain is stopped and its
+      // message dead-lettered — a day's TTL is 96 hops of 900 s. The loop is the design.
+      recursiveLoop: RecursiveLoop.ALLOW,
       environment: {
         EPHEMERA_QUEUE_URL: this.queue.queueUrl,
         EPHEMERA_DLQ_URL: this.deadLetterQueue.queueUrl,
