@@ -1,3 +1,4 @@
+import { sqsAttributeText, sqsJson } from '../../api/sqs-text.ts';
 import type { SendMessageCommand, SendMessageCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../api/envelope.ts';
 
@@ -32,7 +33,7 @@ export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => num
   return async (envelope, delaySeconds) => {
     const wait = Math.max(0, Math.ceil(delaySeconds));
     const now = clock();
-    const body = JSON.stringify({ ...envelope, id: `${envelope.id.split('+requeue@')[0]}+requeue@${now}`, time: new Date(now).toISOString() });
+    const body = sqsJson(JSON.stringify({ ...envelope, id: `${envelope.id.split('+requeue@')[0]}+requeue@${now}`, time: new Date(now).toISOString() }));
     await client.send(await sendMessage({
       QueueUrl: queueUrl,
       MessageBody: body,
@@ -48,7 +49,7 @@ export function sqsDeadLetter(client: SqsSender, dlqUrl: string): (body: string,
     await client.send(await sendMessage({
       QueueUrl: dlqUrl,
       MessageBody: body.length > 0 ? body : '(empty)',
-      MessageAttributes: { reason: { DataType: 'String', StringValue: reason.slice(0, 1000) } },
+      MessageAttributes: { reason: { DataType: 'String', StringValue: sqsAttributeText(reason, 1000) } },
     }));
   };
 }
