@@ -1,3 +1,4 @@
+import { sqsJson } from '../../functions/api/sqs-text.ts';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { envelopeOf, withoutSnapshot, type Message } from '../envelope.ts';
 import { allFailed, type SendOutcome, type Sink } from './sink.ts';
@@ -5,8 +6,9 @@ import { allFailed, type SendOutcome, type Sink } from './sink.ts';
 // The client class too, so `ephemera relay --sink sqs` loads the SDK with this module only.
 export { SQSClient };
 
-/** SQS's message size limit. */
+/** SQS's message size limit, which is also the limit of a SendMessageBatch's payload (all its entries together). */
 export const SQS_MAX_BYTES = 1024 * 1024;
+/** Most entries in one SendMessageBatch. */
 const BATCH = 10;
 
 /** How long one SendMessageBatch may take, and how many run at once. */
@@ -18,8 +20,9 @@ export interface SqsSinkOptions {
 }
 
 /**
- * Sends envelopes to SQS in batches of 10 (SendMessageBatch), a few batches at a time, each
- * under a deadline. FIFO queues (name ends in .fifo) get one message group per object key,
+ * Sends envelopes to SQS in batches (SendMessageBatch) of at most 10 entries and 1 MiB in all
+ * (packBatches), a few batches at a time, each under a deadline; a batch SQS still finds too
+ * long (BatchRequestTooLong) is split in two, each half sent once, down to single entries. FIFO queues (name ends in .fifo) get one message group per object key,
  * so a key's events stay in order, and the envelope id as deduplication id. An envelope over
  * the size limit goes without its snapshot. Reports each entry: sent, refused (SenderFault:
  * permanent) or failed (retry), so a partial failure resends only what failed.
@@ -28,44 +31,93 @@ export function sqsSink(client: SQSClient, queueUrl: string, opts: SqsSinkOption
   const fifo = queueUrl.endsWith('.fifo');
   const timeoutMs = opts.timeoutMs ?? 10_000;
   // Takes the entries, not the messages: only the request holds the bodies during the round trip.
-  const sendBatch = async (entries: SendMessageBatchRequestEntry[]): Promise<SendOutcome[]> => {
+  // The halves of a batch refused as too long share its deadline (the sink's deadline holds).
+  const sendBatch = async (entries: SendMessageBatchRequestEntry[], deadline = AbortSignal.timeout(timeoutMs)): Promise<SendOutcome[]> => {
     try {
-      const res = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }), { abortSignal: AbortSignal.timeout(timeoutMs) });
+      const res = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }), { abortSignal: deadline });
+      const at = new Map(entries.map((e, i) => [e.Id, i]));
       const out: SendOutcome[] = allFailed(entries.length, 'SQS reported neither success nor failure');
-      for (const s of res.Successful ?? []) out[Number(s.Id)] = { ok: true };
-      for (const f of res.Failed ?? []) out[Number(f.Id)] = { ok: false, error: `${f.Code ?? 'error'}: ${f.Message ?? ''}`, permanent: f.SenderFault === true };
+      const put = (id: string | undefined, o: SendOutcome): void => {
+        const i = at.get(id);
+        if (i !== undefined) out[i] = o;
+      };
+      for (const s of res.Successful ?? []) put(s.Id, { ok: true });
+      for (const f of res.Failed ?? []) put(f.Id, { ok: false, error: `${f.Code ?? 'error'}: ${f.Message ?? ''}`, permanent: f.SenderFault === true });
       return out;
     } catch (err) {
-      return allFailed(entries.length, (err as Error).message ?? String(err));
+      if ((err as Error).name !== 'BatchRequestTooLong' || entries.length < 2) return allFailed(entries.length, (err as Error).message ?? String(err));
+      // In order, one half after the other: a FIFO queue's groups keep their order.
+      const half = Math.ceil(entries.length / 2);
+      const first = await sendBatch(entries.slice(0, half), deadline);
+      return [...first, ...(await sendBatch(entries.slice(half), deadline))];
     }
   };
-  const entry = (m: Message, j: number): SendMessageBatchRequestEntry => ({
-    Id: String(j),
+  // Id: the message's index in the send, unique in any batch made of its entries.
+  const entry = (m: Message, i: number): SendMessageBatchRequestEntry => ({
+    Id: String(i),
     MessageBody: fitBody(m),
     ...(fifo ? { MessageGroupId: m.key.slice(0, 128), MessageDeduplicationId: m.id.slice(0, 128) } : {}),
   });
   return {
     name: `sqs:${queueUrl}`,
     async send(messages: Message[]): Promise<SendOutcome[]> {
-      const batches: SendMessageBatchRequestEntry[][] = [];
-      for (let i = 0; i < messages.length; i += BATCH) batches.push(messages.slice(i, i + BATCH).map(entry));
-      const results = await mapLimited(batches, opts.concurrency ?? 10, sendBatch);
+      const batches = packBatches(messages.map(entry));
+      const results = await mapLimited(batches, opts.concurrency ?? 10, (b) => sendBatch(b));
       return results.flat();
     },
   };
 }
 
 /**
+ * The bytes an entry adds to a batch's payload, as SQS counts them: the body (UTF-8) and
+ * each message attribute's name, data type and value.
+ */
+export function entryBytes(e: SendMessageBatchRequestEntry): number {
+  let n = Buffer.byteLength(e.MessageBody ?? '');
+  for (const [name, a] of Object.entries(e.MessageAttributes ?? {})) {
+    n += Buffer.byteLength(name) + Buffer.byteLength(a.DataType ?? '');
+    if (a.StringValue !== undefined) n += Buffer.byteLength(a.StringValue);
+    if (a.BinaryValue !== undefined) n += a.BinaryValue.byteLength;
+  }
+  return n;
+}
+
+/**
+ * The entries, in order, cut into SendMessageBatch requests: at most 10 entries and
+ * `maxBytes` of payload (entryBytes) each. An entry over `maxBytes` alone goes alone (SQS
+ * then refuses it; fitBody keeps bodies under the limit).
+ */
+export function packBatches(entries: SendMessageBatchRequestEntry[], maxBytes = SQS_MAX_BYTES): SendMessageBatchRequestEntry[][] {
+  const batches: SendMessageBatchRequestEntry[][] = [];
+  let batch: SendMessageBatchRequestEntry[] = [];
+  let bytes = 0;
+  for (const e of entries) {
+    const n = entryBytes(e);
+    if (batch.length > 0 && (batch.length === BATCH || bytes + n > maxBytes)) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(e);
+    bytes += n;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
+/**
  * The JSON body, without the snapshot when it would not fit (the handlers then read the
- * object); the job names stay (routing costs no request), unless even they do not fit.
+ * object); the job names stay (routing costs no request), unless even they do not fit. In
+ * characters SQS takes (sqsJson: a pod's annotation may hold U+FFFE, which SQS refuses for good).
  */
 export function fitBody(m: Message): string {
-  if (Buffer.byteLength(m.body) <= SQS_MAX_BYTES) return m.body;
+  const whole = sqsJson(m.body);
+  if (Buffer.byteLength(whole) <= SQS_MAX_BYTES) return whole;
   const lean = withoutSnapshot(envelopeOf(m));
-  const body = JSON.stringify(lean);
+  const body = sqsJson(JSON.stringify(lean));
   if (Buffer.byteLength(body) <= SQS_MAX_BYTES) return body;
   const { jobs: _drop, ...data } = lean.data;
-  return JSON.stringify({ ...lean, data });
+  return sqsJson(JSON.stringify({ ...lean, data }));
 }
 
 /** `fn` over `items` with at most `limit` at once; results in input order. */
