@@ -13,7 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
-import type { DeploySettings } from './settings.ts';
+import { reconcilerEnvironment, type DeploySettings } from './settings.ts';
 
 /** The Kubernetes group the functions' role is mapped to; infra/kubernetes/functions-rbac.yaml binds it. */
 export const FUNCTIONS_K8S_GROUP = 'ephemera:functions';
@@ -70,17 +70,8 @@ export class FunctionsStack extends Stack {
       // with Lambda's default (Terminate) the 17th link of such a chain is stopped and its
       // message dead-lettered — a day's TTL is 96 hops of 900 s. The loop is the design.
       recursiveLoop: RecursiveLoop.ALLOW,
-      environment: {
-        EPHEMERA_QUEUE_URL: this.queue.queueUrl,
-        EPHEMERA_DLQ_URL: this.deadLetterQueue.queueUrl,
-        EPHEMERA_CLUSTERS: JSON.stringify(s.clusters),
-        ...(s.defaultCluster ? { EPHEMERA_DEFAULT_CLUSTER: s.defaultCluster } : {}),
-        EPHEMERA_LOCK_NAMESPACE: s.lockNamespace,
-        EPHEMERA_CONTROLLERS: s.controllers,
-        EPHEMERA_SIDECAR_STRATEGY: s.sidecarStrategy,
-        EPHEMERA_SIGNAL_IMAGE: s.signalImage,
-        LOG_LEVEL: s.logLevel,
-      },
+      // Its size is checked against Lambda's 4 KB when the settings are read (settings.ts).
+      environment: reconcilerEnvironment(s, { queueUrl: this.queue.queueUrl, deadLetterUrl: this.deadLetterQueue.queueUrl }),
       ...this.vpcProps(s),
     });
     this.fn.addEventSource(new SqsEventSource(this.queue, {

@@ -66,8 +66,41 @@ export const DeploySettings = z.object({
   /** An SNS topic the alarms notify (none: alarms only show in the console). */
   alarmTopicArn: z.string().startsWith('arn:').optional(),
   vpc: Vpc.optional(),
-}).refine((s) => s.defaultCluster === undefined || s.defaultCluster in s.clusters, { message: 'defaultCluster must be one of clusters', path: ['defaultCluster'] });
+}).refine((s) => s.defaultCluster === undefined || s.defaultCluster in s.clusters, { message: 'defaultCluster must be one of clusters', path: ['defaultCluster'] })
+  .superRefine(environmentFits);
 export type DeploySettings = z.infer<typeof DeploySettings>;
+
+/** The reconciler Lambda's environment (functions-stack.ts), given its two queue URLs. */
+export function reconcilerEnvironment(s: DeploySettings, queues: { queueUrl: string; deadLetterUrl: string }): Record<string, string> {
+  return {
+    EPHEMERA_QUEUE_URL: queues.queueUrl,
+    EPHEMERA_DLQ_URL: queues.deadLetterUrl,
+    EPHEMERA_CLUSTERS: JSON.stringify(s.clusters),
+    ...(s.defaultCluster ? { EPHEMERA_DEFAULT_CLUSTER: s.defaultCluster } : {}),
+    EPHEMERA_LOCK_NAMESPACE: s.lockNamespace,
+    EPHEMERA_CONTROLLERS: s.controllers,
+    EPHEMERA_SIDECAR_STRATEGY: s.sidecarStrategy,
+    EPHEMERA_SIGNAL_IMAGE: s.signalImage,
+    LOG_LEVEL: s.logLevel,
+  };
+}
+
+/** Lambda's quota on a function's environment: 4 KB, every key and value together. */
+export const LAMBDA_ENVIRONMENT_BYTES = 4096;
+/** The longest an SQS queue URL gets (https://sqs.<region>.amazonaws.com/<account>/<80-character name>). */
+const QUEUE_URL_BYTES = 160;
+
+/**
+ * The environment must fit Lambda's 4 KB, or the deploy fails after a synth that passed: the
+ * cluster map grows with every cluster (~100 bytes each; review: about 38 EKS clusters).
+ */
+function environmentFits(s: DeploySettings, ctx: z.RefinementCtx): void {
+  const url = 'x'.repeat(QUEUE_URL_BYTES);
+  const env = reconcilerEnvironment(s, { queueUrl: url, deadLetterUrl: url });
+  const bytes = Object.entries(env).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  if (bytes <= LAMBDA_ENVIRONMENT_BYTES) return;
+  ctx.addIssue({ code: 'custom', path: ['clusters'], message: `the reconciler's environment would take ${bytes} bytes (queue URLs counted at their longest), over Lambda's ${LAMBDA_ENVIRONMENT_BYTES}: EPHEMERA_CLUSTERS is ${Buffer.byteLength(env.EPHEMERA_CLUSTERS ?? '')} bytes; split the clusters over two deployments (stackPrefix), or shorten their names` });
+}
 
 /** Parse settings; a bad file names the field and what was expected. */
 export function parseSettings(input: unknown, from = 'settings'): DeploySettings {

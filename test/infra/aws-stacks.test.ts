@@ -245,6 +245,16 @@ describe('deployment settings', () => {
     assert.equal(s.logLevel, 'info');
   });
 
+  test('clusters past what a Lambda\'s 4 KB environment holds are refused when the settings are read, not by a failed deploy; what fits synthesizes within 4 KB', () => {
+    const clusters = (n: number): Record<string, unknown> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`prod-eu-west-1-cluster-${i}`, { eks: { name: `prod-eu-west-1-cluster-${i}`, region: 'eu-west-1' } }]));
+    assert.throws(() => parseSettings({ clusters: clusters(40) }), /clusters: the reconciler's environment would take \d+ bytes \(queue URLs counted at their longest\), over Lambda's 4096/);
+    const fits = parseSettings({ clusters: clusters(20) });
+    const { template } = functionsIn('eu-west-1', fits.clusters);
+    const env = (ofType(template, 'AWS::Lambda::Function')[0]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const literal = Object.entries(env).reduce((n, [k, v]) => n + k.length + (typeof v === 'string' ? v.length : 0), 0);
+    assert.ok(literal + 2 * 160 <= 4096, `${literal} bytes besides the two queue URLs`);
+  });
+
   test('a kubeconfig cluster source is refused: a Lambda has neither KUBECONFIG nor a service account', () => {
     assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'a' } }, local: { kubeconfig: {} } } }), /^ {2}clusters\.local\.kubeconfig: a Lambda has no kubeconfig: use eks or secret$/m);
     assert.deepEqual(ClusterSources.parse({ local: { kubeconfig: {} } }), { local: { kubeconfig: {} } }, 'the other runtimes still accept it');
