@@ -11,66 +11,74 @@
 import * as z from 'zod/mini';
 import type { ContainerProblem } from './container-rules.ts';
 
-const str = z.nullish(z.string());
-const bool = z.nullish(z.boolean());
-/** Go's int64 (ids): a whole number. */
-const int64 = z.nullish(z.int());
-const strings = z.nullish(z.array(z.string()));
-const obj = <T extends z.core.$ZodLooseShape>(shape: T) => z.nullish(z.looseObject(shape));
-const list = <T extends z.core.$ZodLooseShape>(shape: T) => z.nullish(z.array(z.looseObject(shape)));
-
 /**
  * resource.ParseQuantity's grammar: a signed decimal, then a binary (Ki…Ei) or decimal
  * (n, u, m, k, M, G, T, P, E) suffix or an exponent; a JSON number is one too.
  */
 export const QUANTITY = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
-const quantity = z.nullish(z.union([z.string().check(z.regex(QUANTITY)), z.number()]));
 
-const keyRef = obj({ name: str, key: str, optional: bool });
-const profile = obj({ type: str, localhostProfile: str });
+/** The schema, built on first use rather than at import (the Lambda's import is on every cold start; a template is checked only when a job is planned). */
+let built: z.ZodMiniType | undefined;
 
 /** The typed shape of an EphemeralContainer (Kubernetes 1.33), the allowed fields. */
-export const EphemeralContainerTypes = z.looseObject({
-  name: str,
-  image: str,
-  command: strings,
-  args: strings,
-  workingDir: str,
-  envFrom: list({ prefix: str, configMapRef: obj({ name: str, optional: bool }), secretRef: obj({ name: str, optional: bool }) }),
-  env: list({
+export function ephemeralContainerTypes(): z.ZodMiniType {
+  built ??= buildTypes();
+  return built;
+}
+
+function buildTypes(): z.ZodMiniType {
+  const str = z.nullish(z.string());
+  const bool = z.nullish(z.boolean());
+  // Go's int64 (ids): a whole number.
+  const int64 = z.nullish(z.int());
+  const strings = z.nullish(z.array(z.string()));
+  const obj = <T extends z.core.$ZodLooseShape>(shape: T) => z.nullish(z.looseObject(shape));
+  const list = <T extends z.core.$ZodLooseShape>(shape: T) => z.nullish(z.array(z.looseObject(shape)));
+  const quantity = z.nullish(z.union([z.string().check(z.regex(QUANTITY)), z.number()]));
+  const keyRef = obj({ name: str, key: str, optional: bool });
+  const profile = obj({ type: str, localhostProfile: str });
+  return z.looseObject({
     name: str,
-    value: str,
-    valueFrom: obj({
-      fieldRef: obj({ apiVersion: str, fieldPath: str }),
-      resourceFieldRef: obj({ containerName: str, resource: str, divisor: quantity }),
-      configMapKeyRef: keyRef,
-      secretKeyRef: keyRef,
+    image: str,
+    command: strings,
+    args: strings,
+    workingDir: str,
+    envFrom: list({ prefix: str, configMapRef: obj({ name: str, optional: bool }), secretRef: obj({ name: str, optional: bool }) }),
+    env: list({
+      name: str,
+      value: str,
+      valueFrom: obj({
+        fieldRef: obj({ apiVersion: str, fieldPath: str }),
+        resourceFieldRef: obj({ containerName: str, resource: str, divisor: quantity }),
+        configMapKeyRef: keyRef,
+        secretKeyRef: keyRef,
+      }),
     }),
-  }),
-  volumeMounts: list({ name: str, readOnly: bool, recursiveReadOnly: str, mountPath: str, subPath: str, mountPropagation: str, subPathExpr: str }),
-  volumeDevices: list({ name: str, devicePath: str }),
-  terminationMessagePath: str,
-  terminationMessagePolicy: str,
-  imagePullPolicy: str,
-  securityContext: obj({
-    capabilities: obj({ add: strings, drop: strings }),
-    privileged: bool,
-    seLinuxOptions: obj({ user: str, role: str, type: str, level: str }),
-    windowsOptions: obj({ gmsaCredentialSpecName: str, gmsaCredentialSpec: str, runAsUserName: str, hostProcess: bool }),
-    runAsUser: int64,
-    runAsGroup: int64,
-    runAsNonRoot: bool,
-    readOnlyRootFilesystem: bool,
-    allowPrivilegeEscalation: bool,
-    procMount: str,
-    seccompProfile: profile,
-    appArmorProfile: profile,
-  }),
-  stdin: bool,
-  stdinOnce: bool,
-  tty: bool,
-  targetContainerName: str,
-});
+    volumeMounts: list({ name: str, readOnly: bool, recursiveReadOnly: str, mountPath: str, subPath: str, mountPropagation: str, subPathExpr: str }),
+    volumeDevices: list({ name: str, devicePath: str }),
+    terminationMessagePath: str,
+    terminationMessagePolicy: str,
+    imagePullPolicy: str,
+    securityContext: obj({
+      capabilities: obj({ add: strings, drop: strings }),
+      privileged: bool,
+      seLinuxOptions: obj({ user: str, role: str, type: str, level: str }),
+      windowsOptions: obj({ gmsaCredentialSpecName: str, gmsaCredentialSpec: str, runAsUserName: str, hostProcess: bool }),
+      runAsUser: int64,
+      runAsGroup: int64,
+      runAsNonRoot: bool,
+      readOnlyRootFilesystem: bool,
+      allowPrivilegeEscalation: bool,
+      procMount: str,
+      seccompProfile: profile,
+      appArmorProfile: profile,
+    }),
+    stdin: bool,
+    stdinOnce: bool,
+    tty: bool,
+    targetContainerName: str,
+  });
+}
 
 const EXPECTED: Record<string, string> = {
   string: 'must be a string',
@@ -83,7 +91,7 @@ const EXPECTED: Record<string, string> = {
 
 /** Fields whose JSON type Go could not decode, relative to the container (`securityContext.runAsUser`). */
 export function containerTypeProblems(c: Record<string, unknown>): ContainerProblem[] {
-  const r = EphemeralContainerTypes.safeParse(c);
+  const r = ephemeralContainerTypes().safeParse(c);
   if (r.success) return [];
   return r.error.issues.map((i) => {
     const field = i.path.map((s, n) => (typeof s === 'number' ? `[${s}]` : n === 0 ? String(s) : `.${String(s)}`)).join('');
