@@ -10,6 +10,9 @@ import type { Action } from '../../functions/engine/plan.ts';
 import type { Kube } from '../../functions/kube/kube.ts';
 import { runSchedule, withWrites } from '../support/ejob-chaos.ts';
 import { CRDS, envelopeFor, finish, fixture, inFlight, injected, jobStatus, inWorld, worldWith } from '../support/ejob-world.ts';
+import type { ApiServer } from '../../functions/cluster/index.ts';
+import type { Fault } from '../../functions/cluster/faults.ts';
+import type { EngineDeps, HandleResult } from '../../functions/engine/engine.ts';
 
 const JOB = 'hello-world-ephemeral-job';
 
@@ -360,21 +363,18 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // a's patch, it lands on the new pod: 2 pods in flight at parallelism 1.
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     await inWorld({ objects, crd }, async ({ server, deps }) => {
-      const oldest = 'helloworld-865cd8865b-nl8lq';
-      const held = server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
-      const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
-      while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${oldest}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
-      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest }) as unknown as { metadata: Record<string, unknown> };
-      server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest });
+      const { held, a } = await injectionOnItsWay(server, deps);
+      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST }) as unknown as { metadata: Record<string, unknown> };
+      server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST });
       const { uid: _uid, creationTimestamp: _created, resourceVersion: _rv, ...meta } = pod.metadata;
       server.store.put({ ...pod, metadata: meta } as never);
-      await handle(envelopeFor('Pod', 'default', oldest, 'ADDED'), deps('b'));
+      await handle(envelopeFor('Pod', 'default', OLDEST, 'ADDED'), deps('b'));
       const r = await a;
       assert.equal(held.hits, 1);
       assert.equal(r.keys[0]?.outcome, 'done');
       const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
       assert.equal(withContainers.length, 1, `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
-      assert.notEqual(withContainers[0], oldest, 'the new pod under the claimed name got nothing');
+      assert.notEqual(withContainers[0], OLDEST, 'the new pod under the claimed name got nothing');
     });
   });
 
@@ -382,15 +382,12 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // Instance a claims the oldest pod and sends its injection (held 300 ms). Meanwhile the
     // pod leaves the selector; instance b, which no longer lists it, took its claim for no
     // slot and claimed the next pod; the pod came back and a's injection landed: 2 pods in
-    // flight at parallelism 1. A claim whose pod is not listed now holds its slot for its
-    // retention: the LIST cannot tell a pod deleted from one relabelled out.
+    // flight at parallelism 1. A claimed pod the LIST does not show is now looked up: the same
+    // pod, relabelled out and not injected, keeps its slot for the claim's retention.
     await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
-      const oldest = 'helloworld-865cd8865b-nl8lq';
-      server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
-      const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
-      while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${oldest}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
+      const { a } = await injectionOnItsWay(server, deps);
       const relabel = (app: string): void => {
-        const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest }) as unknown as { metadata: { labels: Record<string, string> } };
+        const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST }) as unknown as { metadata: { labels: Record<string, string> } };
         server.store.put({ ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, app } } } as never);
       };
       relabel('elsewhere');
@@ -400,7 +397,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       relabel('helloworld');
       await a;
       const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
-      assert.deepEqual(withContainers, [oldest], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
+      assert.deepEqual(withContainers, [OLDEST], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
     });
   });
 
@@ -410,11 +407,8 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // answered "may not be changed". It used to count as injected (an Event saying so) and
     // the claim held the only slot until its retention ended (25 s).
     await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
-      const oldest = 'helloworld-865cd8865b-nl8lq';
-      server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${oldest}/ephemeralcontainers`, delayMs: 300 });
-      const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
-      while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${oldest}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
-      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: oldest }) as unknown as { spec: Record<string, unknown> };
+      const { a } = await injectionOnItsWay(server, deps);
+      const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST }) as unknown as { spec: Record<string, unknown> };
       const theirs = { name: 'helloworld-ec', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', env: [{ name: 'KRUISE_EJOB_ID', value: 'another-job' }] };
       server.store.put({ ...pod, spec: { ...pod.spec, ephemeralContainers: [theirs] } } as never);
       const r = await a;
@@ -423,8 +417,8 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       const events = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { reason: string; involvedObject: { name: string } }[];
       assert.deepEqual(events.filter((e) => e.reason === 'EphemeralContainersInjected').map((e) => e.involvedObject.name), [], 'nothing of ours went in');
       // The pod's change reaches the job: its claim on that pod holds no slot any more.
-      await handle(envelopeFor('Pod', 'default', oldest), deps('b'));
-      const ours = Object.entries(injected(server)).filter(([p, c]) => p !== oldest && c.length > 0).map(([p]) => p);
+      await handle(envelopeFor('Pod', 'default', OLDEST), deps('b'));
+      const ours = Object.entries(injected(server)).filter(([p, c]) => p !== OLDEST && c.length > 0).map(([p]) => p);
       assert.deepEqual(ours, ['helloworld-865cd8865b-xmtrv'], 'the next pod, without waiting for the claim to expire');
       assert.equal(jobStatus(server, JOB).match, 3, 'the pod with their container is no target');
     });
@@ -542,4 +536,18 @@ for (const why of ['a 409 on the injection', 'killed between the claim and the i
       assert.ok(Date.parse(renewed?.at ?? '') >= Date.parse(claim.at) + 5_000, 'with the server time of the renewal');
     });
   });
+}
+
+/** The pod story 1 claims first. */
+const OLDEST = 'helloworld-865cd8865b-nl8lq';
+
+/**
+ * Instance a claims the oldest pod and sends its injection, which the server holds 300 ms:
+ * resolves once that injection is on its way, with a's handling still running (`a`).
+ */
+async function injectionOnItsWay(server: ApiServer, deps: (holder?: string) => EngineDeps): Promise<{ held: Fault; a: Promise<HandleResult> }> {
+  const held = server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${OLDEST}/ephemeralcontainers`, delayMs: 300 });
+  const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+  while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${OLDEST}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
+  return { held, a };
 }
