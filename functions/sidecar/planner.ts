@@ -354,7 +354,9 @@ function signalFixHint(reason: string | undefined): string {
       // the signal image's own user applies: root for busybox, which the kubelet refuses.
       return 'under runAsNonRoot give the sidecar a runAsUser: the signal container copies the sidecar\'s securityContext, not its image\'s user; this pod\'s container keeps its own';
     case 'CreateContainerError':
-      return 'see the kubelet\'s message; the image in EPHEMERA_SIGNAL_IMAGE must provide the signal command';
+      // Most often the target (the sidecar) is not running: the kubelet creates no container
+      // that shares a stopped container's namespaces, and tries again at every sync.
+      return 'see the kubelet\'s message: most often the sidecar is not running (restarting), and the kubelet tries again while it is up; else the image in EPHEMERA_SIGNAL_IMAGE must provide the signal command';
     case 'InvalidImageName':
     case 'ErrImageNeverPull':
       return 'EPHEMERA_SIGNAL_IMAGE must name an image the nodes can pull; this pod\'s container keeps its image';
