@@ -64,6 +64,11 @@ export interface ClaimDecision {
   /** Pods holding a slot: a non-terminal container of the job, or an unexpired claim. */
   slotsUsed: number;
   /**
+   * Of those, claims on pods the LIST does not show whose injection may still land (a pod
+   * relabelled out of the selector, which may come back): no verdict while there is one.
+   */
+  unlistedInFlight: number;
+  /**
    * Set when the Lease was not read and this decision would have written it (what it would
    * have done): then nothing is claimed, and the planner plans nothing (planner.ts).
    */
@@ -98,7 +103,7 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
     requeue = Math.min(requeue ?? Number.POSITIVE_INFINITY, secondsUntil(holdUntil, serverNow));
     notes.push(`no new claims until ${holdUntil.toISOString()} (an unreadable Lease record may have held live claims)`);
   }
-  const decision: ClaimDecision = { inject, renewed, notes, slotsUsed: inFlight.size, ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}) };
+  const decision: ClaimDecision = { inject, renewed, notes, slotsUsed: inFlight.size, unlistedInFlight: kept.unlisted, ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}) };
   const pinHold = holding && candidates.length > 0 && base.undated;
   if (inject.length === 0 && !pinHold && !needsSeal(input, base.record)) return decision;
   // Nothing is ever decided from a Lease that was not read: say what would have been.
@@ -255,7 +260,7 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
  */
 function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained {
   const byName = new Map(input.pods.map((p) => [p.metadata.name, p]));
-  const out: Retained = { claims: [], holding: new Set(), claimed: new Set(), stale: [], dropped: 0, nextLook: undefined, notes: [] };
+  const out: Retained = { claims: [], holding: new Set(), claimed: new Set(), stale: [], dropped: 0, nextLook: undefined, notes: [], unlisted: 0 };
   for (const c of claims) {
     const found = byName.get(c.pod);
     const pod = found && (c.uid === undefined || found.metadata.uid === c.uid) ? found : undefined;
@@ -290,6 +295,7 @@ function countSlot(c: Claim, at: { found: Pod | undefined; pod: Pod | undefined;
   if (at.found === undefined) {
     if (!unlistedHolds(c, input)) return;
     out.holding.add(c.pod);
+    out.unlisted++;
     if (out.nextLook === undefined || at.ends < out.nextLook.getTime()) out.nextLook = new Date(at.ends);
     return;
   }
@@ -338,6 +344,8 @@ interface Retained {
   dropped: number;
   nextLook: Date | undefined;
   notes: string[];
+  /** Of `holding`, the claims on pods the LIST does not show whose injection may still land (unlistedHolds). */
+  unlisted: number;
 }
 
 /**

@@ -139,7 +139,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const unclaimed = injecting.size > 0 ? judge(targets) : undefined;
   // What the status will say once injected: the claimed pods waiting.
   const shown = injecting.size > 0 ? targets.map((t) => (injecting.has(t.pod.metadata.name) ? { ...t, state: 'waiting' as const } : t)) : targets;
-  const { counts, phase, failedBy, unfit } = judge(shown);
+  const { counts, phase, failedBy, unfit } = awaitingLateInjection(judge(shown), claims, deadlineExceeded);
 
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
@@ -233,6 +233,18 @@ function recordedVerdict(view: LeaseView, pods: readonly Pod[], jobUid: string):
  */
 /** What the targets come to: counts, phase, and why a Failed verdict failed. */
 type Outcome = { counts: Counts; phase: EjobPhase; failedBy: FailedBy | undefined; unfit: string | undefined };
+
+/**
+ * No verdict while a claim on a pod the LIST does not show may still get its injection
+ * (claims.ts unlistedHolds: relabelled out of the selector, it may come back): sealed first,
+ * the job would be finished with an injection landing after it, on a pod its counts miss. It
+ * says Running (Waiting if nothing has a result yet) until that claim's retention ends, when
+ * the claim's own look again (requeue) finds it gone. A deadline's verdict does not wait.
+ */
+function awaitingLateInjection(o: Outcome, claims: ClaimDecision, deadlineExceeded: boolean): Outcome {
+  if (claims.unlistedInFlight === 0 || deadlineExceeded || (o.phase !== 'Succeeded' && o.phase !== 'Failed')) return o;
+  return { counts: o.counts, phase: o.counts.succeeded + o.counts.failed > 0 ? 'Running' : 'Waiting', failedBy: undefined, unfit: o.unfit };
+}
 
 function outcome(o: { spec: EphemeralJobSpec; targets: readonly Target[]; deadlineExceeded: boolean; gone: (c: Counts) => boolean; recorded: () => Verdict | undefined }): Outcome {
   // A verdict sealed before comes first: the pods it was decided from may have changed since.

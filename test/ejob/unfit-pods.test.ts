@@ -114,9 +114,11 @@ describe('a pod the template cannot go into', () => {
   });
 
   test('with replicas, an unfit pod takes a replica only while replicas are left (review)', () => {
-    // replicas 2: a injected and done, b claimed and then deleted (its claim stays counted): no replica left.
+    // replicas 2: a injected and done, b claimed and then deleted (its claim stays counted; the
+    // observation's GET found b gone, so its claim holds no slot): no replica left.
     const status = { phase: 'Running', match: 2, succeeded: 1, failed: 0, running: 0, waiting: 1, startTime: '2026-01-01T00:30:01Z' };
-    const p = plan({ job: job({ replicas: 2 }, status), pods: [pod('a', 1, {}, true), noApp('u', 3)], lease: lease({ total: 2, claims: [{ pod: 'b', uid: 'uid-b', at: new Date(NOW.getTime() - 3000).toISOString() }] }) }, NOW);
+    const claimed = lease({ total: 2, claims: [{ pod: 'b', uid: 'uid-b', at: new Date(NOW.getTime() - 3000).toISOString() }] });
+    const p = plan({ job: job({ replicas: 2 }, status), pods: [pod('a', 1, {}, true), noApp('u', 3)], lease: { ...claimed, unlisted: new Map([['b', null]]) } }, NOW);
     const s = statusOf(p.actions) as { phase: string; match: number; failed: number };
     assert.deepEqual([s.phase, s.match, s.failed], ['Succeeded', 1, 0]);
   });

@@ -69,6 +69,20 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.ok(p.actions.findIndex((a) => a.kind === 'Lease') < p.actions.findIndex((a) => a.subresource === 'status'));
   });
 
+  test('no verdict while a claimed pod out of the selector may still get its injection: Running until the claim\'s retention ends, then the verdict', () => {
+    // c was claimed 3 s ago and relabelled out before its injection landed; a and b are done.
+    const claimedAt = new Date(NOW.getTime() - 3_000).toISOString();
+    const away = { ...pod('c', 3, false), metadata: { ...pod('c', 3, false).metadata, labels: { app: 'elsewhere' } } };
+    const withC = (unlisted: Pod | null): ObservedLease => ({ ...lease({ total: 3, claims: [{ pod: 'c', uid: 'uid-c', at: claimedAt }] }), unlisted: new Map([['c', unlisted]]) });
+    const waiting = plan({ job: job(running), pods: [pod('a', 1, true), pod('b', 2, true)], lease: withC(away) }, NOW);
+    assert.deepEqual(waiting.actions.filter((a) => a.kind === 'Lease'), [], 'no seal: the injection may land once c is back');
+    assert.equal(statusOf(waiting.actions)?.phase ?? running.phase, 'Running');
+    assert.ok((waiting.requeueAfterSeconds ?? 0) > 0 && (waiting.requeueAfterSeconds ?? 0) <= 25 - 3, `looked at again when the claim ends: ${waiting.requeueAfterSeconds}`);
+    const gone = plan({ job: job(running), pods: [pod('a', 1, true), pod('b', 2, true)], lease: withC(null) }, NOW);
+    assert.equal(recordOf(gone.actions.find((a) => a.kind === 'Lease')).finished, true, 'c is gone for good: the verdict is sealed');
+    assert.equal(statusOf(gone.actions)?.phase, 'Succeeded');
+  });
+
   test('after the seal, a pod that appears late is neither claimed nor injected, and the counts stay the verdict\'s', () => {
     const pods = [pod('a', 1, true), pod('b', 2, true), pod('late', 3, false)];
     const p = plan({ job: job(running), pods, lease: lease({ finished: true }) }, NOW);
