@@ -1,5 +1,6 @@
 import type { EphemeralJobSpec } from '../api/ephemeraljob.ts';
 import { toDate } from '../api/meta.ts';
+import { selectorMatches } from '../api/selector.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action } from '../engine/plan.ts';
 import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView, type Verdict } from './lease-record.ts';
@@ -314,13 +315,18 @@ function countSlot(c: Claim, at: { found: Pod | undefined; pod: Pod | undefined;
  * late injection landed once it was back, two pods at parallelism 1). The GET after the LIST
  * tells them apart (controller.ts unlistedClaims): gone, replaced or no longer active holds
  * none; the claimed pod itself, not injected, holds it for the claim's retention; injected,
- * it is no target (README, "Injection"). Not looked up (a GET that failed): it holds it.
+ * it holds it as any target does if it is back in the selector, else it is no target
+ * (README, "Injection"). Not looked up (a GET that failed): it holds it.
  */
 function unlistedHolds(c: Claim, input: ClaimContext): boolean {
   const seen = input.unlisted?.get(c.pod);
   if (seen === undefined) return true;
   if (seen === null || (c.uid !== undefined && seen.metadata.uid !== c.uid) || !isActive(seen)) return false;
-  return ownedContainers(seen, input.jobUid).length === 0;
+  if (ownedContainers(seen, input.jobUid).length === 0) return true;
+  // Injected. The GET is newer than the LIST: a pod back in the selector since, its container
+  // not ended, holds its slot like any target (review: the injection landed between the two
+  // reads, and a second pod was claimed beside it); one still out of it is no target.
+  return holdsSlot(seen, input.jobUid) && selectorMatches(input.spec.selector, seen.metadata.labels);
 }
 
 /**

@@ -386,16 +386,30 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     // pod, relabelled out and not injected, keeps its slot for the claim's retention.
     await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
       const { a } = await injectionOnItsWay(server, deps);
-      const relabel = (app: string): void => {
-        const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST }) as unknown as { metadata: { labels: Record<string, string> } };
-        server.store.put({ ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, app } } } as never);
-      };
-      relabel('elsewhere');
+      relabel(server, 'elsewhere');
       const b = await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('b'));
       assert.equal(b.keys[0]?.outcome, 'done');
       assert.ok((b.keys[0]?.requeueAfterSeconds ?? 0) > 0, 'looked at again once the claim\'s retention ends');
-      relabel('helloworld');
+      relabel(server, 'helloworld');
       await a;
+      const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
+      assert.deepEqual(withContainers, [OLDEST], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
+    });
+  });
+
+  test('the GET of a claimed pod the LIST missed finds it back in the selector with the injection landed: it holds its slot (review of the seed 14048 fix)', async () => {
+    // As above, but instance b's GET of the pod is slow: it answers after the pod is back and
+    // a's injection has landed. The LIST did not count that pod, and the GET took "injected"
+    // for "no target": b claimed a second pod at parallelism 1.
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
+      const { a } = await injectionOnItsWay(server, deps);
+      relabel(server, 'elsewhere');
+      server.faults.add({ method: 'GET', pathIncludes: `/pods/${OLDEST}`, delayMs: 800 });
+      const b = handle(envelopeFor('EphemeralJob', 'default', JOB), deps('b'));
+      while (!server.requests.entries.some((r) => r.method === 'GET' && r.path.endsWith(`/pods/${OLDEST}`))) await new Promise((r) => setTimeout(r, 5));
+      relabel(server, 'helloworld');
+      await a;
+      await b;
       const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
       assert.deepEqual(withContainers, [OLDEST], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
     });
@@ -550,4 +564,10 @@ async function injectionOnItsWay(server: ApiServer, deps: (holder?: string) => E
   const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
   while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${OLDEST}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
   return { held, a };
+}
+
+/** Story 1's oldest pod labelled `app=<app>`: out of the job's selector, or back in it (`helloworld`). */
+function relabel(server: ApiServer, app: string): void {
+  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST }) as unknown as { metadata: { labels: Record<string, string> } };
+  server.store.put({ ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, app } } } as never);
 }

@@ -76,7 +76,9 @@ describe('claims: slots and replicas', () => {
     assert.deepEqual(withGet(null), ['p1'], 'gone: for good');
     assert.deepEqual(withGet({ ...elsewhere, metadata: { ...elsewhere.metadata, uid: 'other' } }), ['p1'], 'replaced: the injection names the claimed uid');
     assert.deepEqual(withGet({ ...elsewhere, status: { phase: 'Succeeded' } }), ['p1'], 'ended: no container starts in it');
-    assert.deepEqual(withGet(pod(0, 'ok')), ['p1'], 'injected already: no target now (README, "Injection")');
+    assert.deepEqual(withGet(pod(0, 'ok')), ['p1'], 'injected, its container ended: no slot');
+    assert.deepEqual(withGet({ ...pod(0, 'running'), metadata: { ...pod(0).metadata, labels: { app: 'elsewhere' } } }), ['p1'], 'injected and running, still out of the selector: no target (README, "Injection")');
+    assert.deepEqual(withGet(pod(0, 'running')), [], 'injected and running, back in the selector since the LIST (the GET is newer): it holds its slot (review: a second pod was claimed beside it)');
     assert.deepEqual(withGet(elsewhere), [], 'relabelled out before its injection: the injection may still land once it is back');
   });
 
