@@ -12,7 +12,7 @@ const MERGE_TYPES = ['application/json', 'application/merge-patch+json', ''];
 
 /** Checks a write body; throws 400 under Strict, returns Warning header values under Warn. */
 export function checkFields(def: ResourceDef, request: { method: string; contentType: string; body: string; directive: string | undefined }): string[] {
-  const directive = request.directive ?? 'Warn';
+  const directive = request.directive || 'Warn';
   if (!['Strict', 'Warn', 'Ignore'].includes(directive)) throw badRequest(`fieldValidation: Unsupported value: "${directive}": supported values: "Ignore", "Strict", "Warn"`);
   const schema = crdFor(def)?.schema;
   if (directive === 'Ignore' || !schema || !['POST', 'PUT', 'PATCH'].includes(request.method)) return [];

@@ -133,7 +133,8 @@ export class Rest {
     if (this.store.read(def, namespace, meta.name)) throw alreadyExists(subject(def, meta.name));
     // etcd3 store.Create: a plain error, which the handler answers as 500 with no reason
     // (what `kubectl create -f` of an object saved with `-o yaml` meets).
-    if (meta.resourceVersion) throw new ApiError({ message: 'resourceVersion should not be set on objects to be created', reason: '', code: 500 });
+    // ObjectResourceVersion parses it: "0", or what does not parse, is taken.
+    if (/^\d+$/.test(String(meta.resourceVersion ?? '')) && Number(meta.resourceVersion) !== 0) throw new ApiError({ message: 'resourceVersion should not be set on objects to be created', reason: '', code: 500 });
     this.prepareCreate(def, obj);
     this.admit?.({ def, operation: 'CREATE', object: obj, sub: '' });
     return this.store.write(def, obj, 'ADDED');
@@ -254,8 +255,9 @@ export class Rest {
   private validateName(def: ResourceDef, meta: Meta): void {
     const name = typeof meta.name === 'string' ? meta.name : '';
     if (!name) throw invalidError(def.kind, def.group, '', [required('metadata.name', 'name or generateName is required')]);
-    // Events have no name rule of their own: only rest.ValidateCreate's path-segment check.
-    const problems = def.resource === 'events' ? pathSegmentProblems(name) : def.labelName ? dns1123LabelProblems(name) : dns1123SubdomainProblems(name);
+    // core/v1 Events have no name rule of their own (ValidateEventCreate stops at the legacy
+    // rules for v1): only rest.ValidateCreate's path-segment check. events.k8s.io's are subdomains.
+    const problems = def.resource === 'events' && def.group === '' ? pathSegmentProblems(name) : def.labelName ? dns1123LabelProblems(name) : dns1123SubdomainProblems(name);
     if (problems.length > 0) throw invalidError(def.kind, def.group, name, problems.map((p) => invalid('metadata.name', name, p)));
   }
 

@@ -75,7 +75,7 @@ export function reconcilerEnvironment(s: DeploySettings, queues: { queueUrl: str
   return {
     EPHEMERA_QUEUE_URL: queues.queueUrl,
     EPHEMERA_DLQ_URL: queues.deadLetterUrl,
-    EPHEMERA_CLUSTERS: JSON.stringify(s.clusters),
+    EPHEMERA_CLUSTERS: JSON.stringify(runtimeClusters(s.clusters)),
     ...(s.defaultCluster ? { EPHEMERA_DEFAULT_CLUSTER: s.defaultCluster } : {}),
     EPHEMERA_LOCK_NAMESPACE: s.lockNamespace,
     EPHEMERA_CONTROLLERS: s.controllers,
@@ -85,7 +85,16 @@ export function reconcilerEnvironment(s: DeploySettings, queues: { queueUrl: str
   };
 }
 
-/** Lambda's quota on a function's environment: 4 KB, every key and value together. */
+/** The cluster map as the functions read it: `accessEntry` is the deploy's alone (bytes of a 4 KB environment). */
+function runtimeClusters(clusters: DeploySettings['clusters']): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(clusters).map(([name, source]) => {
+    if (!('eks' in source)) return [name, source];
+    const { accessEntry: _deployOnly, ...eks } = source.eks;
+    return [name, { eks }];
+  }));
+}
+
+/** Lambda's quota on a function's environment: 4 KB, as the JSON text of the variables (its error prints the "String measured"). */
 export const LAMBDA_ENVIRONMENT_BYTES = 4096;
 /** The longest an SQS queue URL gets (https://sqs.<region>.amazonaws.com/<account>/<80-character name>). */
 const QUEUE_URL_BYTES = 160;
@@ -97,7 +106,7 @@ const QUEUE_URL_BYTES = 160;
 function environmentFits(s: DeploySettings, ctx: z.RefinementCtx): void {
   const url = 'x'.repeat(QUEUE_URL_BYTES);
   const env = reconcilerEnvironment(s, { queueUrl: url, deadLetterUrl: url });
-  const bytes = Object.entries(env).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  const bytes = Buffer.byteLength(JSON.stringify(env));
   if (bytes <= LAMBDA_ENVIRONMENT_BYTES) return;
   ctx.addIssue({ code: 'custom', path: ['clusters'], message: `the reconciler's environment would take ${bytes} bytes (queue URLs counted at their longest), over Lambda's ${LAMBDA_ENVIRONMENT_BYTES}: EPHEMERA_CLUSTERS is ${Buffer.byteLength(env.EPHEMERA_CLUSTERS ?? '')} bytes; split the clusters over two deployments (stackPrefix), or shorten their names` });
 }

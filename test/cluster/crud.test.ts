@@ -15,6 +15,8 @@ describe('create, read, update', () => {
     assert.equal(r.status, 500);
     assert.equal(((await r.json()) as any).message, 'resourceVersion should not be set on objects to be created');
     assert.equal(server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web' }), undefined);
+    const zero = await fetch(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...pod('web'), metadata: { name: 'web', resourceVersion: '0' } }) });
+    assert.equal(zero.status, 201, '"0" is no version: taken');
   });
 
   test('create sets uid, resourceVersion, creationTimestamp, generation and pod defaults; read returns it', async () => {

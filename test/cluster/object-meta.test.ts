@@ -31,4 +31,6 @@ test('an Event name need not be a DNS subdomain (kube-apiserver checks only that
   const event = (name: string): unknown => ({ apiVersion: 'v1', kind: 'Event', metadata: { name }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, reason: 'R', message: 'm' });
   assert.equal((await post(server.url, '/api/v1/namespaces/default/events', event(`${'a'.repeat(199)}-.461aa566`))).status, 201);
   assert.equal((await post(server.url, '/api/v1/namespaces/default/events', event('a%b'))).status, 422);
+  const newer = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'Not_A_Subdomain' }, eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'x', reportingInstance: 'y', action: 'A', reason: 'R', regarding: { kind: 'Pod', name: 'p', namespace: 'default' } };
+  assert.equal((await post(server.url, '/apis/events.k8s.io/v1/namespaces/default/events', newer)).status, 422, 'events.k8s.io holds names to DNS subdomains');
 });

@@ -144,7 +144,7 @@ async function startAll(opts: StartOptions, config: StartConfig, stop: Stopper, 
   box.relay = relay;
   started.push(() => relay.stop());
   if (stop.stopping) return;
-  logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${formatListen({ ...config.EPHEMERA_RELAY_LISTEN, port: ops.port })}` });
+  logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${formatListen({ host: config.EPHEMERA_RELAY_LISTEN.host ?? 'localhost', port: ops.port })}` });
   // The demo's kubeconfig folder is made by the Stopper, which removes it however the process stops.
   demo?.narrate(stop.tempDir('ephemera-demo-'));
 }
