@@ -392,8 +392,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       assert.ok((b.keys[0]?.requeueAfterSeconds ?? 0) > 0, 'looked at again once the claim\'s retention ends');
       relabel(server, 'helloworld');
       await a;
-      const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
-      assert.deepEqual(withContainers, [OLDEST], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
+      onlyOldestInjected(server);
     });
   });
 
@@ -410,8 +409,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       relabel(server, 'helloworld');
       await a;
       await b;
-      const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
-      assert.deepEqual(withContainers, [OLDEST], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
+      onlyOldestInjected(server);
     });
   });
 
@@ -570,4 +568,10 @@ async function injectionOnItsWay(server: ApiServer, deps: (holder?: string) => E
 function relabel(server: ApiServer, app: string): void {
   const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST }) as unknown as { metadata: { labels: Record<string, string> } };
   server.store.put({ ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, app } } } as never);
+}
+
+/** Only the claimed pod got the job's containers: one pod in flight at parallelism 1. */
+function onlyOldestInjected(server: ApiServer): void {
+  const withContainers = Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p);
+  assert.deepEqual(withContainers, [OLDEST], `one pod in flight at parallelism 1: ${withContainers.join(', ')}`);
 }
