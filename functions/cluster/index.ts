@@ -8,3 +8,4 @@ export { WriteHistory, type RejectedWrite, type WriteCause, type WriteRecord } f
 export { BUILTIN_RESOURCES, ResourceRegistry, apiVersionOf, type ResourceDef } from './resources.ts';
 export { ApiError, type StatusBody, type StatusCause } from './status.ts';
 export { SimKubelet, stateOf, type ContainerFate, type ContainerSpec, type ContainerStatus, type KubeletPolicy } from './kubelet.ts';
+export { Rbac, serviceAccountUser, type Attributes, type Authorization, type User } from './rbac.ts';

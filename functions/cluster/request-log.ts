@@ -17,6 +17,8 @@ export interface RequestRecord {
   verb: string;
   /** Who sent it: the bearer token, else the User-Agent ('' when neither). */
   actor?: string;
+  /** Refused by authentication (401) or authorization (403), with the server's `authorization`. */
+  denied?: boolean;
 }
 
 /** The request log exposed as `server.requests`. */

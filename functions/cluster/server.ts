@@ -18,6 +18,7 @@ import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resourc
 import { Rest, serializedParts, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
 import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
 import { ObjectStore } from './store.ts';
+import { Rbac, selectedName, type Attributes, type Authorization } from './rbac.ts';
 import { serveWatch } from './watch.ts';
 import { includeObject, tableVersion, toTable } from './table.ts';
 
@@ -50,6 +51,12 @@ export interface ApiServerOptions {
    * cluster with ephemera installed has them; `[]` for none.
    */
   crds?: unknown[];
+  /**
+   * Authenticate by bearer token and authorize by RBAC, as kube-apiserver does (rbac.ts):
+   * a token not in `users` is a 401, a request no bound rule allows a 403. Off by default
+   * (every request is allowed); tests of the shipped manifests turn it on with their RBAC.
+   */
+  authorization?: Authorization;
 }
 
 /** A running fake API server. */
@@ -69,8 +76,8 @@ export interface ApiServer {
   readonly history: WriteHistory;
   /** The server clock. */
   now(): Date;
-  /** A client-node KubeConfig for this server, ready for makeApiClient. */
-  kubeConfig(): KubeConfig;
+  /** A client-node KubeConfig for this server, ready for makeApiClient; a token names the client (and authenticates it, with `authorization`). */
+  kubeConfig(options?: { token?: string }): KubeConfig;
   /** The same as a kubeconfig file (for kubectl or KUBECONFIG); a token names the client in `requests` and `history`. */
   kubeconfigYaml(options?: { token?: string }): string;
   /** Drops watch history: watches from any older resourceVersion get 410 Gone. */
@@ -89,6 +96,7 @@ interface Ctx {
   clock: () => Date;
   bookmarkIntervalMs: number;
   address: string;
+  rbac: Rbac | undefined;
 }
 
 /** Starts the fake API server; resolves once it listens. */
@@ -101,7 +109,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   seed(store, (opts.objects ?? []).filter((o) => !isCrd(o)));
   const ctx: Ctx = {
     registry, store, rest: new Rest(store, clock, opts.admission ? admit : undefined), faults: new Faults(), requests: new RequestLog(), history: new WriteHistory(store, clock), clock,
-    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '',
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '', rbac: opts.authorization ? new Rbac(opts.authorization) : undefined,
   };
   const server = createServer((req, res) => {
     handle(ctx, req, res).catch((err: unknown) => sendError(ctx, res, err, undefined));
@@ -117,7 +125,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   return {
     url, store, rest: ctx.rest, resources: registry, requests: ctx.requests, faults: ctx.faults, history: ctx.history,
     now: clock,
-    kubeConfig: () => kubeConfigFor(url),
+    kubeConfig: (o) => kubeConfigFor(url, o?.token),
     kubeconfigYaml: (o) => kubeconfigYaml(url, o?.token),
     compact: () => store.compact(),
     close: () => closeServer(server, ctx.faults),
@@ -150,12 +158,12 @@ async function closeServer(server: Server, faults: Faults): Promise<void> {
 
 const CLUSTER = 'ephemera-fake';
 
-function kubeConfigFor(url: string): KubeConfig {
+function kubeConfigFor(url: string, token?: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     // In-process: gzip would cost both ends CPU and save no network (kubeconfig's disable-compression).
     clusters: [{ name: CLUSTER, server: url, skipTLSVerify: true, disableCompression: true } as Cluster],
-    users: [{ name: CLUSTER }],
+    users: [token ? { name: CLUSTER, token } : { name: CLUSTER }],
     contexts: [{ name: CLUSTER, cluster: CLUSTER, user: CLUSTER, namespace: 'default' }],
     currentContext: CLUSTER,
   });
@@ -225,6 +233,24 @@ function verbOf(method: string, route: Route | undefined, watch: boolean): strin
   }
 }
 
+/** Authentication, then authorization, before anything is served; a refusal is marked `denied` in the request log. */
+function authorize(rbac: Rbac, r: { req: IncomingMessage; record: RequestRecord; route: Route | undefined; query: Record<string, string>; path: string; resource: boolean }): void {
+  try {
+    const user = rbac.authenticate(r.req.headers.authorization);
+    if (r.resource) rbac.check(user, attributesOf(r.route!, r.record.verb, r.query));
+    else rbac.checkPath(user, r.path);
+  } catch (err) {
+    r.record.denied = true;
+    throw err;
+  }
+}
+
+/** What the authorizer is asked about a resource request (kube-apiserver's RequestInfo). */
+function attributesOf(route: Route, verb: string, query: Record<string, string>): Attributes {
+  const name = route.name ?? (verb === 'list' || verb === 'watch' ? selectedName(query.fieldSelector) : '');
+  return { verb, apiGroup: route.def.group, resource: route.def.resource, subresource: route.sub, namespace: route.namespace ?? '', name };
+}
+
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
@@ -248,6 +274,7 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   if (failing && !failing.after) return injectFault(ctx, res, record, failing);
   try {
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
+    if (ctx.rbac) authorize(ctx.rbac, { req, record, route, query, path: url.pathname, resource: doc === undefined && route !== undefined });
     if (doc !== undefined) return send(res, record, 200, doc);
     if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
     serveResource(ctx, { req, res, record, route, query, body, watch, failing });
