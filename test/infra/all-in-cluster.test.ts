@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { SimKubelet, startApiServer } from '../../functions/cluster/index.ts';
+import { serviceAccountUser, SimKubelet, startApiServer } from '../../functions/cluster/index.ts';
 import { FunctionsConfig } from '../../functions/config.ts';
 import { applyPlan } from '../../functions/engine/apply.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
@@ -29,10 +29,11 @@ test('`ephemera relay --sink memory` with the manifest\'s configuration runs a j
     metadata: { name: 'check', namespace: 'default', uid: 'aic-job' },
     spec: { selector: { matchLabels: { app: 'web' } }, parallelism: 1, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' }] } },
   };
-  const server = await startApiServer({ objects: [pod('web-1', { app: 'web' }), pod('web-2', { app: 'web' }), job] });
+  // As its ServiceAccount, with the manifest's RBAC enforced: a verb or namespace the manifest leaves out is a 403 here as on a real cluster.
+  const server = await startApiServer({ objects: [pod('web-1', { app: 'web' }), pod('web-2', { app: 'web' }), job], authorization: { users: { sa: serviceAccountUser('ephemera-system', 'ephemera') }, rbac: docs } });
   const kubelet = new SimKubelet(server, { ephemeral: () => ({ exitCode: 0 }) });
   const dir = mkdtempSync(join(tmpdir(), 'ephemera-aic-'));
-  writeFileSync(join(dir, 'kubeconfig'), server.kubeconfigYaml());
+  writeFileSync(join(dir, 'kubeconfig'), server.kubeconfigYaml({ token: 'sa' }));
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...config, KUBECONFIG: join(dir, 'kubeconfig'), EPHEMERA_RELAY_ID: 'ephemera-0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_COALESCE_MS: '20', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -44,6 +45,7 @@ test('`ephemera relay --sink memory` with the manifest\'s configuration runs a j
       kubelet.tick();
       assert.equal(jobStatus(server, 'check').phase, 'Succeeded', stderr.slice(-2000));
     }, 30_000);
+    assert.deepEqual(server.requests.entries.filter((e) => e.status === 401 || e.status === 403).map((e) => `${e.verb} ${e.path} ${e.status}`), [], 'the manifest grants every request it made');
     const leases = server.requests.entries.filter((e) => e.path.includes('/leases')).map((e) => e.path.split('/')[5]);
     assert.deepEqual([...new Set(leases)].sort(), ['ephemera-locks', 'ephemera-system'], 'leader Lease in ephemera-system, per-key Leases in ephemera-locks');
   } finally {

@@ -4,6 +4,7 @@ import { ENVELOPE_TYPE, type Envelope } from '../../functions/api/envelope.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { EngineDeps } from '../../functions/engine/engine.ts';
 import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
+import { grantChecked, shippedAuthorization, TOKENS } from './shipped-rbac.ts';
 import { engineDeps } from './engine-deps.ts';
 
 /** Objects from a YAML fixture (multi-document). */
@@ -46,8 +47,9 @@ export interface WorldOptions {
 /** Like world(), with every knob: clocks, claim window, the installed CRD. */
 export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
   const objects = o.crd === undefined ? o.objects : [o.crd, ...o.objects];
-  const server = await startApiServer({ objects, ...(o.serverClock ? { clock: o.serverClock } : {}) });
-  const deps = (holder = 'engine-a'): EngineDeps => engineDeps(server.kubeConfig(), {
+  // The functions as deployed: the shipped RBAC enforced (their Leases in this world's lock namespace).
+  const server = grantChecked(await startApiServer({ objects, authorization: shippedAuthorization('ephemera-system'), ...(o.serverClock ? { clock: o.serverClock } : {}) }));
+  const deps = (holder = 'engine-a'): EngineDeps => engineDeps(server.kubeConfig({ token: TOKENS.functions }), {
     holder,
     clock: o.now ?? (() => STORY_NOW),
     ...(o.leaseSeconds !== undefined ? { leaseSeconds: o.leaseSeconds } : {}),

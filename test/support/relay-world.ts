@@ -2,6 +2,7 @@ import type { Envelope } from '../../functions/api/envelope.ts';
 import { envelopeOf, type Message } from '../../relay/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer, type ApiServer } from '../../functions/cluster/index.ts';
+import { grantChecked, shippedAuthorization, TOKENS } from './shipped-rbac.ts';
 import { startRelay, type Relay, type RelayOptions } from '../../relay/relay.ts';
 import type { SendOutcome, Sink } from '../../relay/sinks/sink.ts';
 
@@ -54,10 +55,11 @@ export class CollectingSink implements Sink {
 export const FAST_BACKOFF = { minMs: 20, maxMs: 200 };
 
 export async function relayWorld(objects: unknown[], overrides: Partial<RelayOptions> = {}): Promise<{ server: ApiServer; relay: Relay; sink: CollectingSink; close(): Promise<void> }> {
-  const server = await startApiServer({ objects, bookmarkIntervalMs: 200 });
+  // The relay as deployed: its manifest's RBAC enforced.
+  const server = grantChecked(await startApiServer({ objects, bookmarkIntervalMs: 200, authorization: shippedAuthorization() }));
   const sink = new CollectingSink();
   const relay = await startRelay({
-    kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger, backoff: FAST_BACKOFF, ...overrides,
+    kubeConfig: server.kubeConfig({ token: TOKENS.relay }), sink, namespaces: [], relayId: 'test', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger, backoff: FAST_BACKOFF, ...overrides,
   });
   return { server, relay, sink, close: async () => { sink.release(); await relay.stop(); await server.close(); } };
 }

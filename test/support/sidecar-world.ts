@@ -6,6 +6,7 @@ import { handle, type EngineDeps, type HandleResult } from '../../functions/engi
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { createKube } from '../../functions/kube/client.ts';
 import { SimKubelet, startApiServer, type ApiServer, type ContainerSpec, type KubeletPolicy } from '../../functions/cluster/index.ts';
+import { grantChecked, shippedAuthorization, TOKENS } from './shipped-rbac.ts';
 import type { KubeObject } from '../../functions/cluster/store.ts';
 import { CRR } from '../../functions/sidecar/actions.ts';
 import type { SidecarOptions } from '../../functions/sidecar/config.ts';
@@ -87,11 +88,11 @@ export interface SidecarWorld {
 /** A fake API server with the fixture nodes and these pods, a simulated kubelet, and engine deps running the sidecar controller. */
 export async function sidecarWorld(pods: unknown[], o: { policy?: KubeletPolicy; options?: Partial<SidecarOptions>; kubelet?: (server: ApiServer) => SimKubelet; objects?: unknown[] } = {}): Promise<SidecarWorld> {
   const clock = new TestClock();
-  const server = await startApiServer({ objects: [...NODES, ...pods, ...(o.objects ?? [])], clock: clock.now });
+  const server = grantChecked(await startApiServer({ objects: [...NODES, ...pods, ...(o.objects ?? [])], clock: clock.now, authorization: shippedAuthorization('ephemera-system') }));
   const kubelet = o.kubelet?.(server) ?? new SimKubelet(server, o.policy ?? jobPolicy());
   const controller = sidecarController(o.options ?? {});
   const deps = (holder = 'engine-a'): EngineDeps => ({
-    kube: createKube(server.kubeConfig(), { timeoutMs: 5000 }),
+    kube: createKube(server.kubeConfig({ token: TOKENS.functions }), { timeoutMs: 5000 }),
     controllers: [controller],
     lock: { namespace: 'ephemera-system', holder, leaseSeconds: 15, skewSeconds: 5 },
     clock: clock.now,

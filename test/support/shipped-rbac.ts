@@ -1,0 +1,59 @@
+// The RBAC the shipped manifests grant, for the embedded server to enforce (its
+// `authorization`): tests that run the functions or the relay as their own identities then
+// fail with kube-apiserver's 403 wherever the code asks for something the manifests leave out.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { serviceAccountUser, type ApiServer, type Authorization, type User } from '../../functions/cluster/index.ts';
+import { FUNCTIONS_K8S_GROUP } from '../../infra/aws/functions-stack.ts';
+
+const RBAC_KINDS = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']);
+
+type Doc = { kind?: string; metadata?: { namespace?: string } };
+
+/** The RBAC documents of shipped manifests; `ephemera-locks` moved to `lockNamespace` where a world keeps its Leases elsewhere. */
+export function shippedRbac(files: string[], lockNamespace = 'ephemera-locks'): unknown[] {
+  return files.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as Doc))
+    .filter((d) => RBAC_KINDS.has(d?.kind ?? ''))
+    .map((d) => (d.metadata?.namespace === 'ephemera-locks' ? { ...d, metadata: { ...d.metadata, namespace: lockNamespace } } : d));
+}
+
+/** The Lambda functions' user on EKS: its role's session, in the access entry's Kubernetes group. */
+export const LAMBDA_USER: User = { username: 'arn:aws:sts::123456789012:assumed-role/ephemera-reconciler/ephemera-reconciler', groups: [FUNCTIONS_K8S_GROUP, 'system:authenticated'] };
+/** Tokens of a world whose server enforces the shipped RBAC. */
+export const TOKENS = { functions: 'functions', relay: 'relay', admin: 'admin' } as const;
+
+/**
+ * The functions as deployed with the Lambda setup (functions-rbac.yaml, and the
+ * virtual-kubelet file operators apply for such nodes), the relay as its manifest has it,
+ * and an administrator for what a test does besides.
+ */
+export function shippedAuthorization(lockNamespace = 'ephemera-locks'): Authorization {
+  return {
+    users: {
+      [TOKENS.functions]: LAMBDA_USER,
+      [TOKENS.relay]: serviceAccountUser('ephemera-system', 'ephemera-relay'),
+      [TOKENS.admin]: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
+    },
+    rbac: shippedRbac(['infra/kubernetes/functions-rbac.yaml', 'infra/kubernetes/functions-rbac-virtual-kubelet.yaml', 'relay/manifest.yaml'], lockNamespace),
+  };
+}
+
+/**
+ * A world's server: a client made without a token is the administrator's (the test's own
+ * reads and writes), and close() checks that the shipped RBAC granted every request: the
+ * functions tolerate some refusals by design (a 403 listing Events leaves failures counted
+ * by the status), so a missing grant would otherwise pass unseen.
+ */
+export function grantChecked(server: ApiServer): ApiServer {
+  return {
+    ...server,
+    kubeConfig: (o) => server.kubeConfig({ token: o?.token ?? TOKENS.admin }),
+    kubeconfigYaml: (o) => server.kubeconfigYaml({ token: o?.token ?? TOKENS.admin }),
+    async close() {
+      await server.close();
+      const denied = server.requests.entries.filter((e) => e.denied).map((e) => `${e.actor ?? ''}: ${e.verb} ${e.path} ${e.status}`);
+      assert.deepEqual([...new Set(denied)], [], 'the shipped RBAC grants every request the code made');
+    },
+  };
+}
