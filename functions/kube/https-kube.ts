@@ -3,7 +3,8 @@
 // every model at import) and behaves as the client-node wrapper does (client.ts): same
 // paths, content types, error classes and Date-header clock, proven by
 // test/kube/contract.case.ts against both.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { Agent, IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Action, PatchType } from '../engine/plan.ts';
 import { answerBytes, gunzipWhole } from './answer-bytes.ts';
 import { withFreshCredentialOn401, type KubeAuth } from './auth.ts';
@@ -34,6 +35,12 @@ export interface HttpsKubeOptions {
    * (runtime/deps.ts), so its memory budget holds for the process; null: none.
    */
   listReuse?: ListReuse | null;
+  /**
+   * Kept-alive connections idle longer than this are closed before the next request
+   * (default 60 s, under kube-apiserver's 90 s idle timeout). A Lambda frozen between
+   * invocations may not see the server close them, and every one would fail its next request.
+   */
+  idleMs?: number;
 }
 
 /** The Content-Type of each patch kind; a patch without one is a JSON patch, as in client-node. */
@@ -60,7 +67,7 @@ interface Answer {
 
 /** A Kube over node:http(s) for one endpoint; keeps its connections alive between calls. */
 export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOptions = {}): Kube {
-  const send = sender(endpoint, options.timeoutMs ?? 10_000, options.compression ?? !endpoint.disableCompression);
+  const send = sender(endpoint, { timeoutMs: options.timeoutMs ?? 10_000, gzip: options.compression ?? !endpoint.disableCompression, idleMs: options.idleMs ?? 60_000 });
   const clock = new ServerClock();
   const auth = options.auth;
   const reuse = options.listReuse === undefined ? new ListReuse() : (options.listReuse ?? undefined);
@@ -145,7 +152,7 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 type Send = (req: Req, headers: Record<string, string>) => Promise<Answer>;
 
 /** One HTTP exchange with the endpoint: TLS options once, a timeout per request, the whole answer read. */
-function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send {
+function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs: number; gzip: boolean; idleMs: number }): Send {
   const base = new URL(endpoint.server);
   const prefix = base.pathname.replace(/\/+$/, '');
   const tls = base.protocol === 'https:';
@@ -160,8 +167,12 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send 
     })
     : new http.Agent({ keepAlive: true });
   const request = tls ? https.request : http.request;
+  // Wall-clock time, which goes on while a Lambda is frozen: a thaw after a long gap is seen.
+  let lastExchange = Date.now();
 
   return async (req, extra) => {
+    if (Date.now() - lastExchange > idleMs) closeIdle(agent);
+    lastExchange = Date.now();
     const signal = AbortSignal.timeout(timeoutMs);
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     // gzip, as client-go asks for it (unless the kubeconfig says disable-compression):
@@ -171,15 +182,20 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send 
     if (payload !== undefined) Object.assign(headers, { 'content-type': req.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
     // A kept-alive connection the server has closed meanwhile (kube-apiserver, or a load
     // balancer, after its idle timeout) fails the next request sent on it with a reset
-    // before any answer. Go's transport sends an idempotent request again on a new
-    // connection then, and so does this (Node's http documents the same check): a GET once.
-    const retryOnStale = req.method === 'GET';
+    // before any answer. The others kept beside it are most likely closed too (a thaw, a
+    // restarted server): they are closed here, so the next request dials anew. Go's
+    // transport sends an idempotent request again then, and so does this (Node's http
+    // documents the same check): a GET, while it meets such connections; a write is left to
+    // the engine, which knows whether it may have landed.
     try {
-      try {
-        return await exchange(req, headers, payload, signal);
-      } catch (err) {
-        if (!retryOnStale || signal.aborted || !(err instanceof StaleSocket)) throw err;
-        return await exchange(req, headers, payload, signal);
+      for (let tries = 1; ; tries++) {
+        try {
+          return await exchange(req, headers, payload, signal);
+        } catch (err) {
+          if (!(err instanceof StaleSocket)) throw err;
+          closeIdle(agent);
+          if (req.method !== 'GET' || signal.aborted || tries >= 3) throw err;
+        }
       }
     } catch (err) {
       const cause = err instanceof StaleSocket ? err.cause : err;
@@ -210,6 +226,11 @@ function sender(endpoint: KubeEndpoint, timeoutMs: number, gzip: boolean): Send 
       r.end(payload);
     });
   }
+}
+
+/** Closes the agent's kept-alive connections that no request is using. */
+function closeIdle(agent: Agent): void {
+  for (const sockets of Object.values(agent.freeSockets) as (Socket[] | undefined)[]) for (const socket of sockets ?? []) socket.destroy();
 }
 
 /** A request failed on a reused connection the server had closed, before any answer. */

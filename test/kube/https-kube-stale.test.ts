@@ -2,6 +2,7 @@
 // before any answer. https-kube sends a GET again on a new connection (as Go's transport
 // does for idempotent requests); a write is not sent twice by the client (the engine decides).
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { test } from 'node:test';
 import { createHttpsKube } from '../../functions/kube/https-kube.ts';
@@ -72,6 +73,77 @@ test('a write reset on a reused connection is not sent again by the client: a tr
     const write = kube.perform({ verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: { metadata: { labels: { a: 'b' } } }, reason: 'test' });
     await assert.rejects(write, (err: unknown) => err instanceof KubeError && err.reason === 'NetworkError' && /ECONNRESET|socket hang up/.test(err.message));
     assert.equal(srv.connections(), 1, 'no second connection: the write was not repeated');
+  } finally {
+    await srv.close();
+  }
+});
+
+/**
+ * An HTTP server that can forget every connection it has (a Lambda thawed after the server
+ * closed them, unseen): bytes then sent on a forgotten one are answered with a reset. Answers
+ * are held a little so that concurrent requests each take a connection of their own.
+ */
+async function forgettingServer(): Promise<{ url: string; forget: () => void; resets: () => number; connections: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const forgotten = new WeakSet<net.Socket>();
+  let resets = 0;
+  let connections = 0;
+  const server = http.createServer((_req, res) => {
+    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(POD), 20);
+  });
+  server.keepAliveTimeout = 600_000;
+  server.on('connection', (socket: net.Socket) => {
+    connections++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.prependListener('data', () => {
+      if (!forgotten.has(socket)) return;
+      resets++;
+      socket.resetAndDestroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    forget: () => { for (const s of sockets) forgotten.add(s); },
+    resets: () => resets,
+    connections: () => connections,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const REF = { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' };
+const PATCH = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: { metadata: { labels: { a: 'b' } } }, reason: 'test' } as const;
+
+test('a pool of dead connections (a thaw): the first reset closes them all, the GET is answered on a new one, and the write after it too', async () => {
+  const srv = await forgettingServer();
+  try {
+    const kube = createHttpsKube({ server: srv.url });
+    await Promise.all(Array.from({ length: 5 }, () => kube.get(REF)));
+    assert.equal(srv.connections(), 5, 'five kept-alive connections');
+    srv.forget();
+    assert.deepEqual(await kube.get(REF), JSON.parse(POD));
+    await kube.perform(PATCH);
+    assert.equal(srv.resets(), 1, 'one dead connection met, not one per request (it was five: the GET failed twice, the write met the rest)');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('connections idle for longer than idleMs are closed before the next request, so a write after a thaw meets none of them', async () => {
+  const srv = await forgettingServer();
+  try {
+    const kube = createHttpsKube({ server: srv.url }, { idleMs: 50 });
+    await Promise.all(Array.from({ length: 3 }, () => kube.get(REF)));
+    srv.forget();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    await kube.perform(PATCH);
+    assert.equal(srv.resets(), 0, 'no request was sent on a kept connection after the idle gap');
+    assert.equal(srv.connections(), 4, 'the write dialled a new connection');
   } finally {
     await srv.close();
   }
