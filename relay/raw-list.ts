@@ -20,12 +20,29 @@ export interface ListPage {
 /** A LIST or WATCH answered with an error status (the loop tells 410 from the rest). */
 export class ListError extends Error {
   readonly statusCode: number;
-  constructor(statusCode: number, message: string, options?: ErrorOptions) {
+  /** How long the server asked to wait (its Retry-After), if it did. */
+  readonly retryAfterMs: number | undefined;
+  constructor(statusCode: number, message: string, options?: ErrorOptions & { retryAfterMs?: number | undefined }) {
     super(message, options);
     this.name = 'ListError';
     this.statusCode = statusCode;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
+
+/** The longest wait a Retry-After is taken for (a proxy's day-long one must not stop the relay). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * A Retry-After of whole seconds (what kube-apiserver sends: API Priority and Fairness'
+ * 429, the watch cache's 429 while it initialises, 503, 504), in ms; undefined if none.
+ */
+export function retryAfterMs(seconds: unknown): number | undefined {
+  const n = typeof seconds === 'number' ? seconds : typeof seconds === 'string' && /^\s*\d+\s*$/.test(seconds) ? Number(seconds) : NaN;
+  return Number.isFinite(n) && n >= 0 ? Math.min(n * 1000, MAX_RETRY_AFTER_MS) : undefined;
+}
+
+const retryAfterOf = (res: IncomingMessage): { retryAfterMs: number | undefined } => ({ retryAfterMs: retryAfterMs(res.headers['retry-after']) });
 
 /** How a watch stream ended: null = the server closed it cleanly (or it was idle too long). */
 export type WatchDone = (err: Error | null) => void;
@@ -72,7 +89,7 @@ function readBody(res: IncomingMessage): Promise<string> {
 export async function listRaw(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; labelSelector?: string | undefined; timeoutMs: number; signal?: AbortSignal | undefined }): Promise<ListPage> {
   const res = await get(kc, path, { limit: String(query.limit), continue: query.continue, labelSelector: query.labelSelector }, { timeoutMs: query.timeoutMs, signal: query.signal });
   const text = await readBody(res);
-  if (res.statusCode !== 200) throw new ListError(res.statusCode ?? 0, `LIST ${path}: HTTP ${res.statusCode}: ${statusMessage(text)}`);
+  if (res.statusCode !== 200) throw new ListError(res.statusCode ?? 0, `LIST ${path}: HTTP ${res.statusCode}: ${statusMessage(text)}`, retryAfterOf(res));
   const body = JSON.parse(text) as { items?: unknown; metadata?: { resourceVersion?: string; continue?: string } };
   if (!Array.isArray(body.items)) throw new ListError(500, `LIST ${path}: the answer has no items array`);
   return { items: body.items, resourceVersion: body.metadata?.resourceVersion ?? '', continue: body.metadata?.continue || undefined };
@@ -105,7 +122,7 @@ export function watchRaw(kc: KubeConfig, path: string, query: Record<string, str
   get(kc, path, { ...query, watch: 'true' }, { timeoutMs: handlers.idleMs, idle }).then(async (r) => {
     res = r;
     if (finished) return void r.destroy();
-    if (r.statusCode !== 200) return finish(new ListError(r.statusCode ?? 0, `WATCH ${path}: HTTP ${r.statusCode}: ${statusMessage(await readBody(r).catch(() => ''))}`));
+    if (r.statusCode !== 200) return finish(new ListError(r.statusCode ?? 0, `WATCH ${path}: HTTP ${r.statusCode}: ${statusMessage(await readBody(r).catch(() => ''))}`, retryAfterOf(r)));
     stream(r, handlers, finish);
   }, (err: unknown) => finish(err as Error));
   return { abort: () => finish(null) };

@@ -17,7 +17,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../functions/engine/logger.ts';
 import { jitteredBackoffMs } from './backoff.ts';
-import { UnreadableWatchLine, watchRaw, type ListPage } from './raw-list.ts';
+import { ListError, retryAfterMs, UnreadableWatchLine, watchRaw, type ListPage } from './raw-list.ts';
 
 /** What the loop tells its owner; RESYNC = found by a list (or replayed from the cache). */
 export type ReflectorEvent = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
@@ -90,7 +90,7 @@ export interface Absent {
  * `ms`: how long it lasted; `relist`: the error was a 404 or 403 (see RELIST_STATUSES), or a
  * line that could not be read (its event is known only to a list).
  */
-type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone'; events: number; ms: number } | { kind: 'error'; message: string; relist: boolean; events: number; ms: number } | { kind: 'stopped' };
+type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone'; events: number; ms: number } | { kind: 'error'; message: string; relist: boolean; retryAfterMs: number; events: number; ms: number } | { kind: 'stopped' };
 
 /** Watch statuses (HTTP or in an ERROR event) that send the loop back to the list: the resource or our right to it went. */
 const RELIST_STATUSES = new Set([404, 403]);
@@ -182,7 +182,11 @@ export class Reflector<T> {
     let absentLists = 0;
     while (!this.stopped) {
       if (listFor !== undefined) {
-        const listed = await this.list(listFor).then(() => true, (err: unknown) => this.listFailed(err, failures));
+        let asked = 0;
+        const listed = await this.list(listFor).then(() => true, (err: unknown) => {
+          asked = askedWait(err);
+          return this.listFailed(err, failures);
+        });
         if (listed !== true) listsFailed = true;
         if (listed === 'absent') {
           // The first few lists again come as the backoff's, then every retryMs: a 404 for a
@@ -195,7 +199,8 @@ export class Reflector<T> {
           continue;
         }
         if (!listed) {
-          await this.sleep(this.backoff(failures++));
+          // The server's Retry-After, when longer (client-go waits what it is asked, too).
+          await this.sleep(Math.max(this.backoff(failures++), asked));
           continue;
         }
         if (listsFailed) failures = 0;
@@ -212,7 +217,7 @@ export class Reflector<T> {
       // watch that ran a while and then was refused or expired does end it (review).
       if (watchRan(end)) absentLists = 0;
       failures = routine ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
-      const wait = this.backoff(failures);
+      const wait = Math.max(this.backoff(failures), end.kind === 'error' ? end.retryAfterMs : 0);
       if (!routine) this.opts.onRestart?.(restartReason(end), wait);
       await this.sleep(wait);
     }
@@ -320,6 +325,8 @@ export class Reflector<T> {
       /** The status codes of the ERROR events it brought. */
       const codes: number[] = [];
       let failed: string | undefined;
+      /** The longest wait an ERROR event asked for (its Status' retryAfterSeconds). */
+      let asked = 0;
       const started = performance.now();
       const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
       const query = { allowWatchBookmarks: 'true', resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds) };
@@ -330,8 +337,9 @@ export class Reflector<T> {
           if (PROGRESS.has(type)) events++;
           if (type !== 'ERROR') return this.apply(type, obj);
           // An ERROR event ends the watch as an error (client-go); 410 means list again.
-          const status = obj as { code?: number; message?: string } | null;
+          const status = obj as { code?: number; message?: string; details?: { retryAfterSeconds?: unknown } } | null;
           if (typeof status?.code === 'number') codes.push(status.code);
+          asked = Math.max(asked, retryAfterMs(status?.details?.retryAfterSeconds) ?? 0);
           failed ??= `watch ERROR ${status?.code ?? '?'}: ${status?.message ?? 'no message'}`;
         },
         // Counted and logged as an unreadable object; the watch then ends and the loop lists again.
@@ -339,7 +347,7 @@ export class Reflector<T> {
         done: (err) => {
           this.abortWatch = undefined;
           if (this.stopped) return resolve({ kind: 'stopped' });
-          resolve(watchEnd(err, codes, failed, { events, ms: performance.now() - started }));
+          resolve(watchEnd(err, { codes, failed, asked }, { events, ms: performance.now() - started }));
         },
       });
       this.abortWatch = () => handle.abort();
@@ -386,15 +394,21 @@ export class Reflector<T> {
 
 /**
  * How a watch ended: `codes`, the status codes of its ERROR events; `failed`, the first ERROR
- * event it brought (as text), if any.
+ * event it brought (as text), if any; `asked`, the longest wait one of them asked for.
  */
-function watchEnd(err: unknown, codes: number[], failed: string | undefined, seen: { events: number; ms: number }): WatchEnd {
+function watchEnd(err: unknown, errors: { codes: number[]; failed: string | undefined; asked: number }, seen: { events: number; ms: number }): WatchEnd {
   const status = (err as { statusCode?: number } | null)?.statusCode;
-  const all = status === undefined ? codes : [...codes, status];
+  const all = status === undefined ? errors.codes : [...errors.codes, status];
   if (all.includes(410)) return { kind: 'gone', ...seen };
-  const message = err ? ((err as Error).message ?? String(err)) : failed;
-  if (message !== undefined) return { kind: 'error', message, relist: err instanceof UnreadableWatchLine || all.some((c) => RELIST_STATUSES.has(c)), ...seen };
+  const message = err ? ((err as Error).message ?? String(err)) : errors.failed;
+  const retryAfterMs = Math.max(askedWait(err), errors.asked);
+  if (message !== undefined) return { kind: 'error', message, relist: err instanceof UnreadableWatchLine || all.some((c) => RELIST_STATUSES.has(c)), retryAfterMs, ...seen };
   return { kind: 'closed', ...seen };
+}
+
+/** The wait a refused LIST or WATCH asked for (its Retry-After), 0 if none. */
+function askedWait(err: unknown): number {
+  return err instanceof ListError ? (err.retryAfterMs ?? 0) : 0;
 }
 
 /**

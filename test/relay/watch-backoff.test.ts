@@ -17,9 +17,9 @@ import { decodePod } from '../../relay/trim.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 
 /** How the server answers one watch request. */
-type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet' | 'http404' | 'http403' | 'addedThenBroken' | 'addedThenError' | 'gone410';
+type Answer = 'empty' | 'added' | 'bookmark' | 'error500' | 'quiet' | 'http404' | 'http403' | 'addedThenBroken' | 'addedThenError' | 'gone410' | 'apf429' | 'cache429' | 'error429';
 /** How the server answers one list request (past its script: 'empty'). */
-type ListAnswer = 'empty' | 'pod' | 'http404' | 'http403' | 'http500';
+type ListAnswer = 'empty' | 'pod' | 'http404' | 'http403' | 'http500' | 'apf429';
 
 const podObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd', uid: 'u', resourceVersion: '7' }, spec: { containers: [{ name: 'c' }] }, status: { phase: 'Running' } };
 const lines: Record<Answer, string[]> = {
@@ -33,6 +33,9 @@ const lines: Record<Answer, string[]> = {
   addedThenBroken: [],
   addedThenError: [JSON.stringify({ type: 'ADDED', object: podObject }), JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcdserver: leader changed', code: 500 } })],
   gone410: [JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version', code: 410 } })],
+  apf429: [],
+  cache429: [],
+  error429: [JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'storage is (re)initializing', reason: 'TooManyRequests', details: { retryAfterSeconds: 1 }, code: 429 } })],
 };
 /** An error status as the API server answers it (metav1.Status). */
 const statuses: Record<string, [number, string]> = {
@@ -48,6 +51,8 @@ let watches = 0;
 let requests: string[] = [];
 /** When each watch request arrived (ms, monotonic). */
 let arrivals: number[] = [];
+/** When each list request arrived (ms, monotonic). */
+let listArrivals: number[] = [];
 let lastWatch: (() => void) | undefined;
 const open = new Set<http.ServerResponse>();
 const server = http.createServer((req, res) => {
@@ -57,6 +62,12 @@ const server = http.createServer((req, res) => {
   const answer = script[watches++];
   requests.push(`watch ${answer ?? 'open'}`);
   if (answer && answer in statuses) return answerStatus(res, answer);
+  if (answer === 'apf429') return answerApf(res);
+  // The watch cache while it (re)initialises (1.31+): errors.NewTooManyRequests, its wait in the header and the Status.
+  if (answer === 'cache429') {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+    return void res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'storage is (re)initializing', reason: 'TooManyRequests', details: { retryAfterSeconds: 1 }, code: 429 }));
+  }
   res.writeHead(200, { 'content-type': 'application/json' });
   // Past the script: the watch stays open (until the test stops the reflector).
   if (answer === undefined) {
@@ -76,9 +87,17 @@ const kc = new KubeConfig();
 
 function answerList(res: http.ServerResponse, answer: ListAnswer): void {
   requests.push(`list ${answer}`);
+  listArrivals.push(performance.now());
   if (answer in statuses) return answerStatus(res, answer);
+  if (answer === 'apf429') return answerApf(res);
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '1' }, items: answer === 'pod' ? [podObject] : [] }));
+}
+
+/** API Priority and Fairness sheds a request: 429, a plain-text body, the wait only in Retry-After (priority-and-fairness.go tooManyRequests). */
+function answerApf(res: http.ServerResponse): void {
+  res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'retry-after': '1' });
+  res.end('Too many requests, please try again later.\n');
 }
 
 function answerStatus(res: http.ServerResponse, answer: string): void {
@@ -119,6 +138,7 @@ async function play(answers: Answer[], lists: ListAnswer[] = []): Promise<Played
   watches = 0;
   requests = [];
   arrivals = [];
+  listArrivals = [];
   const events: string[] = [];
   const absent: (number | 'present')[] = [];
   const restartedAt: number[] = [];
@@ -238,5 +258,22 @@ describe('a watch answered 404 or 403 lists again', () => {
     assert.deepEqual(got.restarts.map(([, ms]) => ms), [20, 40, 80], 'a list after a refused watch does not start the count over');
     assert.deepEqual(got.absent, [], 'the list works: nothing is absent');
     assertPaused(got);
+  });
+});
+
+describe('the server\'s Retry-After', () => {
+  for (const [answer, form] of [['apf429', 'API Priority and Fairness: plain text, the header only'], ['cache429', 'the watch cache initialising: a Status and the header'], ['error429', 'an ERROR event whose Status asks for it']] as const) {
+    test(`a watch refused with 429 (${form}) waits the second asked, not the backoff`, { timeout: 10_000 }, async () => {
+      const got = await play([answer, 'error500']);
+      assert.deepEqual(got.restarts.map(([, ms]) => ms), [1000, 40], 'the wait asked for, then the backoff goes on counting');
+      assertPaused(got);
+    });
+  }
+
+  test('a list refused with 429 is sent again after the Retry-After, once, not every backoff step meanwhile', { timeout: 10_000 }, async () => {
+    const got = await play([], ['apf429', 'pod']);
+    assert.deepEqual(got.requests, ['list apf429', 'list pod', 'watch open']);
+    const pause = (listArrivals[1] ?? NaN) - (listArrivals[0] ?? NaN);
+    assert.ok(pause >= 998, `the second list came ${pause.toFixed(1)} ms after the first, not after the 1 s asked`);
   });
 });
