@@ -158,9 +158,13 @@ async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): P
       minTimeout: deps.minTimeoutMs ?? 100,
       factor: 2,
       randomize: true,
-      onFailedAttempt: ({ error, attemptNumber }) => {
+      onFailedAttempt: async ({ error, attemptNumber }) => {
         if (isKubeError(error) && (error.status === 0 || error.status >= 500)) unsure = true;
         log.warn({ err: error.message, attemptNumber, action: describe(action) }, 'transient API failure, retrying');
+        // The wait the server asked for (API Priority and Fairness' 429 says 1 s): the next
+        // attempt comes after it, not within the backoff's 100 ms (review).
+        const asked = askedWaitMs(error);
+        if (asked > 0) await new Promise((resolve) => setTimeout(resolve, asked));
       },
     });
     log.info({ action: describe(action), why: action.reason }, 'applied');
@@ -203,12 +207,24 @@ function holds(want: unknown, have: unknown): boolean {
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 
-/** One attempt; anything not transient aborts the retry loop at once. */
+/**
+ * The longest Retry-After a write waits for in place; a server asking for longer gets the
+ * whole event handed back, requeued with its delay (runtime/lambda/sqs-consumer.ts), rather
+ * than an instance held waiting.
+ */
+export const MAX_ASKED_WAIT_MS = 2000;
+
+/** The wait a transient failure asked for (its Retry-After), in ms; 0 if none. */
+function askedWaitMs(err: unknown): number {
+  return isKubeError(err) && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0 ? err.retryAfterSeconds * 1000 : 0;
+}
+
+/** One attempt; anything not transient, or asking to wait longer than MAX_ASKED_WAIT_MS, aborts the retry loop at once. */
 async function performOnce(kube: Kube, action: Action): Promise<unknown> {
   try {
     return await kube.perform(action);
   } catch (err) {
-    if (isKubeError(err, 'transient')) throw err;
+    if (isKubeError(err, 'transient') && askedWaitMs(err) <= MAX_ASKED_WAIT_MS) throw err;
     throw new AbortError(err as Error);
   }
 }

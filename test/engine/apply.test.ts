@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { applyPlan, GROUP_IN_FLIGHT } from '../../functions/engine/apply.ts';
+import { applyPlan, GROUP_IN_FLIGHT, MAX_ASKED_WAIT_MS } from '../../functions/engine/apply.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
@@ -19,6 +19,23 @@ describe('applyPlan', () => {
     assert.equal(kube.performed.length, 4);
     assert.deepEqual(r.applied, [patch]);
     assert.equal(r.replan, false);
+  });
+
+  test('a 429 asking to wait (API Priority and Fairness: Retry-After 1) is sent again after the wait, not within the backoff', async () => {
+    const kube = new ScriptedKube().answer(new KubeError({ status: 429, reason: 'TooManyRequests', message: 'Too many requests, please try again later.', retryAfterSeconds: 1 }));
+    const at: number[] = [];
+    const perform = kube.perform.bind(kube);
+    kube.perform = (a) => (at.push(performance.now()), perform(a));
+    const r = await applyPlan([patch], deps(kube));
+    assert.deepEqual(r.applied, [patch]);
+    const gap = (at[1] ?? NaN) - (at[0] ?? NaN);
+    assert.ok(gap >= 998, `the second attempt came ${gap.toFixed(1)} ms after the first`);
+  });
+
+  test(`a server asking to wait longer than ${MAX_ASKED_WAIT_MS} ms is not waited for in place: the error, with its wait, goes to the queue`, async () => {
+    const kube = new ScriptedKube().answer(new KubeError({ status: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterSeconds: 30 }));
+    await assert.rejects(applyPlan([patch], deps(kube)), (err: unknown) => err instanceof KubeError && err.retryAfterSeconds === 30);
+    assert.equal(kube.performed.length, 1);
   });
 
   test('throws when transient failures persist, so the queue redelivers', async () => {
