@@ -129,31 +129,48 @@ export function watchRaw(kc: KubeConfig, path: string, query: Record<string, str
 }
 
 /**
+ * The longest watch line read (one event: kube-apiserver takes objects of at most 3 MiB, and
+ * encodes them in a little more); a longer one ends the watch as unreadable, and the list
+ * that follows tells what it carried.
+ */
+export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
  * Split the body into lines and parse each: one JSON watch event per line. Lines are cut
  * from the bytes (a newline byte never occurs inside a UTF-8 sequence) and each is decoded
- * once, straight from the chunk: no running string to append to and slice again.
+ * once, straight from the chunk: no running string to append to and slice again. The part
+ * of a line still to come is kept as its chunks, and only a new chunk is searched for the
+ * newline: a large object in many small chunks costs its length, not its length squared
+ * (review: 8 MiB in 1 KiB chunks took 31 s of CPU).
  */
 function stream(res: IncomingMessage, h: { onEvent(type: string, obj: unknown): void; onLineError(err: string): void }, finish: WatchDone): void {
-  let rest: Buffer | undefined;
+  const pending: Buffer[] = [];
+  let pendingBytes = 0;
   let broken = false;
+  const fail = (error: string): void => {
+    // Nothing after it is applied: the watch ends here, before any later resourceVersion.
+    broken = true;
+    h.onLineError(error);
+    finish(new UnreadableWatchLine(error));
+  };
   res.on('data', (chunk: Buffer) => {
     if (broken) return;
-    const data = rest ? Buffer.concat([rest, chunk]) : chunk;
     let start = 0;
-    let nl = data.indexOf(10);
+    let nl = chunk.indexOf(10);
     while (nl >= 0) {
-      const error = line(data.toString('utf8', start, nl), h);
-      if (error !== undefined) {
-        // Nothing after it is applied: the watch ends here, before any later resourceVersion.
-        broken = true;
-        h.onLineError(error);
-        return finish(new UnreadableWatchLine(error));
-      }
+      const text = pending.length === 0 ? chunk.toString('utf8', start, nl) : Buffer.concat([...pending, chunk.subarray(start, nl)]).toString('utf8');
+      pending.length = 0;
+      pendingBytes = 0;
+      const error = line(text, h);
+      if (error !== undefined) return fail(error);
       start = nl + 1;
-      nl = data.indexOf(10, start);
+      nl = chunk.indexOf(10, start);
     }
+    if (start >= chunk.length) return;
     // Copied: a view would pin the whole chunk until the line is complete.
-    rest = start < data.length ? Buffer.from(data.subarray(start)) : undefined;
+    pending.push(Buffer.from(chunk.subarray(start)));
+    pendingBytes += chunk.length - start;
+    if (pendingBytes > MAX_WATCH_LINE_BYTES) fail(`a watch line longer than ${MAX_WATCH_LINE_BYTES} bytes`);
   });
   res.on('end', () => finish(null));
   res.on('error', (err) => finish(err));

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { listRaw, UnreadableWatchLine, watchRaw } from '../../relay/raw-list.ts';
+import { listRaw, MAX_WATCH_LINE_BYTES, UnreadableWatchLine, watchRaw } from '../../relay/raw-list.ts';
 import { Reflector } from '../../relay/reflector.ts';
 import { decodePod } from '../../relay/trim.ts';
 import type { Pod } from '../../functions/api/pod.ts';
@@ -114,4 +114,14 @@ test('a change on a line that cannot be read is not lost: the watch ends before 
     api.closeAllConnections();
     await new Promise<void>((done) => api.close(() => done()));
   }
+});
+
+test('a line longer than MAX_WATCH_LINE_BYTES, or a stream with no newline, ends the watch as unreadable instead of growing without bound', async () => {
+  const start = Buffer.from('{"type":"ADDED","object":{"metadata":{"name":"');
+  const filler = Buffer.alloc(1024 * 1024, 'x');
+  body = [Buffer.from(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'before' } } })}\n`), start, ...Array.from({ length: MAX_WATCH_LINE_BYTES / filler.length + 1 }, () => filler)];
+  const got = await watchOnce();
+  assert.deepEqual(got.events, [{ type: 'ADDED', object: { metadata: { name: 'before' } } }], 'the line before it is read');
+  assert.equal(got.errors, 1);
+  assert.ok(got.ended instanceof UnreadableWatchLine && /longer than/.test(got.ended.message), String(got.ended));
 });
