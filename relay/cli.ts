@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
+import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
 import { holdSeconds, leaderLock, RelayConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
@@ -32,6 +33,7 @@ export async function main(argv: string[]): Promise<number> {
   const logger = createLogger(config.LOG_LEVEL);
   const kc = new KubeConfig();
   kc.loadFromDefault();
+  for (const file of defaultKubeconfigFiles()) useTokenFiles(kc, file);
   // The sink's requeue needs the relay, which needs the sink: tie the knot through a box.
   const box: { relay?: Relay } = {};
   const sink = await makeSink(sinkArg ?? (config.EPHEMERA_SQS_QUEUE_URL ? 'sqs' : 'memory'), config, kc, (e, ms) => box.relay?.requeue(e, ms)).catch((err: unknown) => err as Error);

@@ -61,7 +61,9 @@ async function get(kc: KubeConfig, path: string, query: Record<string, string | 
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, v);
   const opts: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
-  opts.headers = { ...opts.headers, accept: 'application/json' };
+  // A token file read as it is keeps its newline, which no header may carry (client-go trims it).
+  const headers = opts.headers as Record<string, unknown> | undefined;
+  opts.headers = { ...headers, ...(typeof headers?.Authorization === 'string' ? { Authorization: headers.Authorization.trim() } : {}), accept: 'application/json' } as https.RequestOptions['headers'];
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = transport.request(url, { ...opts, method: 'GET', ...(signal ? { signal } : {}) }, resolve);

@@ -8,6 +8,18 @@ export interface KubeAuth {
   header(): Promise<string>;
   /** Forget the cached credential after a 401, so the next header() reads or signs a fresh one. */
   invalidate(): void;
+  /**
+   * The client certificate the last header() came with, when the credential is one (an exec
+   * plugin's ExecCredential may return a certificate instead of a token, as Teleport's does);
+   * undefined: the endpoint's own, if any.
+   */
+  clientCertificate?(): ClientCertificate | undefined;
+}
+
+/** A client certificate and its key (PEM). */
+export interface ClientCertificate {
+  cert: string | Buffer;
+  key: string | Buffer;
 }
 
 /** A fixed bearer token (a kubeconfig's `token`). */

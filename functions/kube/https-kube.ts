@@ -7,7 +7,7 @@ import type { Agent, IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Action, PatchType } from '../engine/plan.ts';
 import { answerBytes, gunzipWhole } from './answer-bytes.ts';
-import { withFreshCredentialOn401, type KubeAuth } from './auth.ts';
+import { withFreshCredentialOn401, type ClientCertificate, type KubeAuth } from './auth.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
 import type { Kube, ListOptions, ObjectList } from './kube.ts';
@@ -76,7 +76,7 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
   const once = async (req: Req, reads: { name?: string } | undefined, decode: (body: Buffer) => unknown = () => undefined): Promise<unknown> => {
     const authorization = auth ? await auth.header() : '';
     const headers: Record<string, string> = authorization ? { authorization } : {};
-    const res = await send(req, headers);
+    const res = await send(req, headers, auth?.clientCertificate?.());
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
     if (date) clock.seen(date);
     if (res.status >= 200 && res.status < 300) {
@@ -149,28 +149,36 @@ function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-type Send = (req: Req, headers: Record<string, string>) => Promise<Answer>;
+type Send = (req: Req, headers: Record<string, string>, certificate?: ClientCertificate) => Promise<Answer>;
 
 /** One HTTP exchange with the endpoint: TLS options once, a timeout per request, the whole answer read. */
 function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs: number; gzip: boolean; idleMs: number }): Send {
   const base = new URL(endpoint.server);
   const prefix = base.pathname.replace(/\/+$/, '');
   const tls = base.protocol === 'https:';
-  const agent = tls
-    ? new https.Agent({
-      keepAlive: true,
-      rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
-      ...(endpoint.ca ? { ca: endpoint.ca } : {}),
-      ...(endpoint.cert ? { cert: endpoint.cert } : {}),
-      ...(endpoint.key ? { key: endpoint.key } : {}),
-      ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
-    })
-    : new http.Agent({ keepAlive: true });
+  const tlsAgent = (cert: ClientCertificate | undefined): Agent => new https.Agent({
+    keepAlive: true,
+    rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
+    ...(endpoint.ca ? { ca: endpoint.ca } : {}),
+    ...(cert ? { cert: cert.cert, key: cert.key } : endpoint.cert ? { cert: endpoint.cert, ...(endpoint.key ? { key: endpoint.key } : {}) } : {}),
+    ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
+  });
+  const endpointAgent = tls ? tlsAgent(undefined) : new http.Agent({ keepAlive: true });
+  // The agent of the credential's own certificate, made again when the certificate changes.
+  let certified: { cert: ClientCertificate; agent: Agent } | undefined;
+  const agentFor = (cert: ClientCertificate | undefined): Agent => {
+    if (!cert || !tls) return endpointAgent;
+    if (certified && String(certified.cert.cert) === String(cert.cert) && String(certified.cert.key) === String(cert.key)) return certified.agent;
+    certified?.agent.destroy();
+    certified = { cert, agent: tlsAgent(cert) };
+    return certified.agent;
+  };
   const request = tls ? https.request : http.request;
   // Wall-clock time, which goes on while a Lambda is frozen: a thaw after a long gap is seen.
   let lastExchange = Date.now();
 
-  return async (req, extra) => {
+  return async (req, extra, cert) => {
+    const agent = agentFor(cert);
     if (Date.now() - lastExchange > idleMs) closeIdle(agent);
     lastExchange = Date.now();
     const signal = AbortSignal.timeout(timeoutMs);
@@ -190,7 +198,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
     try {
       for (let tries = 1; ; tries++) {
         try {
-          return await exchange(req, headers, payload, signal);
+          return await exchange(req, { headers, payload, signal, agent });
         } catch (err) {
           if (!(err instanceof StaleSocket)) throw err;
           closeIdle(agent);
@@ -204,7 +212,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
     }
   };
 
-  function exchange(req: Req, headers: Record<string, string>, payload: string | undefined, signal: AbortSignal): Promise<Answer> {
+  function exchange(req: Req, { headers, payload, signal, agent }: { headers: Record<string, string>; payload: string | undefined; signal: AbortSignal; agent: Agent }): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
       const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
         // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.

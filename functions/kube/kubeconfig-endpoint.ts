@@ -4,7 +4,7 @@
 // importing this module costs no bundle bytes.
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeAuth } from './auth.ts';
+import type { ClientCertificate, KubeAuth } from './auth.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import type { KubeConnection } from './kubeconfig-file.ts';
 
@@ -31,16 +31,35 @@ export function kubeConfigConnection(kc: KubeConfig): KubeConnection {
   return authenticates ? { endpoint, auth: kubeConfigAuth(kc) } : { endpoint };
 }
 
-/** The Authorization header client-node would send: token, token file, exec plugin, auth provider or basic auth. */
+/**
+ * The credentials client-node would send: token, token file, exec plugin, auth provider or
+ * basic auth in the Authorization header, and a client certificate an exec plugin returns
+ * (review: it was dropped, and such a kubeconfig's requests went out anonymous).
+ */
 function kubeConfigAuth(kc: KubeConfig): KubeAuth {
+  let certificate: ClientCertificate | undefined;
   return {
     header: async () => {
-      const opts: { headers: Record<string, string>; auth?: string } = { headers: {} };
+      const opts: { headers: Record<string, string>; auth?: string; cert?: string | Buffer; key?: string | Buffer } = { headers: {} };
       await kc.applyToHTTPSOptions(opts);
-      if (opts.headers.Authorization) return opts.headers.Authorization;
+      const user = kc.getCurrentUser();
+      // A static certificate is the endpoint's already; only a credential's own is passed on.
+      const dynamic = !!(user?.exec || user?.authProvider);
+      certificate = dynamic && opts.cert && opts.key ? { cert: opts.cert, key: opts.key } : undefined;
+      // A token file read as it is keeps its newline, which no header may carry (client-go trims it).
+      if (opts.headers.Authorization) return opts.headers.Authorization.trim();
       return opts.auth ? `Basic ${Buffer.from(opts.auth).toString('base64')}` : '';
     },
-    // client-node's authenticators refresh expiring tokens themselves.
-    invalidate: () => {},
+    clientCertificate: () => certificate,
+    // client-node's authenticators refresh expiring tokens themselves, but an exec credential
+    // with no expiry is kept until the process ends: after a 401, run the plugin again, as
+    // client-go's exec authenticator does (review).
+    invalidate: () => forgetExecCredential(kc, kc.getCurrentUser()?.name ?? ''),
   };
+}
+
+/** Drops client-node's cached ExecCredential of `userName` (ExecAuth.tokenCache; KubeConfig keeps its authenticators unexported). */
+function forgetExecCredential(kc: KubeConfig, userName: string): void {
+  const authenticators = (kc as unknown as { authenticators?: { tokenCache?: Record<string, unknown> }[] }).authenticators ?? [];
+  for (const a of authenticators) if (a.tokenCache && userName in a.tokenCache) a.tokenCache[userName] = null;
 }

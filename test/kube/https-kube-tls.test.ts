@@ -1,37 +1,22 @@
 // The lean client's TLS: the API server's CA, a client certificate, and
 // insecure-skip-tls-verify, against a real https server with certificates made by openssl.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { KubeError } from '../../functions/kube/errors.ts';
 import { createHttpsKube } from '../../functions/kube/https-kube.ts';
+import { makeCerts } from '../support/tls-certs.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'ephemera-tls-'));
-const pem = (f: string): string => readFileSync(join(dir, f), 'utf8');
-const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-
-/** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
-function makeCerts(): void {
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=test-ca');
-  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  for (const [name, cn] of [['server', 'kube-apiserver'], ['client', 'ephemera']] as const) {
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', ...(name === 'server' ? ['-extfile', 'san.ext'] : []));
-  }
-}
+const certs = makeCerts();
+const pem = certs.pem;
 
 describe('lean Kube over TLS', () => {
   let server: Server;
   let url: string;
   const clients: string[] = [];
   before(async () => {
-    makeCerts();
     server = createServer({ key: pem('server.key'), cert: pem('server.crt'), ca: pem('ca.crt'), requestCert: true, rejectUnauthorized: false }, (req, res) => {
       const peer = (req.socket as TLSSocket).getPeerCertificate();
       clients.push(String(peer.subject?.CN ?? ''));
@@ -44,7 +29,7 @@ describe('lean Kube over TLS', () => {
   after(() => {
     server.closeAllConnections();
     server.close();
-    rmSync(dir, { recursive: true, force: true });
+    certs.remove();
   });
   const node = { apiVersion: 'v1', kind: 'Node', name: 'n1' };
 

@@ -7,6 +7,7 @@ import { KubeConfig, VersionApi, type ObservableMiddleware } from '@kubernetes/c
 // The observable stub's `of` is not re-exported at the root; middleware must return it.
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import { isKubeError } from '../../kube/errors.ts';
+import { useTokenFiles } from '../../kube/token-files.ts';
 import { CliError, rootCause } from './cli-error.ts';
 
 /** Where to find the cluster. */
@@ -35,6 +36,7 @@ export function loadCluster(from: ClusterSource): Cluster {
   if (!existsSync(file)) throw new CliError(`kubeconfig ${file} does not exist; pass --kubeconfig with the path of a kubeconfig file`, 2);
   try {
     kc.loadFromFile(file);
+    useTokenFiles(kc, file);
   } catch (err) {
     throw new CliError(`kubeconfig ${file} cannot be read: ${rootCause(err).replace(/\s+/g, ' ').slice(0, 160)}; fix the file or pass another with --kubeconfig`, 2, { cause: err });
   }
