@@ -7,15 +7,23 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import type { AwsLookups } from './credentials.ts';
 
-/** AwsLookups over the AWS SDK, in the given default region. */
-export function awsLookups(region: string): AwsLookups {
+/**
+ * Bounds on one AWS call: the SDK's defaults wait minutes, so a function in a VPC with no
+ * route to the service (no NAT gateway, no interface endpoint) hung until the Lambda's own
+ * timeout (review).
+ */
+export const AWS_CALL_TIMEOUTS = { connectionTimeout: 3000, requestTimeout: 10_000, throwOnRequestTimeout: true };
+
+/** AwsLookups over the AWS SDK, in the given default region (`endpoint`: one for every service, for tests). */
+export function awsLookups(region: string, o: { endpoint?: string; timeouts?: typeof AWS_CALL_TIMEOUTS } = {}): AwsLookups {
+  const options = { requestHandler: o.timeouts ?? AWS_CALL_TIMEOUTS, ...(o.endpoint ? { endpoint: o.endpoint } : {}) };
   let provider: Promise<AwsCredentialIdentityProvider> | undefined;
   const credentials: AwsCredentialIdentityProvider = async (props) => {
     provider ??= import('@aws-sdk/credential-provider-node').then((m) => m.defaultProvider());
     return (await provider)(props);
   };
-  const eks = perRegion(async (r): Promise<EKSClient> => new (await import('@aws-sdk/client-eks')).EKSClient({ region: r, credentials }));
-  const secrets = perRegion(async (r): Promise<SecretsManagerClient> => new (await import('@aws-sdk/client-secrets-manager')).SecretsManagerClient({ region: r, credentials }));
+  const eks = perRegion(async (r): Promise<EKSClient> => new (await import('@aws-sdk/client-eks')).EKSClient({ region: r, credentials, ...options }));
+  const secrets = perRegion(async (r): Promise<SecretsManagerClient> => new (await import('@aws-sdk/client-secrets-manager')).SecretsManagerClient({ region: r, credentials, ...options }));
   return {
     region,
     credentials,

@@ -95,7 +95,8 @@ async function eksConnection(name: string, eks: { name: string; region?: string 
   try {
     described = await aws.describeCluster(eks.name, region);
   } catch (err) {
-    throw new CredentialError(`cluster "${name}": EKS DescribeCluster ${eks.name} in ${region} failed (does the role allow eks:DescribeCluster?): ${(err as Error).message}`, err);
+    const why = unreachable(err) ? `no answer from EKS in ${region}: in a VPC, the function needs a NAT gateway or an interface endpoint for eks` : 'does the role allow eks:DescribeCluster?';
+    throw new CredentialError(`cluster "${name}": EKS DescribeCluster ${eks.name} in ${region} failed (${why}): ${(err as Error).message}`, err);
   }
   const tokens = eksTokenSource({ cluster: eks.name, region, credentials: aws.credentials });
   return {
@@ -145,7 +146,8 @@ export async function readClusterSecret(cluster: string, secretId: string, get: 
   try {
     text = await get();
   } catch (err) {
-    throw new CredentialError(`cluster "${cluster}": cannot read secret ${secretId} (does it exist, and may the role call secretsmanager:GetSecretValue on it?): ${(err as Error).message}`, err);
+    const why = unreachable(err) ? 'no answer from Secrets Manager: in a VPC, the function needs a NAT gateway or an interface endpoint for secretsmanager' : 'does it exist, and may the role call secretsmanager:GetSecretValue on it?';
+    throw new CredentialError(`cluster "${cluster}": cannot read secret ${secretId} (${why}): ${(err as Error).message}`, err);
   }
   let json: unknown;
   try {
@@ -161,4 +163,10 @@ export async function readClusterSecret(cluster: string, secretId: string, get: 
 /** An endpoint from a server URL and a base64 PEM CA; the bearer token is added per request by KubeAuth. */
 export function endpointFor(server: string, caData: string | undefined): KubeEndpoint {
   return caData ? { server, ca: Buffer.from(caData, 'base64') } : { server };
+}
+
+/** An AWS call that got no answer (the SDK's timeouts, a refused or unresolvable endpoint), not a refusal. */
+function unreachable(err: unknown): boolean {
+  const e = err as { name?: unknown; code?: unknown } | null;
+  return e?.name === 'TimeoutError' || ['ETIMEDOUT', 'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH'].includes(String(e?.code));
 }

@@ -2,8 +2,9 @@
 // from (EKS IAM token, Secrets Manager), and what a bad source says. AWS calls are scripted.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { awsLookups } from '../../functions/kube/aws-lookups.ts';
 import { clusterConnections, CredentialError, readClusterSecret, type AwsLookups } from '../../functions/kube/credentials.ts';
 import { EKS_TOKEN_PREFIX } from '../../functions/kube/eks-token.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
@@ -92,6 +93,24 @@ describe('cluster credentials', () => {
     await assert.rejects(readClusterSecret('edge', 'ephemera/edge', async () => {
       throw new Error('ResourceNotFoundException');
     }), (e: unknown) => e instanceof CredentialError && /cannot read secret ephemera\/edge .*secretsmanager:GetSecretValue.*ResourceNotFoundException/.test(e.message));
+  });
+
+  test('an AWS endpoint that never answers (a VPC with no route to it) fails within the SDK timeouts, and the error says so rather than blaming IAM', { timeout: 20_000 }, async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
+    try {
+      const aws = awsLookups('us-east-1', { endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, timeouts: { connectionTimeout: 500, requestTimeout: 500, throwOnRequestTimeout: true } });
+      const conns = clusterConnections({ prod: { eks: { name: 'prod', accessEntry: true } }, edge: { secret: { secretId: 'ephemera/edge' } } }, () => aws);
+      await assert.rejects(conns.connect('prod'), /EKS DescribeCluster prod in us-east-1 failed \(no answer from EKS in us-east-1: in a VPC, the function needs a NAT gateway or an interface endpoint for eks\)/);
+      await assert.rejects(conns.connect('edge'), /cannot read secret ephemera\/edge \(no answer from Secrets Manager/);
+    } finally {
+      Object.assign(process.env, { AWS_ACCESS_KEY_ID: saved.id ?? '', AWS_SECRET_ACCESS_KEY: saved.secret ?? '' });
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+      silent.close();
+    }
   });
 
   test('a DescribeCluster failure is a CredentialError naming the cluster and the permission; the next call tries again', async () => {
