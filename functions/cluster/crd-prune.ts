@@ -18,6 +18,8 @@ interface Schema {
   items?: Schema;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-embedded-resource'?: boolean;
+  nullable?: boolean;
+  default?: unknown;
 }
 
 const ALWAYS_KEPT = ['apiVersion', 'kind', 'metadata'];
@@ -37,19 +39,30 @@ function prune(value: unknown, schema: Schema, root: boolean): unknown {
     const prop = schema.properties?.[k];
     // metadata is ObjectMeta whatever the schema says (`metadata: {type: object}` is typical).
     if (keepMeta && ALWAYS_KEPT.includes(k)) out[k] = v;
-    else if (prop) out[k] = prune(v, prop, false);
-    else if (isObj(schema.additionalProperties)) out[k] = prune(v, schema.additionalProperties, false);
+    else if (prop) keep(out, k, v, prop);
+    else if (isObj(schema.additionalProperties)) keep(out, k, v, schema.additionalProperties);
     else if (schema.additionalProperties === true || preserve) out[k] = v;
   }
   return out;
 }
 
-/** The openAPIV3Schema a CRD object gives one version, or undefined. */
-export function crdSchema(crd: unknown, version: string): unknown {
+/**
+ * A specified field, pruned below; a null where its schema is neither nullable nor
+ * defaulted is dropped, as kube-apiserver's PruneNonNullableNullsWithoutDefaults drops it
+ * (a YAML `paused:` with no value is no field at all, not a null validation refuses).
+ */
+function keep(out: Obj, k: string, v: unknown, schema: Schema): void {
+  if (v === null && schema.nullable !== true && schema.default === undefined) return;
+  out[k] = prune(v, schema, false);
+}
+
+/** The openAPIV3Schema and printer columns a CRD object gives one version, or undefined. */
+export function crdVersionParts(crd: unknown, version: string): { schema: unknown; columns: unknown[] } | undefined {
   const versions = (crd as { spec?: { versions?: unknown } } | null)?.spec?.versions;
   if (!Array.isArray(versions)) return undefined;
-  const v = versions.find((x: unknown) => isObj(x) && x.name === version) as { schema?: { openAPIV3Schema?: unknown } } | undefined;
-  return v?.schema?.openAPIV3Schema;
+  const v = versions.find((x: unknown) => isObj(x) && x.name === version) as { schema?: { openAPIV3Schema?: unknown }; additionalPrinterColumns?: unknown } | undefined;
+  if (v?.schema?.openAPIV3Schema === undefined) return undefined;
+  return { schema: v.schema.openAPIV3Schema, columns: Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : [] };
 }
 
 /** True for a CustomResourceDefinition object. */
@@ -67,8 +80,8 @@ export function withCrdSchemas(defs: readonly ResourceDef[], crds: readonly unkn
       const spec = (c as { spec?: { group?: unknown; names?: { kind?: unknown } } }).spec;
       return spec?.group === d.group && spec.names?.kind === d.kind;
     });
-    const schema = crd === undefined ? undefined : crdSchema(crd, d.version);
-    return schema === undefined ? d : { ...d, schema };
+    const parts = crd === undefined ? undefined : crdVersionParts(crd, d.version);
+    return parts === undefined ? d : { ...d, ...parts };
   });
 }
 

@@ -36,18 +36,15 @@ export interface CrdVersion {
 }
 
 const CRD_DIR = new URL('../../infra/crds/', import.meta.url);
-let cache: CrdVersion[] | undefined;
-
-/** Every served version of every CRD in infra/crds (empty when the folder is absent). */
-export function crdVersions(): CrdVersion[] {
-  cache ??= loadAll();
-  return cache;
-}
-
-/** The CRD version that defines this resource, if any. */
+/**
+ * The installed CRD version that defines this resource, if any: the one whose schema the
+ * server attached to it (server.ts withCrdSchemas) — OpenKruise's when a test seeds it, none
+ * with `crds: []` — so validation, strict field checks, OpenAPI and tables follow the same
+ * CRD as pruning, as in kube-apiserver (review: they always used infra/crds).
+ */
 export function crdFor(def: ResourceDef): CrdVersion | undefined {
-  if (!def.custom) return undefined;
-  return crdVersions().find((c) => c.group === def.group && c.version === def.version && c.plural === def.resource);
+  if (!def.custom || def.schema === undefined) return undefined;
+  return { group: def.group, version: def.version, kind: def.kind, plural: def.resource, columns: (def.columns ?? []) as PrinterColumn[], schema: def.schema as Schema };
 }
 
 type CrdDoc = {
@@ -75,16 +72,4 @@ function readDocs(): CrdDoc[] {
     return [];
   }
   return files.map((f) => parse(readFileSync(new URL(f, CRD_DIR), 'utf8')) as CrdDoc).filter((d) => d?.kind === 'CustomResourceDefinition' && d.spec !== undefined);
-}
-
-function loadAll(): CrdVersion[] {
-  const out: CrdVersion[] = [];
-  for (const doc of installedCrds() as CrdDoc[]) {
-    if (!doc.spec) continue;
-    const { group, names } = doc.spec;
-    for (const v of doc.spec.versions.filter((x) => x.served !== false)) {
-      out.push({ group, version: v.name, kind: names.kind, plural: names.plural, columns: v.additionalPrinterColumns ?? [], schema: v.schema?.openAPIV3Schema });
-    }
-  }
-  return out;
 }

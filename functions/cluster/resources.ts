@@ -26,8 +26,10 @@ export interface ResourceDef {
   returnDeletedObject?: boolean;
   /** Names are DNS-1123 labels (namespaces) rather than subdomains. */
   labelName?: boolean;
-  /** A custom resource's structural schema (openAPIV3Schema): unknown fields are pruned on write (crd-prune.ts). */
+  /** A custom resource's structural schema (openAPIV3Schema) from its installed CRD: pruning, validation, OpenAPI (crd-prune.ts). */
   schema?: unknown;
+  /** The installed CRD's additionalPrinterColumns for this version (kubectl's tables). */
+  columns?: unknown[];
   /**
    * A PUT to a name that does not exist creates the object (the resource's strategy answers
    * AllowCreateOnUpdate() true in kube-apiserver: Leases do; ConfigMaps, Pods and custom

@@ -117,7 +117,9 @@ export class Rest {
 
   create(def: ResourceDef, namespace: string, body: unknown): KubeObject {
     if (!isObj(body)) throw badRequest('the body of the request was not a JSON object');
-    const obj = clone(body) as KubeObject;
+    // Pruned as it is decoded, before admission sees it, as kube-apiserver's decoder does
+    // (review: the schema and the webhook judged fields that would never be stored).
+    const obj = pruneForStorage(def, clone(body) as KubeObject);
     decodeMicroTimes(def, obj);
     if (!isObj(obj.metadata)) obj.metadata = { name: '' };
     const meta = obj.metadata;

@@ -4,7 +4,9 @@
 // (`spec.parallelism: Invalid value: 50: spec.parallelism in body should be less than or
 // equal to 10`). Updates ratchet (CRDValidationRatcheting, on by default since 1.30): a
 // part of the object that did not change is not judged again, so an object stored before a
-// rule existed can still have its status or finalizers written.
+// rule existed can still have its finalizers written, and its status as on 1.33 and later
+// (kube-apiserver 1.30–1.32 do not ratchet a /status write: there a stored status that
+// breaks the schema has every status write refused until it is fixed).
 import { jsonEqual } from '../api/json-equal.ts';
 import type { Schema } from './crds.ts';
 import { invalid, notSupported, required, type FieldError } from './status.ts';

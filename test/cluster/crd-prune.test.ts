@@ -56,6 +56,52 @@ describe('pruneBySchema', () => {
   });
 });
 
+describe('nulls', () => {
+  test('a null where the schema is neither nullable nor defaulted is dropped (PruneNonNullableNullsWithoutDefaults); others stay', () => {
+    const schema = { type: 'object', properties: {
+      plain: { type: 'boolean' }, nullable: { type: 'string', nullable: true }, defaulted: { type: 'integer', default: 1 },
+      nested: { type: 'object', properties: { inner: { type: 'string' } } }, map: { type: 'object', additionalProperties: { type: 'string' } },
+    } };
+    assert.deepEqual(pruneBySchema({ plain: null, nullable: null, defaulted: null, nested: { inner: null }, map: { k: null, v: 'x' } }, schema), { nullable: null, defaulted: null, nested: {}, map: { v: 'x' } });
+  });
+});
+
+/** A request's status, Warning header and JSON answer. */
+async function ask(url: string, path: string, body: unknown): Promise<{ status: number; warning: string | null; json: Record<string, unknown> }> {
+  const res = await fetch(`${url}/apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, warning: res.headers.get('warning'), json: await res.json() as Record<string, unknown> };
+}
+
+describe('the installed CRD decides, not infra/crds (review)', () => {
+  const withTtl = { ...job, spec: { ...job.spec, surprise: undefined, ttlSecondsAfterCreated: -5 } };
+  test('with OpenKruise\'s CRD, kubectl apply\'s strict validation refuses a field only ephemera\'s CRD has; with ours it is taken', async () => {
+    for (const [crd, status] of [[OPENKRUISE_LIKE, 400], [OURS, 201]] as const) {
+      const server = await startApiServer({ crds: [crd] });
+      try {
+        const r = await ask(server.url, '?fieldValidation=Strict', withTtl);
+        assert.equal(r.status, status, JSON.stringify(r.json));
+        if (status === 400) assert.equal(r.json.message, 'EphemeralJob in version "v1alpha1" cannot be handled as a EphemeralJob: strict decoding error: unknown field "spec.ttlSecondsAfterCreated"');
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  test('with admission, unknown fields are pruned before the schema and the webhook judge the object (a warning, not a refusal); a null is no field', async () => {
+    const server = await startApiServer({ crds: [OPENKRUISE_LIKE], admission: true });
+    try {
+      const template = { ephemeralContainers: [{ name: 'ec', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app' }] };
+      const r = await ask(server.url, '', { ...withTtl, spec: { ...withTtl.spec, template, paused: null } });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+      assert.match(r.warning ?? '', /unknown field \\?"spec.ttlSecondsAfterCreated\\?"/);
+      const spec = (r.json as { spec: Record<string, unknown> }).spec;
+      assert.deepEqual([spec.ttlSecondsAfterCreated, 'paused' in spec], [undefined, false]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the embedded API server prunes custom resources by their CRD', () => {
   test("OpenKruise's CRD: unknown spec and status fields vanish on create and on a status patch; the schemaless template stays", async () => {
     const server = await startApiServer({ objects: [OPENKRUISE_LIKE] });
