@@ -72,6 +72,8 @@ export class Rest {
   readonly store: ObjectStore;
   private readonly clock: () => Date;
   private readonly admit: Admit | undefined;
+  /** The objects of paged LISTs, by snapshot key: later pages are read from the first page's snapshot. */
+  private readonly snapshots = new Map<string, readonly KubeObject[]>();
 
   /** `admit` checks each create and update before it is stored (schema, validating webhook). */
   constructor(store: ObjectStore, clock: () => Date, admit?: Admit) {
@@ -86,19 +88,25 @@ export class Rest {
     return obj;
   }
 
-  /** A List object; `limit`/`continue` page through the objects in key order. */
+  /**
+   * A List object; `limit`/`continue` page through the objects in key order. Every page of a
+   * paged LIST is read from one snapshot, the first page's, and carries its resourceVersion,
+   * as etcd serves continue pages at the token's revision (review: pages read the current
+   * state, so a relist in a test could see a pod twice deleted or its phase go backwards).
+   */
   list(def: ResourceDef, namespace: string | undefined, q: ListQuery): Obj {
     const match = selectorFor(def, q);
-    // The stored objects, not copies: the List is serialized at once and nothing here changes them.
-    let items = this.store.stored(def, namespace).filter(match);
-    const rv = this.store.resourceVersion;
+    const token = q.continue ? decodeContinue(q.continue, this.store.oldestWatchable) : undefined;
+    const rv = token?.rv !== undefined ? String(token.rv) : this.store.resourceVersion;
+    const key = `${def.group}/${def.resource}|${namespace ?? ''}|${q.labelSelector ?? ''}|${q.fieldSelector ?? ''}|${rv}`;
+    // The stored objects, not copies: the List is serialized at once and nothing here changes
+    // them (a write replaces a stored object, so a snapshot keeps the versions it listed).
+    let items = (token ? this.snapshots.get(key) : undefined) ?? this.store.stored(def, namespace).filter(match);
     let cont: string | undefined;
     let remaining: number | undefined;
-    if (q.continue) {
-      const after = decodeContinue(q.continue, this.store.oldestWatchable);
-      items = items.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > after);
-    }
+    if (token) items = items.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > token.start);
     if (q.limit && q.limit > 0 && items.length > q.limit) {
+      if (!token) this.keepSnapshot(key, items);
       remaining = items.length - q.limit;
       items = items.slice(0, q.limit);
       const last = items.at(-1)!;
@@ -109,10 +117,19 @@ export class Rest {
     // copies are made only if a caller reads `items` (a table, an in-process caller): the
     // HTTP layer sends the cached bytes instead.
     const list: Obj = { ...head };
-    let copies: KubeObject[] | undefined;
+    let copies: readonly KubeObject[] | undefined;
     Object.defineProperty(list, 'items', { enumerable: true, configurable: true, get: () => (copies ??= def.custom ? items : items.map(withoutTypeMeta)) });
     listJson.set(list, () => joinList(JSON.stringify(head), items.map((o) => itemJson(o, def.custom === true))));
     return list;
+  }
+
+  /** Keeps a paged LIST's objects for its later pages (the 32 newest LISTs; an older one's pages read the current state). */
+  private keepSnapshot(key: string, items: readonly KubeObject[]): void {
+    this.snapshots.set(key, items);
+    for (const old of this.snapshots.keys()) {
+      if (this.snapshots.size <= 32) break;
+      this.snapshots.delete(old);
+    }
   }
 
   create(def: ResourceDef, namespace: string, body: unknown): KubeObject {
@@ -399,7 +416,7 @@ function qosClass(pod: KubeObject): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
-function decodeContinue(token: string, oldest: number): string {
+function decodeContinue(token: string, oldest: number): { rv: number | undefined; start: string } {
   let parsed: { rv?: number; start?: string };
   try {
     parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv?: number; start?: string };
@@ -410,7 +427,7 @@ function decodeContinue(token: string, oldest: number): string {
   if (typeof parsed.rv === 'number' && parsed.rv < oldest) {
     throw expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
   }
-  return parsed.start;
+  return { rv: typeof parsed.rv === 'number' ? parsed.rv : undefined, start: parsed.start };
 }
 
 /**

@@ -225,6 +225,19 @@ describe('create, read, update', () => {
     assert.deepEqual(names, ['a', 'b', 'c', 'd', 'e']);
   });
 
+  test('every page of a paged list is the first page\'s snapshot, at its resourceVersion, whatever is written between pages', async () => {
+    const { core } = await harness({ objects: ['a', 'b', 'c', 'd'].map((n) => pod(n, { labels: { v: '1' } })) });
+    const first = await core.listNamespacedPod({ namespace: 'default', limit: 2 });
+    await core.deleteNamespacedPod({ namespace: 'default', name: 'd' });
+    await core.patchNamespacedPod({ namespace: 'default', name: 'c', body: { metadata: { labels: { v: '2' } } } }, mergePatch);
+    await core.createNamespacedPod({ namespace: 'default', body: pod('cc') as V1Pod });
+    const second = await core.listNamespacedPod({ namespace: 'default', limit: 2, _continue: first.metadata!._continue });
+    assert.deepEqual(second.items.map((p) => `${p.metadata!.name}:${p.metadata!.labels?.v}`), ['c:1', 'd:1'], 'c as it was, d still there, cc not yet');
+    assert.equal(second.metadata!.resourceVersion, first.metadata!.resourceVersion);
+    const fresh = await core.listNamespacedPod({ namespace: 'default' });
+    assert.deepEqual(fresh.items.map((p) => `${p.metadata!.name}:${p.metadata!.labels?.v ?? ''}`), ['a:1', 'b:1', 'c:2', 'cc:'], 'a new list reads the current state');
+  });
+
   test('a continue token older than the compacted history is 410 Expired', async () => {
     const { core, server } = await harness({ objects: ['a', 'b', 'c'].map((n) => pod(n)) });
     const page = await core.listNamespacedPod({ namespace: 'default', limit: 1 });
