@@ -50,6 +50,8 @@ export const Pod = z.looseObject({
     nodeName: z.string().optional(),
     restartPolicy: z.string().optional(),
     shareProcessNamespace: z.boolean().optional(),
+    /** The node's process namespace: an ephemeral container does not join its target's then (the SidecarTerminator's signal). */
+    hostPID: z.boolean().optional(),
     containers: z.array(Container),
     initContainers: z.array(Container).optional(),
     ephemeralContainers: z.array(Container).optional(),

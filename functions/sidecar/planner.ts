@@ -269,13 +269,25 @@ function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
   ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, CRR_UNSERVED_LOOK_AGAIN_SECONDS);
 }
 
+/**
+ * Why a signal container cannot reach the sidecar's process in this pod, if it cannot: the
+ * kubelet puts an ephemeral container in its target's process namespace only when the pod
+ * has one per container (kuberuntime generateLinuxContainerConfig: NamespaceMode_CONTAINER).
+ */
+function signalUnsupported(pod: Pod): { message: string; discriminator: string } | undefined {
+  // With one process namespace for the whole pod, PID 1 is the pause process, not the sidecar.
+  if (pod.spec.shareProcessNamespace === true) return { message: 'the pod sets shareProcessNamespace, so a signal container cannot tell the sidecar\'s process apart; use the crr strategy for this pod', discriminator: 'signal/shared-pid' };
+  // In the node's, `kill -TERM 1` would reach the node's init (BusyBox init reboots on it; review).
+  if (pod.spec.hostPID === true) return { message: 'the pod sets hostPID, so a signal container would run in the node\'s process namespace and signal the node\'s init, not the sidecar; use the crr strategy for this pod', discriminator: 'signal/host-pid' };
+  return undefined;
+}
+
 function viaSignal(ctx: Ctx, stage: Stage): void {
   const pod = ctx.ref.pod;
-  if (pod.spec.shareProcessNamespace === true) {
-    // With one process namespace for the whole pod, PID 1 is the pause process, not the sidecar.
-    const message = 'the pod sets shareProcessNamespace, so a signal container cannot tell the sidecar\'s process apart; use the crr strategy for this pod';
-    ctx.notes.push(`skipped: ${message}`);
-    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: 'signal/shared-pid' }, ctx.now));
+  const unsupported = signalUnsupported(pod);
+  if (unsupported) {
+    ctx.notes.push(`skipped: ${unsupported.message}`);
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message: unsupported.message, discriminator: unsupported.discriminator }, ctx.now));
     return;
   }
   const injected: string[] = [];

@@ -44,7 +44,7 @@ const metadata = withExtras(fc.record({
   name: field(str), namespace: field(str), uid: field(str), resourceVersion: field(str), generation: field(fc.integer()), labels: stringMap, annotations: stringMap,
   creationTimestamp: field(time), deletionTimestamp: field(time), finalizers: field(fc.array(field(str), { maxLength: 2 })), ownerReferences: field(fc.array(field(ownerRef), { maxLength: 2 })),
 }, { requiredKeys: [] }));
-const spec = withExtras(fc.record({ nodeName: field(str), restartPolicy: field(str), shareProcessNamespace: field(fc.boolean()), containers, initContainers: containers, ephemeralContainers: containers, volumes: field(fc.array(field(withExtras(fc.record({ name: field(str) }, { requiredKeys: [] }))), { maxLength: 2 })) }, { requiredKeys: [] }));
+const spec = withExtras(fc.record({ nodeName: field(str), restartPolicy: field(str), shareProcessNamespace: field(fc.boolean()), hostPID: field(fc.boolean()), containers, initContainers: containers, ephemeralContainers: containers, volumes: field(fc.array(field(withExtras(fc.record({ name: field(str) }, { requiredKeys: [] }))), { maxLength: 2 })) }, { requiredKeys: [] }));
 const condition = fc.record({ type: field(str), status: field(str), lastTransitionTime: field(time) }, { requiredKeys: [] });
 const status = withExtras(fc.record({ phase: field(str), reason: field(str), conditions: field(fc.array(field(condition), { maxLength: 2 })), containerStatuses: statuses, initContainerStatuses: statuses, ephemeralContainerStatuses: statuses }, { requiredKeys: [] }));
 const podLike = withExtras(fc.record({ apiVersion: field(fc.constant('v1')), kind: field(fc.constant('Pod')), metadata: field(metadata), spec: field(spec), status: field(status) }, { requiredKeys: [] }));
@@ -68,7 +68,7 @@ const goodPod = withExtras(fc.record({
     creationTimestamp: maybe(time), deletionTimestamp: maybe(time), labels: maybe(fc.dictionary(str, str, { maxKeys: 2 })), annotations: maybe(fc.dictionary(str, str, { maxKeys: 2 })),
     finalizers: maybe(fc.array(str, { maxLength: 2 })), ownerReferences: maybe(fc.array(fc.record({ apiVersion: str, kind: str, name: str, uid: str, controller: maybe(fc.boolean()), blockOwnerDeletion: maybe(fc.boolean()) }), { maxLength: 1 })),
   }),
-  spec: fc.record({ nodeName: maybe(str), restartPolicy: maybe(str), shareProcessNamespace: maybe(fc.boolean()), containers: fc.array(goodContainer, { maxLength: 2 }), initContainers: maybe(fc.array(goodContainer, { maxLength: 1 })), ephemeralContainers: maybe(fc.array(goodContainer, { maxLength: 2 })), volumes: maybe(fc.array(fc.record({ name: str, emptyDir: maybe(fc.constant({})) }), { maxLength: 2 })) }),
+  spec: fc.record({ nodeName: maybe(str), restartPolicy: maybe(str), shareProcessNamespace: maybe(fc.boolean()), hostPID: maybe(fc.boolean()), containers: fc.array(goodContainer, { maxLength: 2 }), initContainers: maybe(fc.array(goodContainer, { maxLength: 1 })), ephemeralContainers: maybe(fc.array(goodContainer, { maxLength: 2 })), volumes: maybe(fc.array(fc.record({ name: str, emptyDir: maybe(fc.constant({})) }), { maxLength: 2 })) }),
   status: maybe(fc.record({ phase: maybe(str), reason: maybe(str), conditions: maybe(fc.array(fc.record({ type: str, status: str }), { maxLength: 1 })), containerStatuses: maybe(fc.array(goodStatus, { maxLength: 2 })), initContainerStatuses: maybe(fc.array(goodStatus, { maxLength: 1 })), ephemeralContainerStatuses: maybe(fc.array(goodStatus, { maxLength: 2 })) })),
 }));
 

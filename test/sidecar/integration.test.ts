@@ -166,14 +166,16 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.equal(results.at(-1)?.requeueAfterSeconds, 120, 'nothing else would bring ephemera back to this pod');
   });
 
-  test('a pod with shareProcessNamespace gets no signal container, and a Warning', async (t) => {
-    const pod = mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL, spec: { shareProcessNamespace: true } });
-    const w = await sidecarWorld([pod]);
-    t.after(() => w.close());
-    await w.run('job-1', { steps: 6 });
-    assert.equal(w.pod('job-1').spec.ephemeralContainers, undefined);
-    assert.deepEqual(w.events('job-1'), ['Warning SidecarTerminationUnsupported']);
-  });
+  for (const spec of [{ shareProcessNamespace: true }, { hostPID: true }]) {
+    test(`a pod with ${Object.keys(spec)[0]} gets no signal container, and a Warning`, async (t) => {
+      const pod = mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL, spec });
+      const w = await sidecarWorld([pod]);
+      t.after(() => w.close());
+      await w.run('job-1', { steps: 6 });
+      assert.equal(w.pod('job-1').spec.ephemeralContainers, undefined);
+      assert.deepEqual(w.events('job-1'), ['Warning SidecarTerminationUnsupported']);
+    });
+  }
 });
 
 describe('virtual-kubelet node', () => {

@@ -444,6 +444,12 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.deepEqual(events(p.actions).map((e) => e.reason), ['SidecarTerminationUnsupported']);
   });
 
+  test('hostPID: the signal container would be in the node\'s process namespace (kill -TERM 1 would hit the node\'s init), so no signal; a Warning', () => {
+    const p = plan(observed(podWith({ spec: { hostPID: true } }), { options: signalOptions }), NOW);
+    assert.equal(only(p.actions, 'Pod', 'ephemeralcontainers').length, 0);
+    assert.deepEqual(events(p.actions).map((e) => [e.reason, /hostPID/.test(e.message)]), [['SidecarTerminationUnsupported', true]]);
+  });
+
   test('never signals the wrong container: a same-named ephemeral container with another target blocks it', () => {
     const pod = podWith({ spec: { ephemeralContainers: [{ name: signalContainerName('log-shipper'), targetContainerName: 'main' }] } });
     const p = plan(observed(pod, { options: signalOptions }), NOW);
