@@ -168,13 +168,14 @@ export class SimKubelet {
     const s = findStatus(pod, c.name, 'ephemeralContainerStatuses');
     switch (stateOf(s)) {
       case 'none': return upsertStatus(pod, 'ephemeralContainerStatuses', this.waiting(c, 'ContainerCreating'));
-      case 'waiting':
+      case 'waiting': {
         this.startOrHold(s!, c, fate);
-        if (stateOf(s) === 'running' && this.onEphemeralStarted(pod, c)) {
-          // `kill` returns at once: the signal container has exited by the next status report.
-          this.terminate(s!, typeof fate === 'object' && 'exitCode' in fate ? fate.exitCode : 0);
-        }
+        const exitCode = typeof fate === 'object' && 'exitCode' in fate ? fate.exitCode : 0;
+        // `kill` returns at once: the signal container has exited by the next status report.
+        // One that exits non-zero signalled nothing (kill(2) refused: another user, no CAP_KILL).
+        if (stateOf(s) === 'running' && this.onEphemeralStarted(pod, c, exitCode === 0)) this.terminate(s!, exitCode);
         return;
+      }
       case 'running':
         if (typeof fate === 'object' && 'exitCode' in fate) this.terminate(s!, fate.exitCode);
     }
@@ -183,13 +184,14 @@ export class SimKubelet {
   /**
    * An ephemeral container just started. Default: one that targets a container and runs
    * `kill` signals it (ephemera's daemon-less sidecar stop), so the target gets SIGTERM.
-   * Returns true for such a one-shot signal container (it exits right after).
+   * Returns true for such a one-shot signal container (it exits right after); `signals`:
+   * false when its `kill` fails (it exits non-zero), and the target is left running.
    */
-  protected onEphemeralStarted(pod: KubeObject, c: ContainerSpec): boolean {
+  protected onEphemeralStarted(pod: KubeObject, c: ContainerSpec, signals = true): boolean {
     const target = c.targetContainerName;
     if (!target || !(c.command ?? []).some((w) => /(^|\/)kill$/.test(w))) return false;
     const s = findStatus(pod, target);
-    if (s && stateOf(s) !== 'terminated') this.stopContainer(pod, s);
+    if (signals && s && stateOf(s) !== 'terminated') this.stopContainer(pod, s);
     return true;
   }
 

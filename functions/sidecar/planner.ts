@@ -327,6 +327,22 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
 }
 
 /**
+ * A signal container that will not signal, ever (ephemeral containers never restart), told
+ * in a Warning: it failed to start, or it ran and its command failed. True when it was so.
+ */
+function signalEnded(ctx: Ctx, sidecar: string, container: Container, status: Parameters<typeof failedToRun>[0]): boolean {
+  const failed = failedToStart(status?.state) ?? failedToRun(status);
+  const refused = failed ? undefined : signalFailed(status?.state);
+  if (!failed && !refused) return false;
+  const message = failed
+    ? `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} failed to start: ${failed}. The image in EPHEMERA_SIGNAL_IMAGE must provide the signal command (${ctx.observed.options.signalCommand.join(' ')}); an ephemeral container cannot be changed or removed, so stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`
+    : `signal container ${container.name} for sidecar ${sidecar} ran but could not signal it: ${refused}. kill needs the sidecar's user or CAP_KILL: the signal container copies the sidecar's securityContext, so give the sidecar a numeric runAsUser (a user from its image alone is not copied); or annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `${failed ? 'signal-start' : 'signal-failed'}/${container.name}` }, ctx.now));
+  return true;
+}
+
+/**
  * The signal container is in the pod: issued once it started. Until then nothing stops the
  * sidecar and the pod may never change again, so look again after stuckAfterSeconds; and if
  * the kubelet says it cannot start it, say so on the pod: it retries for ever, and an
@@ -334,14 +350,7 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
  */
 function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
   const status = statusByName(ctx.ref.pod.status?.ephemeralContainerStatuses ?? []).get(container.name);
-  const failed = failedToStart(status?.state) ?? failedToRun(status);
-  if (failed) {
-    // Ephemeral containers never restart: it will not run, and looking again cannot help.
-    const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} failed to start: ${failed}. The image in EPHEMERA_SIGNAL_IMAGE must provide the signal command (${ctx.observed.options.signalCommand.join(' ')}); an ephemeral container cannot be changed or removed, so stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
-    ctx.notes.push(message);
-    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-start/${container.name}` }, ctx.now));
-    return;
-  }
+  if (signalEnded(ctx, sidecar, container, status)) return;
   const started = startedAt(status?.state);
   if (started) {
     ctx.issued.set(sidecar, started);
@@ -402,6 +411,13 @@ const CANNOT_START = new Set([
  * it must not be taken for a signal sent (review: the Warning then blamed the sidecar's
  * SIGTERM handling, or the pod was looked at every two minutes for good).
  */
+/** A signal container that ran and exited non-zero: its `kill` was refused (review: it counted as a signal sent). */
+function signalFailed(state: ContainerState | undefined): string | undefined {
+  const t = state?.terminated;
+  if (!t || t.exitCode === 0) return undefined;
+  return t.message ? `exit code ${t.exitCode}: ${t.message.trim()}` : `exit code ${t.exitCode}`;
+}
+
 function failedToStart(state: ContainerState | undefined): string | undefined {
   const t = state?.terminated;
   if (!t) return undefined;

@@ -150,6 +150,20 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.deepEqual(refusals.sort(), [[1, 'ephemera-stop-log-shipper'], [1, 'ephemera-stop-proxy']]);
   });
 
+  test('a signal container whose kill is refused (another user, no CAP_KILL: it exits 1) signalled nothing: a Warning at once says why, not that the sidecar ignores SIGTERM', async (t) => {
+    const policy = jobPolicy({ ephemeral: () => ({ exitCode: 1 }) });
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { policy });
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 8 });
+    const pod = w.pod('job-1');
+    assert.equal(stateOf(pod, 'ephemera-stop-log-shipper'), 'terminated 1');
+    assert.equal(stateOf(pod, 'log-shipper'), 'running', 'the sidecar got no signal');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /ran but could not signal it: exit code 1\. kill needs the sidecar's user or CAP_KILL/);
+    assert.equal(results.at(-1)?.requeueAfterSeconds ?? null, null, 'nothing to look at again: the container will not run again');
+  });
+
   test('a signal container the kubelet will not start (runAsNonRoot, an image that runs as root): a Warning on the pod says so, and the pod is looked at again', async (t) => {
     const refusal = 'container has runAsNonRoot and image will run as root (pod: "job-1_batch", container: ephemera-stop-log-shipper)';
     const policy = jobPolicy({ ephemeral: () => ({ waitingReason: 'CreateContainerConfigError', message: refusal }) });
