@@ -207,6 +207,9 @@ function planNormalNode(ctx: Ctx): void {
   else viaSignal(ctx, stage);
 }
 
+/** The longest label value (validation.LabelValueMaxLength). */
+const MAX_LABEL_VALUE = 63;
+
 function viaCrr(ctx: Ctx, stage: Stage): void {
   if (ctx.observed.crrUnserved) {
     crrNotServed(ctx, stage);
@@ -219,6 +222,15 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
     for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
     const missing = stage.sidecars.filter((s) => !existing.containers.includes(s.name));
     if (missing.length > 0) notInCrr(ctx, existing, missing);
+    return;
+  }
+  const node = ctx.ref.pod.spec.nodeName ?? '';
+  if (node.length > MAX_LABEL_VALUE) {
+    // kruise-daemon finds its CRRs by the node-name label (OpenKruise's webhook sets it from
+    // the pod too), and a label value is at most 63 characters: refused for good (review).
+    const message = `the pod's node name (${node.length} characters) is longer than a label value may be (63), and OpenKruise's kruise-daemon finds its ContainerRecreateRequests by a label holding it, so the crr strategy cannot work on this node; annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
+    ctx.notes.push(`skipped: ${message}`);
+    ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: 'crr/long-node-name' }, ctx.now));
     return;
   }
   const list = stage.sidecars.map((s) => s.name);

@@ -72,6 +72,14 @@ describe('crr strategy (OpenKruise-compatible)', () => {
     assert.equal(p.requeueAfterSeconds, 120, 'if nobody executes it the pod never changes again: look again after stuckAfterSeconds');
   });
 
+  test('a node name longer than a label value (63): no CRR (it would be refused for good), a Warning naming ephemeral-signal', () => {
+    const pod = fourContainers({ main: 0, a: 0 });
+    const p = plan(observed({ ...pod, spec: { ...pod.spec, nodeName: `ip-10-123-45-67.${'x'.repeat(40)}.compute.internal` } }), NOW);
+    assert.deepEqual(kinds(p.actions), ['create Event']);
+    assert.equal(events(p.actions)[0]?.reason, 'SidecarTerminationUnsupported');
+    assert.match(events(p.actions)[0]?.message ?? '', /longer than a label value may be \(63\).*ephemeral-signal/);
+  });
+
   test('an existing CRR means nothing more to do', () => {
     const name = crrName(UID, 'sidecars');
     const p = plan(observed(basePod(), { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
