@@ -117,10 +117,15 @@ export class SimKubelet {
     return this.policy.owns ? this.policy.owns(pod) : true;
   }
 
-  /** Moves every container of a pod one step and recomputes the phase (terminal pods only get image swaps ignored). */
+  /**
+   * Moves every container of a pod one step and recomputes the phase. A pod whose phase is
+   * terminal (ended by a status write: the SidecarTerminator's ignore-exit-code stage, a
+   * virtual-kubelet's end) has what still runs in it stopped, and nothing started, as the
+   * kubelet's pod worker does once the API's phase is terminal (review).
+   */
   protected stepPod(pod: KubeObject): void {
     const status = statusOf(pod);
-    if (TERMINAL.has(String(status.phase))) return;
+    if (TERMINAL.has(String(status.phase))) return this.stopAll(pod);
     const spec = specOf(pod);
     const initDone = this.stepInitContainers(pod);
     if (initDone) {
@@ -130,6 +135,13 @@ export class SimKubelet {
     const phase = this.podPhase(pod, initDone);
     if (phase !== 'Pending' && !status.startTime) status.startTime = this.now();
     status.phase = phase;
+  }
+
+  /** SIGTERM to every running container of a terminal pod. */
+  protected stopAll(pod: KubeObject): void {
+    for (const list of ['containerStatuses', 'initContainerStatuses', 'ephemeralContainerStatuses'] as const) {
+      for (const s of arr<ContainerStatus>(statusOf(pod)[list])) if (stateOf(s) === 'running') this.stopContainer(pod, s);
+    }
   }
 
   /** Init containers run one after the other; native sidecars (restartPolicy Always) keep running. */

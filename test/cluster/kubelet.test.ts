@@ -27,6 +27,20 @@ describe('SimKubelet', () => {
     assert.deepEqual(kubelet.tick(), { pods: 0, crrs: 0 }, 'a steady pod is not rewritten');
   });
 
+  test('a pod whose phase was made terminal by a status write has its running containers stopped, and nothing started', async () => {
+    const { server, core } = await harness({ objects: [pod('web')] });
+    const kubelet = new SimKubelet(server, { sigtermExitCode: () => 143 });
+    kubelet.tick();
+    kubelet.tick();
+    assert.equal(state(cState(server, 'app')), 'running');
+    await core.patchNamespacedPodStatus({ namespace: 'default', name: 'web', body: { status: { phase: 'Succeeded' } } }, mergePatch);
+    await inject(server, core, { name: 'late', image: 'busybox:1' });
+    kubelet.tick();
+    assert.equal(cState(server, 'app').state.terminated.exitCode, 143, 'stopped, as the pod worker stops a terminal pod\'s containers');
+    assert.equal(get(server).status.phase, 'Succeeded', 'the phase stays');
+    assert.equal(ecState(server, 'late'), 'none', 'no container starts in a terminal pod');
+  });
+
   test('an ephemeral container: no status → waiting ContainerCreating → running → terminated with the policy exit code', async () => {
     const { server, core } = await harness({ objects: [pod('web', { status: { phase: 'Running' } })] });
     const codes: Record<string, number> = { ok: 0, bad: 3 };
