@@ -149,21 +149,26 @@ async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): P
   const log = deps.logger;
   // An attempt whose answer was lost (a reset, a 5xx from a proxy) may have been applied.
   let unsure = false;
+  // The server's asked-for waits this action may still spend (MAX_ASKED_WAIT_MS in all).
+  let askBudget = MAX_ASKED_WAIT_MS;
   try {
     await pRetry(() => {
       if (late()) throw new AbortError(new TooLate());
-      return performOnce(deps.kube, action);
+      return performOnce(deps.kube, action, askBudget);
     }, {
       retries: deps.retries ?? 4,
       minTimeout: deps.minTimeoutMs ?? 100,
       factor: 2,
       randomize: true,
-      onFailedAttempt: async ({ error, attemptNumber }) => {
+      onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
         if (isKubeError(error) && (error.status === 0 || error.status >= 500)) unsure = true;
         log.warn({ err: error.message, attemptNumber, action: describe(action) }, 'transient API failure, retrying');
         // The wait the server asked for (API Priority and Fairness' 429 says 1 s): the next
-        // attempt comes after it, not within the backoff's 100 ms (review).
-        const asked = askedWaitMs(error);
+        // attempt comes after it, not within the backoff's 100 ms (review); none after the
+        // last attempt, and at most MAX_ASKED_WAIT_MS over all of them (a handling deadline
+        // of 10 s must still hold: review).
+        const asked = retriesLeft > 0 ? Math.min(askedWaitMs(error), askBudget) : 0;
+        askBudget -= asked;
         if (asked > 0) await new Promise((resolve) => setTimeout(resolve, asked));
       },
     });
@@ -208,9 +213,10 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2
 
 
 /**
- * The longest Retry-After a write waits for in place; a server asking for longer gets the
- * whole event handed back, requeued with its delay (runtime/lambda/sqs-consumer.ts), rather
- * than an instance held waiting.
+ * The longest a write waits in place for what the server asked (its Retry-After), over all
+ * its attempts; a server asking for more than is left gets the whole event handed back,
+ * requeued with its delay (runtime/lambda/sqs-consumer.ts), rather than an instance held
+ * waiting.
  */
 export const MAX_ASKED_WAIT_MS = 2000;
 
@@ -219,12 +225,12 @@ function askedWaitMs(err: unknown): number {
   return isKubeError(err) && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0 ? err.retryAfterSeconds * 1000 : 0;
 }
 
-/** One attempt; anything not transient, or asking to wait longer than MAX_ASKED_WAIT_MS, aborts the retry loop at once. */
-async function performOnce(kube: Kube, action: Action): Promise<unknown> {
+/** One attempt; anything not transient, or asking to wait longer than `budgetMs` is left, aborts the retry loop at once. */
+async function performOnce(kube: Kube, action: Action, budgetMs: number): Promise<unknown> {
   try {
     return await kube.perform(action);
   } catch (err) {
-    if (isKubeError(err, 'transient') && askedWaitMs(err) <= MAX_ASKED_WAIT_MS) throw err;
+    if (isKubeError(err, 'transient') && askedWaitMs(err) <= budgetMs) throw err;
     throw new AbortError(err as Error);
   }
 }

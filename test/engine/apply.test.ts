@@ -38,6 +38,18 @@ describe('applyPlan', () => {
     assert.equal(kube.performed.length, 1);
   });
 
+  test(`the server's waits are spent from one budget of ${MAX_ASKED_WAIT_MS} ms per write: past it the write goes to the queue, with no wait after its last attempt`, async () => {
+    const busy = (): KubeError => new KubeError({ status: 429, reason: 'TooManyRequests', message: 'Too many requests, please try again later.', retryAfterSeconds: 1 });
+    const kube = new ScriptedKube().answer(...Array.from({ length: 5 }, busy));
+    const at: number[] = [];
+    const perform = kube.perform.bind(kube);
+    kube.perform = (a) => (at.push(performance.now()), perform(a));
+    const started = performance.now();
+    await assert.rejects(applyPlan([patch], deps(kube)), (err: unknown) => err instanceof KubeError && err.retryAfterSeconds === 1);
+    assert.equal(kube.performed.length, 3, 'two waits of 1 s spent the budget; the third refusal went to the queue at once');
+    assert.ok(performance.now() - (at.at(-1) ?? started) < 500, 'no wait after the attempt that gave up');
+  });
+
   test('throws when transient failures persist, so the queue redelivers', async () => {
     const kube = new ScriptedKube().answer(...Array.from({ length: 10 }, () => apiError(500)));
     await assert.rejects(applyPlan([patch], { ...deps(kube), retries: 2 }), /HTTP 500/);

@@ -1,4 +1,5 @@
 import { sqsAttributeText, sqsJson } from '../../api/sqs-text.ts';
+import { AWS_CALL_TIMEOUTS } from '../../kube/aws-lookups.ts';
 import type { SendMessageCommand, SendMessageCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../api/envelope.ts';
 
@@ -13,7 +14,8 @@ const sendMessage = async (input: SendMessageCommandInput): Promise<SendMessageC
 export function lazySqsClient(region: string): SqsSender {
   let client: Promise<SQSClient> | undefined;
   const send = async (command: Parameters<SQSClient['send']>[0]): Promise<unknown> => {
-    client ??= import('@aws-sdk/client-sqs').then((m) => new m.SQSClient({ region }));
+    // Bounded as the cluster lookups are (review: a VPC with no route to SQS hung until the Lambda's timeout).
+    client ??= import('@aws-sdk/client-sqs').then((m) => new m.SQSClient({ region, requestHandler: AWS_CALL_TIMEOUTS }));
     return (await client).send(command);
   };
   return { send: send as SQSClient['send'] };
