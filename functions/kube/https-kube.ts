@@ -156,31 +156,29 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
   const base = new URL(endpoint.server);
   const prefix = base.pathname.replace(/\/+$/, '');
   const tls = base.protocol === 'https:';
-  const tlsAgent = (cert: ClientCertificate | undefined): Agent => new https.Agent({
+  const tlsAgent = (cert: ClientCertificate | undefined): Agent => tracked(new https.Agent({
     keepAlive: true,
     rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
     ...(endpoint.ca ? { ca: endpoint.ca } : {}),
     ...(cert ? { cert: cert.cert, key: cert.key } : endpoint.cert ? { cert: endpoint.cert, ...(endpoint.key ? { key: endpoint.key } : {}) } : {}),
     ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
-  });
-  const endpointAgent = tls ? tlsAgent(undefined) : new http.Agent({ keepAlive: true });
+  }));
+  const endpointAgent = tls ? tlsAgent(undefined) : tracked(new http.Agent({ keepAlive: true }));
   // The agent of the credential's own certificate, made again when the certificate changes.
   let certified: { cert: ClientCertificate; agent: Agent } | undefined;
   const agentFor = (cert: ClientCertificate | undefined): Agent => {
     if (!cert || !tls) return endpointAgent;
     if (certified && String(certified.cert.cert) === String(cert.cert) && String(certified.cert.key) === String(cert.key)) return certified.agent;
-    certified?.agent.destroy();
+    // Requests still on the old certificate's connections finish there; its idle ones go.
+    if (certified) closeIdle(certified.agent);
     certified = { cert, agent: tlsAgent(cert) };
     return certified.agent;
   };
   const request = tls ? https.request : http.request;
-  // Wall-clock time, which goes on while a Lambda is frozen: a thaw after a long gap is seen.
-  let lastExchange = Date.now();
 
   return async (req, extra, cert) => {
     const agent = agentFor(cert);
-    if (Date.now() - lastExchange > idleMs) closeIdle(agent);
-    lastExchange = Date.now();
+    closeIdle(agent, idleMs);
     const signal = AbortSignal.timeout(timeoutMs);
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     // gzip, as client-go asks for it (unless the kubeconfig says disable-compression):
@@ -236,9 +234,25 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
   }
 }
 
-/** Closes the agent's kept-alive connections that no request is using. */
-function closeIdle(agent: Agent): void {
-  for (const sockets of Object.values(agent.freeSockets) as (Socket[] | undefined)[]) for (const socket of sockets ?? []) socket.destroy();
+/**
+ * When each kept-alive connection was last given back to its agent, in wall-clock time,
+ * which goes on while a Lambda is frozen (timers do not, so the agent's own idle timeout
+ * may not have run when the first request after a thaw takes a connection).
+ */
+const freedAt = new WeakMap<Socket, number>();
+
+/** The agent, noting when each of its connections goes idle. */
+function tracked(agent: Agent): Agent {
+  agent.on('free', (socket: Socket) => freedAt.set(socket, Date.now()));
+  return agent;
+}
+
+/** Closes the agent's kept-alive connections that no request is using (idle for longer than `olderThanMs`, if given). */
+function closeIdle(agent: Agent, olderThanMs?: number): void {
+  const now = Date.now();
+  for (const sockets of Object.values(agent.freeSockets) as (Socket[] | undefined)[]) {
+    for (const socket of sockets ?? []) if (olderThanMs === undefined || now - (freedAt.get(socket) ?? now) > olderThanMs) socket.destroy();
+  }
 }
 
 /** A request failed on a reused connection the server had closed, before any answer. */

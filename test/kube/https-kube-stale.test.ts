@@ -148,3 +148,37 @@ test('connections idle for longer than idleMs are closed before the next request
     await srv.close();
   }
 });
+
+test('each connection\'s own idle time counts: those a burst left idle are closed though another was used all along', async () => {
+  // A server that forgets a connection idle for 300 ms ("kube-apiserver's 90 s", unseen by a frozen client).
+  const lastUse = new WeakMap<net.Socket, number>();
+  let resets = 0;
+  const server = http.createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(POD), 20));
+  server.keepAliveTimeout = 600_000;
+  server.on('connection', (s: net.Socket) => {
+    lastUse.set(s, Date.now());
+    s.prependListener('data', () => {
+      if (Date.now() - (lastUse.get(s) ?? 0) > 300) {
+        resets++;
+        return void s.resetAndDestroy();
+      }
+      lastUse.set(s, Date.now());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kube = createHttpsKube({ server: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}` }, { idleMs: 200 });
+  try {
+    await Promise.all(Array.from({ length: 4 }, () => kube.get(REF)));
+    // One request at a time, each within idleMs of the last: one connection is reused (the agent hands out the last freed).
+    for (let i = 0; i < 6; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await kube.get(REF);
+    }
+    const results = await Promise.allSettled(Array.from({ length: 4 }, () => kube.perform(PATCH)));
+    assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), []);
+    assert.equal(resets, 0, 'no request was sent on a connection idle past idleMs');
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
