@@ -155,6 +155,34 @@ function ruleAllows(r: Rule, a: Attributes): boolean {
 }
 
 /**
+ * What a request asks, read from its path as kube-apiserver's RequestInfoFactory reads it
+ * (whether or not the resource is served: an unserved one is still authorized first), or
+ * undefined for a path that names no resource (discovery, /version, /openapi).
+ */
+export function requestAttributes(method: string, path: string, query: Record<string, string>): Attributes | undefined {
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  let apiGroup: string;
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 3) [apiGroup, rest] = ['', parts.slice(2)];
+  else if (parts[0] === 'apis' && parts.length >= 4) [apiGroup, rest] = [parts[1]!, parts.slice(3)];
+  else return undefined;
+  let namespace = '';
+  if (rest[0] === 'namespaces' && rest.length > 1) {
+    namespace = rest[1]!;
+    // A namespace's own path (and its subresources: status, finalize) is the namespaces resource.
+    if (rest.length > 2 && !['status', 'finalize'].includes(rest[2]!)) rest = rest.slice(2);
+  }
+  const [resource = '', named = '', subresource = ''] = rest;
+  const watch = query.watch === 'true' || query.watch === '1';
+  const verb = VERB_BY_METHOD[method] ?? method.toLowerCase();
+  const collectionVerb = method === 'GET' ? (watch ? 'watch' : 'list') : method === 'DELETE' ? 'deletecollection' : verb;
+  const name = named || (method === 'GET' ? selectedName(query.fieldSelector) : '');
+  return { verb: named ? verb : collectionVerb, apiGroup, resource, subresource, namespace, name };
+}
+
+const VERB_BY_METHOD: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+
+/**
  * The name a LIST or WATCH is authorized for: kube-apiserver's RequestInfoFactory takes it
  * from a fieldSelector that requires `metadata.name` to be exactly one value.
  */

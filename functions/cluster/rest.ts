@@ -101,7 +101,10 @@ export class Rest {
     const key = `${def.group}/${def.resource}|${namespace ?? ''}|${q.labelSelector ?? ''}|${q.fieldSelector ?? ''}|${rv}`;
     // The stored objects, not copies: the List is serialized at once and nothing here changes
     // them (a write replaces a stored object, so a snapshot keeps the versions it listed).
-    let items = (token ? this.snapshots.get(key) : undefined) ?? this.store.stored(def, namespace).filter(match);
+    const snapshot = token ? this.snapshots.get(key) : undefined;
+    // A snapshot no longer kept is what etcd answers for a compacted revision: 410, list anew.
+    if (token && !snapshot) throw expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+    let items = snapshot ?? this.store.stored(def, namespace).filter(match);
     let cont: string | undefined;
     let remaining: number | undefined;
     if (token) items = items.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > token.start);
@@ -123,7 +126,7 @@ export class Rest {
     return list;
   }
 
-  /** Keeps a paged LIST's objects for its later pages (the 32 newest LISTs; an older one's pages read the current state). */
+  /** Keeps a paged LIST's objects for its later pages (the 32 newest paged LISTs; an older one's continue is 410 Expired). */
   private keepSnapshot(key: string, items: readonly KubeObject[]): void {
     this.snapshots.set(key, items);
     for (const old of this.snapshots.keys()) {

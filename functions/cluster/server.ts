@@ -18,7 +18,7 @@ import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resourc
 import { Rest, serializedParts, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
 import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
 import { ObjectStore } from './store.ts';
-import { Rbac, selectedName, type Attributes, type Authorization } from './rbac.ts';
+import { Rbac, requestAttributes, type Authorization } from './rbac.ts';
 import { serveWatch } from './watch.ts';
 import { includeObject, tableVersion, toTable } from './table.ts';
 
@@ -233,22 +233,17 @@ function verbOf(method: string, route: Route | undefined, watch: boolean): strin
   }
 }
 
-/** Authentication, then authorization, before anything is served; a refusal is marked `denied` in the request log. */
-function authorize(rbac: Rbac, r: { req: IncomingMessage; record: RequestRecord; route: Route | undefined; query: Record<string, string>; path: string; resource: boolean }): void {
+/** Authentication, then authorization, before anything is served (or found missing); a refusal is marked `denied` in the request log. */
+function authorize(rbac: Rbac, r: { req: IncomingMessage; record: RequestRecord; query: Record<string, string>; path: string }): void {
   try {
     const user = rbac.authenticate(r.req.headers.authorization);
-    if (r.resource) rbac.check(user, attributesOf(r.route!, r.record.verb, r.query));
+    const attributes = requestAttributes(r.record.method, r.path, r.query);
+    if (attributes) rbac.check(user, attributes);
     else rbac.checkPath(user, r.path);
   } catch (err) {
     r.record.denied = true;
     throw err;
   }
-}
-
-/** What the authorizer is asked about a resource request (kube-apiserver's RequestInfo). */
-function attributesOf(route: Route, verb: string, query: Record<string, string>): Attributes {
-  const name = route.name ?? (verb === 'list' || verb === 'watch' ? selectedName(query.fieldSelector) : '');
-  return { verb, apiGroup: route.def.group, resource: route.def.resource, subresource: route.sub, namespace: route.namespace ?? '', name };
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -274,7 +269,7 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   if (failing && !failing.after) return injectFault(ctx, res, record, failing);
   try {
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
-    if (ctx.rbac) authorize(ctx.rbac, { req, record, route, query, path: url.pathname, resource: doc === undefined && route !== undefined });
+    if (ctx.rbac) authorize(ctx.rbac, { req, record, query, path: url.pathname });
     if (doc !== undefined) return send(res, record, 200, doc);
     if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
     serveResource(ctx, { req, res, record, route, query, body, watch, failing });

@@ -238,6 +238,14 @@ describe('create, read, update', () => {
     assert.deepEqual(fresh.items.map((p) => `${p.metadata!.name}:${p.metadata!.labels?.v ?? ''}`), ['a:1', 'b:1', 'c:2', 'cc:'], 'a new list reads the current state');
   });
 
+  test('a continue token whose snapshot is no longer kept (32 newer paged lists) is 410 Expired, never pages of another state', async () => {
+    const { core } = await harness({ objects: ['a', 'b', 'c'].map((n) => pod(n)) });
+    const first = await core.listNamespacedPod({ namespace: 'default', limit: 1 });
+    for (let i = 0; i < 32; i++) await core.listNamespacedPod({ namespace: 'default', limit: 1, fieldSelector: `metadata.name!=x${i}` });
+    const s = await rejects(core.listNamespacedPod({ namespace: 'default', limit: 1, _continue: first.metadata!._continue }), 410);
+    assert.equal(s.reason, 'Expired');
+  });
+
   test('a continue token older than the compacted history is 410 Expired', async () => {
     const { core, server } = await harness({ objects: ['a', 'b', 'c'].map((n) => pod(n)) });
     const page = await core.listNamespacedPod({ namespace: 'default', limit: 1 });

@@ -6,7 +6,7 @@ import { serviceAccountUser, type Authorization } from '../../functions/cluster/
 import { harness, pod } from './support.ts';
 
 const RBAC: unknown[] = [
-  { kind: 'Role', metadata: { name: 'reader', namespace: 'a' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] },
+  { kind: 'Role', metadata: { name: 'reader', namespace: 'a' }, rules: [{ apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['get', 'list'] }] },
   { kind: 'RoleBinding', metadata: { name: 'reader', namespace: 'a' }, roleRef: { kind: 'Role', name: 'reader' }, subjects: [{ kind: 'ServiceAccount', name: 'sa', namespace: 'sys' }] },
   { kind: 'ClusterRole', metadata: { name: 'injector' }, rules: [
     { apiGroups: [''], resources: ['pods/ephemeralcontainers'], verbs: ['patch'] },
@@ -97,6 +97,15 @@ describe('RBAC', () => {
     assert.equal((await ask('team-token', 'GET', lease())).code, 403);
     assert.equal((await ask('team-token', 'GET', lease('?fieldSelector=metadata.name%3Dmine'))).code, 200);
     assert.equal((await ask('team-token', 'GET', lease('?fieldSelector=metadata.name%3Dtheirs'))).code, 403);
+  });
+
+  test('a namespace\'s own path is in that namespace (a Role there grants it); a resource the server does not serve is authorized first: 403, or 404 for who may', async () => {
+    const { ask } = await setup();
+    assert.equal((await ask('sa-token', 'GET', '/api/v1/namespaces/a')).code, 404, 'allowed by the Role in a; the namespace object is simply not there');
+    assert.equal((await ask('sa-token', 'GET', '/api/v1/namespaces/b')).code, 403);
+    const unserved = await ask('sa-token', 'GET', '/apis/example.io/v1/namespaces/a/widgets');
+    assert.deepEqual([unserved.code, unserved.body.message], [403, 'widgets.example.io is forbidden: User "system:serviceaccount:sys:sa" cannot list resource "widgets" in API group "example.io" in the namespace "a"']);
+    assert.equal((await ask('admin-token', 'GET', '/apis/example.io/v1/namespaces/a/widgets')).code, 404);
   });
 
   test('wildcards, User subjects and system:masters; a refused write is in the history', async () => {
