@@ -9,6 +9,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { forgetExecCredential } from '../functions/kube/kubeconfig-endpoint.ts';
 
 /** One page of a LIST: raw items, the snapshot's resourceVersion and the continue token. */
 export interface ListPage {
@@ -43,6 +44,11 @@ export function retryAfterMs(seconds: unknown): number | undefined {
 }
 
 const retryAfterOf = (res: IncomingMessage): { retryAfterMs: number | undefined } => ({ retryAfterMs: retryAfterMs(res.headers['retry-after']) });
+
+/** A refused credential: an exec plugin's cached one is asked for anew next time, as client-go does after a 401. */
+function refusedCredential(kc: KubeConfig, status: number | undefined): void {
+  if (status === 401) forgetExecCredential(kc);
+}
 
 /** How a watch stream ended: null = the server closed it cleanly (or it was idle too long). */
 export type WatchDone = (err: Error | null) => void;
@@ -91,6 +97,7 @@ function readBody(res: IncomingMessage): Promise<string> {
 export async function listRaw(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; labelSelector?: string | undefined; timeoutMs: number; signal?: AbortSignal | undefined }): Promise<ListPage> {
   const res = await get(kc, path, { limit: String(query.limit), continue: query.continue, labelSelector: query.labelSelector }, { timeoutMs: query.timeoutMs, signal: query.signal });
   const text = await readBody(res);
+  refusedCredential(kc, res.statusCode);
   if (res.statusCode !== 200) throw new ListError(res.statusCode ?? 0, `LIST ${path}: HTTP ${res.statusCode}: ${statusMessage(text)}`, retryAfterOf(res));
   const body = JSON.parse(text) as { items?: unknown; metadata?: { resourceVersion?: string; continue?: string } };
   if (!Array.isArray(body.items)) throw new ListError(500, `LIST ${path}: the answer has no items array`);
@@ -124,6 +131,7 @@ export function watchRaw(kc: KubeConfig, path: string, query: Record<string, str
   get(kc, path, { ...query, watch: 'true' }, { timeoutMs: handlers.idleMs, idle }).then(async (r) => {
     res = r;
     if (finished) return void r.destroy();
+    refusedCredential(kc, r.statusCode);
     if (r.statusCode !== 200) return finish(new ListError(r.statusCode ?? 0, `WATCH ${path}: HTTP ${r.statusCode}: ${statusMessage(await readBody(r).catch(() => ''))}`, retryAfterOf(r)));
     stream(r, handlers, finish);
   }, (err: unknown) => finish(err as Error));

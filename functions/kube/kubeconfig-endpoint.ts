@@ -59,7 +59,7 @@ function kubeConfigAuth(kc: KubeConfig): KubeAuth {
 }
 
 /** Drops client-node's cached ExecCredential of `userName` (ExecAuth.tokenCache; KubeConfig keeps its authenticators unexported). */
-function forgetExecCredential(kc: KubeConfig, userName: string): void {
+export function forgetExecCredential(kc: KubeConfig, userName = kc.getCurrentUser()?.name ?? ''): void {
   const authenticators = (kc as unknown as { authenticators?: { tokenCache?: Record<string, unknown> }[] }).authenticators ?? [];
   for (const a of authenticators) if (a.tokenCache && userName in a.tokenCache) a.tokenCache[userName] = null;
 }

@@ -111,3 +111,16 @@ test('the relay\'s LIST reads a `tokenFile` user too, newline and all', async ()
   await assert.rejects(listRaw(kc, '/api/v1/nodes', { limit: 10, timeoutMs: 5000 }), /no items array/, 'this server answers a Node, not a list');
   assert.deepEqual(seen, ['CN= Bearer relay-file']);
 });
+
+test('the relay\'s LIST refused with 401 asks the exec plugin anew for the next one (it is not sent the same token again)', async () => {
+  const counter = join(work, 'relay-runs');
+  writeFileSync(counter, '0');
+  const status = `(() => { const fs = process.getBuiltinModule('node:fs'); const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8')) + 1; fs.writeFileSync(${JSON.stringify(counter)}, String(n)); return { token: 'relay-exec-' + n }; })()`;
+  refused.add('relay-exec-1');
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig('relay-exec', execUser('relay-exec', status)));
+  seen.length = 0;
+  await assert.rejects(listRaw(kc, '/api/v1/nodes', { limit: 10, timeoutMs: 5000 }), /HTTP 401/);
+  await assert.rejects(listRaw(kc, '/api/v1/nodes', { limit: 10, timeoutMs: 5000 }), /no items array/, 'this server answers a Node, not a list');
+  assert.deepEqual(seen, ['CN= Bearer relay-exec-1', 'CN= Bearer relay-exec-2']);
+});
