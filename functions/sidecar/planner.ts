@@ -207,6 +207,16 @@ function planNormalNode(ctx: Ctx): void {
   else viaSignal(ctx, stage);
 }
 
+/**
+ * The ignore-exit-code stage sets the pod's phase, and the kubelet then stops what still runs
+ * in it: a sidecar this strategy cannot reach needs no Warning there (final read).
+ */
+function endsThePod(ctx: Ctx): boolean {
+  if (!ctx.end) return false;
+  ctx.notes.push('the phase write ends the pod, and the kubelet stops its sidecars');
+  return true;
+}
+
 /** The longest label value (validation.LabelValueMaxLength). */
 const MAX_LABEL_VALUE = 63;
 
@@ -230,6 +240,7 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
     // the pod too), and a label value is at most 63 characters: refused for good (review).
     const message = `the pod's node name (${node.length} characters) is longer than a label value may be (63), and OpenKruise's kruise-daemon finds its ContainerRecreateRequests by a label holding it, so the crr strategy cannot work on this node; annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
     ctx.notes.push(`skipped: ${message}`);
+    if (endsThePod(ctx)) return;
     ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message, discriminator: 'crr/long-node-name' }, ctx.now));
     return;
   }
@@ -299,6 +310,7 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
   const unsupported = signalUnsupported(pod);
   if (unsupported) {
     ctx.notes.push(`skipped: ${unsupported.message}`);
+    if (endsThePod(ctx)) return;
     ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message: unsupported.message, discriminator: unsupported.discriminator }, ctx.now));
     return;
   }

@@ -161,6 +161,15 @@ describe('ignore-exit-code sidecars: phase first, then a CRR of their own', () =
     assert.deepEqual((crr.body as CrrBody).spec.containers, [{ name: 'c' }]);
   });
 
+  test('where the strategy cannot reach c (a node name over 63 characters, a hostPID pod), the phase write alone ends it: no Warning', () => {
+    const pod = fourContainers({ main: 0, a: 143, b: 0 });
+    const longNode = plan(observed({ ...pod, spec: { ...pod.spec, nodeName: 'n'.repeat(70) } }), NOW);
+    assert.deepEqual(kinds(longNode.actions), ['patch Pod/status', 'create Event']);
+    const hostPid = plan(observed({ ...pod, spec: { ...pod.spec, hostPID: true } }, { options: { ...DEFAULT_SIDECAR_OPTIONS, defaultStrategy: 'ephemeral-signal' } }), NOW);
+    assert.deepEqual(kinds(hostPid.actions), ['patch Pod/status', 'create Event']);
+    assert.match(hostPid.notes?.join('\n') ?? '', /the kubelet stops its sidecars/);
+  });
+
   test('main failed: phase Failed', () => {
     const p = plan(observed(fourContainers({ main: 1, a: 0, b: 0 })), NOW);
     assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody).status.phase, 'Failed');
