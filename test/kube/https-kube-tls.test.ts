@@ -1,33 +1,27 @@
 // The lean client's TLS: the API server's CA, a client certificate, and
 // insecure-skip-tls-verify, against a real https server with certificates made by openssl.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { KubeError } from '../../functions/kube/errors.ts';
 import { createHttpsKube } from '../../functions/kube/https-kube.ts';
-import { makeCerts } from '../support/tls-certs.ts';
+import { listenTls, makeCerts } from '../support/tls-certs.ts';
 
 const certs = makeCerts();
 const pem = certs.pem;
 
 describe('lean Kube over TLS', () => {
-  let server: Server;
+  let server: { url: string; close(): void };
   let url: string;
   const clients: string[] = [];
   before(async () => {
-    server = createServer({ key: pem('server.key'), cert: pem('server.crt'), ca: pem('ca.crt'), requestCert: true, rejectUnauthorized: false }, (req, res) => {
-      const peer = (req.socket as TLSSocket).getPeerCertificate();
-      clients.push(String(peer.subject?.CN ?? ''));
+    server = await listenTls(certs, (_req, res, cn) => {
+      clients.push(cn);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kind: 'Node', metadata: { name: 'n1' } }));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = server.url;
   });
   after(() => {
-    server.closeAllConnections();
     server.close();
     certs.remove();
   });

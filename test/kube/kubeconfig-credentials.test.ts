@@ -5,18 +5,15 @@
 // an exec token refused with 401 was sent again unchanged).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createKube } from '../../functions/kube/client.ts';
 import { useTokenFiles } from '../../functions/kube/token-files.ts';
 import { loadCluster } from '../../functions/runtime/node/kubeconfig.ts';
 import { listRaw } from '../../relay/raw-list.ts';
-import { makeCerts } from '../support/tls-certs.ts';
+import { listenTls, makeCerts } from '../support/tls-certs.ts';
 
 const certs = makeCerts();
 const work = mkdtempSync(join(tmpdir(), 'ephemera-creds-'));
@@ -24,14 +21,14 @@ const work = mkdtempSync(join(tmpdir(), 'ephemera-creds-'));
 const seen: string[] = [];
 /** Tokens the server refuses with 401 (an expired or revoked one). */
 const refused = new Set<string>();
-let server: Server;
+let server: { url: string; close(): void };
 let url = '';
 const node = { apiVersion: 'v1', kind: 'Node', name: 'n1' };
 
 before(async () => {
-  server = createServer({ key: certs.pem('server.key'), cert: certs.pem('server.crt'), ca: certs.pem('ca.crt'), requestCert: true, rejectUnauthorized: false }, (req, res) => {
+  server = await listenTls(certs, (req, res, cn) => {
     const authorization = req.headers.authorization ?? '';
-    seen.push(`CN=${String((req.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '')} ${authorization}`.trim());
+    seen.push(`CN=${cn} ${authorization}`.trim());
     if (refused.has(authorization.replace(/^Bearer /, ''))) {
       res.writeHead(401, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 }));
@@ -39,11 +36,9 @@ before(async () => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1' } }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = server.url;
 });
 after(() => {
-  server.closeAllConnections();
   server.close();
   certs.remove();
   rmSync(work, { recursive: true, force: true });
@@ -68,6 +63,17 @@ function execUser(name: string, status: string): string {
   return `{ exec: { apiVersion: client.authentication.k8s.io/v1, command: "${process.execPath}", args: ["${script}"], interactiveMode: Never } }`;
 }
 
+/** A kubeconfig whose exec plugin hands out `<name>-1`, `<name>-2`, … one token a run; the first is refused. */
+function countingExec(name: string): { kc: KubeConfig; runs: () => number } {
+  const counter = join(work, `${name}-runs`);
+  writeFileSync(counter, '0');
+  const status = `(() => { const fs = process.getBuiltinModule('node:fs'); const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8')) + 1; fs.writeFileSync(${JSON.stringify(counter)}, String(n)); return { token: '${name}-' + n }; })()`;
+  refused.add(`${name}-1`);
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig(name, execUser(name, status)));
+  return { kc, runs: () => Number(readFileSync(counter, 'utf8')) };
+}
+
 describe('kubeconfig credentials through client-node', () => {
   test('an exec plugin that returns a client certificate (Teleport\'s tsh does): the certificate is presented', async () => {
     const status = JSON.stringify({ clientCertificateData: certs.pem('client.crt'), clientKeyData: certs.pem('client.key') });
@@ -79,17 +85,11 @@ describe('kubeconfig credentials through client-node', () => {
   });
 
   test('an exec token refused with 401 is asked of the plugin again, as client-go does, and the call goes through', async () => {
-    const counter = join(work, 'runs');
-    writeFileSync(counter, '0');
-    // Each run of the plugin hands out the next token; the first is refused.
-    const status = `(() => { const fs = process.getBuiltinModule('node:fs'); const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8')) + 1; fs.writeFileSync(${JSON.stringify(counter)}, String(n)); return { token: 'exec-' + n }; })()`;
-    refused.add('exec-1');
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig('exec-token', execUser('exec-token', status)));
+    const { kc, runs } = countingExec('exec');
     seen.length = 0;
     await createKube(kc, { timeoutMs: 5000 }).get(node);
     assert.deepEqual(seen, ['CN= Bearer exec-1', 'CN= Bearer exec-2']);
-    assert.equal(readFileSync(counter, 'utf8'), '2', 'the plugin ran again after the 401');
+    assert.equal(runs(), 2, 'the plugin ran again after the 401');
   });
 
   test('a user\'s `tokenFile` (kubectl\'s field, relative to the kubeconfig) is sent, without the file\'s newline', async () => {
@@ -113,12 +113,7 @@ test('the relay\'s LIST reads a `tokenFile` user too, newline and all', async ()
 });
 
 test('the relay\'s LIST refused with 401 asks the exec plugin anew for the next one (it is not sent the same token again)', async () => {
-  const counter = join(work, 'relay-runs');
-  writeFileSync(counter, '0');
-  const status = `(() => { const fs = process.getBuiltinModule('node:fs'); const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8')) + 1; fs.writeFileSync(${JSON.stringify(counter)}, String(n)); return { token: 'relay-exec-' + n }; })()`;
-  refused.add('relay-exec-1');
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig('relay-exec', execUser('relay-exec', status)));
+  const { kc } = countingExec('relay-exec');
   seen.length = 0;
   await assert.rejects(listRaw(kc, '/api/v1/nodes', { limit: 10, timeoutMs: 5000 }), /HTTP 401/);
   await assert.rejects(listRaw(kc, '/api/v1/nodes', { limit: 10, timeoutMs: 5000 }), /no items array/, 'this server answers a Node, not a list');
