@@ -501,6 +501,13 @@ function endIfRestartedUnderOnFailure(ctx: Ctx): void {
 
 function warnIfStuck(ctx: Ctx): void {
   if (ctx.end && !isTerminal(ctx.ref.pod.status?.phase)) return; // ending the pod now settles it
+  if (isTerminal(ctx.ref.pod.status?.phase)) {
+    // The pod has ended: a kubelet stops what still runs in it, so a sidecar shown running
+    // is a status not yet updated, or one a virtual-kubelet froze with the phase (review:
+    // a Warning said "stuck" on a pod ephemera had ended Succeeded).
+    ctx.notes.push(`the pod's phase is ${String(ctx.ref.pod.status?.phase)}: its kubelet stops what still runs in it (a virtual-kubelet provider may keep it running until the pod is deleted); nothing is stuck`);
+    return;
+  }
   const limit = ctx.observed.options.stuckAfterSeconds;
   const stuck: string[] = [];
   for (const s of ctx.due.unterminated) {

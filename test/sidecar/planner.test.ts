@@ -235,6 +235,18 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.match(events(late.actions)[0]?.message ?? '', /KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE must exit at once/);
   });
 
+  test('a pod whose phase is already terminal (a virtual-kubelet froze its status with the phase ephemera set): no stuck Warning, no look again', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'exit:1', env: [WITH_IMAGE('exit:1')] }],
+      statuses: [exited('main', 0), running('a', { image: 'exit:1', state: { running: { startedAt: '2026-01-01T00:01:30Z' } } })],
+    });
+    const ended = { ...pod, status: { ...pod.status, phase: 'Succeeded' } };
+    const late = plan(observed(ended, { node: VK }), new Date(NOW.getTime() + 600_000));
+    assert.deepEqual(events(late.actions), []);
+    assert.equal(late.requeueAfterSeconds, undefined);
+    assert.match(late.notes?.join('\n') ?? '', /phase is Succeeded: .* nothing is stuck/);
+  });
+
   const reportedAs: [string, string][] = [['example/exit:1', 'docker.io/example/exit:1'], ['busybox', 'docker.io/library/busybox:latest']];
   for (const [spec, reported] of reportedAs) {
     test(`the kubelet reports ${spec} as ${reported}: the swap is recognised as done (a requeue, then the Warning)`, () => {
