@@ -234,16 +234,24 @@ function verbOf(method: string, route: Route | undefined, watch: boolean): strin
 }
 
 /** Authentication, then authorization, before anything is served (or found missing); a refusal is marked `denied` in the request log. */
-function authorize(rbac: Rbac, r: { req: IncomingMessage; record: RequestRecord; query: Record<string, string>; path: string }): void {
+function authorize(rbac: Rbac, r: { req: IncomingMessage; record: RequestRecord; query: Record<string, string>; path: string; creates: boolean }): void {
   try {
     const user = rbac.authenticate(r.req.headers.authorization);
     const attributes = requestAttributes(r.record.method, r.path, r.query);
     if (attributes) rbac.check(user, attributes);
     else rbac.checkPath(user, r.path);
+    // A PUT that creates (a Lease) needs `create` too, as kube-apiserver's update handler asks.
+    if (attributes && r.creates) rbac.check(user, { ...attributes, verb: 'create' });
   } catch (err) {
     r.record.denied = true;
     throw err;
   }
+}
+
+/** A PUT to a name that does not exist, of a resource whose PUT creates it (Leases). */
+function putCreates(ctx: Ctx, method: string, route: Route | undefined): boolean {
+  if (method !== 'PUT' || !route?.def.createOnUpdate || route.name === undefined || route.sub !== '') return false;
+  return !ctx.store.read(route.def, route.namespace ?? '', route.name);
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -269,7 +277,7 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   if (failing && !failing.after) return injectFault(ctx, res, record, failing);
   try {
     const doc = method === 'GET' ? staticDocument(ctx, url.pathname) : undefined;
-    if (ctx.rbac) authorize(ctx.rbac, { req, record, query, path: url.pathname });
+    if (ctx.rbac) authorize(ctx.rbac, { req, record, query, path: url.pathname, creates: putCreates(ctx, method, route) });
     if (doc !== undefined) return send(res, record, 200, doc);
     if (!route) throw statusError(404, 'the server could not find the requested resource', 'NotFound');
     serveResource(ctx, { req, res, record, route, query, body, watch, failing });

@@ -15,6 +15,8 @@ const RBAC: unknown[] = [
   ] },
   // A ClusterRole bound by a RoleBinding grants only in the binding's namespace.
   { kind: 'RoleBinding', metadata: { name: 'injector', namespace: 'a' }, roleRef: { kind: 'ClusterRole', name: 'injector' }, subjects: [{ kind: 'Group', name: 'team' }] },
+  { kind: 'Role', metadata: { name: 'updater', namespace: 'a' }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['update'] }] },
+  { kind: 'RoleBinding', metadata: { name: 'updater', namespace: 'a' }, roleRef: { kind: 'Role', name: 'updater' }, subjects: [{ kind: 'User', name: 'carol' }] },
   { kind: 'ClusterRole', metadata: { name: 'watcher' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['watch'] }] },
   { kind: 'ClusterRoleBinding', metadata: { name: 'watcher' }, roleRef: { kind: 'ClusterRole', name: 'watcher' }, subjects: [{ kind: 'User', name: 'alice' }] },
 ];
@@ -23,6 +25,7 @@ const AUTH: Authorization = {
     'sa-token': serviceAccountUser('sys', 'sa'),
     'team-token': { username: 'bob', groups: ['team', 'system:authenticated'] },
     'alice-token': { username: 'alice', groups: ['system:authenticated'] },
+    'updater-token': { username: 'carol', groups: ['system:authenticated'] },
     'admin-token': { username: 'admin', groups: ['system:masters', 'system:authenticated'] },
   },
   rbac: RBAC,
@@ -106,6 +109,15 @@ describe('RBAC', () => {
     const unserved = await ask('sa-token', 'GET', '/apis/example.io/v1/namespaces/a/widgets');
     assert.deepEqual([unserved.code, unserved.body.message], [403, 'widgets.example.io is forbidden: User "system:serviceaccount:sys:sa" cannot list resource "widgets" in API group "example.io" in the namespace "a"']);
     assert.equal((await ask('admin-token', 'GET', '/apis/example.io/v1/namespaces/a/widgets')).code, 404);
+  });
+
+  test('a PUT that creates a Lease needs `create` as well as `update`', async () => {
+    const { ask, server } = await setup();
+    const lease = (name: string, rv?: string): unknown => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'a', ...(rv ? { resourceVersion: rv } : {}) }, spec: { holderIdentity: 'x' } });
+    const current = (server.store.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'a', name: 'mine' }) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    assert.equal((await ask('updater-token', 'PUT', '/apis/coordination.k8s.io/v1/namespaces/a/leases/mine', lease('mine', current))).code, 200);
+    const created = await ask('updater-token', 'PUT', '/apis/coordination.k8s.io/v1/namespaces/a/leases/new', lease('new'));
+    assert.deepEqual([created.code, created.body.message], [403, 'leases.coordination.k8s.io "new" is forbidden: User "carol" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "a"']);
   });
 
   test('wildcards, User subjects and system:masters; a refused write is in the history', async () => {
