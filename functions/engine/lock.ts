@@ -87,15 +87,27 @@ interface Holding {
 
 function heldLock(kube: Kube, cfg: LockConfig, name: string, holding: Holding): HeldLock {
   const { resourceVersion } = holding;
+  /** Deletes the Lease at `rv`; false when another version is there (409); a Lease already gone is done. */
+  const deleteAt = async (rv: string | undefined): Promise<boolean> => {
+    try {
+      await kube.perform({ ...leaseAction('delete', cfg, name, { preconditions: { resourceVersion: rv } }) });
+      return true;
+    } catch (err) {
+      if (isKubeError(err, 'not-found')) return true;
+      if (!isKubeError(err, 'conflict')) throw err;
+      return false;
+    }
+  };
   return {
     name,
     async release() {
       // Delete only our own version: if it was taken over meanwhile, the 409 leaves it alone.
-      try {
-        await kube.perform({ ...leaseAction('delete', cfg, name, { preconditions: { resourceVersion } }) });
-      } catch (err) {
-        if (!isKubeError(err, 'conflict', 'not-found')) throw err;
-      }
+      // A 409 may also be our own renewal whose answer was lost (it landed): then the Lease
+      // is still ours at a newer version, and is released at that one, so a successor does
+      // not wait for it to run out (review).
+      if (await deleteAt(resourceVersion)) return;
+      const now = Lease.safeParse(await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name }));
+      if (now.success && now.data.spec?.holderIdentity === cfg.holder) await deleteAt(now.data.metadata.resourceVersion);
     },
   };
 }

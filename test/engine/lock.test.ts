@@ -109,6 +109,28 @@ describe('Lease lock', () => {
     assert.deepEqual(del?.body, { preconditions: { resourceVersion: '42' } });
   });
 
+  test('release after a renewal whose answer was lost (409 at our version): the Lease, still ours at a newer version, is deleted at that one', async () => {
+    const kube = new ScriptedKube();
+    kube.answer({ metadata: { name: 'x', resourceVersion: '42' } });
+    const got = await acquire(kube, cfg, 'ejob', KEY);
+    assert.ok('held' in got);
+    kube.objects.set(`Lease/${cfg.namespace}/${leaseName('ejob', KEY)}`, { ...leaseHeldBy('me', '2026-01-01T00:00:00.000000Z'), metadata: { name: leaseName('ejob', KEY), namespace: cfg.namespace, resourceVersion: '43' } });
+    kube.answer(apiError(409, 'Conflict'));
+    await got.held.release();
+    assert.deepEqual(kube.performed.slice(-2).map((a) => [a.verb, a.body]), [['delete', { preconditions: { resourceVersion: '42' } }], ['delete', { preconditions: { resourceVersion: '43' } }]]);
+  });
+
+  test('release leaves a Lease someone else took over alone', async () => {
+    const kube = new ScriptedKube();
+    kube.answer({ metadata: { name: 'x', resourceVersion: '42' } });
+    const got = await acquire(kube, cfg, 'ejob', KEY);
+    assert.ok('held' in got);
+    kube.objects.set(`Lease/${cfg.namespace}/${leaseName('ejob', KEY)}`, leaseHeldBy('someone-else', '2026-01-01T00:00:00.000000Z'));
+    kube.answer(apiError(409, 'Conflict'));
+    await got.held.release();
+    assert.deepEqual(kube.performed.filter((a) => a.verb === 'delete').map((a) => a.body), [{ preconditions: { resourceVersion: '42' } }], 'one delete, at our version, refused');
+  });
+
   test('API failures other than races propagate (the queue retries)', async () => {
     const kube = new ScriptedKube().answer(apiError(500));
     await assert.rejects(acquire(kube, cfg, 'ejob', KEY), /HTTP 500/);
