@@ -5,6 +5,7 @@
 // cluster. Rules from k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac (rbac.go RuleAllows,
 // rbac/v1 evaluation_helpers.go), subjects from pkg/registry/rbac/validation (appliesTo),
 // the answer from k8s.io/apiserver endpoints/handlers/responsewriters (forbiddenMessage).
+import { splitApiPath } from './resources.ts';
 import { ApiError } from './status.ts';
 
 /** An authenticated user: what a token stands for. */
@@ -160,12 +161,10 @@ function ruleAllows(r: Rule, a: Attributes): boolean {
  * undefined for a path that names no resource (discovery, /version, /openapi).
  */
 export function requestAttributes(method: string, path: string, query: Record<string, string>): Attributes | undefined {
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  let apiGroup: string;
-  let rest: string[];
-  if (parts[0] === 'api' && parts.length >= 3) [apiGroup, rest] = ['', parts.slice(2)];
-  else if (parts[0] === 'apis' && parts.length >= 4) [apiGroup, rest] = [parts[1]!, parts.slice(3)];
-  else return undefined;
+  const split = splitApiPath(path);
+  if (!split) return undefined;
+  const apiGroup = split.group;
+  let rest = split.tail;
   let namespace = '';
   if (rest[0] === 'namespaces' && rest.length > 1) {
     namespace = rest[1]!;

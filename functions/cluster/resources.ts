@@ -116,3 +116,11 @@ export class ResourceRegistry {
     return rows;
   }
 }
+
+/** A resource path's group, version and what follows them (`/api/v1/…`, `/apis/GROUP/VERSION/…`); undefined for any other path. */
+export function splitApiPath(path: string): { group: string; version: string; tail: string[] } | undefined {
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'api' && parts.length >= 3) return { group: '', version: parts[1]!, tail: parts.slice(2) };
+  if (parts[0] === 'apis' && parts.length >= 4) return { group: parts[1]!, version: parts[2]!, tail: parts.slice(3) };
+  return undefined;
+}

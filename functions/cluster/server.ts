@@ -14,7 +14,7 @@ import { Faults, type FaultSpec, type FaultTarget } from './faults.ts';
 import { WriteHistory } from './history.ts';
 import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
-import { BUILTIN_RESOURCES, ResourceRegistry, type ResourceDef } from './resources.ts';
+import { BUILTIN_RESOURCES, ResourceRegistry, splitApiPath, type ResourceDef } from './resources.ts';
 import { Rest, serializedParts, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
 import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
 import { ObjectStore } from './store.ts';
@@ -204,18 +204,14 @@ interface Route {
 }
 
 function parseRoute(registry: ResourceRegistry, path: string): Route | undefined {
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  let group: string;
-  let rest: string[];
-  if (parts[0] === 'api' && parts.length >= 3) [group, rest] = ['', parts.slice(1)];
-  else if (parts[0] === 'apis' && parts.length >= 4) [group, rest] = [parts[1]!, parts.slice(2)];
-  else return undefined;
-  const [version, ...tail] = rest;
+  const split = splitApiPath(path);
+  if (!split) return undefined;
+  const { group, version, tail } = split;
   if (tail[0] === 'namespaces' && tail.length >= 3) {
-    const def = registry.byPath(group, version!, tail[2]!);
+    const def = registry.byPath(group, version, tail[2]!);
     if (def?.namespaced && tail.length <= 5) return { def, namespace: tail[1], name: tail[3], sub: tail[4] ?? '' };
   }
-  const def = registry.byPath(group, version!, tail[0] ?? '');
+  const def = registry.byPath(group, version, tail[0] ?? '');
   if (!def || tail.length > 3) return undefined;
   if (def.namespaced && tail.length > 1) return undefined;
   return { def, namespace: undefined, name: tail[1], sub: tail[2] ?? '' };

@@ -80,12 +80,14 @@ test('a write reset on a reused connection is not sent again by the client: a tr
 
 /**
  * An HTTP server that can forget every connection it has (a Lambda thawed after the server
- * closed them, unseen): bytes then sent on a forgotten one are answered with a reset. Answers
- * are held a little so that concurrent requests each take a connection of their own.
+ * closed them, unseen), and, given `idleMs`, forgets each one idle for longer (kube-apiserver's
+ * 90 s): bytes then sent on a forgotten one are answered with a reset. Answers are held a
+ * little so that concurrent requests each take a connection of their own.
  */
-async function forgettingServer(): Promise<{ url: string; forget: () => void; resets: () => number; connections: () => number; close: () => Promise<void> }> {
+async function forgettingServer(idleMs = Infinity): Promise<{ url: string; forget: () => void; resets: () => number; connections: () => number; close: () => Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const forgotten = new WeakSet<net.Socket>();
+  const lastUse = new WeakMap<net.Socket, number>();
   let resets = 0;
   let connections = 0;
   const server = http.createServer((_req, res) => {
@@ -95,8 +97,11 @@ async function forgettingServer(): Promise<{ url: string; forget: () => void; re
   server.on('connection', (socket: net.Socket) => {
     connections++;
     sockets.add(socket);
+    lastUse.set(socket, Date.now());
     socket.on('close', () => sockets.delete(socket));
     socket.prependListener('data', () => {
+      if (Date.now() - (lastUse.get(socket) ?? 0) > idleMs) forgotten.add(socket);
+      lastUse.set(socket, Date.now());
       if (!forgotten.has(socket)) return;
       resets++;
       socket.resetAndDestroy();
@@ -150,23 +155,9 @@ test('connections idle for longer than idleMs are closed before the next request
 });
 
 test('each connection\'s own idle time counts: those a burst left idle are closed though another was used all along', async () => {
-  // A server that forgets a connection idle for 300 ms ("kube-apiserver's 90 s", unseen by a frozen client).
-  const lastUse = new WeakMap<net.Socket, number>();
-  let resets = 0;
-  const server = http.createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(POD), 20));
-  server.keepAliveTimeout = 600_000;
-  server.on('connection', (s: net.Socket) => {
-    lastUse.set(s, Date.now());
-    s.prependListener('data', () => {
-      if (Date.now() - (lastUse.get(s) ?? 0) > 300) {
-        resets++;
-        return void s.resetAndDestroy();
-      }
-      lastUse.set(s, Date.now());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kube = createHttpsKube({ server: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}` }, { idleMs: 200 });
+  // The server forgets a connection idle for 300 ms ("kube-apiserver's 90 s", unseen by a frozen client).
+  const srv = await forgettingServer(300);
+  const kube = createHttpsKube({ server: srv.url }, { idleMs: 200 });
   try {
     await Promise.all(Array.from({ length: 4 }, () => kube.get(REF)));
     // One request at a time, each within idleMs of the last: one connection is reused (the agent hands out the last freed).
@@ -176,9 +167,8 @@ test('each connection\'s own idle time counts: those a burst left idle are close
     }
     const results = await Promise.allSettled(Array.from({ length: 4 }, () => kube.perform(PATCH)));
     assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), []);
-    assert.equal(resets, 0, 'no request was sent on a connection idle past idleMs');
+    assert.equal(srv.resets(), 0, 'no request was sent on a connection idle past idleMs');
   } finally {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await srv.close();
   }
 });
