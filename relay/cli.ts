@@ -8,6 +8,8 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
+import { useEnvProxy } from '../functions/kube/kubeconfig-endpoint.ts';
+import { agentProxyEnv, proxyFor } from '../functions/kube/proxy.ts';
 import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
 import { holdSeconds, leaderLock, RelayConfig } from './config.ts';
@@ -34,6 +36,12 @@ export async function main(argv: string[]): Promise<number> {
   const kc = new KubeConfig();
   kc.loadFromDefault();
   for (const file of defaultKubeconfigFiles()) useTokenFiles(kc, file);
+  try {
+    useEnvProxy(kc);
+  } catch (err) {
+    process.stderr.write(`ephemera relay: ${(err as Error).message}\n`);
+    return 2;
+  }
   // The sink's requeue needs the relay, which needs the sink: tie the knot through a box.
   const box: { relay?: Relay } = {};
   const sink = await makeSink(sinkArg ?? (config.EPHEMERA_SQS_QUEUE_URL ? 'sqs' : 'memory'), config, kc, (e, ms) => box.relay?.requeue(e, ms)).catch((err: unknown) => err as Error);
@@ -84,9 +92,7 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
   if (spec === 'sqs') {
     if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
     const timeoutMs = config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
-    // The SDK's default socket timeout is minutes: without these, a queue endpoint that
-    // never answers holds every send (and the relay's backlog) that long.
-    const requestHandler = { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true };
+    const requestHandler = sqsRequestHandler(config.EPHEMERA_SQS_ENDPOINT ?? config.EPHEMERA_SQS_QUEUE_URL, timeoutMs);
     const { SQSClient, sqsSink } = await import('./sinks/sqs.ts');
     const client = new SQSClient({ region: config.AWS_REGION, requestHandler, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
     return sqsSink(client, config.EPHEMERA_SQS_QUEUE_URL, { timeoutMs });
@@ -98,4 +104,16 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
     return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
   }
   throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`);
+}
+
+/**
+ * The SQS client's HTTP options. The SDK's default socket timeout is minutes: without these,
+ * a queue endpoint that never answers holds every send (and the relay's backlog) that long.
+ * HTTPS_PROXY / NO_PROXY as for the API server (the SDK reads neither), decided for the
+ * queue's host (`url`: the endpoint, else the queue URL, whose endpoint the SDK sends to).
+ */
+export function sqsRequestHandler(url: string, timeoutMs: number, env: Record<string, string | undefined> = process.env): Record<string, unknown> {
+  const target = new URL(url);
+  const agent = { keepAlive: true, proxyEnv: agentProxyEnv(proxyFor(target, undefined, env), target) };
+  return { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true, httpAgent: agent, httpsAgent: agent };
 }

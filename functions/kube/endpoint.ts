@@ -19,6 +19,11 @@ export interface KubeEndpoint {
    * is in-process: compressing a large LIST costs both ends CPU and saves no network).
    */
   disableCompression?: boolean;
+  /**
+   * kubeconfig's proxy-url: every request goes through this HTTP(S) proxy. Absent: the
+   * environment's HTTPS_PROXY / NO_PROXY, as client-go reads them (proxy.ts).
+   */
+  proxyUrl?: string;
   /** Extra headers on every request (kubeconfig's `as`: Impersonate-User). */
   headers?: Record<string, string>;
 }

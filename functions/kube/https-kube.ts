@@ -12,6 +12,7 @@ import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
 import type { Kube, ListOptions, ObjectList } from './kube.ts';
 import { ListReuse } from './list-reuse.ts';
+import { agentProxyEnv, proxyFor } from './proxy.ts';
 import { ServerClock } from './server-clock.ts';
 import { actionOperation, pathFor } from './resources.ts';
 import { networkError, readNotFound, statusError } from './status-error.ts';
@@ -156,14 +157,18 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
   const base = new URL(endpoint.server);
   const prefix = base.pathname.replace(/\/+$/, '');
   const tls = base.protocol === 'https:';
+  // The kubeconfig's proxy-url, else HTTPS_PROXY / NO_PROXY as client-go reads them (proxy.ts);
+  // an empty proxyEnv goes direct even under NODE_USE_ENV_PROXY.
+  const proxyEnv = agentProxyEnv(proxyFor(base, endpoint.proxyUrl), base);
   const tlsAgent = (cert: ClientCertificate | undefined): Agent => tracked(new https.Agent({
     keepAlive: true,
+    proxyEnv,
     rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
     ...(endpoint.ca ? { ca: endpoint.ca } : {}),
     ...(cert ? { cert: cert.cert, key: cert.key } : endpoint.cert ? { cert: endpoint.cert, ...(endpoint.key ? { key: endpoint.key } : {}) } : {}),
     ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
   }));
-  const endpointAgent = tls ? tlsAgent(undefined) : tracked(new http.Agent({ keepAlive: true }));
+  const endpointAgent = tls ? tlsAgent(undefined) : tracked(new http.Agent({ keepAlive: true, proxyEnv }));
   // The agent of the credential's own certificate, made again when the certificate changes.
   let certified: { cert: ClientCertificate; agent: Agent } | undefined;
   const agentFor = (cert: ClientCertificate | undefined): Agent => {

@@ -7,6 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClientCertificate, KubeAuth } from './auth.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import type { KubeConnection } from './kubeconfig-file.ts';
+import { proxyFor } from './proxy.ts';
 
 /** The current context's endpoint (TLS material read once) and its per-request credentials. */
 export function kubeConfigConnection(kc: KubeConfig): KubeConnection {
@@ -23,6 +24,7 @@ export function kubeConfigConnection(kc: KubeConfig): KubeConnection {
   if (key) endpoint.key = key;
   if (cluster.skipTLSVerify) endpoint.insecureSkipTlsVerify = true;
   if (cluster.tlsServerName) endpoint.tlsServerName = cluster.tlsServerName;
+  if (cluster.proxyUrl) endpoint.proxyUrl = cluster.proxyUrl;
   // client-node's Cluster has no disable-compression (its file loader drops the field); a
   // cluster given in code may carry it (the embedded cluster's does).
   if ((cluster as { disableCompression?: unknown }).disableCompression === true) endpoint.disableCompression = true;
@@ -62,4 +64,18 @@ function kubeConfigAuth(kc: KubeConfig): KubeAuth {
 export function forgetExecCredential(kc: KubeConfig, userName = kc.getCurrentUser()?.name ?? ''): void {
   const authenticators = (kc as unknown as { authenticators?: { tokenCache?: Record<string, unknown> }[] }).authenticators ?? [];
   for (const a of authenticators) if (a.tokenCache && userName in a.tokenCache) a.tokenCache[userName] = null;
+}
+
+/**
+ * The environment's HTTPS_PROXY / NO_PROXY (proxy.ts, client-go's rules) as the proxy-url of
+ * each cluster that has none, so client-node's own requests (the relay's LIST and WATCH)
+ * take the way ephemera's client takes, as a client-go program's would. Throws on a proxy
+ * ephemera's client cannot use.
+ */
+export function useEnvProxy(kc: KubeConfig, env: Record<string, string | undefined> = process.env): void {
+  for (const cluster of kc.getClusters()) {
+    const server = URL.parse(cluster.server);
+    const proxy = server && !cluster.proxyUrl ? proxyFor(server, undefined, env) : undefined;
+    if (proxy) Object.assign(cluster, { proxyUrl: proxy.url.href });
+  }
 }

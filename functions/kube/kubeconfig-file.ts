@@ -28,6 +28,7 @@ export const KubeconfigFile = z.object({
     'insecure-skip-tls-verify': z.boolean().optional(),
     'tls-server-name': z.string().optional(),
     'disable-compression': z.boolean().optional(),
+    'proxy-url': z.string().optional(),
   }) })),
   users: z.array(z.object({ name: z.string(), user: z.object({
     token: z.string().optional(),
@@ -106,6 +107,7 @@ function tlsOf(cluster: Cluster, user: User, path: (p: string) => string): KubeE
   if (cluster['insecure-skip-tls-verify']) endpoint.insecureSkipTlsVerify = true;
   if (cluster['tls-server-name']) endpoint.tlsServerName = cluster['tls-server-name'];
   if (cluster['disable-compression']) endpoint.disableCompression = true;
+  if (cluster['proxy-url']) endpoint.proxyUrl = cluster['proxy-url'];
   return endpoint;
 }
 

@@ -66,6 +66,9 @@ describe('kubeconfig source (no client-node)', () => {
     assert.equal(inline.endpoint.disableCompression, undefined, 'gzip is asked for unless the kubeconfig says otherwise');
     const plain = await loadKubeconfigConnection({ KUBECONFIG: write('plain.yaml', kubeconfig('token: abc', 'server: https://k8s.example\n    disable-compression: true')) });
     assert.equal(plain.endpoint.disableCompression, true, "kubeconfig's disable-compression");
+    assert.equal(plain.endpoint.proxyUrl, undefined);
+    const proxied = await loadKubeconfigConnection({ KUBECONFIG: write('proxied.yaml', kubeconfig('token: abc', 'server: https://k8s.example\n    proxy-url: http://proxy.corp:3128')) });
+    assert.equal(proxied.endpoint.proxyUrl, 'http://proxy.corp:3128', "kubeconfig's proxy-url");
   });
 
   test('what it cannot use is refused naming the file and the fix; the connect error names the cluster', async () => {
@@ -102,9 +105,9 @@ describe('client-node KubeConfig → lean connection (the CLI)', () => {
   test('TLS material, impersonation and the Authorization header client-node would send', async () => {
     const kc = new KubeConfig();
     const caData = Buffer.from('CA').toString('base64');
-    kc.loadFromClusterAndUser({ name: 'k', server: 'https://k8s.example', caData, skipTLSVerify: false, tlsServerName: 'api' }, { name: 'u', token: 'tok', impersonateUser: 'alice' });
+    kc.loadFromClusterAndUser({ name: 'k', server: 'https://k8s.example', caData, skipTLSVerify: false, tlsServerName: 'api', proxyUrl: 'http://proxy.corp:3128' }, { name: 'u', token: 'tok', impersonateUser: 'alice' });
     const { endpoint, auth } = kubeConfigConnection(kc);
-    assert.deepEqual([endpoint.server, endpoint.ca?.toString(), endpoint.tlsServerName, endpoint.headers], ['https://k8s.example', 'CA', 'api', { 'Impersonate-User': 'alice' }]);
+    assert.deepEqual([endpoint.server, endpoint.ca?.toString(), endpoint.tlsServerName, endpoint.headers, endpoint.proxyUrl], ['https://k8s.example', 'CA', 'api', { 'Impersonate-User': 'alice' }, 'http://proxy.corp:3128']);
     assert.equal(await auth?.header(), 'Bearer tok');
     const basic = new KubeConfig();
     basic.loadFromClusterAndUser({ name: 'k', server: 'https://k8s.example', skipTLSVerify: true }, { name: 'u', username: 'a', password: 'b' });

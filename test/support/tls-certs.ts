@@ -1,4 +1,5 @@
 // Certificates made by openssl for tests of TLS: a CA, a server certificate for 127.0.0.1
+// (and apiserver.test, a name only a test proxy reaches)
 // and a client certificate (CN=ephemera), all signed by the CA, in a directory of their own.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,7 @@ export function makeCerts(): TestCerts {
   const dir = mkdtempSync(join(tmpdir(), 'ephemera-tls-'));
   const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=test-ca');
-  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:apiserver.test\n');
   for (const [name, cn] of [['server', 'kube-apiserver'], ['client', 'ephemera']] as const) {
     ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
     ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', ...(name === 'server' ? ['-extfile', 'san.ext'] : []));

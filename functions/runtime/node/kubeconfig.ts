@@ -7,6 +7,7 @@ import { KubeConfig, VersionApi, type ObservableMiddleware } from '@kubernetes/c
 // The observable stub's `of` is not re-exported at the root; middleware must return it.
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import { isKubeError } from '../../kube/errors.ts';
+import { useEnvProxy } from '../../kube/kubeconfig-endpoint.ts';
 import { useTokenFiles } from '../../kube/token-files.ts';
 import { CliError, rootCause } from './cli-error.ts';
 
@@ -30,6 +31,7 @@ export function loadCluster(from: ClusterSource): Cluster {
       throw new CliError('--in-cluster: KUBERNETES_SERVICE_HOST is not set, so this is not running in a pod; use --kubeconfig FILE outside a cluster', 2);
     }
     kc.loadFromCluster();
+    envProxy(kc);
     return { kc, server: kc.getCurrentCluster()?.server ?? '', context: kc.getCurrentContext(), source: 'in-cluster service account' };
   }
   const file = from.kubeconfig;
@@ -40,7 +42,18 @@ export function loadCluster(from: ClusterSource): Cluster {
   } catch (err) {
     throw new CliError(`kubeconfig ${file} cannot be read: ${rootCause(err).replace(/\s+/g, ' ').slice(0, 160)}; fix the file or pass another with --kubeconfig`, 2, { cause: err });
   }
-  return { kc, ...checkContext(kc, file), source: `kubeconfig ${file}` };
+  const checked = checkContext(kc, file);
+  envProxy(kc);
+  return { kc, ...checked, source: `kubeconfig ${file}` };
+}
+
+/** HTTPS_PROXY / NO_PROXY on the clusters without a proxy-url (kubeconfig-endpoint.ts), or a usage error. */
+function envProxy(kc: KubeConfig): void {
+  try {
+    useEnvProxy(kc);
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}; unset it, or add the API server to NO_PROXY`, 2, { cause: err });
+  }
 }
 
 function checkContext(kc: KubeConfig, file: string): { server: string; context: string } {
