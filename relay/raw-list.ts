@@ -10,6 +10,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { forgetExecCredential } from '../functions/kube/kubeconfig-endpoint.ts';
+import { MAX_RETRY_AFTER_SECONDS, retryAfterSeconds } from '../functions/kube/status-error.ts';
 
 /** One page of a LIST: raw items, the snapshot's resourceVersion and the continue token. */
 export interface ListPage {
@@ -32,15 +33,12 @@ export class ListError extends Error {
 }
 
 /** The longest wait a Retry-After is taken for (a proxy's day-long one must not stop the relay). */
-export const MAX_RETRY_AFTER_MS = 60_000;
+export const MAX_RETRY_AFTER_MS = MAX_RETRY_AFTER_SECONDS * 1000;
 
-/**
- * A Retry-After of whole seconds (what kube-apiserver sends: API Priority and Fairness'
- * 429, the watch cache's 429 while it initialises, 503, 504), in ms; undefined if none.
- */
+/** A Retry-After of whole seconds (status-error.ts), in ms; undefined if none. */
 export function retryAfterMs(seconds: unknown): number | undefined {
-  const n = typeof seconds === 'number' ? seconds : typeof seconds === 'string' && /^\s*\d+\s*$/.test(seconds) ? Number(seconds) : NaN;
-  return Number.isFinite(n) && n >= 0 ? Math.min(n * 1000, MAX_RETRY_AFTER_MS) : undefined;
+  const s = retryAfterSeconds(seconds);
+  return s === undefined ? undefined : s * 1000;
 }
 
 const retryAfterOf = (res: IncomingMessage): { retryAfterMs: number | undefined } => ({ retryAfterMs: retryAfterMs(res.headers['retry-after']) });

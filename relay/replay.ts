@@ -13,9 +13,16 @@ import type { JobView } from './trim.ts';
 /** How much a replay sends. */
 export type ReplayScope = 'due' | 'all';
 
-/** Whether a job can need work now: unfinished (or being deleted), or past its TTL. */
+/**
+ * How far ahead a finished job's TTL brings it back: SQS's longest delay, so the reconcile
+ * of a resync sends the message due at the TTL (the functions send none longer: a job's
+ * long waits are the resync's, functions/runtime/lambda/sqs-consumer.ts).
+ */
+export const TTL_LOOKAHEAD_MS = 900_000;
+
+/** Whether a job can need work now: unfinished (or being deleted), or its TTL within TTL_LOOKAHEAD_MS. */
 export function jobNeedsWork(job: JobView, now: Date): boolean {
-  return !job.finished || (job.expiresAt !== undefined && job.expiresAt <= now.getTime());
+  return !job.finished || (job.expiresAt !== undefined && job.expiresAt <= now.getTime() + TTL_LOOKAHEAD_MS);
 }
 
 /** What a replay reads: the cached objects per reflector and the jobs of a namespace. */

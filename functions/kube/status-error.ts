@@ -12,18 +12,30 @@ interface StatusBody {
   causes?: Cause[];
 }
 
+/** The longest Retry-After taken, in seconds (a proxy's day-long one must not park a key for a day). */
+export const MAX_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * A Retry-After of whole seconds (what kube-apiserver sends: API Priority and Fairness' 429,
+ * the watch cache's 429 while it initialises, 503, 504, a watch ERROR's retryAfterSeconds),
+ * at most MAX_RETRY_AFTER_SECONDS; undefined if none (an HTTP date, "1e9", "-1").
+ */
+export function retryAfterSeconds(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  return Number.isFinite(n) && n >= 0 ? Math.min(n, MAX_RETRY_AFTER_SECONDS) : undefined;
+}
+
 /** The KubeError for an HTTP error answer: code, its body (text or parsed) and its Retry-After header. */
 export function statusError(code: number, body: unknown, retryAfterHeader: string | undefined, cause: unknown): KubeError {
   const status = parseStatus(body);
-  // Retry-After may also be an HTTP date; only the seconds form is used by the API server.
-  const retryAfter = Number(retryAfterHeader);
+  const retryAfter = retryAfterSeconds(retryAfterHeader);
   return new KubeError({
     status: code,
     reason: status.reason,
     message: status.message ?? `HTTP ${code}`,
     causes: status.causes,
     objectName: status.name,
-    retryAfterSeconds: retryAfterHeader !== undefined && Number.isFinite(retryAfter) ? retryAfter : undefined,
+    retryAfterSeconds: retryAfter,
     cause,
   });
 }

@@ -65,10 +65,10 @@ export class FunctionsStack extends Stack {
       role,
       logGroup,
       description: 'ephemera EphemeralJob and SidecarTerminator reconcilers (SQS)',
-      // Every requeue (a deadline, a TTL, Retry-After, a sidecar that will not stop) is a
-      // message this function sends to the queue that invokes it, carrying the same trace:
-      // with Lambda's default (Terminate) the 17th link of such a chain is stopped and its
-      // message dead-lettered — a day's TTL is 96 hops of 900 s. The loop is the design.
+      // Every requeue (a deadline or TTL within 900 s, Retry-After, a sidecar that will not
+      // stop, a job waiting on its pods) is a message this function sends to the queue that
+      // invokes it, carrying the same trace: with Lambda's default (Terminate) the 17th link
+      // of such a chain is stopped and its message dead-lettered. The loop is the design.
       recursiveLoop: RecursiveLoop.ALLOW,
       // Its size is checked against Lambda's 4 KB when the settings are read (settings.ts).
       environment: reconcilerEnvironment(s, { queueUrl: this.queue.queueUrl, deadLetterUrl: this.deadLetterQueue.queueUrl }),

@@ -230,7 +230,7 @@ describe('bad input', () => {
 });
 
 describe('periodic resync replays the cache', () => {
-  test('only unfinished or expired jobs and due pods, and no LIST', async () => {
+  test('only unfinished jobs, jobs whose TTL has come or comes within 900 s (the reconcile then sends the exact SQS delay), due pods, and no LIST', async () => {
     const done = (name: string, completionTime: string, ttl: number) => ({ ...job(name, { app: 'none' }), spec: { selector: { matchLabels: { app: 'none' } }, template: { ephemeralContainers: [{ name: 'ec', image: 'busybox' }] }, ttlSecondsAfterFinished: ttl }, status: { phase: 'Succeeded', completionTime } });
     const sidecar = [{ name: 'main', image: 'app' }, { name: 'proxy', image: 'envoy', env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }] }];
     const sidecarPod = (name: string, mainState: Record<string, unknown>) => ({
@@ -242,6 +242,8 @@ describe('periodic resync replays the cache', () => {
       job('open', { app: 'web' }),
       done('finished-recently', new Date(now - 10_000).toISOString(), 3600),
       done('finished-long-ago', new Date(now - 7200_000).toISOString(), 3600),
+      done('expires-in-10-min', new Date(now - 3000_000).toISOString(), 3600),
+      done('expires-in-20-min', new Date(now - 2400_000).toISOString(), 3600),
       ...Array.from({ length: 10 }, (_, i) => pod(`web-${i}`, { app: 'web' })),
       sidecarPod('due', { terminated: { exitCode: 0 } }),
       sidecarPod('not-due', { running: {} }),
@@ -252,7 +254,7 @@ describe('periodic resync replays the cache', () => {
       const lists = w.server.requests.filter((r) => r.verb === 'list').length;
       w.relay.resync('test');
       await w.relay.flush();
-      assert.deepEqual(w.sink.subjects().sort(), ['RESYNC EphemeralJob/default/finished-long-ago', 'RESYNC EphemeralJob/default/open', 'RESYNC Pod/default/due']);
+      assert.deepEqual(w.sink.subjects().sort(), ['RESYNC EphemeralJob/default/expires-in-10-min', 'RESYNC EphemeralJob/default/finished-long-ago', 'RESYNC EphemeralJob/default/open', 'RESYNC Pod/default/due']);
       assert.equal(w.server.requests.filter((r) => r.verb === 'list').length, lists, 'the resync listed nothing');
     } finally {
       await w.close();

@@ -7,7 +7,7 @@ import { failedKey, handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
 import { KubeError, refusedForGood } from '../../kube/errors.ts';
-import { NOT_BEFORE_ATTRIBUTE } from './sqs-queue.ts';
+import { MAX_SQS_DELAY_SECONDS } from './sqs-queue.ts';
 
 /** Refused at the first batch: FIFO queues have no per-message delay, so requeues would loop. */
 export class FifoQueueError extends Error {
@@ -23,7 +23,7 @@ export interface SqsConsumerDeps {
   engineFor?(cluster: string | undefined): Promise<EngineDeps>;
   /** A single-cluster deployment may pass its engine deps directly. */
   engine?: EngineDeps;
-  /** Put the envelope back on the queue to be looked at after `delaySeconds` (chained past 900 s). */
+  /** Put the envelope back on the queue to be looked at after `delaySeconds` (at most 900). */
   requeue(envelope: Envelope, delaySeconds: number): Promise<void>;
   /** Park a message that can never be handled, with the reason; without it, SQS's redrive does. */
   deadLetter?(body: string, reason: string): Promise<void>;
@@ -78,7 +78,7 @@ export function createSqsConsumer(deps: SqsConsumerDeps): (event: SQSEvent, cont
   };
 }
 
-/** Parse a record; bad input is dead-lettered, a chained delay not yet due goes back. */
+/** Parse a record; bad input is dead-lettered. */
 async function admit(record: SQSRecord, b: Batch): Promise<Job | Outcome> {
   let envelope: Envelope;
   try {
@@ -86,11 +86,6 @@ async function admit(record: SQSRecord, b: Batch): Promise<Job | Outcome> {
   } catch (err) {
     const reason = err instanceof InvalidEnvelopeError ? err.message : `message body is not JSON: ${(err as Error).message}`;
     return deadLetter(record, reason, b);
-  }
-  const notBefore = Number(record.messageAttributes?.[NOT_BEFORE_ATTRIBUTE]?.stringValue);
-  if (Number.isFinite(notBefore) && notBefore > Date.now() + 1000) {
-    // A wait longer than SQS's 900 s limit, still under way: send it on for the rest.
-    return settle(() => b.deps.requeue(envelope, Math.ceil((notBefore - Date.now()) / 1000)), b, record);
   }
   return { record, envelope };
 }
@@ -131,6 +126,15 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
       if ((await deadLetter(record, why, b, 'refused for good')) === 'fail') return 'fail';
     }
     if (result.requeueAfterSeconds === null) return 'ack';
+    if (result.requeueAfterSeconds > MAX_SQS_DELAY_SECONDS) {
+      // Longer than SQS can delay a message (a deadline or a TTL hours away): no message. The
+      // relay's resync brings back every job that can need work (unfinished, or its TTL within
+      // 900 s), and a reconcile within 900 s of the time sends the exact delay. Chained 900 s
+      // hops did it before, one chain per reconcile, none merged: a long deadline's resyncs
+      // and pod events piled up thousands of messages, outliving the job (review).
+      log.debug({ requeueAfterSeconds: result.requeueAfterSeconds }, 'next look is past the longest SQS delay: left to the relay\'s resync');
+      return 'ack';
+    }
     const reported = [...new Set([...seen, ...result.failed.map(failedKey)])];
     const again = reported.length > 0 ? { ...envelope, data: { ...envelope.data, reported } } : envelope;
     return settle(() => b.deps.requeue(again, result.requeueAfterSeconds!), b, record);

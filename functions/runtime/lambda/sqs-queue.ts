@@ -23,13 +23,10 @@ export function lazySqsClient(region: string): SqsSender {
 
 /** SQS's per-message delay limit (standard queues). */
 export const MAX_SQS_DELAY_SECONDS = 900;
-/** Message attribute: epoch milliseconds before which the message is not due (a chained delay). */
-export const NOT_BEFORE_ATTRIBUTE = 'ephemera-not-before';
 
 /**
- * Requeue through a standard SQS queue with a per-message delay. A wait past 900 s is
- * chained: the message carries when it is due, and the consumer sends it on until then
- * (a TTL of a day costs 96 messages, not a hot loop). FIFO queues are refused at start.
+ * Requeue through a standard SQS queue with a per-message delay of at most 900 s (the
+ * consumer sends no longer wait: sqs-consumer.ts). FIFO queues are refused at start.
  */
 export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => number = Date.now): (envelope: Envelope, delaySeconds: number) => Promise<void> {
   return async (envelope, delaySeconds) => {
@@ -40,7 +37,6 @@ export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => num
       QueueUrl: queueUrl,
       MessageBody: body,
       DelaySeconds: Math.min(MAX_SQS_DELAY_SECONDS, wait),
-      ...(wait > MAX_SQS_DELAY_SECONDS ? { MessageAttributes: { [NOT_BEFORE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(now + wait * 1000) } } } : {}),
     }));
   };
 }
