@@ -58,13 +58,24 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * A variable's value as an error may show it: a short setting as it is; a long value, or one
+ * whose name says it may hold a credential (EPHEMERA_CLUSTERS can carry a token), only its
+ * length — configuration errors reach CloudWatch and the relay's log (security review).
+ */
+function shown(name: string, value: string | undefined): string {
+  if (value === undefined) return 'undefined';
+  if (value.length > 64 || /CLUSTERS|TOKEN|SECRET|PASSWORD|KEY|CREDENTIAL/.test(name)) return `${value.length} characters, not shown`;
+  return JSON.stringify(value);
+}
+
 /** Parse a schema from an environment; errors read "EPHEMERA_LEASE_SECONDS: expected …, got "abc"". */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   const r = schema.safeParse(env);
   if (r.success) return r.data;
   const lines = r.error.issues.map((i) => {
     const name = String(i.path[0] ?? '?');
-    return `${name}: ${i.message} (got ${JSON.stringify(env[name])})`;
+    return `${name}: ${i.message} (got ${shown(name, env[name])})`;
   });
   throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
 }

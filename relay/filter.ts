@@ -1,5 +1,6 @@
 // Which pod events can matter to a function. Shares the sidecar predicate and the label
 // selector code with the functions, without their heavy dependencies (no Kubernetes client).
+import { MAX_ENVELOPE_JOBS } from '../functions/api/envelope.ts';
 import { EJOB_ID_ENV } from '../functions/api/names.ts';
 import { LabelSelector } from '../functions/api/meta.ts';
 import type { Pod } from '../functions/api/pod.ts';
@@ -51,14 +52,15 @@ export function filterPod(pod: Pod, jobsInNamespace: Iterable<JobView>, deleted 
  * ones whose uid one of its ephemeral containers carries. The same rule as the EphemeralJob
  * router's, which takes this list (envelope `data.jobs`) instead of listing the jobs.
  */
-export function concernedJobs(pod: Pod, jobsInNamespace: Iterable<JobView>): string[] {
+export function concernedJobs(pod: Pod, jobsInNamespace: Iterable<JobView>): string[] | undefined {
   const names: string[] = [];
   for (const job of jobsInNamespace) {
     if (job.finished) continue;
     const selector = parsedSelector(job);
     if (!selector.success || selectorMatches(selector.data, pod.metadata.labels) || (job.uid !== undefined && carriesJobId(pod, job.uid))) names.push(job.name);
   }
-  return names;
+  // More than an envelope may name: none, and the router lists the namespace's jobs.
+  return names.length > MAX_ENVELOPE_JOBS ? undefined : names;
 }
 
 /** One of the pod's ephemeral containers carries this job uid (KRUISE_EJOB_ID). */

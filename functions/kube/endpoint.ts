@@ -1,4 +1,15 @@
 /**
+ * client-go refuses a cluster that both skips verification and names a CA ("specifying a
+ * root certificates file with the insecure flag is not allowed"): the CA would be ignored
+ * and the credentials sent to any server (security review). `where` names the cluster.
+ */
+export function refuseInsecureWithCa(endpoint: KubeEndpoint, where: string): void {
+  if (endpoint.insecureSkipTlsVerify && endpoint.ca) {
+    throw new Error(`${where}: insecure-skip-tls-verify and a certificate authority together are refused, as kubectl refuses them (the CA would be ignored and the credentials sent to any server): drop one`);
+  }
+}
+
+/**
  * How to reach one API server: its URL and TLS material, already resolved (PEM contents,
  * not file names or base64). Credentials that expire come separately as a KubeAuth.
  */

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClientCertificate, KubeAuth } from './auth.ts';
-import type { KubeEndpoint } from './endpoint.ts';
+import { refuseInsecureWithCa, type KubeEndpoint } from './endpoint.ts';
 import type { KubeConnection } from './kubeconfig-file.ts';
 import { proxyFor } from './proxy.ts';
 
@@ -23,6 +23,7 @@ export function kubeConfigConnection(kc: KubeConfig): KubeConnection {
   if (cert) endpoint.cert = cert;
   if (key) endpoint.key = key;
   if (cluster.skipTLSVerify) endpoint.insecureSkipTlsVerify = true;
+  refuseInsecureWithCa(endpoint, `kubeconfig cluster "${cluster.name}"`);
   if (cluster.tlsServerName) endpoint.tlsServerName = cluster.tlsServerName;
   if (cluster.proxyUrl) endpoint.proxyUrl = cluster.proxyUrl;
   // client-node's Cluster has no disable-compression (its file loader drops the field); a

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { formatZodIssues } from '../api/field-path.ts';
 import { bearerAuth, type KubeAuth } from './auth.ts';
 import { cjsExports } from './cjs-import.ts';
-import type { KubeEndpoint } from './endpoint.ts';
+import { refuseInsecureWithCa, type KubeEndpoint } from './endpoint.ts';
 
 /** An endpoint and, when the kubeconfig names one, where its bearer token comes from. */
 export interface KubeConnection {
@@ -68,7 +68,9 @@ async function fromFile(file: string): Promise<KubeConnection> {
   try {
     doc = parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`kubeconfig ${file} cannot be read: ${(err as Error).message}`, { cause: err });
+    // The parser's first line says what and where (line, column); the lines after it quote
+    // the file, token and all, and this message is logged (security review).
+    throw new Error(`kubeconfig ${file} cannot be read: ${(err as Error).message.split('\n')[0]?.trim()}`, { cause: err });
   }
   const r = KubeconfigFile.safeParse(doc);
   if (!r.success) throw new Error(`kubeconfig ${file} is malformed: ${formatZodIssues(r.error.issues, '')}`);
@@ -87,6 +89,7 @@ function connectionFor(kc: KubeconfigFile, file: string): KubeConnection {
   }
   const path = (p: string): string => (isAbsolute(p) ? p : join(dirname(file), p));
   const endpoint = tlsOf(cluster, user, path);
+  refuseInsecureWithCa(endpoint, `kubeconfig ${file}: cluster "${context.cluster}"`);
   const auth = user.token ? bearerAuth(user.token) : user.tokenFile ? tokenFileAuth(path(user.tokenFile)) : undefined;
   return auth ? { endpoint, auth } : { endpoint };
 }

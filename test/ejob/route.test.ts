@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { before, after, describe, test } from 'node:test';
 import { EJOB, EJOB_CLEANUP_FINALIZER, EJOB_ID_ENV } from '../../functions/api/names.ts';
-import type { Envelope } from '../../functions/api/envelope.ts';
+import { Envelope, MAX_ENVELOPE_JOBS } from '../../functions/api/envelope.ts';
 import { Pod } from '../../functions/api/pod.ts';
 import type { ApiServer } from '../../functions/cluster/index.ts';
 import { ejobController } from '../../functions/ejob/controller.ts';
@@ -49,7 +49,9 @@ describe('routing a pod event to EphemeralJobs', () => {
   /** The relay's stamp for a pod: its own rule over its own views of the jobs. */
   function stamp(name: string): string[] {
     const views = (server.store.list({ ...JOB, namespace: 'default' }) as unknown as Record<string, unknown>[]).map((j) => trimJob(j) as JobView);
-    return concernedJobs(trimPod(Pod.parse(server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }))), views);
+    const names = concernedJobs(trimPod(Pod.parse(server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }))), views);
+    assert.ok(names, 'a handful of jobs are named');
+    return names;
   }
 
   for (const name of ['front', 'plain', 'cache', 'injected']) {
@@ -77,4 +79,15 @@ describe('routing a pod event to EphemeralJobs', () => {
     const r = await route({ ...e, data: { ...e.data, jobs: ['gone-since'] } });
     assert.deepEqual(r, { keys: ['EphemeralJob/default/gone-since'], requests: 0 });
   });
+});
+
+test('an envelope names at most MAX_ENVELOPE_JOBS jobs: the relay names none beyond it (the router then lists), and a message naming more is refused (security review)', () => {
+  const pod = trimPod(Pod.parse({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }));
+  const views = (n: number): JobView[] => Array.from({ length: n }, (_, i) => ({ namespace: 'default', name: `j${i}`, uid: `u${i}`, selector: { matchLabels: { app: 'web' } }, finished: false }));
+  assert.equal(concernedJobs(pod, views(MAX_ENVELOPE_JOBS))?.length, MAX_ENVELOPE_JOBS);
+  assert.equal(concernedJobs(pod, views(MAX_ENVELOPE_JOBS + 1)), undefined);
+  const e = envelopeFor('Pod', 'default', 'p');
+  assert.ok(Envelope.safeParse({ ...e, data: { ...e.data, jobs: views(MAX_ENVELOPE_JOBS).map((j) => j.name) } }).success);
+  const forged = Envelope.safeParse({ ...e, data: { ...e.data, jobs: views(MAX_ENVELOPE_JOBS + 1).map((j) => j.name) } });
+  assert.ok(!forged.success && /at most 1000 job names/.test(forged.error.message));
 });

@@ -76,6 +76,11 @@ describe('kubeconfig source (no client-node)', () => {
     await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: exec }), new RegExp(`kubeconfig ${exec}: user "u" authenticates with an exec plugin.*eks or secret cluster source`));
     const badCtx = write('ctx.yaml', kubeconfig('token: abc').replace('current-context: c', 'current-context: nope'));
     await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: badCtx }), /current-context "nope" is not among its contexts/);
+    // A token pasted with a colon in it breaks the YAML: the error names where, never quotes the line (security review).
+    const pasted = write('pasted.yaml', kubeconfig('token: eyJhbGciOi.SECRETPAYLOAD.sig: pasted'));
+    await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: pasted }), (e: Error) => new RegExp(`^kubeconfig ${pasted} cannot be read: .*line \\d+`).test(e.message) && !e.message.includes('SECRETPAYLOAD'));
+    const both = write('both.yaml', kubeconfig('token: abc', `server: https://k8s.example\n    certificate-authority-data: ${Buffer.from('CA').toString('base64')}\n    insecure-skip-tls-verify: true`));
+    await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: both }), new RegExp(`kubeconfig ${both}: cluster "k": insecure-skip-tls-verify and a certificate authority together are refused`));
     const bad = write('bad.yaml', 'clusters: 3');
     await assert.rejects(loadKubeconfigConnection({ KUBECONFIG: bad }), /is malformed: .*current-context/);
     await assert.rejects(loadKubeconfigConnection({}), /neither KUBECONFIG nor KUBERNETES_SERVICE_HOST is set/);
@@ -112,6 +117,9 @@ describe('client-node KubeConfig → lean connection (the CLI)', () => {
     const basic = new KubeConfig();
     basic.loadFromClusterAndUser({ name: 'k', server: 'https://k8s.example', skipTLSVerify: true }, { name: 'u', username: 'a', password: 'b' });
     assert.equal(await kubeConfigConnection(basic).auth?.header(), `Basic ${Buffer.from('a:b').toString('base64')}`);
+    const both = new KubeConfig();
+    both.loadFromClusterAndUser({ name: 'k', server: 'https://k8s.example', caData, skipTLSVerify: true }, { name: 'u', token: 'tok' });
+    assert.throws(() => kubeConfigConnection(both), /kubeconfig cluster "k": insecure-skip-tls-verify and a certificate authority together are refused/);
     const none = new KubeConfig();
     none.loadFromClusterAndUser({ name: 'k', server: 'https://k8s.example', skipTLSVerify: true }, { name: 'u' });
     assert.deepEqual(kubeConfigConnection(none), { endpoint: { server: 'https://k8s.example', insecureSkipTlsVerify: true } });

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../functions/config.ts';
+import { LambdaConfig } from '../../functions/runtime/lambda/lambda.ts';
 import { holdSeconds, leaderLock, RelayConfig } from '../../relay/config.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { startOpsServer } from '../../relay/server.ts';
@@ -84,4 +85,20 @@ describe('ephemera relay --help', () => {
     assert.equal(r.code, 0);
     for (const name of [...Object.keys(RelayConfig.shape), ...Object.keys(FunctionsConfig.shape)]) assert.ok(r.stdout.includes(name), `${name} is missing from the help`);
   });
+});
+
+test('a configuration error shows a short setting as it is, never a long value or one that may hold a credential (security review)', () => {
+  const err = (schema: typeof RelayConfig | typeof LambdaConfig, env: Record<string, string>): string => {
+    try {
+      parseEnv(schema, env);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return '';
+  };
+  assert.match(err(RelayConfig, { EPHEMERA_RELAY_BUFFER_MAX: 'lots' }), /EPHEMERA_RELAY_BUFFER_MAX: .*\(got "lots"\)/);
+  const long = `${'s'.repeat(80)} is no URL`;
+  assert.match(err(RelayConfig, { EPHEMERA_SQS_QUEUE_URL: long }), /EPHEMERA_SQS_QUEUE_URL: .*\(got 90 characters, not shown\)$/);
+  const clusters = err(LambdaConfig, { EPHEMERA_QUEUE_URL: 'https://q', EPHEMERA_CLUSTERS: '{"a":{"tok":"x"' });
+  assert.match(clusters, /EPHEMERA_CLUSTERS: .*\(got 15 characters, not shown\)$/);
 });
