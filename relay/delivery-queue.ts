@@ -60,7 +60,7 @@ export interface DeliveryQueueOptions {
   logger: Logger;
   hooks: DeliveryHooks;
   backoff?: { minMs: number; maxMs: number; random?: () => number };
-  /** Milliseconds clock (tests). */
+  /** Milliseconds clock (tests; default: monotonic). */
   now?: () => number;
   /**
    * The message for a queued event, built just before it is sent. The relay adds a live
@@ -124,7 +124,9 @@ export class DeliveryQueue {
 
   constructor(opts: DeliveryQueueOptions) {
     this.opts = opts;
-    this.now = opts.now ?? Date.now;
+    // A monotonic clock: these times are only compared with each other, and a wall clock
+    // stepped back (NTP, a VM restored) stopped delivery for as long as the step (time review).
+    this.now = opts.now ?? (() => performance.now());
     this.replayRoom = Math.max(1, Math.floor(opts.capacity / 2));
   }
 

@@ -40,7 +40,7 @@ export class Requeue {
     // asked into a full, stopped queue was asked again every second for good).
     if (this.stopped) return;
     const key = queuedKey(item);
-    const at = Date.now() + Math.max(0, delayMs);
+    const at = performance.now() + Math.max(0, delayMs);
     const existing = this.timers.get(key);
     if (existing && existing.at <= at) {
       existing.item = item;

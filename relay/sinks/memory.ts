@@ -55,7 +55,7 @@ function isPermanent(err: unknown): boolean {
  * (the periodic resync brings the key back if it still needs work).
  */
 export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: number) => void, opts: MemorySinkOptions = {}): Sink {
-  /** Keys being handled, and since when (ms). */
+  /** Keys being handled, and since when (ms, monotonic). */
   const running = new Map<string, number>();
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const hungAfterMs = opts.hungAfterMs ?? 10 * timeoutMs;
@@ -79,11 +79,11 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
     // handling that never ends kept its key retried every 30 s for good (review).
     const since = running.get(key);
     if (since !== undefined) {
-      const ranMs = Date.now() - since;
+      const ranMs = performance.now() - since;
       if (ranMs > hungAfterMs) return { ok: false, permanent: true, error: `${key}'s handling has run ${Math.round(ranMs / 1000)} s (hung): dropped` };
       return { ok: false, error: `${key} is still being handled` };
     }
-    running.set(key, Date.now());
+    running.set(key, performance.now());
     const e = envelopeOf(m);
     const handling = handler(e).finally(() => running.delete(key));
     let timer: NodeJS.Timeout | undefined;

@@ -2,7 +2,7 @@
 // failures, deadlines on every send, honest health and metrics, per-key requeues.
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
-import { describe, test } from 'node:test';
+import { describe, mock, test } from 'node:test';
 import { SQSClient, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../functions/api/envelope.ts';
 import { DeliveryQueue } from '../../relay/delivery-queue.ts';
@@ -581,4 +581,23 @@ describe('the memory sink\'s dead-letter path', () => {
     assert.deepEqual((await sink.send([message('a')]))[0], { ok: true }, 'the requeue brings it back; reported already');
     assert.deepEqual(requeued, [5000, 5000]);
   });
+});
+
+test('a wall clock stepped back an hour does not stop delivery: the queue keeps its own monotonic time (time review)', async () => {
+  const sink = new CollectingSink();
+  const wall = Date.now();
+  mock.timers.enable({ apis: ['Date'], now: wall });
+  const q = new DeliveryQueue({ sink, capacity: 10, windowMs: 20, logger: silentLogger, build: (x) => messageFor(x, { relayId: 't' }, undefined), hooks: { resyncNeeded: () => [].values() } });
+  try {
+    assert.equal(q.add({ kind: 'Pod', event: 'MODIFIED', namespace: 'default', name: 'before', resourceVersion: '1', at: wall }), true);
+    mock.timers.setTime(wall - 3_600_000);
+    assert.equal(q.add({ kind: 'Pod', event: 'MODIFIED', namespace: 'default', name: 'after', resourceVersion: '1', at: wall - 3_600_000 }), true);
+    // Waited for by the monotonic clock (the mocked Date stands still).
+    const end = performance.now() + 2000;
+    while (sink.got.length < 2 && performance.now() < end) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(sink.got.map((e) => e.data.name).sort(), ['after', 'before']);
+  } finally {
+    mock.timers.reset();
+    await q.stop();
+  }
 });
