@@ -9,6 +9,7 @@ import { leaseName, type LockConfig } from '../engine/lock.ts';
 import type { Plan } from '../engine/plan.ts';
 import type { Kube, ObjectRef } from '../kube/kube.ts';
 import { isKubeError, refusedForGood } from '../kube/errors.ts';
+import { elapsedMs } from '../kube/elapsed.ts';
 import { jobFinished } from './finished.ts';
 import { listBeforeLeaseStands, retentionMs } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
@@ -130,7 +131,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   const spec = parseEjobSpec(job.data.spec);
   if (!spec.ok || jobFinished(job.data.status)) return { readable: true, job: job.data, pods: [], notes: [] };
   const podQuery = { labelSelector: selectorToQuery(spec.spec.selector) };
-  const listedAt = { local: performance.now(), server: kube.serverNow()?.getTime() };
+  const listedAt = { local: elapsedMs(), server: kube.serverNow()?.getTime() };
   const first = await listPods(kube, ref.namespace, podQuery);
   // The deadline is judged skewSeconds ahead of the server's time: a planner clock up to that
   // far ahead still finds no verdict the Lease would be needed for.
@@ -141,7 +142,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   // How long before the Lease came back the LIST was sent: by the local monotonic clock, and
   // by the server's (a process stalled or a clock stepped shows there too).
-  const lag = Math.max(performance.now() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
+  const lag = Math.max(elapsedMs() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
   if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {
     return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] });
   }

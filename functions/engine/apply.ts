@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import pRetry, { AbortError } from 'p-retry';
 import { isRecord } from '../api/json-equal.ts';
+import { elapsedMs } from '../kube/elapsed.ts';
 import { isKubeError, type KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import type { Logger } from './logger.ts';
@@ -33,7 +34,7 @@ export interface ApplyDeps {
   retries?: number;
   /** Base backoff in ms (default 100; doubles each try, jittered). */
   minTimeoutMs?: number;
-  /** Local monotonic clock in ms for `withinSeconds` (default performance.now; tests move it). */
+  /** Local clock in ms for `withinSeconds` (default kube/elapsed.ts's: monotonic, counting a Lambda's freeze; tests move it). */
   monotonic?: () => number;
   /**
    * When the window of `withinSeconds` began, on that clock: the engine passes the moment
@@ -52,7 +53,7 @@ export interface ApplyDeps {
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
   const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], dropped: [], namesTaken: [], partial: false };
-  const clock = deps.monotonic ?? (() => performance.now());
+  const clock = deps.monotonic ?? elapsedMs;
   const started = deps.startedAt ?? clock();
   const tookEffect = new Set<string>();
   // A group is sent at most GROUP_IN_FLIGHT requests at a time (a failed verdict's Events

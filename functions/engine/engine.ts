@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
+import { elapsedMs } from '../kube/elapsed.ts';
 import { isKubeError, KubeError, refusedForGood } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
@@ -137,7 +138,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   const base = { controller: controller.name, key };
   const applied: Action[] = [];
   const maxReplans = deps.maxReplans ?? 3;
-  const monotonic = deps.monotonic ?? (() => performance.now());
+  const monotonic = deps.monotonic ?? elapsedMs;
   for (let attempt = 0; attempt <= maxReplans; attempt++) {
     // Before observing: a claim's server time is read during observation, so a window
     // counted from here ends no later than the claim's own (ejob/README.md, step 4).

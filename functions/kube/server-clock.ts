@@ -1,4 +1,5 @@
 // The API server's clock as the answers' Date headers show it (Kube.serverNow).
+import { elapsedMs } from './elapsed.ts';
 
 /**
  * The time of the last Date header seen, advanced by local monotonic time since; what it
@@ -14,8 +15,8 @@ export class ServerClock {
   private told = Number.NEGATIVE_INFINITY;
   private readonly local: () => number;
 
-  /** `local`: a monotonic clock in ms (tests move it). */
-  constructor(local: () => number = () => performance.now()) {
+  /** `local`: a clock in ms that never goes back (default elapsed.ts's, which counts a Lambda's freeze; tests move it). */
+  constructor(local: () => number = elapsedMs) {
     this.local = local;
   }
 
