@@ -8,7 +8,10 @@ import { SIDECAR_STRATEGIES } from './sidecar/config.ts';
 export const FunctionsConfig = z.object({
   EPHEMERA_LOCK_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name (DNS-1123 label)').default('ephemera-locks'),
   EPHEMERA_LEASE_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
-  EPHEMERA_LEASE_SKEW_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+  // At least 2: a claim's last injection is sent `skew − 1 s − latency` before any other
+  // instance may drop the claim (the Date header's 1 s resolution; ejob/README.md step 4).
+  // With 0 or 1 that margin is gone, and parallelism can be exceeded (time review).
+  EPHEMERA_LEASE_SKEW_SECONDS: z.coerce.number().int().min(2, 'at least 2 (seconds): 1 s of the Date header\'s resolution plus a request\'s latency, see functions/ejob/README.md step 4').max(60).default(5),
   EPHEMERA_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** How sidecars are ended: OpenKruise CRRs (needs kruise-daemon) or an ephemeral container that signals them. */
   // The sidecar's defaults live in SidecarOptions; unset passes through to them.

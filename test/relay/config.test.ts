@@ -24,12 +24,13 @@ describe('EPHEMERA_RELAY_HOLD_SECONDS', () => {
 
   test('unset: the functions\' claim window, EPHEMERA_LEASE_SECONDS + EPHEMERA_LEASE_SKEW_SECONDS (15 + 5 unset)', () => {
     assert.equal(hold({}), 20);
-    assert.equal(hold({ EPHEMERA_LEASE_SECONDS: '2', EPHEMERA_LEASE_SKEW_SECONDS: '1' }), 3);
+    assert.equal(hold({ EPHEMERA_LEASE_SECONDS: '2', EPHEMERA_LEASE_SKEW_SECONDS: '2' }), 4);
+    assert.throws(() => hold({ EPHEMERA_LEASE_SKEW_SECONDS: '1' }), /EPHEMERA_LEASE_SKEW_SECONDS: at least 2 \(seconds\)/, 'a skew that leaves no margin for the Date header\'s second is refused');
     assert.equal(hold({ EPHEMERA_LEASE_SECONDS: '40' }), 45);
   });
 
   test('set: taken as given, whatever the lease; 0 (never hold) and 600 accepted', () => {
-    assert.equal(hold({ EPHEMERA_RELAY_HOLD_SECONDS: '7', EPHEMERA_LEASE_SECONDS: '2', EPHEMERA_LEASE_SKEW_SECONDS: '1' }), 7);
+    assert.equal(hold({ EPHEMERA_RELAY_HOLD_SECONDS: '7', EPHEMERA_LEASE_SECONDS: '2', EPHEMERA_LEASE_SKEW_SECONDS: '2' }), 7);
     assert.equal(hold({ EPHEMERA_RELAY_HOLD_SECONDS: '0' }), 0);
     assert.equal(hold({ EPHEMERA_RELAY_HOLD_SECONDS: '600' }), 600);
   });
