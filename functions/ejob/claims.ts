@@ -207,10 +207,14 @@ function baseRecord(input: ClaimContext): { record: LeaseRecord; repair: boolean
   if (lease.kind === 'not-read') return { record: rebuilt, repair: false, undated: false, notes: [] };
   const windowMs = (cfg.leaseSeconds + cfg.skewSeconds) * 1000;
   // A record of an earlier job with this name holds no claim on this job's pods.
-  const from = lease.otherJob ? undefined : (lease.renewedAt ?? serverNow);
+  // A renewTime ahead of the server (a writer's clock ahead) says no more than an absent one:
+  // its claims were made by now, and a day-ahead one must not hold the job for a day (time
+  // review); like an undated record, its hold is written down when it first stops a claim.
+  const dated = lease.renewedAt !== undefined && lease.renewedAt.getTime() <= serverNow.getTime() ? lease.renewedAt : undefined;
+  const from = lease.otherJob ? undefined : (dated ?? serverNow);
   const holdUntil = from === undefined ? undefined : new Date(Math.max(from.getTime(), serverNow.getTime() - windowMs) + windowMs);
   const record = holdUntil && holdUntil.getTime() > serverNow.getTime() ? { ...rebuilt, holdUntil: holdUntil.toISOString() } : rebuilt;
-  return { record, repair: true, undated: !lease.otherJob && lease.renewedAt === undefined, notes: [`Lease record unreadable (${lease.why}): rebuilt from the pods`] };
+  return { record, repair: true, undated: !lease.otherJob && dated === undefined, notes: [`Lease record unreadable (${lease.why}): rebuilt from the pods`] };
 }
 
 /**

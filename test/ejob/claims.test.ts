@@ -193,6 +193,14 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.deepEqual(names(decide([pod(0), pod(1)], repaired, spec(), new Date(NOW.getTime() + 21_000))), ['p0']);
   });
 
+  test('an unreadable record whose renewTime is ahead of the server holds one window from now, not until its renewTime (time review)', () => {
+    const ahead = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(-86_400)), UID);
+    const d = decide([pod(0), pod(1)], ahead);
+    assert.deepEqual(names(d), []);
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], keptSince: NOW.toISOString(), holdUntil: new Date(NOW.getTime() + 20_000).toISOString() }, 'a window (15 + 5 s) from now, written down so it does not move with each reader');
+    assert.deepEqual(names(decide([pod(0), pod(1)], ours(written(d) ?? {}), spec(), new Date(NOW.getTime() + 21_000))), ['p0']);
+  });
+
   test('an unreadable record is repaired by the verdict\'s seal too (holdUntil kept while it holds)', () => {
     const view = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(5)), UID);
     const input: ClaimInput = { spec: spec(), jobUid: UID, pods: [pod(0, 'ok')], targets: selectTargets(spec(), UID, [pod(0, 'ok')]).targets, lease: view, serverNow: NOW, cfg, mayClaim: false, seal: true };
