@@ -99,7 +99,7 @@ describe('Kubernetes manifests', () => {
     const containers = of('Deployment').flatMap((d) => d.spec!.template.spec.containers.map((c) => ({ ...c, file: d.file })));
     assert.ok(containers.length >= 3);
     const images = new Set(containers.map((c) => c.image));
-    assert.deepEqual([...images], ['ghcr.io/ephemera/ephemera:0.1.0']);
+    assert.deepEqual([...images], ['ephemera.invalid/ephemera:0.1.0']);
     const dockerfile = readFileSync('relay/Dockerfile', 'utf8');
     assert.match(dockerfile, /ENTRYPOINT \["node", [^\]]*"ephemera\.mjs"\]/);
     assert.match(readFileSync('relay/build.ts', 'utf8'), /bundleNode\('functions\/runtime\/node\/ephemera\.ts'/, 'the bundle is the whole CLI');
@@ -183,5 +183,12 @@ describe('infra/kubernetes/all-in-cluster.yaml', () => {
 
   test('carries the same CRD as infra/crds (node relay/build-manifest.ts)', () => {
     assert.deepEqual(of('CustomResourceDefinition', docs).map(({ file: _f, ...d }) => d), [parse(readFileSync('infra/crds/ephemeraljob.yaml', 'utf8'))]);
+  });
+
+  test('each one-file install is exactly its head and the CRD: an edit made to the built file alone would be undone by the next build', () => {
+    const crd = readFileSync('infra/crds/ephemeraljob.yaml', 'utf8');
+    for (const [head, built] of [['relay/manifest.head.yaml', 'relay/manifest.yaml'], ['infra/kubernetes/all-in-cluster.head.yaml', 'infra/kubernetes/all-in-cluster.yaml']]) {
+      assert.ok(readFileSync(built, 'utf8') === `${readFileSync(head, 'utf8')}${crd}`, `${built} is not ${head} + the CRD: edit the head, then run node relay/build-manifest.ts`);
+    }
   });
 });
