@@ -6,7 +6,7 @@ import type { Controller, Route } from '../engine/controller.ts';
 import type { Plan } from '../engine/plan.ts';
 import { KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
-import { CRR, crrName } from './actions.ts';
+import { CRR, crrName, RESTART_COUNTS_ANNOTATION } from './actions.ts';
 import { SidecarOptions } from './config.ts';
 import { dueFromSnapshot, podDue, type Due } from './predicate.ts';
 import { plan, type CrrView, type NodeView, type SidecarObserved } from './planner.ts';
@@ -105,13 +105,28 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
   }
 }
 
-function crrView(raw: unknown, name: string): CrrView {
-  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown } };
+export function crrView(raw: unknown, name: string): CrrView {
+  const o = raw as { metadata?: { creationTimestamp?: unknown; annotations?: Record<string, unknown> }; spec?: { containers?: unknown } };
   const containers = Array.isArray(o.spec?.containers) ? o.spec.containers : [];
   const names = containers.map((c: unknown) => (c as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string');
   const created = o.metadata?.creationTimestamp;
   const view: CrrView = { name, containers: names };
   const at = typeof created === 'string' || created instanceof Date ? toDate(created) : undefined;
   if (at) view.createdAt = at;
+  const counts = restartCounts(o.metadata?.annotations?.[RESTART_COUNTS_ANNOTATION]);
+  if (counts) view.restartCounts = counts;
   return view;
+}
+
+/** The restart counts a CRR ephemera created noted (an odd value: none, and the times are compared as before). */
+function restartCounts(text: unknown): Record<string, number> | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+    const entries = Object.entries(parsed).filter((e): e is [string, number] => Number.isSafeInteger(e[1]) && (e[1] as number) >= 0);
+    return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -13,6 +13,8 @@ export interface CrrView {
   name: string;
   containers: string[];
   createdAt?: Date;
+  /** Each sidecar's restartCount when ephemera created it (actions.ts RESTART_COUNTS_ANNOTATION); absent on another's CRR. */
+  restartCounts?: Record<string, number>;
 }
 
 /** What observe learnt about the pod's node. */
@@ -58,6 +60,8 @@ interface Ctx {
   path?: Path;
   /** Sidecars already asked to stop, and since when (null: unknown). */
   issued: Map<string, Date | null>;
+  /** Sidecars asked to stop by a CRR that noted their restartCount then: that count. */
+  countsAtIssue: Map<string, number>;
   end?: { phase: 'Succeeded' | 'Failed'; reason: string; why: string };
   requeueAfterSeconds?: number;
 }
@@ -89,7 +93,7 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
     return { actions: [], notes: [...notes, `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`] };
   }
   if (node.kind === 'unknown') notes.push(`node ${node.name || '?'} ${node.detail ?? 'unknown'}: assuming a normal node`);
-  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map() };
+  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map(), countsAtIssue: new Map() };
   if (node.kind === 'virtual-kubelet') planVirtualKubelet(ctx, node.name);
   else planNormalNode(ctx);
   endIfRestartedUnderOnFailure(ctx);
@@ -229,7 +233,12 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   const existing = ctx.observed.crrs[name];
   if (existing) {
     ctx.notes.push(`ContainerRecreateRequest ${name} exists: waiting for it`);
-    for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
+    for (const s of stage.sidecars) {
+      if (!existing.containers.includes(s.name)) continue;
+      ctx.issued.set(s.name, existing.createdAt ?? null);
+      const count = existing.restartCounts?.[s.name];
+      if (count !== undefined) ctx.countsAtIssue.set(s.name, count);
+    }
     const missing = stage.sidecars.filter((s) => !existing.containers.includes(s.name));
     if (missing.length > 0) notInCrr(ctx, existing, missing);
     return;
@@ -485,6 +494,9 @@ function endIfRestartedUnderOnFailure(ctx: Ctx): void {
   const statuses = statusByName(ctx.ref.pod.status?.containerStatuses ?? []);
   const restarted = ctx.due.unterminated.filter((s) => {
     if (!ctx.issued.has(s.name)) return false;
+    // Counted by the kubelet where the CRR noted the count: no clocks compared.
+    const atIssue = ctx.countsAtIssue.get(s.name);
+    if (atIssue !== undefined) return (statuses.get(s.name)?.restartCount ?? 0) > atIssue;
     const last = statuses.get(s.name)?.lastState?.terminated;
     if (!last) return false;
     const issuedAt = ctx.issued.get(s.name);

@@ -187,7 +187,7 @@ describe('infra/kubernetes/all-in-cluster.yaml', () => {
 
   test('each one-file install is exactly its head and the CRD: an edit made to the built file alone would be undone by the next build', () => {
     const crd = readFileSync('infra/crds/ephemeraljob.yaml', 'utf8');
-    for (const [head, built] of [['relay/manifest.head.yaml', 'relay/manifest.yaml'], ['infra/kubernetes/all-in-cluster.head.yaml', 'infra/kubernetes/all-in-cluster.yaml']]) {
+    for (const [head, built] of [['relay/manifest.head.yaml', 'relay/manifest.yaml'], ['infra/kubernetes/all-in-cluster.head.yaml', 'infra/kubernetes/all-in-cluster.yaml']] as const) {
       assert.ok(readFileSync(built, 'utf8') === `${readFileSync(head, 'utf8')}${crd}`, `${built} is not ${head} + the CRD: edit the head, then run node relay/build-manifest.ts`);
     }
   });

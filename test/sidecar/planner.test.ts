@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Action } from '../../functions/engine/plan.ts';
-import { crrName, signalContainerName } from '../../functions/sidecar/actions.ts';
+import { crrName, RESTART_COUNTS_ANNOTATION, signalContainerName } from '../../functions/sidecar/actions.ts';
+import { crrView } from '../../functions/sidecar/controller.ts';
 import { DEFAULT_SIDECAR_OPTIONS } from '../../functions/sidecar/config.ts';
 import { plan, type CrrView } from '../../functions/sidecar/planner.ts';
 import { basePod, env, exited, NOW, observed, podWith, running, SIDECAR_ENV, UID } from './support.ts';
@@ -500,9 +501,20 @@ describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
   const restarted = (finishedAt: string) => ({ name: 'log-shipper', restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 137, finishedAt } } });
   const onFailure = (sidecar: ReturnType<typeof restarted> | ReturnType<typeof running>) => podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), sidecar] });
 
-  test('first: stop the sidecar like under Never', () => {
-    const p = plan(observed(onFailure(running('log-shipper'))), NOW);
+  test('first: stop the sidecar like under Never; the CRR notes its restartCount', () => {
+    const p = plan(observed(onFailure({ ...running('log-shipper'), restartCount: 2 })), NOW);
     assert.deepEqual(kinds(p.actions), ['create ContainerRecreateRequest', 'create Event']);
+    assert.deepEqual((p.actions[0]?.body as { metadata: { annotations: Record<string, string> } }).metadata.annotations, { [RESTART_COUNTS_ANNOTATION]: '{"log-shipper":2}' });
+  });
+
+  test("a node clock 10 s behind the API server's does not hide the restart: the kubelet's count tells it (time review)", () => {
+    const crr: CrrView = { ...existingCrr(name, ['log-shipper'], '2026-01-01T00:01:30Z'), restartCounts: { 'log-shipper': 0 } };
+    // Stopped and restarted at 00:01:31 by the API server's clock; the node stamps 00:01:21.
+    const p = plan(observed(onFailure(restarted('2026-01-01T00:01:21Z')), { crrs: { [name]: crr } }), NOW);
+    assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
+    // Counted, not timed: a count the CRR already saw is no restart, whatever the times say.
+    const seen = plan(observed(onFailure(restarted('2026-01-01T00:01:40Z')), { crrs: { [name]: { ...crr, restartCounts: { 'log-shipper': 1 } } } }), NOW);
+    assert.equal(only(seen.actions, 'Pod', 'status').length, 0);
   });
 
   test('the kubelet restarted the stopped sidecar: phase Succeeded with SidecarTerminated', () => {
@@ -567,7 +579,10 @@ describe('story: an OnFailure pod whose sidecar exits 137 when stopped still end
     const first = plan(observed(pod, { crrs }), NOW);
     const crr = first.actions.find((a) => a.kind === 'ContainerRecreateRequest');
     assert.ok(crr);
-    crrs[crr.name] = existingCrr(crr.name, ['log-shipper'], '2026-01-01T00:02:00Z');
+    // As the controller reads back what was created (its restart counts included).
+    const created = crr.body as { metadata: Record<string, unknown> };
+    crrs[crr.name] = crrView({ ...created, metadata: { ...created.metadata, creationTimestamp: '2026-01-01T00:02:00Z' } }, crr.name);
+    assert.deepEqual(crrs[crr.name]?.restartCounts, { 'log-shipper': 0 });
     // 2. kruise-daemon kills the sidecar (137); the kubelet restarts it (OnFailure).
     pod = { ...pod, status: { ...pod.status, containerStatuses: [exited('main', 0), { name: 'log-shipper', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:02:12Z' } }, lastState: { terminated: { exitCode: 137, finishedAt: '2026-01-01T00:02:01Z' } } }] } };
     const second = plan(observed(pod, { crrs }), new Date('2026-01-01T00:02:15Z'));
