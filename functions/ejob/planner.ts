@@ -87,12 +87,16 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
   // edited into one that does not parse neither reopens it (as Error, then Running once the
   // edit is undone: found by review) nor keeps it from its TTL.
   const ttl = jobTtls(job.spec);
+  // A TTL deletes: it is judged by the earlier of the planner's clock and the API server's
+  // (whose clock stamped creationTimestamp and the verdict's completionTime), so a planner
+  // clock ahead cannot delete a job early (time review); one behind deletes it that much late.
+  const ttlNow = observed.lease && observed.lease.serverNow.getTime() < now.getTime() ? observed.lease.serverNow : now;
 
-  const created = toDate(job.metadata.creationTimestamp) ?? now;
-  const createdTtl = afterSeconds(created, ttl.created, now);
+  const created = toDate(job.metadata.creationTimestamp) ?? ttlNow;
+  const createdTtl = afterSeconds(created, ttl.created, ttlNow);
   if (createdTtl === 0) return deleteJob(job, `ttlSecondsAfterCreated (${ttl.created}s) has passed`);
 
-  if (jobFinished(job.status)) return planFinished({ job, ttl: ttl.finished, createdTtl }, now);
+  if (jobFinished(job.status)) return planFinished({ job, ttl: ttl.finished, createdTtl }, ttlNow);
   if (!parsed.ok) return planInvalid(job, parsed.message, { now, createdTtl });
   return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now), told: observed.told, ...(observed.toldUnlisted ? { toldUnlisted: true as const } : {}) }, now);
 }

@@ -243,6 +243,19 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     }
   });
 
+  test('a TTL is judged by the earlier of the planner\'s clock and the server\'s: a planner clock ahead deletes nothing early (time review)', () => {
+    // Created 00:30:00 with ttlSecondsAfterCreated 600; the planner's clock says 00:41:00, the server (Lease read) 00:35:00.
+    const local = new Date('2026-01-01T00:41:00Z');
+    const lease = { view: { kind: 'absent' as const }, serverNow: new Date('2026-01-01T00:35:00Z'), cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } };
+    const early = plan({ job: job({ ttlSecondsAfterCreated: 600 }), pods: [pod('a', 1, 'running')], lease }, local);
+    assert.deepEqual(early.actions.filter((a) => a.verb === 'delete'), []);
+    assert.equal(early.requeueAfterSeconds, 300, 'looked at again when the server\'s clock reaches the TTL');
+    // Finished at 00:34:00 (server time) with ttlSecondsAfterFinished 120: not yet by the server's clock either.
+    const finished = { phase: 'Succeeded', completionTime: '2026-01-01T00:34:00Z' } as EphemeralJobObject['status'];
+    assert.deepEqual(plan({ job: job({ ttlSecondsAfterFinished: 120 }, { status: finished }), pods: [], lease }, local).actions, []);
+    assert.equal(plan({ job: job({ ttlSecondsAfterFinished: 120 }, { status: finished }), pods: [], lease: { ...lease, serverNow: new Date('2026-01-01T00:36:00Z') } }, local).actions[0]?.verb, 'delete');
+  });
+
   test('ttlSecondsAfterCreated deletes whatever the state; requeues until then', () => {
     assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 600 }), pods: [pod('a', 1, 'running')] }, NOW).actions[0]?.verb, 'delete');
     assert.equal(plan({ job: job({ ttlSecondsAfterCreated: 3600 }), pods: [pod('a', 1, 'running')] }, NOW).requeueAfterSeconds, 1800);
