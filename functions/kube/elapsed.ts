@@ -1,18 +1,20 @@
-// The clock every "how long since" of the functions reads (a claim's window, the server's
-// time advanced since its last Date header): the monotonic clock, or the wall clock when it
-// ran further, and never going back. Node's monotonic clock is not known to run while a
-// Lambda execution environment is frozen between invocations (the wall clock does: it is
-// set anew on thaw); a handling that outlived its invocation and resumes after a thaw must
-// count the freeze, or it would send an injection long after its claim lapsed (time review).
-// A wall clock stepped forward only makes a window end sooner (the safe side); one stepped
-// back cannot make this clock go back.
+// The clock a handling's own windows are measured on (a claim's injection window, the lag
+// between a LIST and a Lease read): the monotonic clock plus whatever time the wall clock
+// saw pass that it did not. Node's monotonic clock is not known to run while a Lambda
+// execution environment is frozen between invocations (the wall clock does: it is set anew
+// on thaw); a handling that outlived its invocation and resumes after a thaw must count the
+// freeze, or it would send an injection long after its claim lapsed (time review). It never
+// stands still or goes back: a wall clock stepped back changes nothing, and one stepped
+// forward only makes such a window end sooner (the safe side: the next reconcile does what
+// was left). Not for the API server's time, which each answer's Date header tells afresh
+// (server-clock.ts stays on the monotonic clock).
 
 const origin = { wall: Date.now(), mono: performance.now() };
-let told = Number.NEGATIVE_INFINITY;
+let offset = 0;
 
-/** Milliseconds on a clock that never goes back and counts a freeze (see above). */
+/** Milliseconds on a clock that runs with the monotonic one and counts a freeze (see above). */
 export function elapsedMs(): number {
   const mono = performance.now();
-  told = Math.max(told, mono, origin.mono + (Date.now() - origin.wall));
-  return told;
+  offset = Math.max(offset, Date.now() - origin.wall - (mono - origin.mono));
+  return mono + offset;
 }

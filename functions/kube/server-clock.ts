@@ -1,5 +1,4 @@
 // The API server's clock as the answers' Date headers show it (Kube.serverNow).
-import { elapsedMs } from './elapsed.ts';
 
 /**
  * The time of the last Date header seen, advanced by local monotonic time since; what it
@@ -15,8 +14,12 @@ export class ServerClock {
   private told = Number.NEGATIVE_INFINITY;
   private readonly local: () => number;
 
-  /** `local`: a clock in ms that never goes back (default elapsed.ts's, which counts a Lambda's freeze; tests move it). */
-  constructor(local: () => number = elapsedMs) {
+  /**
+   * `local`: a monotonic clock in ms (tests move it). Not elapsed.ts's: a wall clock stepped
+   * forward would carry this estimate ahead of the server for good (review); a freeze is
+   * caught up by the next answer's Date header, which every reconcile reads before judging.
+   */
+  constructor(local: () => number = () => performance.now()) {
     this.local = local;
   }
 
