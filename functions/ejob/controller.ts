@@ -129,7 +129,11 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   if (!job.success) return unreadableJob(ref, job.error.issues);
   if (job.data.metadata.deletionTimestamp !== undefined) return departed(kube, cfg, jobRef, job.data);
   const spec = parseEjobSpec(job.data.spec);
-  if (!spec.ok || jobFinished(job.data.status)) return { readable: true, job: job.data, pods: [], notes: [] };
+  if (!spec.ok || jobFinished(job.data.status)) {
+    // Its TTLs are judged by the earlier of the planner's clock and this (planner.ts).
+    const serverNow = kube.serverNow();
+    return { readable: true, job: job.data, pods: [], notes: [], ...(serverNow ? { serverNow } : {}) };
+  }
   const podQuery = { labelSelector: selectorToQuery(spec.spec.selector) };
   const listedAt = { local: elapsedMs(), server: kube.serverNow()?.getTime() };
   const first = await listPods(kube, ref.namespace, podQuery);

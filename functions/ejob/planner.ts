@@ -34,6 +34,11 @@ export interface EjobObserved {
    */
   lease?: ObservedLease;
   /**
+   * The API server's time as the job's GET told it, when no Lease was observed (a finished
+   * or invalid job): its TTLs are judged by the earlier of this and the planner's clock.
+   */
+  serverNow?: Date;
+  /**
    * The names of the job's failure Warnings already written (controller.ts withTold), read
    * when some pod shows a failed container of the job; omitted: not read, or unknown.
    */
@@ -90,7 +95,8 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
   // A TTL deletes: it is judged by the earlier of the planner's clock and the API server's
   // (whose clock stamped creationTimestamp and the verdict's completionTime), so a planner
   // clock ahead cannot delete a job early (time review); one behind deletes it that much late.
-  const ttlNow = observed.lease && observed.lease.serverNow.getTime() < now.getTime() ? observed.lease.serverNow : now;
+  const server = observed.lease?.serverNow ?? observed.serverNow;
+  const ttlNow = server && server.getTime() < now.getTime() ? server : now;
 
   const created = toDate(job.metadata.creationTimestamp) ?? ttlNow;
   const createdTtl = afterSeconds(created, ttl.created, ttlNow);
