@@ -105,6 +105,7 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
   }
 }
 
+/** What the planner needs of a CRR (exported for tests that read back what was created). */
 export function crrView(raw: unknown, name: string): CrrView {
   const o = raw as { metadata?: { creationTimestamp?: unknown; annotations?: Record<string, unknown> }; spec?: { containers?: unknown } };
   const containers = Array.isArray(o.spec?.containers) ? o.spec.containers : [];
@@ -113,9 +114,23 @@ export function crrView(raw: unknown, name: string): CrrView {
   const view: CrrView = { name, containers: names };
   const at = typeof created === 'string' || created instanceof Date ? toDate(created) : undefined;
   if (at) view.createdAt = at;
-  const counts = restartCounts(o.metadata?.annotations?.[RESTART_COUNTS_ANNOTATION]);
-  if (counts) view.restartCounts = counts;
+  // Each sidecar's restartCount when the CRR was made: OpenKruise's CRR webhook writes it into
+  // spec.containers[].statusContext at admission (kruise-daemon relies on it), on every CRR,
+  // ours and OpenKruise's own alike (review); ephemera's annotation, where the webhook did not.
+  const counts = { ...restartCounts(o.metadata?.annotations?.[RESTART_COUNTS_ANNOTATION]), ...admittedCounts(containers) };
+  if (Object.keys(counts).length > 0) view.restartCounts = counts;
   return view;
+}
+
+/** spec.containers[].statusContext.restartCount, as OpenKruise's CRR webhook sets it. */
+function admittedCounts(containers: unknown[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const c of containers) {
+    const { name, statusContext } = (c ?? {}) as { name?: unknown; statusContext?: { restartCount?: unknown } | null };
+    const count = statusContext?.restartCount;
+    if (typeof name === 'string' && Number.isSafeInteger(count) && (count as number) >= 0) counts[name] = count as number;
+  }
+  return counts;
 }
 
 /** The restart counts a CRR ephemera created noted (an odd value: none, and the times are compared as before). */

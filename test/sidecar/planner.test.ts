@@ -512,6 +512,10 @@ describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
     // Stopped and restarted at 00:01:31 by the API server's clock; the node stamps 00:01:21.
     const p = plan(observed(onFailure(restarted('2026-01-01T00:01:21Z')), { crrs: { [name]: crr } }), NOW);
     assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
+    // A CRR OpenKruise's webhook admitted carries the count in statusContext (ours too; OpenKruise's own CRRs have no annotation).
+    const admitted = crrView({ metadata: { creationTimestamp: '2026-01-01T00:01:30Z' }, spec: { podName: 'p', containers: [{ name: 'log-shipper', statusContext: { containerID: 'containerd://1', restartCount: 0 } }] } }, name);
+    assert.deepEqual(admitted.restartCounts, { 'log-shipper': 0 });
+    assert.equal((only(plan(observed(onFailure(restarted('2026-01-01T00:01:21Z')), { crrs: { [name]: admitted } }), NOW).actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
     // Counted, not timed: a count the CRR already saw is no restart, whatever the times say.
     const seen = plan(observed(onFailure(restarted('2026-01-01T00:01:40Z')), { crrs: { [name]: { ...crr, restartCounts: { 'log-shipper': 1 } } } }), NOW);
     assert.equal(only(seen.actions, 'Pod', 'status').length, 0);
