@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
-import { useEnvProxy } from '../functions/kube/kubeconfig-endpoint.ts';
+import { prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
 import { agentProxyEnv, proxyFor } from '../functions/kube/proxy.ts';
 import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
@@ -37,7 +37,7 @@ export async function main(argv: string[]): Promise<number> {
   kc.loadFromDefault();
   for (const file of defaultKubeconfigFiles()) useTokenFiles(kc, file);
   try {
-    useEnvProxy(kc);
+    prepareKubeConfig(kc);
   } catch (err) {
     process.stderr.write(`ephemera relay: ${(err as Error).message}\n`);
     return 2;

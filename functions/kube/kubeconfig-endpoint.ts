@@ -68,15 +68,19 @@ export function forgetExecCredential(kc: KubeConfig, userName = kc.getCurrentUse
 }
 
 /**
- * The environment's HTTPS_PROXY / NO_PROXY (proxy.ts, client-go's rules) as the proxy-url of
- * each cluster that has none, so client-node's own requests (the relay's LIST and WATCH)
- * take the way ephemera's client takes, as a client-go program's would. Throws on a proxy
- * ephemera's client cannot use.
+ * A loaded kubeconfig made ready for every client of it, checked up front (the CLI's and the
+ * relay's start): a cluster that skips TLS verification and names a CA is refused, as is a
+ * proxy ephemera's client cannot use (`socks5://`); and the environment's HTTPS_PROXY /
+ * NO_PROXY (proxy.ts, client-go's rules) become the proxy-url of each cluster that has none,
+ * so client-node's own requests (the relay's LIST and WATCH) take the way ephemera's client
+ * takes, as a client-go program's would. Throws an Error naming the cluster and the fix.
  */
-export function useEnvProxy(kc: KubeConfig, env: Record<string, string | undefined> = process.env): void {
+export function prepareKubeConfig(kc: KubeConfig, env: Record<string, string | undefined> = process.env): void {
   for (const cluster of kc.getClusters()) {
+    if (cluster.skipTLSVerify && (cluster.caData || cluster.caFile)) refuseInsecureWithCa({ server: cluster.server, insecureSkipTlsVerify: true, ca: 'named' }, `kubeconfig cluster "${cluster.name}"`);
     const server = URL.parse(cluster.server);
-    const proxy = server && !cluster.proxyUrl ? proxyFor(server, undefined, env) : undefined;
-    if (proxy) Object.assign(cluster, { proxyUrl: proxy.url.href });
+    if (!server) continue;
+    const proxy = proxyFor(server, cluster.proxyUrl, env);
+    if (proxy && !cluster.proxyUrl) Object.assign(cluster, { proxyUrl: proxy.url.href });
   }
 }

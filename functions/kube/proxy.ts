@@ -46,7 +46,8 @@ function parseProxy(raw: string, from: ProxySource): URL {
 
 function usable(url: URL, from: ProxySource): Proxy {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`${from} ${redactedProxy(url)}: ephemera's API client tunnels through an HTTP(S) proxy only (HTTP CONNECT); ${url.protocol.replace(/:$/, '')} is not supported`);
+    const fix = from === 'proxy-url' ? 'give the cluster an HTTP proxy, or none' : 'unset it, or add the API server to NO_PROXY';
+    throw new Error(`${from} ${redactedProxy(url)}: ephemera's API client tunnels through an HTTP(S) proxy only (HTTP CONNECT); ${url.protocol.replace(/:$/, '')} is not supported: ${fix}`);
   }
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   if (major < 24 || (major === 24 && minor < 5)) {

@@ -12,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs } from 'fauxqs';
 import { KubeError } from '../../functions/kube/errors.ts';
 import { createHttpsKube } from '../../functions/kube/https-kube.ts';
-import { useEnvProxy } from '../../functions/kube/kubeconfig-endpoint.ts';
+import { prepareKubeConfig } from '../../functions/kube/kubeconfig-endpoint.ts';
 import { proxyFor } from '../../functions/kube/proxy.ts';
 import { CliError } from '../../functions/runtime/node/cli-error.ts';
 import { loadCluster } from '../../functions/runtime/node/kubeconfig.ts';
@@ -128,7 +128,7 @@ describe('through a real proxy', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    useEnvProxy(kc, { HTTPS_PROXY: proxy.url, NO_PROXY: 'localhost' });
+    prepareKubeConfig(kc, { HTTPS_PROXY: proxy.url, NO_PROXY: 'localhost' });
     const before = proxy.seen.length;
     const page = await listRaw(kc, '/api/v1/pods', { limit: 500, timeoutMs: 3000 });
     assert.equal(page.resourceVersion, '7');
@@ -136,8 +136,15 @@ describe('through a real proxy', () => {
     assert.match(served.at(-1) ?? '', /Bearer relay-token$/);
     const kept = new KubeConfig();
     kept.loadFromOptions({ clusters: [{ name: 'c', server: 'https://kubernetes.default.svc', proxyUrl: 'http://own:1' }, { name: 'd', server: 'https://10.96.0.1' }], users: [], contexts: [], currentContext: '' });
-    useEnvProxy(kept, { HTTPS_PROXY: proxy.url, NO_PROXY: '10.96.0.0/12' });
+    prepareKubeConfig(kept, { HTTPS_PROXY: proxy.url, NO_PROXY: '10.96.0.0/12' });
     assert.deepEqual(kept.getClusters().map((c) => c.proxyUrl), ['http://own:1', undefined], "a cluster's own proxy-url is kept; NO_PROXY is honoured");
+    // Checked up front, not at the first request: a proxy-url the client cannot use, and a CA with insecure-skip-tls-verify (review).
+    const socks = new KubeConfig();
+    socks.loadFromOptions({ clusters: [{ name: 'c', server: 'https://api.corp', proxyUrl: 'socks5://user:secret@jump:1080' }], users: [], contexts: [], currentContext: '' });
+    assert.throws(() => prepareKubeConfig(socks, {}), (e: Error) => /^proxy-url socks5:\/\/jump:1080: .*: give the cluster an HTTP proxy, or none$/.test(e.message) && !e.message.includes('secret'));
+    const both = new KubeConfig();
+    both.loadFromOptions({ clusters: [{ name: 'c', server: 'https://api.corp', skipTLSVerify: true, caData: Buffer.from('CA').toString('base64') }], users: [], contexts: [], currentContext: '' });
+    assert.throws(() => prepareKubeConfig(both, {}), /kubeconfig cluster "c": insecure-skip-tls-verify and a certificate authority together are refused/);
   });
 
   test("the relay's SQS client sends through HTTP_PROXY (the SDK reads no proxy variable itself)", async () => {
@@ -170,7 +177,7 @@ test("the CLI's cluster takes HTTPS_PROXY as client-go would; a proxy it cannot 
     assert.equal(loadCluster({ kubeconfig: file }).kc.getCurrentCluster()?.proxyUrl, undefined);
     process.env.HTTPS_PROXY = 'socks5://jump:1080';
     process.env.NO_PROXY = '';
-    assert.throws(() => loadCluster({ kubeconfig: file }), (e: unknown) => e instanceof CliError && e.exitCode === 2 && /^HTTPS_PROXY socks5:\/\/jump:1080: .*; unset it, or add the API server to NO_PROXY$/.test(e.message));
+    assert.throws(() => loadCluster({ kubeconfig: file }), (e: unknown) => e instanceof CliError && e.exitCode === 2 && /^HTTPS_PROXY socks5:\/\/jump:1080: .*: unset it, or add the API server to NO_PROXY$/.test(e.message));
   } finally {
     process.env = saved;
     rmSync(dir, { recursive: true, force: true });

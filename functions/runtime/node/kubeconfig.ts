@@ -7,7 +7,7 @@ import { KubeConfig, VersionApi, type ObservableMiddleware } from '@kubernetes/c
 // The observable stub's `of` is not re-exported at the root; middleware must return it.
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import { isKubeError } from '../../kube/errors.ts';
-import { useEnvProxy } from '../../kube/kubeconfig-endpoint.ts';
+import { prepareKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
 import { useTokenFiles } from '../../kube/token-files.ts';
 import { CliError, rootCause } from './cli-error.ts';
 
@@ -31,7 +31,7 @@ export function loadCluster(from: ClusterSource): Cluster {
       throw new CliError('--in-cluster: KUBERNETES_SERVICE_HOST is not set, so this is not running in a pod; use --kubeconfig FILE outside a cluster', 2);
     }
     kc.loadFromCluster();
-    envProxy(kc);
+    prepared(kc);
     return { kc, server: kc.getCurrentCluster()?.server ?? '', context: kc.getCurrentContext(), source: 'in-cluster service account' };
   }
   const file = from.kubeconfig;
@@ -43,16 +43,16 @@ export function loadCluster(from: ClusterSource): Cluster {
     throw new CliError(`kubeconfig ${file} cannot be read: ${rootCause(err).replace(/\s+/g, ' ').slice(0, 160)}; fix the file or pass another with --kubeconfig`, 2, { cause: err });
   }
   const checked = checkContext(kc, file);
-  envProxy(kc);
+  prepared(kc);
   return { kc, ...checked, source: `kubeconfig ${file}` };
 }
 
-/** HTTPS_PROXY / NO_PROXY on the clusters without a proxy-url (kubeconfig-endpoint.ts), or a usage error. */
-function envProxy(kc: KubeConfig): void {
+/** The kubeconfig checked and its proxies set (kubeconfig-endpoint.ts prepareKubeConfig), or a usage error. */
+function prepared(kc: KubeConfig): void {
   try {
-    useEnvProxy(kc);
+    prepareKubeConfig(kc);
   } catch (err) {
-    throw new CliError(`${(err as Error).message}; unset it, or add the API server to NO_PROXY`, 2, { cause: err });
+    throw new CliError((err as Error).message, 2, { cause: err });
   }
 }
 
