@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
 import { prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
-import { agentProxyEnv, proxyFor } from '../functions/kube/proxy.ts';
+import { agentProxyEnv } from '../functions/kube/proxy.ts';
 import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
 import { holdSeconds, leaderLock, RelayConfig } from './config.ts';
@@ -114,6 +114,6 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
  */
 export function sqsRequestHandler(url: string, timeoutMs: number, env: Record<string, string | undefined> = process.env): Record<string, unknown> {
   const target = new URL(url);
-  const agent = { keepAlive: true, proxyEnv: agentProxyEnv(proxyFor(target, undefined, env), target) };
+  const agent = { keepAlive: true, proxyEnv: agentProxyEnv(target, undefined, env) };
   return { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true, httpAgent: agent, httpsAgent: agent };
 }

@@ -207,10 +207,12 @@ function baseRecord(input: ClaimContext): { record: LeaseRecord; repair: boolean
   if (lease.kind === 'not-read') return { record: rebuilt, repair: false, undated: false, notes: [] };
   const windowMs = (cfg.leaseSeconds + cfg.skewSeconds) * 1000;
   // A record of an earlier job with this name holds no claim on this job's pods.
-  // A renewTime ahead of the server (a writer's clock ahead) says no more than an absent one:
-  // its claims were made by now, and a day-ahead one must not hold the job for a day (time
-  // review); like an undated record, its hold is written down when it first stops a claim.
-  const dated = lease.renewedAt !== undefined && lease.renewedAt.getTime() <= serverNow.getTime() ? lease.renewedAt : undefined;
+  // A renewTime further ahead of the server than skewSeconds (a writer's clock ahead) says no
+  // more than an absent one: its claims were made by now, and a day-ahead one must not hold
+  // the job for a day (time review); like an undated record, its hold is written down when
+  // it first stops a claim. Within skewSeconds it is taken as it is: a reader's serverNow
+  // trails a fresh write's by up to the Date header's second plus latency (review).
+  const dated = lease.renewedAt !== undefined && lease.renewedAt.getTime() <= serverNow.getTime() + cfg.skewSeconds * 1000 ? lease.renewedAt : undefined;
   const from = lease.otherJob ? undefined : (dated ?? serverNow);
   const holdUntil = from === undefined ? undefined : new Date(Math.max(from.getTime(), serverNow.getTime() - windowMs) + windowMs);
   const record = holdUntil && holdUntil.getTime() > serverNow.getTime() ? { ...rebuilt, holdUntil: holdUntil.toISOString() } : rebuilt;

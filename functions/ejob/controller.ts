@@ -110,7 +110,7 @@ function concerns(job: EphemeralJobObject, pod: Pod): boolean {
  * claim, seal or repair anything (lease-needed.ts: enough pods hold a slot, and no verdict),
  * the Lease is not read: the planner gets the view `not-read`, from which it decides
  * nothing on the Lease. Otherwise stage 2: the Lease, and the pods again after it unless
- * the LIST of stage 1 may stand for them — taken at most skewSeconds (local, monotonic)
+ * the LIST of stage 1 may stand for them — taken at most skewSeconds (local elapsed time, kube/elapsed.ts)
  * before the Lease came back, the record has kept every claim for a retention, and the
  * LIST shows every pod the record claims (claims.ts listBeforeLeaseStands). Either way the
  * pods show every injection made under a claim the Lease no longer lists (README.md, step
@@ -144,7 +144,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   if (!need.needed) return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] });
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
-  // How long before the Lease came back the LIST was sent: by the local monotonic clock, and
+  // How long before the Lease came back the LIST was sent: by the local elapsed clock (kube/elapsed.ts), and
   // by the server's (a process stalled or a clock stepped shows there too).
   const lag = Math.max(elapsedMs() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
   if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {

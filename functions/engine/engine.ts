@@ -22,7 +22,7 @@ export interface EngineDeps {
   logger: Logger;
   /** Re-plans allowed after 409 conflicts within one invocation (default 3). */
   maxReplans?: number;
-  /** Local monotonic clock in ms (default performance.now): bounds how late a claimed injection may be sent. */
+  /** Local clock in ms (default kube/elapsed.ts's: monotonic, counting a Lambda's freeze): bounds how late a claimed injection may be sent. */
   monotonic?: () => number;
   /** Backoff of transient write failures (apply.ts defaults: 4 retries from 100 ms). */
   retry?: { retries?: number; minTimeoutMs?: number };

@@ -36,7 +36,7 @@ export interface Action {
    */
   alreadyExists?: 'done' | 'error' | 'replan' | 'look-again';
   /**
-   * Send this action only within this many seconds (local monotonic clock) of the start of
+   * Send this action only within this many seconds (local elapsed clock, kube/elapsed.ts) of the start of
    * the reconcile attempt that planned it (before its observation); later it is skipped and
    * the next reconcile decides again. Injections after a Lease claim carry the claim's
    * lifetime, so a slow or paused instance never injects after its claim may have been

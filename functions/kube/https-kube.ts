@@ -12,7 +12,7 @@ import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
 import type { Kube, ListOptions, ObjectList } from './kube.ts';
 import { ListReuse } from './list-reuse.ts';
-import { agentProxyEnv, proxyFor } from './proxy.ts';
+import { agentProxyEnv } from './proxy.ts';
 import { ServerClock } from './server-clock.ts';
 import { actionOperation, pathFor } from './resources.ts';
 import { networkError, readNotFound, statusError } from './status-error.ts';
@@ -159,7 +159,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
   const tls = base.protocol === 'https:';
   // The kubeconfig's proxy-url, else HTTPS_PROXY / NO_PROXY as client-go reads them (proxy.ts);
   // an empty proxyEnv goes direct even under NODE_USE_ENV_PROXY.
-  const proxyEnv = agentProxyEnv(proxyFor(base, endpoint.proxyUrl), base);
+  const proxyEnv = agentProxyEnv(base, endpoint.proxyUrl);
   const tlsAgent = (cert: ClientCertificate | undefined): Agent => tracked(new https.Agent({
     keepAlive: true,
     proxyEnv,

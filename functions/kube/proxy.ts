@@ -115,8 +115,12 @@ function sameIp(a: string, b: string): boolean {
   return list.check(b, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-/** The `proxyEnv` option of Node's agents for this proxy (empty: go direct, whatever NODE_USE_ENV_PROXY says). */
-export function agentProxyEnv(proxy: Proxy | undefined, server: URL): Record<string, string> {
+/**
+ * The `proxyEnv` option of Node's agents for requests to `server` (empty: go direct, whatever
+ * NODE_USE_ENV_PROXY says): proxyFor's proxy. Throws as proxyFor does.
+ */
+export function agentProxyEnv(server: URL, proxyUrl: string | undefined, env: Env = process.env): Record<string, string> {
+  const proxy = proxyFor(server, proxyUrl, env);
   if (!proxy) return {};
   return server.protocol === 'https:' ? { HTTPS_PROXY: proxy.url.href } : { HTTP_PROXY: proxy.url.href };
 }

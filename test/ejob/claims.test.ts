@@ -199,6 +199,9 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.deepEqual(names(d), []);
     assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], keptSince: NOW.toISOString(), holdUntil: new Date(NOW.getTime() + 20_000).toISOString() }, 'a window (15 + 5 s) from now, written down so it does not move with each reader');
     assert.deepEqual(names(decide([pod(0), pod(1)], ours(written(d) ?? {}), spec(), new Date(NOW.getTime() + 21_000))), ['p0']);
+    // A second ahead (the reader's server time trails a fresh write's): held from that renewTime, as it says.
+    const fresh = decide([pod(0), pod(1)], readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(-1)), UID));
+    assert.deepEqual([names(fresh), fresh.write, fresh.requeueAfterSeconds], [[], undefined, 21]);
   });
 
   test('an unreadable record is repaired by the verdict\'s seal too (holdUntil kept while it holds)', () => {

@@ -65,7 +65,7 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     functions.resourcePropertiesCountIs('AWS::SQS::QueuePolicy', { PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] } }, 2);
   });
 
-  test('reconciler: recursive loops allowed, or Lambda stops every requeue chain at its 17th link (a TTL of a day is 96 hops of 900 s)', () => {
+  test('reconciler: recursive loops allowed, or Lambda stops every requeue chain at its 17th link (a job waiting on its pods, a sidecar that will not stop)', () => {
     const fn = ofType(functions, 'AWS::Lambda::Function')[0]!;
     assert.equal(fn.Properties.RecursiveLoop, 'Allow');
   });
