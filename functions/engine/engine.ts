@@ -245,13 +245,23 @@ function refusalKind(error: Error): string {
  * (all at once). True when one of them was there already: the same refusal met again.
  */
 async function reportRefusals(refused: { action: Action; error: Error }[], subject: Plan['subject'], deps: EngineDeps): Promise<boolean> {
-  const planned = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace).map(({ action, error }) => eventAction(
+  const reportable = refused.filter(({ action }) => action.kind !== 'Event' && action.namespace);
+  const planned = reportable.map(({ action, error }) => eventAction(
     aboutRefused(action, subject),
     // The action's id tells apart writes that describe() does not: two sidecars' signal
     // patches of one pod (review: they shared a Warning, counted 2 on first sight).
-    { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}${action.id ? `#${action.id}` : ''}/${refusalKind(error)}` },
+    { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} (${action.reason}) refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}${action.id ? `#${action.id}` : ''}/${refusalKind(error)}` },
     deps.clock(),
   ));
+  // A pod write refused for a job shows on the job too, once per kind of refusal (not per
+  // pod: a missing RBAC right refuses every injection alike), so `kubectl describe` of the job
+  // tells why it does not go on — without it a job whose injections were all refused looked
+  // like one held on purpose (operability review).
+  for (const { action, error } of reportable) {
+    if (action.kind !== 'Pod' || subject === undefined || subject.kind === 'Pod') continue;
+    const what = `${action.verb} pods${action.subresource ? `/${action.subresource}` : ''}`;
+    planned.push(eventAction(subject, { type: 'Warning', reason: 'ActionRefused', message: `${action.reason} (pod ${action.name}): ${what} refused: ${error.message}`.slice(0, 1000), discriminator: `${what}/${refusalKind(error)}` }, deps.clock()));
+  }
   // One create per Warning: a 409 then means an earlier reconcile wrote it, never this one.
   const events = [...new Map(planned.map((ev) => [`${ev.namespace}/${ev.name}`, ev])).values()];
   // Best effort: a refusal that cannot be recorded does not fail the reconcile that met it.

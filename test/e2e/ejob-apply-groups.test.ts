@@ -76,7 +76,9 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob writes in groups (${la
       assert.deepEqual(injectedPods(server), ['web-0', 'web-2']);
       const ev = events(server);
       assert.deepEqual(ev.EphemeralContainersInjected, ['web-0', 'web-2'], 'no Event says web-1 or web-3 was injected');
-      assert.deepEqual(ev.ActionRefused, ['web-1', 'web-3'], 'each refusal is recorded on its pod instead');
+      assert.deepEqual(ev.ActionRefused, [JOB, 'web-1', 'web-3'].sort(), 'each refusal is recorded on its pod instead, and the kind of refusal once on the job (kubectl describe of the job says why it does not go on)');
+      const onJob = (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }) as unknown as { reason: string; message: string; involvedObject: { kind: string } }[]).filter((e) => e.reason === 'ActionRefused' && e.involvedObject.kind === 'EphemeralJob');
+      assert.match(onJob[0]?.message ?? '', /^inject \S+ for ephemeral job \S+ \(pod web-[13]\): patch pods\/ephemeralcontainers refused: .*refused for this test/);
     } finally {
       await server.close();
     }
