@@ -56,9 +56,11 @@ function kubeName(problems: (v: string) => string[]): z.ZodType<string> {
 }
 
 /**
- * The most job names an envelope carries: a message naming more is refused (a forged one
- * must not fan one message out to any number of reconciles, security review); the relay
- * names none beyond it, and the router then lists the namespace's jobs.
+ * The most job names an envelope carries: a forged message must not fan one message out to
+ * any number of reconciles (security review). The relay names none beyond it, and a message
+ * naming more is read as naming none — the router then lists the namespace's jobs, which is
+ * bounded by what exists — rather than refused: a relay from before the cap sends such
+ * messages, and refusing them dead-lettered the pod's SidecarTerminator key too (upgrade review).
  */
 export const MAX_ENVELOPE_JOBS = 1000;
 
@@ -86,7 +88,7 @@ export const Envelope = z.object({
      * are, with no API request; absent (an older relay, `ephemera invoke` of a raw watch
      * event, a relay that cannot list EphemeralJobs), the router lists the namespace's jobs.
      */
-    jobs: z.array(kubeName(dns1123SubdomainProblems)).max(MAX_ENVELOPE_JOBS, `at most ${MAX_ENVELOPE_JOBS} job names (the relay sends none beyond that)`).optional(),
+    jobs: z.preprocess((v) => (Array.isArray(v) && v.length > MAX_ENVELOPE_JOBS ? undefined : v), z.array(kubeName(dns1123SubdomainProblems)).optional()),
     /**
      * Set by the functions on an envelope they send back to the queue: the keys (`controller
      * key`) an earlier pass found refused for good and dead-lettered, so a later pass does not
