@@ -10,6 +10,8 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, RecursiveLoop, Runtime, type FunctionProps } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
@@ -31,6 +33,7 @@ export class FunctionsStack extends Stack {
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
   readonly fn: LambdaFunction;
+  private logGroup!: ILogGroup;
 
   constructor(scope: Construct, id: string, props: FunctionsStackProps) {
     super(scope, id, props);
@@ -55,6 +58,7 @@ export class FunctionsStack extends Stack {
       description: 'ephemera reconcilers: read the event queue, requeue, dead-letter, log, authenticate to their clusters',
     });
     const logGroup = functionLogGroup(this, 'Logs', s.logRetentionDays);
+    this.logGroup = logGroup;
     this.fn = new LambdaFunction(this, 'Reconciler', {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
@@ -171,8 +175,20 @@ export class FunctionsStack extends Stack {
 
   private alarms(s: DeploySettings): void {
     const period = ALARM_PERIOD;
+    // Counted from the handler's JSON log lines (pino's `msg`): a write refused for good and a
+    // message left for redelivery are results of a handled batch, which Lambda's Errors never
+    // counts and which reach the dead-letter queue, if at all, half an hour later (operability review).
+    const fromLogs = (id: string, msg: string): Metric => new MetricFilter(this, id, {
+      logGroup: this.logGroup,
+      metricNamespace: 'ephemera',
+      metricName: id,
+      filterPattern: FilterPattern.stringValue('$.msg', '=', msg),
+      metricValue: '1',
+    }).metric({ period, statistic: 'Sum' });
     alarms(this, [
-      { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input or a cluster it cannot reach); see their reason attribute' },
+      { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input, a refusal for good, or a cluster it cannot reach). Those the consumer sent carry a reason attribute; those SQS moved after maxReceiveCount carry none: find their messageId in the function\'s log. Redrive with aws sqs start-message-move-task once fixed (every message is an idempotent "look at this key")' },
+      { id: 'RefusedWritesAlarm', metric: fromLogs('RefusedWrites', 'refused by the API server'), threshold: 1, description: 'ephemera: the API server refused writes for good (a missing RBAC right, Pod Security, an admission webhook): see the ActionRefused Warning Events on the jobs and pods, and the log lines "refused by the API server"' },
+      { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', 'handling failed: leaving the message for redelivery'), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused): see the log lines "handling failed" for the error' },
       { id: 'OldestMessageAlarm', metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }), threshold: 900 + 6 * s.reconciler.timeoutSeconds, description: 'ephemera: events wait longer than the longest requeue delay: the reconcilers fall behind' },
       { id: 'ErrorsAlarm', metric: this.fn.metricErrors({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations failed as a whole (configuration, crash, timeout)' },
       { id: 'ThrottlesAlarm', metric: this.fn.metricThrottles({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations throttled (account concurrency exhausted)' },

@@ -3,7 +3,12 @@
 // client-node → the embedded API server, with the simulated kubelet), what one pod event
 // costs in queue messages, SQS requests, Lambda invocations, handler time and log bytes,
 // then prices it with AWS's public list prices below. Nothing here talks to AWS.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
@@ -18,6 +23,8 @@ import { silentLogger } from '../../functions/engine/logger.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { startRelay } from '../../relay/relay.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
+import { defineStacks } from '../../infra/aws/app.ts';
+import { parseSettings } from '../../infra/aws/settings.ts';
 import { realisticPod } from './pods.ts';
 import { figure } from './report.ts';
 
@@ -33,13 +40,31 @@ export const PRICES = {
   lambdaArmPerGbSecond: 0.0000133334,
   sqsStandardPerMillionRequests: 0.40,
   cloudwatchAlarmPerMonth: 0.10,
+  /** A custom metric (the log metric filters' counts), first 10,000. */
+  cloudwatchMetricPerMonth: 0.30,
   logsIngestPerGb: 0.50,
   secretPerMonth: 0.40,
   secretsPerTenThousandCalls: 0.05,
 } as const;
 
+/** What the AWS stacks (infra/aws defaults, one EKS cluster, the webhook on) create that costs at idle: counted from the synthesized templates. */
+function deployedShape(): { alarms: number; metricFilters: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'ephemera-cost-'));
+  const code = join(dir, 'code');
+  try {
+    mkdirSync(code);
+    writeFileSync(join(code, 'index.mjs'), 'export const handler = 1;');
+    const stacks = defineStacks(new App({ outdir: join(dir, 'out') }), parseSettings({ clusters: { prod: { eks: { name: 'prod' } } } }), { reconciler: code, webhook: code });
+    const templates = [stacks.functions, stacks.webhook].filter((s) => s !== undefined).map((s) => Template.fromStack(s));
+    const count = (type: string): number => templates.reduce((n, t) => n + Object.keys(t.findResources(type)).length, 0);
+    return { alarms: count('AWS::CloudWatch::Alarm'), metricFilters: count('AWS::Logs::MetricFilter') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Deployment shape priced (infra/aws defaults). */
-const SHAPE = { memoryMb: 256, alarms: 6, batchSize: 10, idlePollers: 5, pollWaitSeconds: 20, apiRttMs: 5 };
+const SHAPE = { memoryMb: 256, ...deployedShape(), batchSize: 10, idlePollers: 5, pollWaitSeconds: 20, apiRttMs: 5 };
 const PODS = 40;
 
 function countingSqs(port: number): { client: SQSClient; sends: { requests: number; messages: number } } {
@@ -139,19 +164,20 @@ const perMillionTotal = Object.values(costPerMillion).reduce((a, b) => a + b, 0)
 const idlePollRequests = SHAPE.idlePollers * (60 / SHAPE.pollWaitSeconds) * 60 * 24 * 30;
 const idle = {
   alarms: SHAPE.alarms * PRICES.cloudwatchAlarmPerMonth,
+  metrics: SHAPE.metricFilters * PRICES.cloudwatchMetricPerMonth,
   sqsPolling: (idlePollRequests / million) * PRICES.sqsStandardPerMillionRequests,
 };
-const idleTotal = idle.alarms + idle.sqsPolling;
+const idleTotal = idle.alarms + idle.metrics + idle.sqsPolling;
 
 const usd = (x: number): string => `$${x.toFixed(x < 1 ? 3 : 2)}`;
 process.stdout.write([
   `workload: EphemeralJob over ${PODS} pods, parallelism 4, to completion; ${seen} pod events seen by the relay`,
   `measured: ${sends.messages} queue messages (${sends.requests} send requests), ${invocations} Lambda invocations of ≤ ${SHAPE.batchSize} records, ${handlerMs.toFixed(0)} ms handler time, ${logBytes} log bytes at LOG_LEVEL=info`,
   `per pod event: ${perEvent(sends.messages).toFixed(2)} messages, ${perEvent(sqsRequests).toFixed(2)} SQS requests, ${perEvent(invocations).toFixed(3)} invocations, ${perEvent(billedMs).toFixed(1)} billed ms (handler + ${SHAPE.apiRttMs} ms per API request), ${perEvent(logBytes).toFixed(0)} log bytes`,
-  `prices (${PRICES.region}, ${PRICES.date}): Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaArmPerGbSecond}/GB-s arm64 at ${SHAPE.memoryMb} MB; SQS $${PRICES.sqsStandardPerMillionRequests}/M requests; logs $${PRICES.logsIngestPerGb}/GB; alarm $${PRICES.cloudwatchAlarmPerMonth}/month; secret $${PRICES.secretPerMonth}/month`,
+  `prices (${PRICES.region}, ${PRICES.date}): Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaArmPerGbSecond}/GB-s arm64 at ${SHAPE.memoryMb} MB; SQS $${PRICES.sqsStandardPerMillionRequests}/M requests; logs $${PRICES.logsIngestPerGb}/GB; alarm $${PRICES.cloudwatchAlarmPerMonth}/month; custom metric $${PRICES.cloudwatchMetricPerMonth}/month; secret $${PRICES.secretPerMonth}/month`,
   `per million pod events: Lambda requests ${usd(costPerMillion.lambdaRequests)}, Lambda duration ${usd(costPerMillion.lambdaDuration)}, SQS ${usd(costPerMillion.sqs)}, log ingestion ${usd(costPerMillion.logs)} = ${usd(perMillionTotal)}`,
-  `idle per month: ${SHAPE.alarms} alarms ${usd(idle.alarms)} + queue polling by ${SHAPE.idlePollers} pollers (${idlePollRequests.toLocaleString('en-US')} requests) ${usd(idle.sqsPolling)} = ${usd(idleTotal)}; plus ${usd(PRICES.secretPerMonth)} per Secrets Manager cluster secret (EKS clusters: none)`,
+  `idle per month: ${SHAPE.alarms} alarms ${usd(idle.alarms)} + ${SHAPE.metricFilters} log-metric-filter metrics ${usd(idle.metrics)} + queue polling by ${SHAPE.idlePollers} pollers (${idlePollRequests.toLocaleString('en-US')} requests) ${usd(idle.sqsPolling)} = ${usd(idleTotal)}; plus ${usd(PRICES.secretPerMonth)} per Secrets Manager cluster secret (EKS clusters: none)`,
   '',
 ].join('\n'));
 figure({ name: 'AWS cost per million pod events', value: Math.round(perMillionTotal * 100) / 100, unit: 'USD', what: `measured on the production path (${seen} pod events, ${invocations} invocations), priced with us-east-1 list prices of ${PRICES.date}, no free tier` });
-figure({ name: 'AWS cost at idle', value: Math.round(idleTotal * 100) / 100, unit: 'USD/month', what: `${SHAPE.alarms} CloudWatch alarms + SQS long polling by the Lambda event source (${SHAPE.idlePollers} pollers); secrets extra` });
+figure({ name: 'AWS cost at idle', value: Math.round(idleTotal * 100) / 100, unit: 'USD/month', what: `${SHAPE.alarms} CloudWatch alarms + ${SHAPE.metricFilters} custom metrics (log metric filters) + SQS long polling by the Lambda event source (${SHAPE.idlePollers} pollers); secrets extra` });

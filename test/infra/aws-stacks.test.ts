@@ -1,7 +1,7 @@
 // The CDK app, synthesized offline and read back as CloudFormation: what an operator and
 // AWS's own rules (cdk-nag AwsSolutions) would check before letting it deploy.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,10 +154,17 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.match(warnings[0]!, /aws eks create-access-entry --region us-east-1 --cluster-name away .* --kubernetes-groups ephemera:functions/);
   });
 
-  test('log groups with retention; alarms on dead letters, oldest age, errors and throttles', () => {
+  test('log groups with retention; alarms on dead letters, oldest age, errors, throttles, and writes refused or messages failing as the log lines count them', () => {
     functions.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
     const metrics = ofType(functions, 'AWS::CloudWatch::Alarm').map((a) => `${String(a.Properties.Namespace)}/${String(a.Properties.MetricName)}`).sort();
-    assert.deepEqual(metrics, ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible']);
+    assert.deepEqual(metrics, ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible', 'ephemera/HandlingFailures', 'ephemera/RefusedWrites']);
+    // The patterns match the handler's own log lines (pino's msg), as written by the code.
+    const patterns = ofType(functions, 'AWS::Logs::MetricFilter').map((m) => String(m.Properties.FilterPattern)).sort();
+    assert.deepEqual(patterns, ['{ $.msg = "handling failed: leaving the message for redelivery" }', '{ $.msg = "refused by the API server" }']);
+    for (const source of ['functions/engine/apply.ts', 'functions/runtime/lambda/sqs-consumer.ts']) {
+      const text = readFileSync(source, 'utf8');
+      assert.ok(patterns.some((p) => text.includes(`'${/"(.*)"/.exec(p)?.[1] ?? ''}'`)), `${source} writes one of the lines counted`);
+    }
     const f = ofType(functions, 'AWS::Lambda::Function')[0]!;
     assert.ok(f.Properties.LoggingConfig, 'the function logs to the stack\'s log group');
   });
