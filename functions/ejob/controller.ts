@@ -17,11 +17,11 @@ import { leaseOwner, readLeaseView, type LeaseConfig } from './lease-record.ts';
 import { ownedBy, podState } from './pod-state.ts';
 import { DEFAULT_LEASE, mayTellFailures, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved, type ObservedLease } from './planner.ts';
 
-/** What observe found: the planner's input plus notes on what it had to skip, or an unreadable job. */
+/** What observe found: the planner's input plus notes, and warnings on what it had to skip; or an unreadable job. */
 export type EjobObservation =
-  | ({ readable: true } & (EjobObserved | EjobDeparted) & { notes: string[] })
+  | ({ readable: true } & (EjobObserved | EjobDeparted) & { notes: string[]; warnings?: string[] })
   /** Not readable as an EphemeralJob at all (metadata): nothing can be written safely. */
-  | { readable: false; notes: string[] };
+  | { readable: false; notes: string[]; warnings: string[] };
 
 /** The EphemeralJob controller: routing and observation around the pure planner. */
 export const ejobController: Controller<EjobObservation> = {
@@ -29,9 +29,9 @@ export const ejobController: Controller<EjobObservation> = {
   route,
   observe,
   plan(observed: EjobObservation, now: Date): Plan {
-    if (!observed.readable) return { actions: [], notes: observed.notes };
+    if (!observed.readable) return { actions: [], notes: observed.notes, warnings: observed.warnings };
     const p = plan(observed, now);
-    return { ...p, notes: [...observed.notes, ...(p.notes ?? [])] };
+    return { ...p, notes: [...observed.notes, ...(p.notes ?? [])], ...(observed.warnings?.length ? { warnings: observed.warnings } : {}) };
   },
 };
 
@@ -141,18 +141,18 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   // far ahead still finds no verdict the Lease would be needed for.
   const serverNow = kube.serverNow() ?? new Date();
   const need = leaseNeeded(job.data, spec.spec, first.pods, new Date(serverNow.getTime() + cfg.skewSeconds * 1000));
-  if (!need.needed) return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`] });
+  if (!need.needed) return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`], ...warned(first) });
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   // How long before the Lease came back the LIST was sent: by the local elapsed clock (kube/elapsed.ts), and
   // by the server's (a process stalled or a clock stepped shows there too).
   const lag = Math.max(elapsedMs() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
   if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {
-    return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`] });
+    return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`], ...warned(first) });
   }
   const second = await listPods(kube, ref.namespace, podQuery);
   const looked = await unlistedClaims(kube, ref.namespace, lease, second.pods);
-  return withTold(kube, spec.spec, { readable: true, job: job.data, pods: second.pods, lease: looked, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`] });
+  return withTold(kube, spec.spec, { readable: true, job: job.data, pods: second.pods, lease: looked, notes: [...second.notes, `Lease read: ${need.why}; pods listed again after it`], ...warned(second) });
 }
 
 /** At most this many unlisted claimed pods are looked up in one reconcile; the rest hold their slots. */
@@ -234,7 +234,7 @@ async function departed(kube: Kube, cfg: LeaseConfig, jobRef: ObjectRef, job: Ep
 }
 
 function unreadableJob(ref: { namespace?: string; name: string }, issues: Parameters<typeof formatZodIssues>[0]): EjobObservation {
-  return { readable: false, notes: [`skipped: job ${ref.namespace ?? ''}/${ref.name} unreadable (${formatZodIssues(issues, '')})`] };
+  return { readable: false, notes: [], warnings: [`job ${ref.namespace ?? ''}/${ref.name} skipped: unreadable (${formatZodIssues(issues, '')})`] };
 }
 
 /**
@@ -242,18 +242,20 @@ function unreadableJob(ref: { namespace?: string; name: string }, issues: Parame
  * schema skip zod (pod-shape.ts: the same pods, proven by a property test); a LIST of a
  * large job's pods is read once or twice per reconcile.
  */
-async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: readonly Pod[]; notes: string[] }> {
+async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: readonly Pod[]; notes: string[]; warnings?: string[] }> {
   const list = await kube.list('v1', 'Pod', namespace, query);
   const pods: Pod[] = [];
-  const notes: string[] = [];
+  const warnings: string[] = [];
   for (const item of list.items) {
     const p = parsePod(item);
     if (p.success) pods.push(p.data);
-    else notes.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
+    else warnings.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
   }
   // Frozen: the planner keeps what it sorts out of a list that cannot change (targets.ts).
-  return { pods: Object.freeze(pods), notes };
+  return { pods: Object.freeze(pods), notes: [], ...(warnings.length > 0 ? { warnings } : {}) };
 }
+
+const warned = (listed: { warnings?: string[] }): { warnings?: string[] } => (listed.warnings ? { warnings: listed.warnings } : {});
 
 function nameOf(item: unknown): string {
   const m = (item as { metadata?: { name?: unknown } } | null)?.metadata;

@@ -147,6 +147,9 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
+    for (const warning of plan.warnings ?? []) deps.logger.warn({ controller: controller.name, key, warning }, 'skipped what cannot be read');
+    // The key's result tells both (ephemera invoke prints them): the warnings first.
+    const told = [...(plan.warnings ?? []), ...(plan.notes ?? [])];
     const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, ...deps.retry });
     applied.push(...r.applied);
     if (r.replan) {
@@ -156,9 +159,9 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (r.refused.length > 0) {
       const again = await reportRefusals(r.refused, plan.subject, deps);
       const look = r.partial ? Math.min(afterRefusal(plan, again), PARTIAL_LOOK_SECONDS) : afterRefusal(plan, again);
-      return { ...base, outcome: 'refused', actions: applied, notes: plan.notes, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), refused: r.refused, requeueAfterSeconds: look };
+      return { ...base, outcome: 'refused', actions: applied, notes: told, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), refused: r.refused, requeueAfterSeconds: look };
     }
-    return { ...base, outcome: 'done', actions: applied, notes: plan.notes, requeueAfterSeconds: nextLook(plan, r) };
+    return { ...base, outcome: 'done', actions: applied, notes: told, requeueAfterSeconds: nextLook(plan, r) };
   }
   deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };

@@ -110,8 +110,13 @@ export interface Plan {
    * looks, besides nothing on an object that may not exist.
    */
   subject?: { apiVersion: string; kind: string; namespace: string; name: string; uid?: string };
-  /** Human-readable notes on what was decided and why (logged, never acted on). */
+  /** Human-readable notes on what was decided and why (logged at debug, never acted on). */
   notes?: string[];
+  /**
+   * What is wrong and shows nowhere else — no status, no Event: an object skipped because it
+   * cannot be read (logged at warn with the key, never acted on; operability review).
+   */
+  warnings?: string[];
 }
 
 /** The smaller of two optional requeue delays. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { handle } from '../../functions/engine/engine.ts';
+import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import { CRDS, envelopeFor, worldWith, fixture, injected, jobStatus } from '../support/ejob-world.ts';
 
 for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`, () => {
@@ -86,8 +87,12 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
       // Stored past validation: labels that are not strings.
       server.store.put({ ...job, metadata: { ...job.metadata, labels: { team: 7 } } } as never);
       server.requests.clear();
-      const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), deps());
-      assert.match(r.keys[0]?.notes?.join() ?? '', /skipped: job default\/hello-world-ephemeral-job unreadable \(metadata\.labels\.team/);
+      const warned: string[] = [];
+      const logger: Logger = { ...silentLogger, warn: (obj, msg) => void warned.push(`${msg ?? ''} ${JSON.stringify(obj)}`), child: () => logger };
+      const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), { ...deps(), logger });
+      assert.match(r.keys[0]?.notes?.join() ?? '', /job default\/hello-world-ephemeral-job skipped: unreadable \(metadata\.labels\.team/);
+      // Logged at warn with the key: nothing else shows it (no status, no Event can be written to it; operability review).
+      assert.ok(warned.some((w) => w.startsWith('skipped what cannot be read') && w.includes('"key":"EphemeralJob/default/hello-world-ephemeral-job"') && w.includes('metadata.labels.team')), warned.join('\n'));
       assert.deepEqual(server.requests.filter((x) => x.method !== 'GET' && !x.path.includes('/leases')).map((x) => `${x.method} ${x.path}`), []);
       assert.deepEqual(Object.values(injected(server)).flat(), []);
     } finally {
