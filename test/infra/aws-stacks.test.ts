@@ -192,6 +192,9 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
       assert.ok(viaUrl, `a grant usable outside the function URL: ${JSON.stringify(p)}`);
     }
     assert.ok(perms.some((p) => p.InvokedViaFunctionUrl === true), 'AWS needs the InvokedViaFunctionUrl grant for new URLs');
+    // A stuck call ends in the function, with its own error logged, before the API server gives up on it.
+    const apiServerWaits = Number(/timeoutSeconds: (\d+)/.exec(readFileSync('infra/webhook/validating-webhook-public.yaml', 'utf8'))?.[1]);
+    assert.ok((ofType(webhook, 'AWS::Lambda::Function')[0]!.Properties.Timeout as number) < apiServerWaits, `the function's timeout is under the API server's ${apiServerWaits} s`);
   });
 
   test('webhook reservedConcurrency 0: no reservation at all (not a reservation of 0, which would stop the function)', () => {
