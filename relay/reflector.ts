@@ -60,6 +60,8 @@ export interface ReflectorOptions<T> {
   onSynced?(): void;
   /** A watch ended without moving on (or with 410 Gone): why, and how long the loop waits before it watches or lists again. */
   onRestart?(reason: string, waitMs: number): void;
+  /** A LIST failed and is retried with backoff (not one that says the resource is absent). */
+  onListFailure?(): void;
   onUnreadable?(bad: Unreadable): void;
   logger: Logger;
   backoff?: { minMs: number; maxMs: number; random?: () => number };
@@ -117,6 +119,8 @@ export class Reflector<T> {
   private readonly stopping = new AbortController();
   private synced = false;
   private absentNow: Absent | undefined;
+  /** When its LISTs began failing in a row (performance.now), if they do. */
+  private failingSince: number | undefined;
   private readonly syncedOnce: Promise<void>;
   private resolveSynced: () => void = () => undefined;
   private readonly opts: ReflectorOptions<T>;
@@ -138,6 +142,16 @@ export class Reflector<T> {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /** How long its LISTs have failed in a row (0: the last one worked, or none failed); the relay's readiness reads it. */
+  listFailingForMs(): number {
+    return this.failingSince === undefined ? 0 : performance.now() - this.failingSince;
+  }
+
+  /** What it lists, for messages. */
+  get path(): string {
+    return this.opts.path;
   }
 
   /** The resourceVersion the next watch resumes from. */
@@ -227,7 +241,9 @@ export class Reflector<T> {
     if (this.stopped) return false;
     const e = err as { statusCode?: number; message?: string };
     if (e.statusCode !== undefined && this.opts.absent?.statuses.includes(e.statusCode)) return this.markAbsent({ status: e.statusCode, message: e.message ?? String(err) });
-    this.opts.logger.warn({ kind: this.opts.kind, attempt: failures + 1, status: e.statusCode, err: e.message ?? String(err) }, this.synced ? 're-list failed; retrying' : 'initial list failed; retrying');
+    this.opts.onListFailure?.();
+    this.failingSince ??= performance.now();
+    this.opts.logger.warn({ kind: this.opts.kind, path: this.opts.path, attempt: failures + 1, status: e.statusCode, err: e.message ?? String(err) }, this.synced ? 're-list failed; retrying' : 'initial list failed; retrying');
     return false;
   }
 
@@ -275,6 +291,7 @@ export class Reflector<T> {
     for (const key of this.cache.keys()) if (!seen.has(key)) this.forget(key);
     this.resourceVersion = rv;
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
+    this.failingSince = undefined;
     if (this.absentNow) {
       this.absentNow = undefined;
       this.opts.absent?.onChange(undefined);

@@ -45,6 +45,8 @@ export interface RelayOptions {
   logger: Logger;
   /** /readyz fails while the sink has taken nothing for longer than this (default 120). */
   deliveryGraceSeconds?: number;
+  /** /readyz fails while a kind's LISTs have failed in a row for longer than this (ms, default 5 minutes). */
+  listFailingUnreadyMs?: number;
   /** With it, only the Lease holder forwards; without it, this relay always forwards. */
   election?: { kube: Kube; lock: LockConfig };
   metrics?: RelayMetrics;
@@ -163,6 +165,10 @@ export function createRelay(opts: RelayOptions): Relay {
   const allSynced = (): boolean => all.every((r) => r.hasSynced());
   const readiness = (): string => {
     if (!allSynced()) return 'waiting for the first list';
+    // Synced once is not seeing now: a re-list that keeps failing (a right revoked, the API
+    // server refusing) leaves the relay blind while its watch cannot resume (operability review).
+    const blind = all.find((r) => r.listFailingForMs() > (opts.listFailingUnreadyMs ?? LIST_FAILING_UNREADY_MS));
+    if (blind) return `listing ${blind.path} has failed for ${Math.round(blind.listFailingForMs() / 1000)}s: no change there is seen`;
     const stalled = queue.stalledMs();
     return stalled > graceMs ? `the sink has taken nothing for ${Math.round(stalled / 1000)}s (grace ${graceMs / 1000}s)` : 'ready';
   };
@@ -227,11 +233,15 @@ function overflowReplay(st: State, replay: ((scope: ReplayScope) => Iterator<Que
   return replay?.('all') ?? [].values();
 }
 
+/** A LIST failing this long in a row makes the relay not ready (readiness above). */
+export const LIST_FAILING_UNREADY_MS = 300_000;
+
 /** A requeue that found the queue full is asked again this much later. */
 const REQUEUE_WHEN_FULL_MS = 1000;
 
 /** A new leader resumes from its cache: replay it instead of listing again. */
 function onLeadership(st: State, relay: Relay, leader: boolean): void {
+  if (st.leader !== leader) st.metrics.leaderTransitions.inc();
   st.leader = leader;
   st.metrics.leader.set(leader ? 1 : 0);
   if (!leader) {
@@ -419,8 +429,9 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     listPage: (cont: string | undefined, signal: AbortSignal) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal }),
     onRestart: (reason: string, waitMs: number) => {
       metrics.watchRestarts.inc({ kind });
-      log.info({ kind, reason, retryInMs: waitMs }, 'watch restarted');
+      log.info({ kind, path, reason, retryInMs: waitMs }, 'watch restarted');
     },
+    onListFailure: () => metrics.listFailures.inc({ kind }),
     onUnreadable: (bad: Unreadable) => {
       metrics.unreadable.inc({ kind });
       log.warn({ kind, key: bad.key, err: bad.error }, 'unreadable object skipped');

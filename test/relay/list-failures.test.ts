@@ -1,0 +1,50 @@
+// A relay whose re-lists keep failing (a right revoked, an API server refusing) is blind to
+// that kind while its metrics looked healthy and /readyz said ready (operability review): the
+// failures are counted, logged with the path, and after a while /readyz says so. Leadership
+// changes are counted too (flapping between scrapes does not show in the gauge).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
+import { startApiServer } from '../../functions/cluster/index.ts';
+import { createKube } from '../../functions/kube/client.ts';
+import { startRelay } from '../../relay/relay.ts';
+import { CollectingSink, eventually, FAST_BACKOFF, job, pod } from '../support/relay-world.ts';
+
+const total = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> => (await c.get()).values.reduce((n, v) => n + v.value, 0);
+
+test('a LIST that keeps failing is counted and logged with its path, and /readyz turns not ready once it has failed long enough; a list that works clears it', async () => {
+  const server = await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-0', { app: 'web' })], bookmarkIntervalMs: 200 });
+  const warned: string[] = [];
+  const logger: Logger = { ...silentLogger, warn: (obj, msg) => void warned.push(`${msg ?? ''} ${JSON.stringify(obj)}`), child: () => logger };
+  const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger, backoff: FAST_BACKOFF, listFailingUnreadyMs: 300 });
+  try {
+    await eventually(() => assert.ok(relay.ready()));
+    // The pods' watch is cut and its history compacted (its return is a 410), and every LIST after it is refused.
+    server.faults.add({ method: 'GET', pathIncludes: '/api/v1/pods', watch: false, status: 500, message: 'etcdserver: request timed out', times: Infinity });
+    server.store.put(pod('web-1', { app: 'web' }));
+    server.compact();
+    server.faults.resetWatches();
+    await eventually(async () => assert.ok((await total(relay.metrics.listFailures)) >= 2));
+    assert.ok(warned.some((w) => w.startsWith('re-list failed; retrying') && w.includes('"path":"/api/v1/pods"')), warned.join('\n'));
+    await eventually(() => assert.match(relay.readiness(), /^listing \/api\/v1\/pods has failed for \d+s: no change there is seen$/));
+    assert.equal(relay.ready(), false);
+    server.faults.clear();
+    await eventually(() => assert.ok(relay.ready(), relay.readiness()));
+  } finally {
+    await relay.stop();
+    await server.close();
+  }
+});
+
+test('each change of leadership is counted', async () => {
+  const server = await startApiServer({ objects: [] });
+  const lock = (holder: string) => ({ namespace: 'ephemera-system', holder, leaseSeconds: 2, skewSeconds: 1 });
+  const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 'a', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, election: { kube: createKube(server.kubeConfig()), lock: lock('a') } });
+  try {
+    await eventually(() => assert.ok(relay.isLeader()));
+    assert.equal(await total(relay.metrics.leaderTransitions), 1);
+  } finally {
+    await relay.stop();
+    await server.close();
+  }
+});
