@@ -161,17 +161,7 @@ export function createRelay(opts: RelayOptions): Relay {
     void box.relay?.sweepLeases('periodic resync');
   }, opts.resyncSeconds * 1000);
   resyncTimer.unref();
-  const graceMs = (opts.deliveryGraceSeconds ?? 120) * 1000;
-  const allSynced = (): boolean => all.every((r) => r.hasSynced());
-  const readiness = (): string => {
-    if (!allSynced()) return 'waiting for the first list';
-    // Synced once is not seeing now: a re-list that keeps failing (a right revoked, the API
-    // server refusing) leaves the relay blind while its watch cannot resume (operability review).
-    const blind = all.find((r) => r.listFailingForMs() > (opts.listFailingUnreadyMs ?? LIST_FAILING_UNREADY_MS));
-    if (blind) return `listing ${blind.path} has failed for ${Math.round(blind.listFailingForMs() / 1000)}s: no change there is seen`;
-    const stalled = queue.stalledMs();
-    return stalled > graceMs ? `the sink has taken nothing for ${Math.round(stalled / 1000)}s (grace ${graceMs / 1000}s)` : 'ready';
-  };
+  const readiness = readinessOf(opts, all, queue);
   let elector: Elector | undefined;
   let sweeping: Promise<number | undefined> | undefined;
   const relay: Relay = {
@@ -233,8 +223,23 @@ function overflowReplay(st: State, replay: ((scope: ReplayScope) => Iterator<Que
   return replay?.('all') ?? [].values();
 }
 
-/** A LIST failing this long in a row makes the relay not ready (readiness above). */
+/** A LIST failing this long in a row makes the relay not ready (readinessOf). */
 export const LIST_FAILING_UNREADY_MS = 300_000;
+
+/** What /readyz says: 'ready', or why not. */
+function readinessOf(opts: RelayOptions, all: Reflector<unknown>[], queue: DeliveryQueue): () => string {
+  const graceMs = (opts.deliveryGraceSeconds ?? 120) * 1000;
+  const unreadyMs = opts.listFailingUnreadyMs ?? LIST_FAILING_UNREADY_MS;
+  return () => {
+    if (!all.every((r) => r.hasSynced())) return 'waiting for the first list';
+    // Synced once is not seeing now: a re-list that keeps failing (a right revoked, the API
+    // server refusing) leaves the relay blind while its watch cannot resume (operability review).
+    const blind = all.find((r) => r.listFailingForMs() > unreadyMs);
+    if (blind) return `listing ${blind.path} has failed for ${Math.round(blind.listFailingForMs() / 1000)}s: no change there is seen`;
+    const stalled = queue.stalledMs();
+    return stalled > graceMs ? `the sink has taken nothing for ${Math.round(stalled / 1000)}s (grace ${graceMs / 1000}s)` : 'ready';
+  };
+}
 
 /** A requeue that found the queue full is asked again this much later. */
 const REQUEUE_WHEN_FULL_MS = 1000;
