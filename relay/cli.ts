@@ -12,6 +12,7 @@ import { prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
 import { agentProxyEnv } from '../functions/kube/proxy.ts';
 import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
+import type { Logger } from '../functions/engine/logger.ts';
 import { holdSeconds, leaderLock, RelayConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
 import { createRelay, type Relay } from './relay.ts';
@@ -32,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ephemera relay: ${(err as Error).message}\n${USAGE}\n`);
     return 2;
   }
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = relayLogger(config.LOG_LEVEL, config);
   const kc = new KubeConfig();
   kc.loadFromDefault();
   for (const file of defaultKubeconfigFiles()) useTokenFiles(kc, file);
@@ -100,7 +101,7 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
   if (spec === 'memory') {
     const fc = parseEnv(FunctionsConfig, process.env);
     const [{ handle }, { createEngineDeps, withFreshHolder }, { memorySink }] = await Promise.all([import('../functions/engine/engine.ts'), import('../functions/runtime/deps.ts'), import('./sinks/memory.ts')]);
-    const deps = createEngineDeps(fc, kc, createLogger(fc.LOG_LEVEL));
+    const deps = createEngineDeps(fc, kc, relayLogger(fc.LOG_LEVEL, config));
     return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
   }
   throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`);
@@ -116,4 +117,9 @@ export function sqsRequestHandler(url: string, timeoutMs: number, env: Record<st
   const target = new URL(url);
   const agent = { keepAlive: true, proxyEnv: agentProxyEnv(target, undefined, env) };
   return { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true, httpAgent: agent, httpsAgent: agent };
+}
+
+/** Every line names this replica and its cluster: several relays log to one place (operability review). */
+function relayLogger(level: RelayConfig['LOG_LEVEL'], config: RelayConfig): Logger {
+  return createLogger(level).child({ relay: config.EPHEMERA_RELAY_ID, ...(config.EPHEMERA_RELAY_CLUSTER ? { cluster: config.EPHEMERA_RELAY_CLUSTER } : {}) });
 }

@@ -35,11 +35,13 @@ test('`ephemera relay --sink memory` with the manifest\'s configuration runs a j
   const dir = mkdtempSync(join(tmpdir(), 'ephemera-aic-'));
   writeFileSync(join(dir, 'kubeconfig'), server.kubeconfigYaml({ token: 'sa' }));
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...config, KUBECONFIG: join(dir, 'kubeconfig'), EPHEMERA_RELAY_ID: 'ephemera-0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_COALESCE_MS: '20', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...config, KUBECONFIG: join(dir, 'kubeconfig'), EPHEMERA_RELAY_ID: 'ephemera-0', EPHEMERA_RELAY_CLUSTER: 'east', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_COALESCE_MS: '20', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let stdout = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   try {
     await eventually(() => {
       kubelet.tick();
@@ -48,6 +50,9 @@ test('`ephemera relay --sink memory` with the manifest\'s configuration runs a j
     assert.deepEqual(server.requests.entries.filter((e) => e.status === 401 || e.status === 403).map((e) => `${e.verb} ${e.path} ${e.status}`), [], 'the manifest grants every request it made');
     const leases = server.requests.entries.filter((e) => e.path.includes('/leases')).map((e) => e.path.split('/')[5]);
     assert.deepEqual([...new Set(leases)].sort(), ['ephemera-locks', 'ephemera-system'], 'leader Lease in ephemera-system, per-key Leases in ephemera-locks');
+    // Every log line names the replica and its cluster: several relays log to one place (operability review).
+    const lines = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { relay?: string; cluster?: string });
+    assert.ok(lines.length > 0 && lines.every((l) => l.relay === 'ephemera-0' && l.cluster === 'east'), stdout.slice(0, 2000));
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('close', r));

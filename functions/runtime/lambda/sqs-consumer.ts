@@ -123,7 +123,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     const fresh = result.failed.filter((f) => !seen.has(failedKey(f)));
     if (fresh.length > 0) {
       const why = fresh.map((f) => `${failedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
-      if ((await deadLetter(record, why, b, 'refused for good')) === 'fail') return 'fail';
+      if ((await deadLetter(record, why, b, 'refused for good', log)) === 'fail') return 'fail';
     }
     if (result.requeueAfterSeconds === null) return 'ack';
     if (result.requeueAfterSeconds > MAX_SQS_DELAY_SECONDS) {
@@ -137,7 +137,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     }
     const reported = [...new Set([...seen, ...result.failed.map(failedKey)])];
     const again = reported.length > 0 ? { ...envelope, data: { ...envelope.data, reported } } : envelope;
-    return settle(() => b.deps.requeue(again, result.requeueAfterSeconds!), b, record);
+    return settle(() => b.deps.requeue(again, result.requeueAfterSeconds!), b, record, log);
   } catch (err) {
     return onError(err, { record, envelope }, b, log);
   }
@@ -145,7 +145,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
 
 
 async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {
-  if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b);
+  if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b, 'bad message', log);
   if (err instanceof KubeError && err.status === 401) {
     // Not retried here: every record of this cluster would fail the same way. The messages
     // stay on the queue (and reach the dead-letter queue after maxReceiveCount).
@@ -156,32 +156,33 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
   if (err instanceof KubeError && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
     // The API server said when to come back (429/503 Retry-After): wait that long, not the visibility timeout.
     log.warn({ retryAfterSeconds: err.retryAfterSeconds }, 'API server asked to retry later: requeued with its delay');
-    return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record);
+    return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record, log);
   }
   const final = refusedForGood(err);
   if (final) {
     // A refusal that no retry can change (403, 400, 422, …): redelivering it would only cost
     // maxReceiveCount invocations before SQS's redrive, so it goes to the dead letters now.
-    return deadLetter(record, `${envelope.subject}: the API server refused it for good (HTTP ${final.status}${final.reason ? ` ${final.reason}` : ''}): ${final.message}`, b, 'refused for good');
+    return deadLetter(record, `${envelope.subject}: the API server refused it for good (HTTP ${final.status}${final.reason ? ` ${final.reason}` : ''}): ${final.message}`, b, 'refused for good', log);
   }
   log.warn({ err: (err as Error).message }, 'handling failed: leaving the message for redelivery');
   return 'fail';
 }
 
 
-async function deadLetter(record: SQSRecord, reason: string, b: Batch, what = 'bad message'): Promise<Outcome> {
-  b.log.error({ messageId: record.messageId, reason }, `${what}: dead-lettering`);
+/** `log`: the record's own (its messageId, cluster and subject), once its envelope was read. */
+async function deadLetter(record: SQSRecord, reason: string, b: Batch, what = 'bad message', log: Logger = b.log.child({ messageId: record.messageId })): Promise<Outcome> {
+  log.error({ reason }, `${what}: dead-lettering`);
   if (!b.deps.deadLetter) return 'fail'; // the queue's redrive policy moves it after maxReceiveCount
-  return settle(() => b.deps.deadLetter!(record.body, reason), b, record);
+  return settle(() => b.deps.deadLetter!(record.body, reason), b, record, log);
 }
 
 /** Acknowledge once a send worked; if the send fails, let SQS redeliver the original. */
-async function settle(send: () => Promise<void>, b: Batch, record: SQSRecord): Promise<Outcome> {
+async function settle(send: () => Promise<void>, b: Batch, record: SQSRecord, log: Logger = b.log.child({ messageId: record.messageId })): Promise<Outcome> {
   try {
     await send();
     return 'ack';
   } catch (err) {
-    b.log.warn({ messageId: record.messageId, err: (err as Error).message }, 'queue send failed: leaving the message for redelivery');
+    log.warn({ err: (err as Error).message }, 'queue send failed: leaving the message for redelivery');
     return 'fail';
   }
 }

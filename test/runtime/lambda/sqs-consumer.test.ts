@@ -4,7 +4,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { createSqsConsumer, FifoQueueError, type SqsConsumerDeps } from '../../../functions/runtime/lambda/sqs-consumer.ts';
 import type { Envelope } from '../../../functions/api/envelope.ts';
 import type { Controller } from '../../../functions/engine/controller.ts';
-import { silentLogger } from '../../../functions/engine/logger.ts';
+import { silentLogger, type Logger } from '../../../functions/engine/logger.ts';
 import { CredentialError, UnknownClusterError } from '../../../functions/kube/credentials.ts';
 import { KubeError } from '../../../functions/kube/errors.ts';
 import { envelopeFor } from '../../support/ejob-world.ts';
@@ -164,6 +164,15 @@ describe('Lambda SQS consumer', () => {
     assert.match(dead.find(([body]) => body.includes('wrapped-3'))?.[1] ?? '', /HTTP 400 BadRequest\): bad selector/);
     assert.equal(seen.filter((x) => x === '-:forbid-1').length, 2, 'the key\'s later record is not blocked by the dead-lettered one');
     assert.ok(seen.includes('-:ok-6'));
+  });
+
+  test('a dead-lettering is logged with the record\'s messageId, cluster and subject (operability review)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = (bound: Record<string, unknown>): Logger => ({ ...silentLogger, error: (obj, msg) => void lines.push({ ...bound, ...obj, msg }), child: (more) => logger({ ...bound, ...more }) });
+    const { consume } = consumer({ logger: logger({}) });
+    await consume(ev(record('1', pod('forbid-1', 'east'))));
+    const line = lines.find((l) => String(l.msg).endsWith('dead-lettering'));
+    assert.deepEqual([line?.messageId, line?.cluster, line?.subject], ['1', 'east', 'Pod/ns/forbid-1'], JSON.stringify(lines));
   });
 
   test('one key of an envelope refused for good does not keep its other keys from being handled; the envelope is dead-lettered for it once, and requeued for the others naming it reported', async () => {
