@@ -123,7 +123,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     const fresh = result.failed.filter((f) => !seen.has(failedKey(f)));
     if (fresh.length > 0) {
       const why = fresh.map((f) => `${failedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
-      if ((await deadLetter(record, why, b, 'refused for good', log)) === 'fail') return 'fail';
+      if ((await deadLetter(record, why, b, { what: 'refused for good', log })) === 'fail') return 'fail';
     }
     if (result.requeueAfterSeconds === null) return 'ack';
     if (result.requeueAfterSeconds > MAX_SQS_DELAY_SECONDS) {
@@ -145,7 +145,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
 
 
 async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {
-  if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b, 'bad message', log);
+  if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b, { log });
   if (err instanceof KubeError && err.status === 401) {
     // Not retried here: every record of this cluster would fail the same way. The messages
     // stay on the queue (and reach the dead-letter queue after maxReceiveCount).
@@ -162,7 +162,7 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
   if (final) {
     // A refusal that no retry can change (403, 400, 422, …): redelivering it would only cost
     // maxReceiveCount invocations before SQS's redrive, so it goes to the dead letters now.
-    return deadLetter(record, `${envelope.subject}: the API server refused it for good (HTTP ${final.status}${final.reason ? ` ${final.reason}` : ''}): ${final.message}`, b, 'refused for good', log);
+    return deadLetter(record, `${envelope.subject}: the API server refused it for good (HTTP ${final.status}${final.reason ? ` ${final.reason}` : ''}): ${final.message}`, b, { what: 'refused for good', log });
   }
   log.warn({ err: (err as Error).message }, 'handling failed: leaving the message for redelivery');
   return 'fail';
@@ -170,7 +170,8 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
 
 
 /** `log`: the record's own (its messageId, cluster and subject), once its envelope was read. */
-async function deadLetter(record: SQSRecord, reason: string, b: Batch, what = 'bad message', log: Logger = b.log.child({ messageId: record.messageId })): Promise<Outcome> {
+async function deadLetter(record: SQSRecord, reason: string, b: Batch, o: { what?: string; log?: Logger } = {}): Promise<Outcome> {
+  const { what = 'bad message', log = b.log.child({ messageId: record.messageId }) } = o;
   log.error({ reason }, `${what}: dead-lettering`);
   if (!b.deps.deadLetter) return 'fail'; // the queue's redrive policy moves it after maxReceiveCount
   return settle(() => b.deps.deadLetter!(record.body, reason), b, record, log);
