@@ -14,6 +14,8 @@ export interface KubeAuth {
    * undefined: the endpoint's own, if any.
    */
   clientCertificate?(): ClientCertificate | undefined;
+  /** Where the credential comes from and what a refusal of it usually means, for the 401's message. */
+  source?: string;
 }
 
 /** A client certificate and its key (PEM). */
@@ -41,7 +43,8 @@ export async function withFreshCredentialOn401<T>(auth: KubeAuth, fn: () => Prom
       return await fn();
     } catch (again) {
       if (again instanceof KubeError && again.status === 401) {
-        throw new KubeError({ status: 401, reason: 'Unauthorized', message: `the API server refused a freshly read credential: ${again.message}`, cause: again });
+        const source = auth.source ? ` (${auth.source})` : '';
+        throw new KubeError({ status: 401, reason: 'Unauthorized', message: `the API server refused a freshly read credential${source}: ${again.message}`, cause: again });
       }
       throw again;
     }

@@ -111,6 +111,8 @@ async function eksConnection(name: string, eks: { name: string; region?: string 
         }
       },
       invalidate: () => tokens.invalidate(),
+      // What the on-call needs to read in the log line (operability review).
+      source: `cluster "${name}": an EKS token for ${eks.name} in ${region}; refused, the functions' role is most likely not mapped: aws eks list-access-entries --cluster-name ${eks.name} --region ${region}, and the access entry needs the group ephemera:functions`,
     },
   };
 }
@@ -136,6 +138,7 @@ async function secretConnection(name: string, secret: { secretId: string; region
       invalidate: () => {
         token = undefined;
       },
+      source: `cluster "${name}": the token in secret ${secret.secretId} (${region}); refused, it has expired or was revoked: put a valid one in the secret`,
     },
   };
 }

@@ -82,7 +82,7 @@ describe('cluster credentials', () => {
     assert.ok(err instanceof KubeError);
     assert.equal(err.status, 401);
     assert.equal(err.errorClass, 'terminal');
-    assert.match(err.message, /refused a freshly read credential/);
+    assert.match(err.message, /refused a freshly read credential \(cluster "edge": the token in secret ephemera\/edge \(us-east-1\); refused, it has expired or was revoked: put a valid one in the secret\)/);
     assert.deepEqual(aws.calls, ['secret ephemera/edge', 'secret ephemera/edge', 'secret ephemera/edge']);
   });
 
