@@ -249,6 +249,9 @@ export class Reflector<T> {
 
   /** The resource is not here for us: synced, with nothing cached (gone) or what was cached (cannot be seen: `keep`). */
   private markAbsent(absent: Absent): 'absent' {
+    // Absent is an answer, not a failure (its own gauge says it): a list that failed before
+    // it must not keep the relay unready for good (review).
+    this.failingSince = undefined;
     if (this.absentNow?.status !== absent.status) this.opts.absent?.onChange(absent);
     this.absentNow = absent;
     if (!this.opts.absent?.keep?.includes(absent.status)) for (const key of this.cache.keys()) this.forget(key);

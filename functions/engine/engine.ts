@@ -147,7 +147,7 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
-    for (const warning of plan.warnings ?? []) deps.logger.warn({ controller: controller.name, key, warning }, 'skipped what cannot be read');
+    for (const warning of plan.warnings ?? []) deps.logger.warn({ warning }, 'skipped what cannot be read');
     // The key's result tells both (ephemera invoke prints them): the warnings first.
     const told = [...(plan.warnings ?? []), ...(plan.notes ?? [])];
     const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, ...deps.retry });
@@ -260,13 +260,17 @@ async function reportRefusals(refused: { action: Action; error: Error }[], subje
   // pod: a missing RBAC right refuses every injection alike), so `kubectl describe` of the job
   // tells why it does not go on — without it a job whose injections were all refused looked
   // like one held on purpose (operability review).
+  // It does not count as "met before" for the back-off: the first refusal of another pod of the
+  // same kind is new (review: it made the key wait 120 s instead of the plan's retry).
+  const onJob: Action[] = [];
   for (const { action, error } of reportable) {
     if (action.kind !== 'Pod' || subject === undefined || subject.kind === 'Pod') continue;
     const what = `${action.verb} pods${action.subresource ? `/${action.subresource}` : ''}`;
-    planned.push(eventAction(subject, { type: 'Warning', reason: 'ActionRefused', message: `${action.reason} (pod ${action.name}): ${what} refused: ${error.message}`.slice(0, 1000), discriminator: `${what}/${refusalKind(error)}` }, deps.clock()));
+    onJob.push(eventAction(subject, { type: 'Warning', reason: 'ActionRefused', message: `${action.reason} (pod ${action.name}): ${what} refused: ${error.message}`.slice(0, 1000), discriminator: `${what}/${refusalKind(error)}` }, deps.clock()));
   }
   // One create per Warning: a 409 then means an earlier reconcile wrote it, never this one.
-  const events = [...new Map(planned.map((ev) => [`${ev.namespace}/${ev.name}`, ev])).values()];
+  const once = (evs: Action[]): Action[] => [...new Map(evs.map((ev) => [`${ev.namespace}/${ev.name}`, ev])).values()];
+  const events = once(planned);
   // Best effort: a refusal that cannot be recorded does not fail the reconcile that met it.
   // A Warning there already is the same refusal met again: counted on it. One that cannot be
   // written for good (no right to create Events, its namespace missing) says nothing of
@@ -275,6 +279,9 @@ async function reportRefusals(refused: { action: Action; error: Error }[], subje
     if (!isKubeError(err, 'already-exists')) return isKubeError(err, 'not-found', 'terminal', 'invalid', 'unserved');
     await countRepeat(deps.kube, ev);
     return true;
+  })));
+  await Promise.all(once(onJob).map((ev) => deps.kube.perform(ev).catch(async (err: unknown) => {
+    if (isKubeError(err, 'already-exists')) await countRepeat(deps.kube, ev);
   })));
   return seen.some(Boolean);
 }

@@ -68,19 +68,29 @@ export function forgetExecCredential(kc: KubeConfig, userName = kc.getCurrentUse
 }
 
 /**
- * A loaded kubeconfig made ready for every client of it, checked up front (the CLI's and the
- * relay's start): a cluster that skips TLS verification and names a CA is refused, as is a
+ * A loaded kubeconfig made ready for every client of it, its current cluster checked up
+ * front (the CLI's and the relay's start; other clusters are not used, and kubectl does not
+ * check them either): one that skips TLS verification and names a CA is refused, as is a
  * proxy ephemera's client cannot use (`socks5://`); and the environment's HTTPS_PROXY /
  * NO_PROXY (proxy.ts, client-go's rules) become the proxy-url of each cluster that has none,
  * so client-node's own requests (the relay's LIST and WATCH) take the way ephemera's client
  * takes, as a client-go program's would. Throws an Error naming the cluster and the fix.
  */
 export function prepareKubeConfig(kc: KubeConfig, env: Record<string, string | undefined> = process.env): void {
+  const current = kc.getCurrentCluster();
   for (const cluster of kc.getClusters()) {
-    if (cluster.skipTLSVerify && (cluster.caData || cluster.caFile)) refuseInsecureWithCa({ server: cluster.server, insecureSkipTlsVerify: true, ca: 'named' }, `kubeconfig cluster "${cluster.name}"`);
+    const checked = cluster.name === current?.name;
+    const where = `kubeconfig cluster "${cluster.name}"`;
+    if (checked && cluster.skipTLSVerify && (cluster.caData || cluster.caFile)) refuseInsecureWithCa({ server: cluster.server, insecureSkipTlsVerify: true, ca: 'named' }, where);
     const server = URL.parse(cluster.server);
     if (!server) continue;
-    const proxy = proxyFor(server, cluster.proxyUrl, env);
+    let proxy;
+    try {
+      proxy = proxyFor(server, cluster.proxyUrl, env);
+    } catch (err) {
+      if (checked) throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
+      continue;
+    }
     if (proxy && !cluster.proxyUrl) Object.assign(cluster, { proxyUrl: proxy.url.href });
   }
 }

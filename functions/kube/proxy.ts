@@ -22,12 +22,12 @@ const firstSet = (env: Env, ...names: string[]): string | undefined => names.map
 
 /** The proxy for requests to `server`, or undefined to go direct. Throws on a proxy Node cannot use. */
 export function proxyFor(server: URL, proxyUrl: string | undefined, env: Env = process.env): Proxy | undefined {
-  if (proxyUrl) return usable(parseProxy(proxyUrl, 'proxy-url'), 'proxy-url');
+  if (proxyUrl) return usable(parseProxy(proxyUrl, 'proxy-url'), 'proxy-url', server);
   const https = server.protocol === 'https:';
   const from: ProxySource = https ? 'HTTPS_PROXY' : 'HTTP_PROXY';
   const raw = https ? firstSet(env, 'HTTPS_PROXY', 'https_proxy') : firstSet(env, 'HTTP_PROXY', 'http_proxy');
   if (!raw || !useProxy(server, firstSet(env, 'NO_PROXY', 'no_proxy') ?? '')) return undefined;
-  return usable(parseProxy(raw, from), from);
+  return usable(parseProxy(raw, from), from, server);
 }
 
 /** A proxy URL without its credentials, for messages and logs. */
@@ -44,9 +44,9 @@ function parseProxy(raw: string, from: ProxySource): URL {
   throw new Error(`${from}: "${raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^@/]*@/i, '$1')}" is not a proxy URL`);
 }
 
-function usable(url: URL, from: ProxySource): Proxy {
+function usable(url: URL, from: ProxySource, server: URL): Proxy {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    const fix = from === 'proxy-url' ? 'give the cluster an HTTP proxy, or none' : 'unset it, or add the API server to NO_PROXY';
+    const fix = from === 'proxy-url' ? 'give the cluster an HTTP proxy, or none' : `unset it, or add ${server.hostname} to NO_PROXY`;
     throw new Error(`${from} ${redactedProxy(url)}: ephemera's API client tunnels through an HTTP(S) proxy only (HTTP CONNECT); ${url.protocol.replace(/:$/, '')} is not supported: ${fix}`);
   }
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);

@@ -88,8 +88,8 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
       server.store.put({ ...job, metadata: { ...job.metadata, labels: { team: 7 } } } as never);
       server.requests.clear();
       const warned: string[] = [];
-      const logger: Logger = { ...silentLogger, warn: (obj, msg) => void warned.push(`${msg ?? ''} ${JSON.stringify(obj)}`), child: () => logger };
-      const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), { ...deps(), logger });
+      const logger = (bound: Record<string, unknown>): Logger => ({ ...silentLogger, warn: (obj, msg) => void warned.push(`${msg ?? ''} ${JSON.stringify({ ...bound, ...obj })}`), child: (more) => logger({ ...bound, ...more }) });
+      const r = await handle(envelopeFor('EphemeralJob', 'default', 'hello-world-ephemeral-job', 'ADDED'), { ...deps(), logger: logger({}) });
       assert.match(r.keys[0]?.notes?.join() ?? '', /job default\/hello-world-ephemeral-job skipped: unreadable \(metadata\.labels\.team/);
       // Logged at warn with the key: nothing else shows it (no status, no Event can be written to it; operability review).
       assert.ok(warned.some((w) => w.startsWith('skipped what cannot be read') && w.includes('"key":"EphemeralJob/default/hello-world-ephemeral-job"') && w.includes('metadata.labels.team')), warned.join('\n'));

@@ -309,3 +309,20 @@ test('one injection refused beside one that went through: the status without the
     assert.equal(jobStatus(server, 'probe').waiting, 1, 'the next look counts the injected pod');
   } finally { await server.close(); }
 });
+
+test("another pod's first refusal of a kind the job's Warning already shows is new: the key looks again at the plan's retry, not after a repeat's two minutes (review)", async () => {
+  const all = objects({ pods: 3, parallelism: 3 });
+  const later = all[2] as { metadata: { name: string } };
+  const { server, deps } = await worldWith({ objects: all.filter((o) => o !== later) });
+  try {
+    forbid(server, 'PATCH /pods/web-0/ephemeralcontainers', 'admission webhook denied web-0', 1);
+    const first = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    assert.deepEqual(first.keys[0]?.refused?.map((x) => x.action.name), ['web-0']);
+    // A pod that comes later is refused alike, once: its own first refusal, though the job's Warning of that kind is there.
+    server.store.put(later as never);
+    forbid(server, 'PATCH /pods/web-2/ephemeralcontainers', 'admission webhook denied web-2', 1);
+    const second = await handle(envelopeFor('Pod', NS, 'web-2', 'ADDED'), deps());
+    assert.deepEqual(second.keys[0]?.refused?.map((x) => x.action.name), ['web-2']);
+    assert.equal(second.requeueAfterSeconds, 5, 'a third of the 15 s lease, as after any first refusal in a plan that claimed pods, not a repeat\'s 120 s');
+  } finally { await server.close(); }
+});

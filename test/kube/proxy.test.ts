@@ -138,13 +138,18 @@ describe('through a real proxy', () => {
     kept.loadFromOptions({ clusters: [{ name: 'c', server: 'https://kubernetes.default.svc', proxyUrl: 'http://own:1' }, { name: 'd', server: 'https://10.96.0.1' }], users: [], contexts: [], currentContext: '' });
     prepareKubeConfig(kept, { HTTPS_PROXY: proxy.url, NO_PROXY: '10.96.0.0/12' });
     assert.deepEqual(kept.getClusters().map((c) => c.proxyUrl), ['http://own:1', undefined], "a cluster's own proxy-url is kept; NO_PROXY is honoured");
-    // Checked up front, not at the first request: a proxy-url the client cannot use, and a CA with insecure-skip-tls-verify (review).
-    const socks = new KubeConfig();
-    socks.loadFromOptions({ clusters: [{ name: 'c', server: 'https://api.corp', proxyUrl: 'socks5://user:secret@jump:1080' }], users: [], contexts: [], currentContext: '' });
-    assert.throws(() => prepareKubeConfig(socks, {}), (e: Error) => /^proxy-url socks5:\/\/jump:1080: .*: give the cluster an HTTP proxy, or none$/.test(e.message) && !e.message.includes('secret'));
-    const both = new KubeConfig();
-    both.loadFromOptions({ clusters: [{ name: 'c', server: 'https://api.corp', skipTLSVerify: true, caData: Buffer.from('CA').toString('base64') }], users: [], contexts: [], currentContext: '' });
-    assert.throws(() => prepareKubeConfig(both, {}), /kubeconfig cluster "c": insecure-skip-tls-verify and a certificate authority together are refused/);
+    // The current cluster is checked up front, not at the first request: a proxy-url the client
+    // cannot use, and a CA with insecure-skip-tls-verify (review); another cluster of the file is not used, so not checked (kubectl does not either).
+    const socksCluster = { name: 'socks', server: 'https://api.corp', proxyUrl: 'socks5://user:secret@jump:1080' };
+    const bothCluster = { name: 'both', server: 'https://api.corp', skipTLSVerify: true, caData: Buffer.from('CA').toString('base64') };
+    const using = (current: string): KubeConfig => {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({ clusters: [socksCluster, bothCluster, { name: 'plain', server: 'https://api.corp' }], users: [{ name: 'u' }], contexts: ['socks', 'both', 'plain'].map((c) => ({ name: c, cluster: c, user: 'u' })), currentContext: current });
+      return kc;
+    };
+    assert.throws(() => prepareKubeConfig(using('socks'), {}), (e: Error) => /^kubeconfig cluster "socks": proxy-url socks5:\/\/jump:1080: .*: give the cluster an HTTP proxy, or none$/.test(e.message) && !e.message.includes('secret'));
+    assert.throws(() => prepareKubeConfig(using('both'), {}), /kubeconfig cluster "both": insecure-skip-tls-verify and a certificate authority together are refused/);
+    assert.doesNotThrow(() => prepareKubeConfig(using('plain'), {}), 'the clusters not in use are not checked');
   });
 
   test("the relay's SQS client sends through HTTP_PROXY (the SDK reads no proxy variable itself)", async () => {
@@ -177,7 +182,7 @@ test("the CLI's cluster takes HTTPS_PROXY as client-go would; a proxy it cannot 
     assert.equal(loadCluster({ kubeconfig: file }).kc.getCurrentCluster()?.proxyUrl, undefined);
     process.env.HTTPS_PROXY = 'socks5://jump:1080';
     process.env.NO_PROXY = '';
-    assert.throws(() => loadCluster({ kubeconfig: file }), (e: unknown) => e instanceof CliError && e.exitCode === 2 && /^HTTPS_PROXY socks5:\/\/jump:1080: .*: unset it, or add the API server to NO_PROXY$/.test(e.message));
+    assert.throws(() => loadCluster({ kubeconfig: file }), (e: unknown) => e instanceof CliError && e.exitCode === 2 && /^kubeconfig cluster "c": HTTPS_PROXY socks5:\/\/jump:1080: .*: unset it, or add api\.corp to NO_PROXY$/.test(e.message));
   } finally {
     process.env = saved;
     rmSync(dir, { recursive: true, force: true });

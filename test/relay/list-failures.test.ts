@@ -48,3 +48,19 @@ test('each change of leadership is counted', async () => {
     await server.close();
   }
 });
+
+test('a kind whose list failed and then answers that it is absent (no CRD) keeps the relay ready: absent is an answer, not a failure (review)', async () => {
+  const server = await startApiServer({ objects: [pod('web-0', { app: 'web' })], bookmarkIntervalMs: 200 });
+  server.faults.add({ method: 'GET', pathIncludes: '/ephemeraljobs', watch: false, status: 500, message: 'busy', times: 1 });
+  server.faults.add({ method: 'GET', pathIncludes: '/ephemeraljobs', watch: false, status: 404, times: Infinity });
+  const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, listFailingUnreadyMs: 300, absentRetryMs: 60_000 });
+  try {
+    await eventually(() => assert.ok(relay.ready(), relay.readiness()));
+    assert.equal(await total(relay.metrics.listFailures), 1);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.ok(relay.ready(), relay.readiness());
+  } finally {
+    await relay.stop();
+    await server.close();
+  }
+});
