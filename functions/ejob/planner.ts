@@ -93,8 +93,8 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
   // edit is undone: found by review) nor keeps it from its TTL.
   const ttl = jobTtls(job.spec);
   // A TTL deletes: it is judged by the earlier of the planner's clock and the API server's
-  // (whose clock stamped creationTimestamp and the verdict's completionTime), so a planner
-  // clock ahead cannot delete a job early (time review); one behind deletes it that much late.
+  // (whose clock stamped creationTimestamp; the verdict's completionTime is a planner's), so a
+  // planner clock ahead cannot delete a job early (time review); one behind deletes it late.
   const server = observed.lease?.serverNow ?? observed.serverNow;
   const ttlNow = server && server.getTime() < now.getTime() ? server : now;
 

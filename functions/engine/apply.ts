@@ -45,6 +45,13 @@ export interface ApplyDeps {
 }
 
 /**
+ * The `alarm` field of the log lines the AWS stack's metric filters count (infra/aws
+ * functions-stack.ts): a write refused for good, and a message left for redelivery.
+ */
+export const ALARM_REFUSED = 'refused';
+export const ALARM_REDELIVERY = 'redelivery';
+
+/**
  * Perform a plan's actions in order, each `group` of neighbours at once. Transient failures
  * (429, 5xx, timeouts) are retried with backoff and, if they persist, thrown so the queue
  * redelivers (once the rest of their group has settled). A 409 on a fenced write stops the
@@ -268,7 +275,7 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
       // creating into a missing namespace or an uninstalled CRD will not heal by re-planning.
       if (action.verb === 'delete') return 'skipped';
       if (action.verb === 'create') {
-        log.warn({ action: describe(action), err: err.message }, 'refused: the resource type or namespace does not exist');
+        log.warn({ action: describe(action), err: err.message, alarm: ALARM_REFUSED }, 'refused: the resource type or namespace does not exist');
         return err;
       }
       return 'replan';
@@ -276,7 +283,7 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
       if (action.bestEffort) return 'dropped';
       throw err; // retries exhausted: the message goes back to the queue
     default:
-      log.warn({ action: describe(action), status: err.status, err: err.message }, 'refused by the API server');
+      log.warn({ action: describe(action), status: err.status, err: err.message, alarm: ALARM_REFUSED }, 'refused by the API server');
       return err;
   }
 }

@@ -13,6 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
+import { ALARM_REDELIVERY, ALARM_REFUSED } from '../../functions/engine/apply.ts';
 import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
 import { reconcilerEnvironment, type DeploySettings } from './settings.ts';
@@ -175,20 +176,23 @@ export class FunctionsStack extends Stack {
 
   private alarms(s: DeploySettings): void {
     const period = ALARM_PERIOD;
-    // Counted from the handler's JSON log lines (pino's `msg`): a write refused for good and a
-    // message left for redelivery are results of a handled batch, which Lambda's Errors never
-    // counts and which reach the dead-letter queue, if at all, half an hour later (operability review).
-    const fromLogs = (id: string, msg: string): Metric => new MetricFilter(this, id, {
+    // Counted from the handler's JSON log lines (their `alarm` field, engine/apply.ts): a write
+    // refused for good and a message left for redelivery are results of a handled batch, which
+    // Lambda's Errors never counts and which reach the dead-letter queue, if at all, half an
+    // hour later (operability review). The lines are warn and error: a logLevel above warn
+    // silences them (settings.ts refuses it). One namespace per stack, so two deployments in an
+    // account (stackPrefix) do not count each other's lines (review).
+    const fromLogs = (id: string, alarm: string): Metric => new MetricFilter(this, id, {
       logGroup: this.logGroup,
-      metricNamespace: 'ephemera',
+      metricNamespace: `ephemera/${this.stackName}`,
       metricName: id,
-      filterPattern: FilterPattern.stringValue('$.msg', '=', msg),
+      filterPattern: FilterPattern.stringValue('$.alarm', '=', alarm),
       metricValue: '1',
     }).metric({ period, statistic: 'Sum' });
     alarms(this, [
       { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input, a refusal for good, or a cluster it cannot reach). Those the consumer sent carry a reason attribute; those SQS moved after maxReceiveCount carry none: find their messageId in the function\'s log. Redrive with aws sqs start-message-move-task once fixed (every message is an idempotent "look at this key")' },
-      { id: 'RefusedWritesAlarm', metric: fromLogs('RefusedWrites', 'refused by the API server'), threshold: 1, description: 'ephemera: the API server refused writes for good (a missing RBAC right, Pod Security, an admission webhook): see the ActionRefused Warning Events on the jobs and pods, and the log lines "refused by the API server"' },
-      { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', 'handling failed: leaving the message for redelivery'), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused): see the log lines "handling failed" for the error' },
+      { id: 'RefusedWritesAlarm', metric: fromLogs('RefusedWrites', ALARM_REFUSED), threshold: 1, description: 'ephemera: the API server refused writes for good (a missing RBAC right, Pod Security, an admission webhook): see the ActionRefused Warning Events on the jobs and pods, and the log lines with alarm "refused"' },
+      { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', ALARM_REDELIVERY), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused, the invocation out of time, the queue refusing a send): see the log lines with alarm "redelivery"' },
       { id: 'OldestMessageAlarm', metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }), threshold: 900 + 6 * s.reconciler.timeoutSeconds, description: 'ephemera: events wait longer than the longest requeue delay: the reconcilers fall behind' },
       { id: 'ErrorsAlarm', metric: this.fn.metricErrors({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations failed as a whole (configuration, crash, timeout)' },
       { id: 'ThrottlesAlarm', metric: this.fn.metricThrottles({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations throttled (account concurrency exhausted)' },

@@ -44,7 +44,8 @@ export const DeploySettings = z.object({
   /** Image of the ephemeral container that signals a sidecar (strategy `ephemeral-signal`). */
   signalImage: z.string().trim().min(1, 'an image reference').default(DEFAULT_SIDECAR_OPTIONS.signalImage),
   /** The reconciler's pino level. */
-  logLevel: FunctionsConfig.shape.LOG_LEVEL,
+  // The alarms on refused writes and redeliveries count warn lines (functions-stack.ts).
+  logLevel: FunctionsConfig.shape.LOG_LEVEL.refine((l) => !['error', 'fatal', 'silent'].includes(l), 'trace, debug, info or warn: the alarms on refused writes and messages left for redelivery count warn lines'),
   reconciler: z.object({
     memoryMiB: z.number().int().min(128).max(10240).default(256),
     timeoutSeconds: z.number().int().min(10).max(900).default(60),

@@ -40,7 +40,7 @@ export const PRICES = {
   lambdaArmPerGbSecond: 0.0000133334,
   sqsStandardPerMillionRequests: 0.40,
   cloudwatchAlarmPerMonth: 0.10,
-  /** A custom metric (the log metric filters' counts), first 10,000. */
+  /** A custom metric (a log metric filter's count), first 10,000: billed only in a month it publishes (a filter with no default value publishes nothing while no line matches). */
   cloudwatchMetricPerMonth: 0.30,
   logsIngestPerGb: 0.50,
   secretPerMonth: 0.40,
@@ -164,7 +164,8 @@ const perMillionTotal = Object.values(costPerMillion).reduce((a, b) => a + b, 0)
 const idlePollRequests = SHAPE.idlePollers * (60 / SHAPE.pollWaitSeconds) * 60 * 24 * 30;
 const idle = {
   alarms: SHAPE.alarms * PRICES.cloudwatchAlarmPerMonth,
-  metrics: SHAPE.metricFilters * PRICES.cloudwatchMetricPerMonth,
+  // The filters publish only when a refused write or a redelivery is logged: nothing at idle.
+  metrics: 0,
   sqsPolling: (idlePollRequests / million) * PRICES.sqsStandardPerMillionRequests,
 };
 const idleTotal = idle.alarms + idle.metrics + idle.sqsPolling;
@@ -176,8 +177,8 @@ process.stdout.write([
   `per pod event: ${perEvent(sends.messages).toFixed(2)} messages, ${perEvent(sqsRequests).toFixed(2)} SQS requests, ${perEvent(invocations).toFixed(3)} invocations, ${perEvent(billedMs).toFixed(1)} billed ms (handler + ${SHAPE.apiRttMs} ms per API request), ${perEvent(logBytes).toFixed(0)} log bytes`,
   `prices (${PRICES.region}, ${PRICES.date}): Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaArmPerGbSecond}/GB-s arm64 at ${SHAPE.memoryMb} MB; SQS $${PRICES.sqsStandardPerMillionRequests}/M requests; logs $${PRICES.logsIngestPerGb}/GB; alarm $${PRICES.cloudwatchAlarmPerMonth}/month; custom metric $${PRICES.cloudwatchMetricPerMonth}/month; secret $${PRICES.secretPerMonth}/month`,
   `per million pod events: Lambda requests ${usd(costPerMillion.lambdaRequests)}, Lambda duration ${usd(costPerMillion.lambdaDuration)}, SQS ${usd(costPerMillion.sqs)}, log ingestion ${usd(costPerMillion.logs)} = ${usd(perMillionTotal)}`,
-  `idle per month: ${SHAPE.alarms} alarms ${usd(idle.alarms)} + ${SHAPE.metricFilters} log-metric-filter metrics ${usd(idle.metrics)} + queue polling by ${SHAPE.idlePollers} pollers (${idlePollRequests.toLocaleString('en-US')} requests) ${usd(idle.sqsPolling)} = ${usd(idleTotal)}; plus ${usd(PRICES.secretPerMonth)} per Secrets Manager cluster secret (EKS clusters: none)`,
+  `idle per month: ${SHAPE.alarms} alarms ${usd(idle.alarms)} + ${SHAPE.metricFilters} log-metric-filter metrics ${usd(idle.metrics)} (${usd(PRICES.cloudwatchMetricPerMonth)} each in a month one publishes: a refused write or a redelivery logged) + queue polling by ${SHAPE.idlePollers} pollers (${idlePollRequests.toLocaleString('en-US')} requests) ${usd(idle.sqsPolling)} = ${usd(idleTotal)}; plus ${usd(PRICES.secretPerMonth)} per Secrets Manager cluster secret (EKS clusters: none)`,
   '',
 ].join('\n'));
 figure({ name: 'AWS cost per million pod events', value: Math.round(perMillionTotal * 100) / 100, unit: 'USD', what: `measured on the production path (${seen} pod events, ${invocations} invocations), priced with us-east-1 list prices of ${PRICES.date}, no free tier` });
-figure({ name: 'AWS cost at idle', value: Math.round(idleTotal * 100) / 100, unit: 'USD/month', what: `${SHAPE.alarms} CloudWatch alarms + ${SHAPE.metricFilters} custom metrics (log metric filters) + SQS long polling by the Lambda event source (${SHAPE.idlePollers} pollers); secrets extra` });
+figure({ name: 'AWS cost at idle', value: Math.round(idleTotal * 100) / 100, unit: 'USD/month', what: `${SHAPE.alarms} CloudWatch alarms + SQS long polling by the Lambda event source (${SHAPE.idlePollers} pollers); secrets extra` });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { applyPlan, GROUP_IN_FLIGHT, MAX_ASKED_WAIT_MS } from '../../functions/engine/apply.ts';
-import { silentLogger } from '../../functions/engine/logger.ts';
+import { ALARM_REFUSED, applyPlan, GROUP_IN_FLIGHT, MAX_ASKED_WAIT_MS } from '../../functions/engine/apply.ts';
+import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
 import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
@@ -348,5 +348,12 @@ describe('applyPlan: groups and requirements', () => {
     await assert.rejects(applyPlan([onPod('a', { group: 'g' }), onPod('b', { group: 'g' }), onPod('c')], { ...deps(kube), retries: 1 }), /HTTP 503/);
     assert.deepEqual(answered, ['b'], 'the other member was sent and had answered before the failure was thrown; nothing after the group was sent');
   });
-});
 
+  test('a write refused for good, and one whose type or namespace does not exist, are logged with the alarm field the AWS stack counts', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger: Logger = { ...silentLogger, warn: (obj, msg) => void lines.push({ ...obj, msg }), child: () => logger };
+    await applyPlan([patch], { ...deps(new ScriptedKube().answer(apiError(403, 'Forbidden'))), logger });
+    await applyPlan([{ ...patch, verb: 'create', kind: 'Lease', apiVersion: 'coordination.k8s.io/v1' }], { ...deps(new ScriptedKube().answer(new KubeError({ status: 404, reason: 'NotFound', message: 'namespaces "ephemera-locks" not found', objectName: 'ephemera-locks' }))), logger });
+    assert.deepEqual(lines.filter((l) => l.alarm === ALARM_REFUSED).map((l) => l.msg), ['refused by the API server', 'refused: the resource type or namespace does not exist']);
+  });
+});

@@ -4,6 +4,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { envelopeKey, type Envelope } from '../../api/envelope.ts';
 import { failedKey, handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps } from '../../engine/engine.ts';
+import { ALARM_REDELIVERY } from '../../engine/apply.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
 import { KubeError, refusedForGood } from '../../kube/errors.ts';
@@ -105,7 +106,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
   if (b.refused.has(cluster)) return 'fail';
   const left = b.deadline - Date.now();
   if (left < 1000) {
-    log.warn({ leftMs: left }, 'not enough invocation time left: leaving the message for redelivery');
+    log.warn({ leftMs: left, alarm: ALARM_REDELIVERY }, 'not enough invocation time left: leaving the message for redelivery');
     return 'fail';
   }
   try {
@@ -113,7 +114,7 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     const result = await withDeadline(handle(envelope, engine), left);
     if (result === 'timeout') {
       // A pod it claimed but did not inject is repaired by the next reconcile (or the claim lapses); redelivery picks the key up again.
-      log.warn({ budgetMs: left }, 'handling did not finish within the invocation: leaving the message for redelivery');
+      log.warn({ budgetMs: left, alarm: ALARM_REDELIVERY }, 'handling did not finish within the invocation: leaving the message for redelivery');
       return 'fail';
     }
     // Its other keys were handled; the envelope is kept as a dead letter for the keys refused
@@ -150,7 +151,7 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
     // Not retried here: every record of this cluster would fail the same way. The messages
     // stay on the queue (and reach the dead-letter queue after maxReceiveCount).
     b.refused.add(envelope.cluster ?? '');
-    log.error({ err: err.message, reason: err.reason }, 'authentication to the cluster failed: fix the credential source');
+    log.error({ err: err.message, reason: err.reason, alarm: ALARM_REDELIVERY }, 'authentication to the cluster failed: fix the credential source');
     return 'fail';
   }
   if (err instanceof KubeError && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
@@ -164,7 +165,7 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
     // maxReceiveCount invocations before SQS's redrive, so it goes to the dead letters now.
     return deadLetter(record, `${envelope.subject}: the API server refused it for good (HTTP ${final.status}${final.reason ? ` ${final.reason}` : ''}): ${final.message}`, b, { what: 'refused for good', log });
   }
-  log.warn({ err: (err as Error).message }, 'handling failed: leaving the message for redelivery');
+  log.warn({ err: (err as Error).message, alarm: ALARM_REDELIVERY }, 'handling failed: leaving the message for redelivery');
   return 'fail';
 }
 
@@ -183,7 +184,7 @@ async function settle(send: () => Promise<void>, b: Batch, record: SQSRecord, lo
     await send();
     return 'ack';
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'queue send failed: leaving the message for redelivery');
+    log.warn({ err: (err as Error).message, alarm: ALARM_REDELIVERY }, 'queue send failed: leaving the message for redelivery');
     return 'fail';
   }
 }

@@ -175,6 +175,15 @@ describe('Lambda SQS consumer', () => {
     assert.deepEqual([line?.messageId, line?.cluster, line?.subject], ['1', 'east', 'Pod/ns/forbid-1'], JSON.stringify(lines));
   });
 
+  test('every message left for redelivery is logged with the alarm field the AWS stack counts', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger: Logger = { ...silentLogger, warn: (obj, msg) => void lines.push({ ...obj, msg }), error: (obj, msg) => void lines.push({ ...obj, msg }), child: () => logger };
+    const { consume } = consumer({ logger });
+    const r = await consume(ev(record('1', pod('boom-1')), record('2', pod('auth-2', 'b')), record('3', pod('stalled-3'))));
+    assert.deepEqual(ids(r).sort(), ['1', '2', '3']);
+    assert.equal(lines.filter((l) => l.alarm === 'redelivery').length, 3, JSON.stringify(lines));
+  });
+
   test('one key of an envelope refused for good does not keep its other keys from being handled; the envelope is dead-lettered for it once, and requeued for the others naming it reported', async () => {
     const handled: string[] = [];
     const pair: Controller<string> = {
