@@ -61,15 +61,19 @@ function keptEnv(list: unknown, keep: (name: string) => boolean): Env | undefine
 const isMark = (name: string): boolean => MARK_ENVS.has(name);
 const isJobId = (name: string): boolean => name === EJOB_ID_ENV;
 
-/** Regular or ephemeral containers as {name, env: the kept entries}; undefined when not plainly valid. */
-function containers(list: unknown, keep: (name: string) => boolean): { name: string; env: Env }[] | undefined {
+/**
+ * Regular or ephemeral containers as {name, env: the kept entries} and, for regular ones
+ * (`restart`), their own restartPolicy and restartPolicyRules, as trimPodForSidecar keeps
+ * them; undefined when not plainly valid.
+ */
+function containers(list: unknown, keep: (name: string) => boolean, restart = false): { name: string; env: Env }[] | undefined {
   if (!Array.isArray(list)) return undefined;
   const out: { name: string; env: Env }[] = [];
   for (const c of list as unknown[]) {
     if (!isObj(c) || typeof c.name !== 'string' || !optString(c.restartPolicy)) return undefined;
     const env = keptEnv(c.env, keep);
     if (env === undefined) return undefined;
-    out.push({ name: c.name, env });
+    out.push(restart ? { name: c.name, env, ...(c.restartPolicy ? { restartPolicy: c.restartPolicy } : {}), ...(c.restartPolicyRules !== undefined ? { restartPolicyRules: c.restartPolicyRules } : {}) } : { name: c.name, env });
   }
   return out;
 }
@@ -135,7 +139,7 @@ export function trimPlainPod(raw: unknown): Pod | undefined {
   const { metadata: m, spec: s } = raw;
   const st = raw.status;
   if (!(st === undefined || (isObj(st) && optString(st.phase))) || !optString(s.nodeName) || !optString(s.restartPolicy)) return undefined;
-  const regular = containers(s.containers, isMark);
+  const regular = containers(s.containers, isMark, true);
   const init = nativeSidecars(s.initContainers);
   const ephemeral = s.ephemeralContainers === undefined ? [] : containers(s.ephemeralContainers, isJobId);
   const regularStatuses = statuses(st?.containerStatuses, sidecarState);

@@ -191,7 +191,8 @@ function pickStrategy(annotations: unknown): unknown {
 
 function pickContainers(list: unknown): unknown {
   if (!Array.isArray(list)) return list;
-  return list.map((c: unknown) => (isObject(c) ? { name: c.name, env: c.env, restartPolicy: c.restartPolicy } : c));
+  // restartPolicyRules: whether a main container's exit is final (sidecar/predicate.ts).
+  return list.map((c: unknown) => (isObject(c) ? { name: c.name, env: c.env, restartPolicy: c.restartPolicy, restartPolicyRules: c.restartPolicyRules } : c));
 }
 
 function pickStatuses(list: unknown): unknown {

@@ -290,7 +290,7 @@ function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
   const why = `ContainerRecreateRequest ${crr.name} does not list sidecar [${list}] (it was made while the sidecar had terminated, or by another controller such as OpenKruise, which lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true), so nothing would stop it`;
   if (ctx.due.restartPolicy === 'OnFailure') {
     if (ctx.end) return;
-    ctx.end = { phase: 'Succeeded', reason: 'SidecarRestartedOnFailure', why: `${why}, and every main container exited 0 (restartPolicy OnFailure; openkruise/kruise#1366)` };
+    ctx.end = { phase: mainsPhase(ctx), reason: 'SidecarRestartedOnFailure', why: `${why}, and ${mainsOutcome(ctx)} (restartPolicy OnFailure; openkruise/kruise#1366)` };
     ctx.notes.push(`ending the pod by status: ${why}`);
     return;
   }
@@ -505,8 +505,22 @@ function endIfRestartedUnderOnFailure(ctx: Ctx): void {
   });
   if (restarted.length === 0) return;
   const list = restarted.map((s) => s.name).join(' ');
-  ctx.end = { phase: 'Succeeded', reason: 'SidecarRestartedOnFailure', why: `the kubelet restarted sidecar [${list}] after it was stopped (restartPolicy OnFailure; openkruise/kruise#1366) and every main container exited 0` };
+  ctx.end = { phase: mainsPhase(ctx), reason: 'SidecarRestartedOnFailure', why: `the kubelet restarted sidecar [${list}] after it was stopped (restartPolicy OnFailure; openkruise/kruise#1366) and ${mainsOutcome(ctx)}` };
   ctx.notes.push(`ending the pod by status: sidecar [${list}] was restarted after termination`);
+}
+
+/**
+ * What an OnFailure pod ended by status is: Succeeded when every main container exited 0 —
+ * all of them do under the pod's OnFailure, unless a container's own restartPolicy Never made
+ * a non-zero exit final (Kubernetes 1.35's container restart rules): then Failed, as the
+ * kubelet would have said (version review).
+ */
+function mainsPhase(ctx: Ctx): 'Succeeded' | 'Failed' {
+  return ctx.due.mainsSucceeded ? 'Succeeded' : 'Failed';
+}
+
+function mainsOutcome(ctx: Ctx): string {
+  return ctx.due.mainsSucceeded ? 'every main container exited 0' : 'every main container has ended, not all with 0 (a container restartPolicy Never)';
 }
 
 // ---- stuck: termination issued, sidecar still running ----

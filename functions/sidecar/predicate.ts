@@ -1,4 +1,4 @@
-import { Pod, type ContainerStatus } from '../api/pod.ts';
+import { Pod, type Container, type ContainerStatus } from '../api/pod.ts';
 import { containerRoles, IGNORE_EXIT_CODE_ENV, TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV, type ContainerRoles, type SidecarInfo } from './env.ts';
 import { STRATEGY_ANNOTATION } from './strategy.ts';
 
@@ -50,20 +50,50 @@ export function podDue(pod: Pod): DueResult {
   if (missing.length > 0) return notDue(`no state reported yet for container ${missing.join(', ')}`);
   const unterminated = roles.sidecars.filter((s) => statuses.get(s.name)?.state?.terminated === undefined);
   if (unterminated.length === 0) return notDue('all sidecars have terminated');
-  return mainsVerdict({ policy, roles, unterminated, statuses });
+  const specs = new Map(pod.spec.containers.map((c) => [c.name, c] as const));
+  return mainsVerdict({ policy, roles, unterminated, statuses, specs });
 }
 
-function mainsVerdict(p: { policy: JobRestartPolicy; roles: ContainerRoles; unterminated: SidecarInfo[]; statuses: Map<string, ContainerStatus> }): DueResult {
+function mainsVerdict(p: { policy: JobRestartPolicy; roles: ContainerRoles; unterminated: SidecarInfo[]; statuses: Map<string, ContainerStatus>; specs: Map<string, Container> }): DueResult {
   let mainsSucceeded = true;
   for (const name of p.roles.mains) {
     const t = p.statuses.get(name)?.state?.terminated;
     if (t === undefined) return notDue(`main container ${name} has not terminated`);
-    if (t.exitCode !== 0) {
-      if (p.policy === 'OnFailure') return notDue(`main container ${name} exited ${t.exitCode} under restartPolicy OnFailure: the kubelet restarts it`);
-      mainsSucceeded = false;
-    }
+    const restarts = restartedAfter(p.specs.get(name), p.policy, t.exitCode);
+    if (restarts) return notDue(`main container ${name} exited ${t.exitCode} under ${restarts}: the kubelet restarts it`);
+    if (t.exitCode !== 0) mainsSucceeded = false;
   }
   return { due: true, restartPolicy: p.policy, roles: p.roles, unterminated: p.unterminated, mainsSucceeded };
+}
+
+/**
+ * Whether the kubelet restarts a container that exited with `exitCode`, and under what: its
+ * own `restartPolicyRules` first (the first rule whose exit codes match decides; `Restart`
+ * is the only action), then its own `restartPolicy`, then the pod's (KEP-5307, container
+ * restart rules: beta and on by default from Kubernetes 1.35 — a `Never` pod's main container
+ * may restart, an `OnFailure` pod's may not; version review). Undefined: the exit is final.
+ */
+function restartedAfter(container: Container | undefined, podPolicy: JobRestartPolicy, exitCode: number): string | undefined {
+  for (const rule of restartRules(container)) {
+    if (!rule.matches(exitCode)) continue;
+    return rule.action === 'Restart' ? 'a restartPolicyRules rule' : undefined;
+  }
+  const own = container?.restartPolicy;
+  const policy = own ?? podPolicy;
+  if (policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0)) return `${own ? 'its container ' : ''}restartPolicy ${policy}`;
+  return undefined;
+}
+
+/** A container's restartPolicyRules, read leniently (an odd rule matches nothing). */
+function restartRules(container: Container | undefined): { action: unknown; matches(code: number): boolean }[] {
+  const rules = (container as { restartPolicyRules?: unknown } | undefined)?.restartPolicyRules;
+  if (!Array.isArray(rules)) return [];
+  return rules.map((r: unknown) => {
+    const { action, exitCodes } = (r ?? {}) as { action?: unknown; exitCodes?: { operator?: unknown; values?: unknown } };
+    const values = Array.isArray(exitCodes?.values) ? exitCodes.values : [];
+    const op = exitCodes?.operator;
+    return { action, matches: (code: number) => (op === 'In' ? values.includes(code) : op === 'NotIn' ? !values.includes(code) : false) };
+  });
 }
 
 /** Container statuses by name; the first wins if a status is (oddly) repeated. */
@@ -93,7 +123,11 @@ export const MARK_ENVS: ReadonlySet<string> = new Set([TERMINATE_SIDECAR_ENV, TE
  */
 export function trimPodForSidecar(pod: Pod): Pod {
   const m = pod.metadata;
-  const containers = pod.spec.containers.map((c) => ({ name: c.name, env: (c.env ?? []).filter((e) => MARK_ENVS.has(e.name)).map((e) => ({ name: e.name, value: e.value })) }));
+  // Each container's own restart policy and rules too: they decide whether a main container's exit is final.
+  const containers = pod.spec.containers.map((c) => {
+    const rules = (c as { restartPolicyRules?: unknown }).restartPolicyRules;
+    return { name: c.name, env: (c.env ?? []).filter((e) => MARK_ENVS.has(e.name)).map((e) => ({ name: e.name, value: e.value })), ...(c.restartPolicy ? { restartPolicy: c.restartPolicy } : {}), ...(rules !== undefined ? { restartPolicyRules: rules } : {}) };
+  });
   const initContainers = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => ({ name: c.name, restartPolicy: c.restartPolicy }));
   const statuses = (pod.status?.containerStatuses ?? []).map((s) => ({ name: s.name, state: trimState(s.state) }));
   return {

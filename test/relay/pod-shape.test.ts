@@ -25,7 +25,8 @@ function pods(rough: boolean): fc.Arbitrary<unknown> {
   const record = <T extends Record<string, fc.Arbitrary<unknown>>>(shape: T, required: (keyof T)[]): fc.Arbitrary<unknown> => fc.record(shape, { requiredKeys: (rough ? [] : required) as never });
   const str = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', 'Always', 'Never', '__proto__', TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV, IGNORE_EXIT_CODE_ENV, EJOB_ID_ENV, 'true'));
   const envVar = record({ name: field(str), value: field(str), valueFrom: field(fc.constant({ fieldRef: { fieldPath: 'x' } })) }, ['name']);
-  const container = record({ name: field(str), image: field(str), env: field(fc.array(field(envVar), { maxLength: 4 })), restartPolicy: field(str) }, ['name']);
+  const rules = field(fc.constantFrom([{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }], []));
+  const container = record({ name: field(str), image: field(str), env: field(fc.array(field(envVar), { maxLength: 4 })), restartPolicy: field(str), restartPolicyRules: rules }, ['name']);
   const containers = field(fc.array(field(container), { maxLength: 3 }));
   const timeish = field(fc.constantFrom('2026-01-01T00:00:00Z', 'x'));
   const state = record({

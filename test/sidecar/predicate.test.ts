@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { Pod } from '../../functions/api/pod.ts';
 import { containerRoles, sidecarInfo } from '../../functions/sidecar/env.ts';
 import { dueFromSnapshot, podDue, trimPodForSidecar } from '../../functions/sidecar/predicate.ts';
+import { decodePod } from '../../relay/trim.ts';
 import { basePod, env, exited, podWith, running, SIDECAR_ENV } from './support.ts';
 
 describe('sidecar classification by env', () => {
@@ -123,4 +124,32 @@ describe('the predicate on snapshots', () => {
     assert.equal(t.spec.containers[0]?.image, undefined);
     assert.equal((t.spec.containers[1] as Record<string, unknown>).securityContext, undefined);
   });
+});
+
+describe("a main container's own restart policy and rules (Kubernetes 1.35's container restart rules, on by default)", () => {
+  const main = basePod().spec.containers[0]!;
+  const withMain = (extra: Record<string, unknown>, podPolicy: 'Never' | 'OnFailure', exitCode: number): Pod => podWith({
+    containers: [{ ...main, ...extra } as Pod['spec']['containers'][number], ...basePod().spec.containers.slice(1)],
+    spec: { restartPolicy: podPolicy },
+    statuses: [exited(main.name, exitCode), running('log-shipper')],
+  });
+  const rule = { restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }] };
+  const cases: [string, Pod, boolean | RegExp][] = [
+    ['a Never pod whose main container restarts OnFailure and exited 1: not final', withMain({ restartPolicy: 'OnFailure' }, 'Never', 1), /exited 1 under its container restartPolicy OnFailure: the kubelet restarts it/],
+    ['a Never pod whose main container has a Restart rule for 42 and exited 42: not final', withMain(rule, 'Never', 42), /exited 42 under a restartPolicyRules rule/],
+    ['the same exiting 1: no rule matches, the pod\'s Never makes it final (failed)', withMain(rule, 'Never', 1), false],
+    ['an OnFailure pod whose main container is restartPolicy Never and exited 1: final (failed), not waited on for good', withMain({ restartPolicy: 'Never' }, 'OnFailure', 1), false],
+    ['an OnFailure pod whose main container exited 1 with no policy of its own: the kubelet restarts it', withMain({}, 'OnFailure', 1), /under restartPolicy OnFailure: the kubelet restarts it/],
+  ];
+  for (const [name, pod, want] of cases) {
+    test(name, () => {
+      const d = podDue(pod);
+      if (want instanceof RegExp) assert.ok(!d.due && want.test(d.reason), JSON.stringify(d));
+      else assert.ok(d.due && d.mainsSucceeded === want, JSON.stringify(d));
+      assert.deepEqual(dueFromSnapshot(trimPodForSidecar(pod)), d, 'a snapshot trimmed for the SidecarTerminator decides the same');
+      const decoded = decodePod(JSON.parse(JSON.stringify(pod)));
+      assert.ok('object' in decoded);
+      assert.equal(podDue(decoded.object).due, d.due, 'the relay\'s own decoding and trim decide the same');
+    });
+  }
 });
