@@ -109,6 +109,15 @@ describe('Kubernetes manifests', () => {
     }
   });
 
+  test('pods run as non-root by the image\'s numeric USER, with no fixed runAsUser (OpenShift\'s restricted-v2 refuses a UID outside the namespace\'s range: version review)', () => {
+    assert.match(readFileSync('relay/Dockerfile', 'utf8'), /^USER [1-9]\d*:\d+$/m, 'a numeric non-root USER, which the kubelet can check against runAsNonRoot');
+    for (const d of of('Deployment')) {
+      const pod = d.spec!.template.spec as { securityContext?: Record<string, unknown>; containers: { securityContext?: Record<string, unknown> }[] };
+      assert.equal(pod.securityContext?.runAsNonRoot, true, d.file);
+      for (const sc of [pod.securityContext, ...pod.containers.map((c) => c.securityContext)]) assert.equal(sc?.runAsUser, undefined, `${d.file}: no fixed runAsUser`);
+    }
+  });
+
   test('every binding points at a role and ServiceAccounts that the manifests define', () => {
     const roles = new Set([...of('Role'), ...of('ClusterRole')].map((r) => `${r.kind}:${r.metadata.namespace ?? ''}/${r.metadata.name}`));
     const sas = new Set(of('ServiceAccount').map((s) => `ServiceAccount:${s.metadata.namespace}/${s.metadata.name}`));

@@ -516,6 +516,10 @@ describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
     const admitted = crrView({ metadata: { creationTimestamp: '2026-01-01T00:01:30Z' }, spec: { podName: 'p', containers: [{ name: 'log-shipper', statusContext: { containerID: 'containerd://1', restartCount: 0 } }] } }, name);
     assert.deepEqual(admitted.restartCounts, { 'log-shipper': 0 });
     assert.equal((only(plan(observed(onFailure(restarted('2026-01-01T00:01:21Z')), { crrs: { [name]: admitted } }), NOW).actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
+    // A main container whose own restartPolicy Never made its exit 1 final (Kubernetes 1.35's container restart rules): ended Failed, not Succeeded.
+    const main = basePod().spec.containers[0]!;
+    const ownNever = podWith({ containers: [{ ...main, restartPolicy: 'Never' }, ...basePod().spec.containers.slice(1)], spec: { restartPolicy: 'OnFailure' }, statuses: [exited(main.name, 1), restarted('2026-01-01T00:01:21Z')] });
+    assert.equal((only(plan(observed(ownNever, { crrs: { [name]: crr } }), NOW).actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Failed');
     // Counted, not timed: a count the CRR already saw is no restart, whatever the times say.
     const seen = plan(observed(onFailure(restarted('2026-01-01T00:01:40Z')), { crrs: { [name]: { ...crr, restartCounts: { 'log-shipper': 1 } } } }), NOW);
     assert.equal(only(seen.actions, 'Pod', 'status').length, 0);
