@@ -3,8 +3,8 @@
  * root certificates file with the insecure flag is not allowed"): the CA would be ignored
  * and the credentials sent to any server (security review). `where` names the cluster.
  */
-export function refuseInsecureWithCa(endpoint: KubeEndpoint, where: string): void {
-  if (endpoint.insecureSkipTlsVerify && endpoint.ca) {
+export function refuseInsecureWithCa(cluster: { insecure: boolean; ca: boolean }, where: string): void {
+  if (cluster.insecure && cluster.ca) {
     throw new Error(`${where}: insecure-skip-tls-verify and a certificate authority together are refused, as kubectl refuses them (the CA would be ignored and the credentials sent to any server): drop one`);
   }
 }

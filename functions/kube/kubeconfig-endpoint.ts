@@ -23,7 +23,7 @@ export function kubeConfigConnection(kc: KubeConfig): KubeConnection {
   if (cert) endpoint.cert = cert;
   if (key) endpoint.key = key;
   if (cluster.skipTLSVerify) endpoint.insecureSkipTlsVerify = true;
-  refuseInsecureWithCa(endpoint, `kubeconfig cluster "${cluster.name}"`);
+  refuseInsecureWithCa({ insecure: !!endpoint.insecureSkipTlsVerify, ca: !!endpoint.ca }, `kubeconfig cluster "${cluster.name}"`);
   if (cluster.tlsServerName) endpoint.tlsServerName = cluster.tlsServerName;
   if (cluster.proxyUrl) endpoint.proxyUrl = cluster.proxyUrl;
   // client-node's Cluster has no disable-compression (its file loader drops the field); a
@@ -81,7 +81,7 @@ export function prepareKubeConfig(kc: KubeConfig, env: Record<string, string | u
   for (const cluster of kc.getClusters()) {
     const checked = cluster.name === current?.name;
     const where = `kubeconfig cluster "${cluster.name}"`;
-    if (checked && cluster.skipTLSVerify && (cluster.caData || cluster.caFile)) refuseInsecureWithCa({ server: cluster.server, insecureSkipTlsVerify: true, ca: 'named' }, where);
+    if (checked) refuseInsecureWithCa({ insecure: cluster.skipTLSVerify, ca: !!(cluster.caData || cluster.caFile) }, where);
     const server = URL.parse(cluster.server);
     if (!server) continue;
     let proxy;

@@ -89,7 +89,7 @@ function connectionFor(kc: KubeconfigFile, file: string): KubeConnection {
   }
   const path = (p: string): string => (isAbsolute(p) ? p : join(dirname(file), p));
   const endpoint = tlsOf(cluster, user, path);
-  refuseInsecureWithCa(endpoint, `kubeconfig ${file}: cluster "${context.cluster}"`);
+  refuseInsecureWithCa({ insecure: !!endpoint.insecureSkipTlsVerify, ca: !!endpoint.ca }, `kubeconfig ${file}: cluster "${context.cluster}"`);
   const auth = user.token ? bearerAuth(user.token) : user.tokenFile ? tokenFileAuth(path(user.tokenFile)) : undefined;
   return auth ? { endpoint, auth } : { endpoint };
 }

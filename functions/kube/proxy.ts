@@ -9,7 +9,7 @@
 // HTTP CONNECT for an https server.
 
 /** Where a proxy came from, for messages. */
-export type ProxySource = 'proxy-url' | 'HTTPS_PROXY' | 'HTTP_PROXY';
+type ProxySource = 'proxy-url' | 'HTTPS_PROXY' | 'HTTP_PROXY';
 
 export interface Proxy {
   url: URL;
@@ -31,7 +31,7 @@ export function proxyFor(server: URL, proxyUrl: string | undefined, env: Env = p
 }
 
 /** A proxy URL without its credentials, for messages and logs. */
-export function redactedProxy(url: URL): string {
+function redactedProxy(url: URL): string {
   return `${url.protocol}//${url.host}`;
 }
 
