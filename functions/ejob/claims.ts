@@ -3,7 +3,7 @@ import { toDate } from '../api/meta.ts';
 import { selectorMatches } from '../api/selector.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action } from '../engine/plan.ts';
-import { leaseWrite, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView, type Verdict } from './lease-record.ts';
+import { leaseWrite, RECORD_VERSION, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView, type Verdict } from './lease-record.ts';
 import { hasForeignNamesake, holdsSlot, isActive, ownedContainers, slotHolders, unfitReason } from './pod-state.ts';
 import type { Target } from './targets.ts';
 
@@ -118,7 +118,7 @@ function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Cl
   const at = input.serverNow.toISOString();
   const again = new Set(d.renewed.map((p) => p.metadata.name));
   return {
-    v: 1,
+    v: RECORD_VERSION,
     job: input.jobUid,
     // A renewed claim is the same pod: replicas counts it once.
     total: d.total + d.fresh.length,
@@ -200,7 +200,7 @@ function baseRecord(input: ClaimContext): { record: LeaseRecord; repair: boolean
   const { lease, jobUid, serverNow, cfg } = input;
   if (lease.kind === 'ours') return { record: lease.record, repair: false, undated: false, notes: [] };
   const injected = input.pods.filter((p) => ownedContainers(p, jobUid).length > 0).length;
-  const rebuilt: LeaseRecord = { v: 1, job: jobUid, total: injected, claims: [] };
+  const rebuilt: LeaseRecord = { v: RECORD_VERSION, job: jobUid, total: injected, claims: [] };
   // Absent: no claim exists, so the record keeps every claim from its first write on.
   if (lease.kind === 'absent') return { record: { ...rebuilt, keptSince: EPOCH }, repair: false, undated: false, notes: [] };
   // Not read: planned as if rebuilt from the pods, only to tell what would be decided (never written).

@@ -13,7 +13,7 @@ import { elapsedMs } from '../kube/elapsed.ts';
 import { jobFinished } from './finished.ts';
 import { listBeforeLeaseStands, retentionMs } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
-import { leaseOwner, readLeaseView, type LeaseConfig } from './lease-record.ts';
+import { laterRecordVersion, leaseOwner, readLeaseView, RECORD_VERSION, type LeaseConfig } from './lease-record.ts';
 import { ownedBy, podState } from './pod-state.ts';
 import { DEFAULT_LEASE, mayTellFailures, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved, type ObservedLease } from './planner.ts';
 
@@ -143,6 +143,8 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   const need = leaseNeeded(job.data, spec.spec, first.pods, new Date(serverNow.getTime() + cfg.skewSeconds * 1000));
   if (!need.needed) return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`], ...warned(first) });
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
+  const later = laterRecordVersion(rawLease);
+  if (later !== undefined) return laterRecord(ref, cfg, later);
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
   // How long before the Lease came back the LIST was sent: by the local elapsed clock (kube/elapsed.ts), and
   // by the server's (a process stalled or a clock stepped shows there too).
@@ -231,6 +233,11 @@ async function departed(kube: Kube, cfg: LeaseConfig, jobRef: ObjectRef, job: Ep
   const after = raw === null ? null : EphemeralJobObject.safeParse(raw);
   if (after !== null && !after.success) return unreadableJob(jobRef, after.error.issues);
   return { readable: true, departed: true, job: after === null ? null : after.data, lease: { namespace: cfg.namespace, name: cfg.name, owner }, notes: [] };
+}
+
+/** A job whose Lease a newer ephemera wrote: nothing is decided for it, nor its Lease written (lease-record.ts laterRecordVersion). */
+function laterRecord(ref: { namespace?: string; name: string }, cfg: LeaseConfig, v: number): EjobObservation {
+  return { readable: false, notes: [], warnings: [`job ${ref.namespace ?? ''}/${ref.name} skipped: its Lease ${cfg.namespace}/${cfg.name} holds a claims record of version ${v}, written by a newer ephemera (this one reads ${RECORD_VERSION}); this instance decides nothing for the job until every instance runs the newer version (README.md, "Upgrading")`] };
 }
 
 function unreadableJob(ref: { namespace?: string; name: string }, issues: Parameters<typeof formatZodIssues>[0]): EjobObservation {

@@ -13,6 +13,9 @@ import type { Action } from '../engine/plan.ts';
  */
 export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 
+/** The version of the record this code writes and reads (LeaseRecord.v; laterRecordVersion). */
+export const RECORD_VERSION = 1;
+
 /**
  * On every claims Lease: the label a sweep selects them by, and the job's key
  * ("EphemeralJob/<ns>/<name>"; the Lease's name is hashed, so the job cannot be read from
@@ -33,7 +36,7 @@ export type Claim = z.infer<typeof Claim>;
 
 /** The record as stored in the annotation (JSON). */
 export const LeaseRecord = z.object({
-  v: z.literal(1),
+  v: z.literal(RECORD_VERSION),
   /** The job's uid: a record for an earlier job of the same name is not this job's. */
   job: z.string(),
   /** How many distinct pods this job has ever claimed (the replicas bound). */
@@ -119,6 +122,30 @@ function parseLease(raw: unknown): ParsedLease {
   const record = LeaseRecord.safeParse(json);
   if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined) || (record.data.keptSince !== undefined && toDate(record.data.keptSince) === undefined)) return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse` };
   return { lease: true, ...at, record: record.data, why: '' };
+}
+
+const Versioned = z.looseObject({ v: z.number().int() });
+
+/**
+ * The version of the claims record a Lease holds when it is later than this code's
+ * (RECORD_VERSION), else undefined. The rule that keeps a mixed fleet safe (README.md,
+ * "Upgrading"): a field an older version may drop on rewrite is added within a version; any
+ * other change takes a new `v`, and a version that reads a later one decides nothing for the
+ * job and never writes its Lease (read as unreadable, it would be held, then rebuilt without
+ * what the newer version recorded). Never throws.
+ */
+export function laterRecordVersion(raw: unknown): number | undefined {
+  const lease = Lease.safeParse(raw);
+  const text = lease.success ? lease.data.metadata.annotations?.[CLAIMS_ANNOTATION] : undefined;
+  if (text === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const v = Versioned.safeParse(json);
+  return v.success && v.data.v > RECORD_VERSION ? v.data.v : undefined;
 }
 
 /** Read a Lease (or its absence) for the job with this uid. Never throws. */
