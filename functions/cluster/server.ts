@@ -304,10 +304,10 @@ function serveResource(ctx: Ctx, r: ResourceRequest): void {
   const asTable = table ? (o: unknown): unknown => toTable(route.def, o, { version: table, include, now: ctx.clock() }) : undefined;
   if (r.watch && method === 'GET' && route.name === undefined) return startWatch(ctx, { res, record, asTable }, route, query);
   if (method !== 'GET') refuseUnsupported({ contentType, query });
-  const warnings = checkFields(route.def, { method, contentType, body: r.body, directive: query.fieldValidation });
+  const { warnings, body } = checkFields(route.def, { method, contentType, body: r.body, directive: query.fieldValidation });
   if (warnings.length > 0) res.setHeader('Warning', warnings);
   const cause = { verb: record.verb, subresource: route.sub, actor: record.actor ?? '' };
-  const [status, out] = ctx.history.during(cause, () => dispatch(ctx, method, route, { query, body: r.body, contentType }));
+  const [status, out] = ctx.history.during(cause, () => dispatch(ctx, method, route, { query, body, contentType }));
   // A fault "after" the write: it took effect, but the client never hears so.
   if (r.failing) return injectFault(ctx, res, record, r.failing);
   send(res, record, status, asTable ? asTable(out) : out);

@@ -663,6 +663,9 @@ function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Acti
     namespace: pod.metadata.namespace ?? job.metadata.namespace ?? '',
     name: pod.metadata.name,
     patchType: 'strategic',
+    // A template field the server does not know (misspelt, or newer than the cluster) refuses
+    // the injection, told on the pod and the job, instead of a container run without it.
+    strictFields: true,
     // The claimed pod's uid: a pod deleted and created again under its name since (a
     // StatefulSet's) is not the pod claimed, and kube-apiserver refuses the patch (422,
     // metadata.uid is immutable) instead of injecting a pod no claim holds a slot for.

@@ -24,6 +24,12 @@ export interface Action {
   body?: unknown;
   /** patch only. */
   patchType?: PatchType;
+  /**
+   * Sent as `?fieldValidation=Strict`: a field the API server does not know refuses the write
+   * (a 422 for a patch) instead of being dropped. The injection asks for it, so a misspelt
+   * template field, or one newer than the cluster, is told rather than run without.
+   */
+  strictFields?: true;
   /** Why the planner wants this (logged, and shown by `ephemera invoke`). */
   reason: string;
   /**

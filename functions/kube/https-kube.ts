@@ -128,7 +128,7 @@ function anObject(req: Req, v: unknown): unknown {
 }
 
 function actionRequest(a: Action): Req {
-  const path = pathFor(actionOperation(a), a);
+  const path = `${pathFor(actionOperation(a), a)}${a.strictFields ? '?fieldValidation=Strict' : ''}`;
   const method = METHOD[a.verb];
   if (a.body === undefined) return { method, path };
   const contentType = a.verb === 'patch' ? PATCH_CONTENT_TYPE[a.patchType ?? 'json'] : 'application/json';

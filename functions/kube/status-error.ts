@@ -32,12 +32,26 @@ export function statusError(code: number, body: unknown, retryAfterHeader: strin
   return new KubeError({
     status: code,
     reason: status.reason,
-    message: status.message ?? `HTTP ${code}`,
+    message: conciseMessage(status.message, status.causes) ?? `HTTP ${code}`,
     causes: status.causes,
     objectName: status.name,
     retryAfterSeconds: retryAfter,
     cause,
   });
+}
+
+/**
+ * kube-apiserver's answer to a patch under fieldValidation=Strict that names a field it does
+ * not know quotes the whole patch first, as Go prints a map (` "" is invalid: patch: Invalid
+ * value: "map[…]": strict decoding error: unknown field "spec.x"`, handlers/patch.go): the
+ * field, which is what a reader needs, came after a template's every value and was cut from
+ * a 1 KiB Event. Kept: the cause's field and the decoding error.
+ */
+function conciseMessage(message: string | undefined, causes: Cause[] | undefined): string | undefined {
+  const at = message?.indexOf('strict decoding error: ') ?? -1;
+  if (message === undefined || at < 0 || !message.includes('Invalid value: ')) return message;
+  const field = causes?.length === 1 ? causes[0]?.field : undefined;
+  return `${field ? `${field}: ` : ''}${message.slice(at)}`;
 }
 
 /**

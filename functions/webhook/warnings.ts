@@ -1,6 +1,7 @@
 // Warnings for specs that are legal but risky. The API server shows them to kubectl users;
 // Kubernetes asks for short ones (https://kubernetes.io/blog/2020/09/03/warnings/), so each
 // is cut to 120 characters and stripped of control characters.
+import { unknownFields } from '../api/container-fields.ts';
 import { MAX_WARNING_LENGTH } from './admission.ts';
 import { EJOB_ID_ENV } from '../api/names.ts';
 import { renderPath } from './field-errors.ts';
@@ -30,7 +31,9 @@ export function warningsFor(object: unknown): string[] {
 function containerWarnings(c: unknown, path: FieldPath): string[] {
   const sc = own(c, 'securityContext');
   const scPath = [...path, 'securityContext'];
-  const out: string[] = [];
+  // Injections ask for fieldValidation=Strict: a field the cluster does not know refuses
+  // every one of them (api/container-fields.ts; judged by the fields of Kubernetes 1.33).
+  const out = unknownFields(c, renderPath(path)).unknown.map((field) => cut(`${field}: unknown field: refused unless the cluster knows it`));
   if (own(sc, 'privileged') === true) out.push(warning([...scPath, 'privileged'], 'privileged container has full access to the node'));
   if (own(sc, 'allowPrivilegeEscalation') === true) {
     out.push(warning([...scPath, 'allowPrivilegeEscalation'], 'lets processes gain privileges'));
@@ -50,7 +53,12 @@ function containerWarnings(c: unknown, path: FieldPath): string[] {
 
 /** `path: message`, without control characters, cut to MAX_WARNING_LENGTH. */
 export function warning(path: FieldPath, message: string): string {
+  return cut(`${renderPath(path)}: ${message}`);
+}
+
+/** Without control characters, cut to MAX_WARNING_LENGTH. */
+function cut(line: string): string {
   // eslint-disable-next-line no-control-regex -- stripping them is the point
-  const text = `${renderPath(path)}: ${message}`.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  const text = line.replace(/[\u0000-\u001f\u007f]/g, ' ');
   return text.length <= MAX_WARNING_LENGTH ? text : `${text.slice(0, MAX_WARNING_LENGTH - 1)}…`;
 }

@@ -65,6 +65,37 @@ describe('admission in the embedded cluster', () => {
     }
   });
 
+  test('a Pod\'s ephemeral containers, by the fields kube-apiserver 1.33 decodes: Strict refuses an unknown one (a patch 422, a create 400), Warn drops it with a Warning, Ignore drops it', async () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'app', image: 'nginx' }] } };
+    const server = await startApiServer({ objects: [pod] });
+    try {
+      const PODS = '/api/v1/namespaces/default/pods';
+      const sub = `${PODS}/p/ephemeralcontainers`;
+      const patch = async (q: string, c: Record<string, unknown>): Promise<Awaited<ReturnType<typeof call>>> => {
+        const res = await fetch(`${server.url}${sub}${q}`, { method: 'PATCH', headers: { 'content-type': 'application/strategic-merge-patch+json' }, body: JSON.stringify({ spec: { ephemeralContainers: [c] } }) });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+      };
+      const strict = await patch('?fieldValidation=Strict', { name: 'd1', image: 'busybox', securityContext: { runAsNonRot: true } });
+      assert.equal(strict.status, 422);
+      assert.equal(strict.body.reason, 'Invalid');
+      assert.match(String(strict.body.message), /patch: Invalid value: "map\[spec:map\[ephemeralContainers:\[map\[image:busybox name:d1 securityContext:map\[runAsNonRot:true\]\]\]\]\]": strict decoding error: unknown field "spec\.ephemeralContainers\[0\]\.securityContext\.runAsNonRot"$/);
+      const ephemeral = async (): Promise<unknown[]> => ((await call(server, 'GET', `${PODS}/p`)).body.spec as { ephemeralContainers?: unknown[] }).ephemeralContainers ?? [];
+      assert.deepEqual(await ephemeral(), [], 'refused: nothing written');
+      const warned = await patch('', { name: 'd1', image: 'busybox', comand: ['sh'] });
+      assert.equal(warned.status, 200);
+      assert.equal(warned.headers.get('warning'), '299 - "unknown field \\"spec.ephemeralContainers[0].comand\\""');
+      const ignored = await patch('?fieldValidation=Ignore', { name: 'd2', image: 'busybox', tyy: true });
+      assert.equal(ignored.headers.get('warning'), null);
+      const written = (await ephemeral()) as Record<string, unknown>[];
+      assert.deepEqual(written.map((c) => [c.name, c.image, 'comand' in c || 'tyy' in c]), [['d1', 'busybox', false], ['d2', 'busybox', false]], 'the unknown fields were dropped, the rest written');
+      const created = await call(server, 'POST', `${PODS}?fieldValidation=Strict`, { ...pod, metadata: { name: 'q', namespace: 'default' }, spec: { ...pod.spec, ephemeralContainers: [{ name: 'd', image: 'busybox', targetContainerName: 'app', extra: 1 }] } });
+      assert.equal(created.status, 400);
+      assert.equal(created.body.message, 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.ephemeralContainers[0].extra"');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('tables: includeObject None, Metadata (default) and Object; anything else is a 400', async () => {
     const server = await startApiServer({ objects: [job('t')] });
     try {

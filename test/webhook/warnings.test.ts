@@ -31,6 +31,16 @@ test('parallelism 0 and a user-set KRUISE_EJOB_ID are warned about', () => {
   ]);
 });
 
+test('a template field Kubernetes 1.33 does not know is warned about at its path (injections ask for fieldValidation=Strict)', () => {
+  const w = warningsFor(job(spec({ template: { ephemeralContainers: [container({ comand: ['sh'], securityContext: { runAsNonRot: true }, env: [{ name: 'A', valueFrom: { fileKeyRef: { path: 'p', key: 'k' } } }] })] } })));
+  assert.deepEqual([...w].sort(), [
+    `${C0}.comand: unknown field: refused unless the cluster knows it`,
+    `${C0}.env[0].valueFrom.fileKeyRef: unknown field: refused unless the cluster knows it`,
+    `${C0}.securityContext.runAsNonRot: unknown field: refused unless the cluster knows it`,
+  ]);
+  assert.ok(w.every((x) => x.length <= 120));
+});
+
 test('warnings are capped in number and length', () => {
   const many = Array.from({ length: 30 }, (_, i) => container({ name: `c${i}`, securityContext: { privileged: true } }));
   const w = warningsFor(job(spec({ template: { ephemeralContainers: many } })));

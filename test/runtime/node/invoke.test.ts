@@ -278,7 +278,7 @@ describe('ephemera invoke: what went wrong is reported beside what was done', ()
       const out = JSON.parse(r.stdout) as Reported;
       assert.deepEqual(out.refused?.map(({ body: _body, ...rest }) => rest), [{
         verb: 'patch', apiVersion: 'v1', kind: 'Pod', subresource: 'ephemeralcontainers', namespace: 'default', name: 'helloworld-865cd8865b-nl8lq',
-        error: 'pods "x" is forbidden: User "ci" cannot patch resource "pods/ephemeralcontainers" (PATCH /api/v1/namespaces/default/pods/helloworld-865cd8865b-nl8lq/ephemeralcontainers: HTTP 403 Forbidden)',
+        error: 'pods "x" is forbidden: User "ci" cannot patch resource "pods/ephemeralcontainers" (PATCH /api/v1/namespaces/default/pods/helloworld-865cd8865b-nl8lq/ephemeralcontainers?fieldValidation=Strict: HTTP 403 Forbidden)',
         status: 403,
       }]);
       const warning = out.actions.find((a) => a.kind === 'Event' && (a.body as { reason?: string } | undefined)?.reason === 'ActionRefused');
