@@ -152,7 +152,9 @@ export function createRelay(opts: RelayOptions): Relay {
     if (stopped) return;
     for (const r of pods) r.start();
     await Promise.all(pods.map((r) => r.whenSynced()));
-    if (st.leader && st.missed) box.relay?.resync('listed while leadership changed', 'all');
+    // The pods' first list forwarded none a job selects (onPod): each job that needs work is
+    // replayed now, after it, and its reconcile reads all its pods as they are.
+    box.relay?.resync(st.missed ? 'listed while leadership changed' : 'the pods were listed', st.missed ? 'all' : 'due');
     await jobsSynced;
     void box.relay?.sweepLeases('first sync');
   });
@@ -298,9 +300,10 @@ async function sweepLeases(st: State, reason: string, signal: AbortSignal): Prom
 function replay(st: State, pods: Reflector<Pod>[], scope: ReplayScope): Iterator<Queued> {
   st.missed = false;
   // A pod can be due only with a sidecar, marked by an env var the trimmed pod keeps.
-  const maybe = scope === 'due' ? (fp: string): boolean => fp.includes(TERMINATE_SIDECAR_ENV) : undefined;
+  const maybe = (fp: string): boolean => fp.includes(TERMINATE_SIDECAR_ENV);
   const jobs = [...st.jobs.values()].map((inNs) => inNs.values());
-  return replayCache({ scope, now: st.clock(), pods: pods.map((x) => x.cached(maybe)), jobs, jobsIn: (ns) => st.jobs.get(ns)?.values() ?? [], stamp: (pod) => stamp(st, pod) });
+  const stampNone = (pod: Pod): string[] | undefined => (namespaceJobs(st, pod.metadata.namespace ?? '').known ? [] : undefined);
+  return replayCache({ scope, now: st.clock(), pods: pods.map((x) => x.cached(maybe)), jobs, stamp: stampNone });
 }
 
 /**
@@ -379,9 +382,14 @@ function buildQueue(opts: RelayOptions, metrics: RelayMetrics, hooks: { resyncNe
   });
 }
 
-/** A pod event; `previous`: the fingerprint it replaces (the reflector's cache entry), if any. */
-function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, previous: string | undefined): void {
+/**
+ * A pod event; `previous`: the fingerprint it replaces (the reflector's cache entry), if any;
+ * `firstList`: found by the pods' first list, which forwards nothing: the replay after it
+ * sends every job that needs work and every pod whose sidecars are due (createRelay).
+ */
+function onPod(st: State, type: ReflectorEvent, d: Decoded<Pod>, { previous, firstList }: { previous: string | undefined; firstList: boolean }): void {
   st.metrics.countSeen('Pod', type);
+  if (firstList) return void st.metrics.countFiltered('Pod', 'first list: replayed once listed');
   const decision = decidePod(type, d, previous, namespaceJobs(st, d.object.metadata.namespace ?? ''));
   if (!decision.forward) return void st.metrics.countFiltered('Pod', decision.reason);
   // A deleted pod leaves the cache: its last state (the fingerprint is its snapshot's text) goes with it.
@@ -401,10 +409,11 @@ function stamp(st: State, pod: Pod): string[] | undefined {
   return ns.known ? concernedJobs(pod, ns.jobs()) : undefined;
 }
 
-function onJob(st: State, type: ReflectorEvent, job: JobView, changed: boolean): void {
+function onJob(st: State, type: ReflectorEvent, job: JobView, { changed, beforePods }: { changed: boolean; beforePods: boolean }): void {
   st.metrics.countSeen(EJOB.kind, type);
   indexJob(st.jobs, type, job);
   if (!changed) return void st.metrics.countFiltered(EJOB.kind, 'nothing relevant changed');
+  if (beforePods) return void st.metrics.countFiltered(EJOB.kind, 'before the pods are listed: replayed then');
   forward(st, queuedJob(type, job, st.clock().getTime()));
 }
 
@@ -444,19 +453,25 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     logger: log,
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });
-  const pods = scopes.map((ns) => new Reflector<Pod>({
-    ...common('Pod', ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods'),
-    decode: decodePod,
-    fromFingerprint: (fp) => JSON.parse(fp) as Pod,
-    uid: (pod) => pod.metadata.uid,
-    onEvent: (type, d, _changed, previous) => onPod(st, type, d, previous),
-  }));
+  const pods = scopes.map((ns) => {
+    const r: Reflector<Pod> = new Reflector<Pod>({
+      ...common('Pod', ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods'),
+      decode: decodePod,
+      fromFingerprint: (fp) => JSON.parse(fp) as Pod,
+      uid: (pod) => pod.metadata.uid,
+      onEvent: (type, d, _changed, previous) => onPod(st, type, d, { previous, firstList: !r.hasSynced() }),
+    });
+    return r;
+  });
+  // Until the pods are listed, a job is only indexed: the replay after the pods' list sends
+  // each that needs work (createRelay), so one of its reconciles follows every pod state listed.
+  const podsListed = (): boolean => pods.every((r) => r.hasSynced());
   const jobs = scopes.map((ns) => new Reflector<JobView>({
     ...common(EJOB.kind, ns ? `/apis/${EJOB.apiVersion}/namespaces/${ns}/${EJOB.plural}` : `/apis/${EJOB.apiVersion}/${EJOB.plural}`),
     decode: decodeJob,
     fromFingerprint: (fp) => JSON.parse(fp) as JobView,
     uid: (job) => job.uid,
-    onEvent: (type, d, changed) => onJob(st, type, d.object, changed),
+    onEvent: (type, d, changed) => onJob(st, type, d.object, { changed, beforePods: !podsListed() }),
     // No CRD or no list right must not stop the pod watches (the SidecarTerminator needs no jobs).
     // A 403 keeps the jobs it knew: a right revoked for a moment sent a DELETED for every job (review).
     absent: { statuses: [403, 404], keep: [403], retryMs: opts.absentRetryMs ?? 60_000, onChange: (a) => onJobsAbsent(st, ns, a) },

@@ -1,13 +1,15 @@
 // Replaying the watch cache, as an informer's resync does: no LIST, and only what can need
 // work. `due`: every EphemeralJob not finished (or whose TTL has come) and every pod the
 // sidecar predicate finds due: the periodic safety net, so at most one envelope per such
-// object; pods a job selects are the job's reconcile's business. `all`: every job and every
-// pod the relay's filter forwards, for when envelopes may have been dropped (a new leader,
-// a queue that overflowed).
+// object; pods a job selects are the job's reconcile's business. `all`: every job, and the
+// same pods, for when envelopes may have been dropped (a new leader, a queue that
+// overflowed) or none was sent yet (the first list of the pods). Never every pod a job
+// selects: each is one reconcile of the job, which LISTs all its pods, and the job's own
+// RESYNC already reads them all (review: a relay's start cost a 500-pod job 501 reconciles
+// and 137 MB of LISTs, O(N²) in its pods).
 import type { Pod } from '../functions/api/pod.ts';
 import { podDue } from '../functions/sidecar/predicate.ts';
 import { queuedJob, queuedPod, type Queued } from './envelope.ts';
-import { filterPod } from './filter.ts';
 import type { JobView } from './trim.ts';
 
 /** How much a replay sends. */
@@ -31,8 +33,10 @@ export interface ReplayInput {
   now: Date;
   pods: Iterable<Pod>[];
   jobs: Iterable<JobView>[];
-  jobsIn(namespace: string): Iterable<JobView>;
-  /** The jobs to stamp on a pod's envelope (see relay.ts). */
+  /**
+   * The jobs to stamp on a pod's envelope: none when its namespace's jobs are known (each
+   * that needs work is replayed itself), else undefined (the router lists them).
+   */
   stamp(pod: Pod): string[] | undefined;
 }
 
@@ -53,6 +57,5 @@ export function* replayCache(input: ReplayInput): Generator<Queued> {
 }
 
 function podReplay(input: ReplayInput, pod: Pod): Queued | undefined {
-  const forward = input.scope === 'due' ? podDue(pod).due : filterPod(pod, input.jobsIn(pod.metadata.namespace ?? '')).forward;
-  return forward ? queuedPod('RESYNC', pod, input.now.getTime(), { jobs: input.stamp(pod) }) : undefined;
+  return podDue(pod).due ? queuedPod('RESYNC', pod, input.now.getTime(), { jobs: input.stamp(pod) }) : undefined;
 }

@@ -57,7 +57,7 @@ describe('the image bundle serves the webhook as the source does (zod with its E
 test('the image bundle\'s relay sends to SQS', async () => {
   const q = await startFauxqs({ port: 0, logger: false });
   const { queueUrl } = q.createQueue('bundle-relay');
-  const server = await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-1', { app: 'web' })] });
+  const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, server.kubeconfigYaml());
   const port = await freePort();
@@ -68,12 +68,21 @@ test('the image bundle\'s relay sends to SQS', async () => {
   const sqs = new SQSClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${q.port}`, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
   try {
     const got: string[] = [];
-    await eventually(async () => {
+    const receive = async (): Promise<void> => {
       const r = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
       for (const m of r.Messages ?? []) {
         got.push(Envelope.parse(JSON.parse(m.Body ?? '')).subject);
         await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
       }
+    };
+    await eventually(async () => {
+      await receive();
+      assert.deepEqual(got, ['EphemeralJob/default/j'], relay.output());
+    }, 20_000);
+    // A pod created once it runs: a live event (the first list sends the job, not its pods).
+    server.store.put(pod('web-1', { app: 'web' }));
+    await eventually(async () => {
+      await receive();
       assert.deepEqual(got.sort(), ['EphemeralJob/default/j', 'Pod/default/web-1'], relay.output());
     }, 20_000);
   } finally {

@@ -6,8 +6,9 @@ import { Envelope } from '../../functions/api/envelope.ts';
 import { eventually, job, pod, relayWorld } from '../support/relay-world.ts';
 
 test('every envelope carries the relay\'s cluster name and still passes the envelope schema', async () => {
-  const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' })], { cluster: 'prod-eu' });
+  const w = await relayWorld([job('j', { app: 'web' })], { cluster: 'prod-eu' });
   try {
+    w.server.store.put(pod('web-1', { app: 'web' }));
     await eventually(async () => {
       await w.relay.flush();
       assert.ok(w.sink.got.length >= 2);

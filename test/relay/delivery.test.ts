@@ -21,6 +21,17 @@ const counter = async (c: { get(): Promise<{ values: { value: number }[] }> }): 
 const message = (name: string): Message => messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, at: Date.now() }, { relayId: 't' }, JSON.stringify({ metadata: { name, namespace: 'ns' } }));
 const pods = (n: number) => Array.from({ length: n }, (_, i) => pod(`web-${i}`, { app: 'web' }));
 
+/**
+ * A relay over job j whose pods are created once it runs: each a live ADDED event, forwarded
+ * (the first list sends the job, not its pods); resolves once the relay has seen them all.
+ */
+async function withLivePods(list: Record<string, unknown>[], overrides: Parameters<typeof relayWorld>[1] = {}): Promise<Awaited<ReturnType<typeof relayWorld>>> {
+  const w = await relayWorld([job('j', { app: 'web' })], overrides);
+  for (const p of list) w.server.store.put(p as never);
+  await eventually(async () => assert.equal(await counter(w.relay.metrics.seen), 1 + list.length));
+  return w;
+}
+
 /** A relevant change (the node, which the sidecar terminator reads) to every pod, `rounds` times. */
 function churn(w: { server: { store: { get(k: unknown): unknown; put(o: unknown): unknown } } }, n: number, rounds: number): void {
   for (let r = 0; r < rounds; r++) {
@@ -33,7 +44,7 @@ function churn(w: { server: { store: { get(k: unknown): unknown; put(o: unknown)
 
 describe('a hanging sink', () => {
   test('memory stays bounded by the keys, readyz fails past the grace, and after recovery each pod\'s latest state is sent once', async () => {
-    const w = await relayWorld([job('j', { app: 'web' }), ...pods(50)], { deliveryGraceSeconds: 0.3, coalesceMs: 5 });
+    const w = await withLivePods(pods(50), { deliveryGraceSeconds: 0.3, coalesceMs: 5 });
     try {
       await w.relay.flush();
       w.sink.clear();
@@ -71,19 +82,22 @@ describe('a hanging sink', () => {
   });
 
   test('a full queue drops no need: it overflows, then replays the cache once the sink drains it', async () => {
-    const w = await relayWorld([job('j', { app: 'web' }), ...pods(20)], { bufferMax: 5, coalesceMs: 5 });
+    const w = await withLivePods(pods(20), { bufferMax: 5, coalesceMs: 5 });
     try {
-      await w.relay.flush();
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.equal((await w.relay.metrics.bufferDepth.get()).values[0]?.value, 0);
+      });
       w.sink.clear();
       w.sink.failing = true;
       churn(w, 20, 1);
       await eventually(async () => assert.ok(await counter(w.relay.metrics.overflowed) > 0));
       assert.ok(((await w.relay.metrics.bufferDepth.get()).values[0]?.value ?? 99) <= 5);
       w.sink.failing = false;
+      // The pods' changes that did not fit are the job's: it is replayed, and its reconcile reads them all.
       await eventually(async () => {
         await w.relay.flush();
-        const names = new Set(w.sink.got.filter((e) => e.data.kind === 'Pod').map((e) => e.data.name));
-        assert.equal(names.size, 20, 'every pod whose change did not fit was replayed');
+        assert.ok(w.sink.subjects().includes('RESYNC EphemeralJob/default/j'), w.sink.subjects().join(', '));
       }, 10_000);
     } finally {
       await w.close();
@@ -322,7 +336,7 @@ describe('partial batch failures', () => {
         };
       },
     } as unknown as SQSClient;
-    const w = await relayWorld([job('j', { app: 'web' }), ...pods(15), pod('web-poison', { app: 'web' })], { sink: sqsSink(client, 'https://sqs.example/q') });
+    const w = await withLivePods([...pods(15), pod('web-poison', { app: 'web' })], { sink: sqsSink(client, 'https://sqs.example/q') });
     try {
       await eventually(async () => {
         await w.relay.flush();
@@ -360,7 +374,7 @@ describe('a FIFO queue', () => {
         };
       },
     } as unknown as SQSClient;
-    const w = await relayWorld([job('j', { app: 'web' }), ...pods(5)], { sink: sqsSink(client, 'https://sqs.example/q.fifo') });
+    const w = await withLivePods(pods(5), { sink: sqsSink(client, 'https://sqs.example/q.fifo') });
     try {
       await eventually(async () => {
         await w.relay.flush();
@@ -511,9 +525,10 @@ describe('a failing key', () => {
   test('backs off on its own: a key added after it failed many times is delivered at once', async () => {
     // Were the whole queue to back off with the failing key, after six failures it would
     // wait 50·2⁶ ms = 3.2 s; the key added then must not wait for that.
-    const w = await relayWorld([pod('poison', { app: 'web' }), job('j', { app: 'web' })], { backoff: { minMs: 50, maxMs: 60_000, random: () => 1 } });
+    const w = await relayWorld([job('j', { app: 'web' })], { backoff: { minMs: 50, maxMs: 60_000, random: () => 1 } });
     try {
       w.sink.failSubjects.add('Pod/default/poison');
+      w.server.store.put(pod('poison', { app: 'web' }));
       await eventually(async () => assert.ok(await counter(w.relay.metrics.sendFailures) >= 6), 10_000);
       w.server.store.put(pod('healthy', { app: 'web' }));
       await eventually(() => assert.ok(w.sink.subjects().includes('ADDED Pod/default/healthy'), w.sink.subjects().join(', ')), 1500);
@@ -535,8 +550,9 @@ describe('the memory sink\'s dead-letter path', () => {
     }, () => undefined);
     const logged: unknown[] = [];
     const logger = { ...silentLogger, error: (o: unknown) => void logged.push(o) } as typeof silentLogger;
-    const w = await relayWorld([pod('web-1', { app: 'web' }), job('j', { app: 'web' })], { sink, logger });
+    const w = await relayWorld([job('j', { app: 'web' })], { sink, logger });
     try {
+      w.server.store.put(pod('web-1', { app: 'web' }));
       await eventually(async () => assert.equal(await counter(w.relay.metrics.rejected), 2));
       assert.equal(calls, 2, 'each key handled once, not retried');
       assert.deepEqual(logged.map((o) => (o as { key: string }).key).sort(), ['EphemeralJob/default/j', 'Pod/default/web-1']);

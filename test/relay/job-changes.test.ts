@@ -82,11 +82,13 @@ describe('pod envelopes name the jobs that concern the pod (data.jobs)', () => {
   const stamps = (got: { data: { name: string; kind: string; jobs?: string[] } }[]): Record<string, string[] | undefined> =>
     Object.fromEntries(got.filter((e) => e.data.kind === 'Pod').map((e) => [e.data.name, e.data.jobs && [...e.data.jobs].sort()]));
 
-  test('from the listed jobs, on live events and on a replay alike', async () => {
+  test('on live events; the first list and a replay send each unfinished job instead of its pods', async () => {
     const w = await relayWorld([job('j', { app: 'web' }), job('front', { tier: 'front' }), job('db', { app: 'db' }), finished, pod('web-1', { app: 'web' }), pod('web-2', { app: 'web', tier: 'front' })]);
+    const jobsSent = (): string[] => [...new Set(w.sink.got.filter((e) => e.data.kind === 'EphemeralJob').map((e) => e.data.name))].sort();
     try {
       await w.relay.flush();
-      assert.deepEqual(stamps(w.sink.got), { 'web-1': ['j'], 'web-2': ['front', 'j'] });
+      assert.deepEqual(stamps(w.sink.got), {}, 'no pod: each is one reconcile of its jobs, which are sent themselves');
+      assert.deepEqual(jobsSent(), ['db', 'done', 'front', 'j']);
       w.sink.clear();
       w.server.store.put(pod('web-3', { tier: 'front' }));
       await eventually(async () => {
@@ -97,8 +99,16 @@ describe('pod envelopes name the jobs that concern the pod (data.jobs)', () => {
       w.relay.resync('test', 'all');
       await eventually(async () => {
         await w.relay.flush();
-        assert.deepEqual(stamps(w.sink.got), { 'web-1': ['j'], 'web-2': ['front', 'j'], 'web-3': ['front'] });
+        assert.deepEqual(jobsSent(), ['db', 'done', 'front', 'j']);
       });
+      assert.deepEqual(stamps(w.sink.got), {});
+      w.sink.clear();
+      w.relay.resync('test', 'due');
+      await eventually(async () => {
+        await w.relay.flush();
+        for (const name of ['db', 'front', 'j']) assert.ok(jobsSent().includes(name), `due: the unfinished ones (${name})`);
+      });
+      assert.deepEqual(stamps(w.sink.got), {});
     } finally {
       await w.close();
     }

@@ -28,11 +28,20 @@ describe('record sink → ephemera invoke', () => {
     writeFileSync(recording, '');
     const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: recordSink(recording), namespaces: [], relayId: 'rec', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger });
     await relay.flush();
+    // A pod the job selects changes: a live event, naming the job.
+    const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'helloworld-865cd8865b-nl8lq' } as const;
+    const stored = server.store.get(podRef) as unknown as { spec: Record<string, unknown> };
+    server.store.put({ ...stored, spec: { ...stored.spec, nodeName: 'node-9' } } as never);
+    await eventually(async () => {
+      await relay.flush();
+      assert.ok(readFileSync(recording, 'utf8').includes('"kind":"Pod"'));
+    });
     await relay.stop();
     await server.close();
     const lines = readFileSync(recording, 'utf8').trim().split('\n');
-    assert.equal(lines.length, 5, 'the job and its 4 pods');
-    for (const l of lines) Envelope.parse(JSON.parse(l));
+    const subjects = lines.map((l) => Envelope.parse(JSON.parse(l))).map((e) => `${e.data.kind} ${e.data.name} ${JSON.stringify(e.data.jobs ?? null)}`);
+    // The job (from its list, and from the replay after the pods' list), not its 4 pods; then the changed pod.
+    assert.deepEqual([...new Set(subjects)], ['EphemeralJob hello-world-ephemeral-job null', 'Pod helloworld-865cd8865b-nl8lq ["hello-world-ephemeral-job"]']);
 
     const state = join(dir, 'state.json');
     writeFileSync(state, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
@@ -71,7 +80,7 @@ describe('stopping a leader relay', () => {
 
 describe('stopping a leader relay with a replay under way', () => {
   test('what it has yet to replay is dropped, not sent before the Lease is released: the successor replays its own cache (review)', async () => {
-    const server = await startApiServer({ objects: [job('j', { app: 'web' }), ...Array.from({ length: 8 }, (_, i) => pod(`web-${i}`, { app: 'web' }))] });
+    const server = await startApiServer({ objects: Array.from({ length: 9 }, (_, i) => job(`j-${i}`, { app: 'web' })) });
     const sink = new CollectingSink();
     const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'a', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 2, logger: silentLogger, backoff: { minMs: 20, maxMs: 100 },
       election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 } } });
@@ -112,7 +121,7 @@ describe('relay replicas: Lease leader election', () => {
     try {
       await eventually(async () => {
         await a.flush();
-        assert.ok(sinkA.subjects().includes('RESYNC Pod/default/web-1'));
+        assert.ok(sinkA.subjects().includes('RESYNC EphemeralJob/default/j'));
       });
       server.store.put(pod('web-2', { app: 'web' }));
       await eventually(async () => {
@@ -127,7 +136,7 @@ describe('relay replicas: Lease leader election', () => {
       await eventually(async () => {
         await b.flush();
         assert.ok(b.isLeader());
-        assert.ok(sinkB.subjects().includes('RESYNC Pod/default/web-2'), 'the new leader looks at everything once');
+        assert.ok(sinkB.subjects().includes('RESYNC EphemeralJob/default/j'), 'the new leader looks at every job once (whose reconcile reads its pods)');
       }, 10_000);
       assert.equal(server.requests.filter((r) => r.verb === 'list').length, lists, 'from its watch cache, not a new list');
     } finally {
@@ -170,15 +179,15 @@ describe('a relay that lost the lead', () => {
 
 describe('a relay that lost the lead replays nothing', () => {
   test('what it had still to replay after an overflow is dropped, and no overflow replay follows (review)', async () => {
-    const server = await startApiServer({ objects: [job('j', { app: 'web' }), ...Array.from({ length: 8 }, (_, i) => pod(`web-${i}`, { app: 'web' }))] });
+    const server = await startApiServer({ objects: Array.from({ length: 9 }, (_, i) => job(`j-${i}`, { app: 'web' })) });
     const sink = new CollectingSink();
     sink.failing = true;
     const a = await startRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'a', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 2, logger: silentLogger, backoff: { minMs: 20, maxMs: 100 },
       election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 } } });
     try {
       await eventually(() => assert.ok(a.isLeader()));
-      // The queue of 2 is full of what the sink fails: a new pod overflows.
-      server.store.put(pod('web-new', { app: 'web' }));
+      // The queue of 2 is full of what the sink fails: new pods overflow it.
+      for (const name of ['web-new-1', 'web-new-2', 'web-new-3']) server.store.put(pod(name, { app: 'web' }));
       await eventually(async () => assert.ok((await a.metrics.overflowed.get()).values.reduce((n, v) => n + v.value, 0) > 0));
       const lease = server.store.list({ kind: 'Lease', namespace: 'ephemera-system' })[0] as unknown as { spec: Record<string, unknown> };
       server.store.put({ ...lease, spec: { ...lease.spec, holderIdentity: 'b', renewTime: new Date(Date.now() + 3_600_000).toISOString(), leaseDurationSeconds: 3600 } } as never);

@@ -55,14 +55,20 @@ describe('an in-process requeue brings the key back, not the old event', () => {
     const w = await relayWorld([job('a', { app: 'web' }), pod('p', { app: 'web' })]);
     try {
       await w.relay.flush();
+      assert.deepEqual(sentP(w), [], 'the first list sends the job, not its pods');
+      w.server.store.put({ ...stored(w), spec: { ...stored(w).spec, nodeName: 'node-1' } });
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.equal(sentP(w).length, 1);
+      });
       const first = sentP(w)[0];
-      assert.deepEqual(brief(first), { event: 'RESYNC', uid: stored(w).metadata.uid, jobs: ['a'] });
+      assert.deepEqual(brief(first), { event: 'MODIFIED', uid: stored(w).metadata.uid, jobs: ['a'] });
       // Since then: a second job selects p, and p changed (a field the functions read).
       w.server.store.put(job('b', { app: 'web' }));
       w.server.store.put({ ...stored(w), spec: { ...stored(w).spec, nodeName: 'node-2' } });
       await eventually(async () => {
         await w.relay.flush();
-        assert.ok(sentP(w).some((e) => e.data.event === 'MODIFIED'));
+        assert.ok(sentP(w).filter((e) => e.data.event === 'MODIFIED').length === 2);
       });
       w.sink.clear();
       w.relay.requeue(first as Envelope, 0);

@@ -67,12 +67,17 @@ describe('relay → SQS (fauxqs)', () => {
       const name = `events-${fifo ? 'fifo' : 'std'}${fifo ? '.fifo' : ''}`;
       const { queueUrl } = q.createQueue(name, fifo ? { attributes: { FifoQueue: 'true' } } : {});
       const sqs = client(q.port);
-      const server = await startApiServer({ objects: [job('j', { app: 'web' }), ...Array.from({ length: 25 }, (_, i) => pod(`web-${i}`, { app: 'web' }))] });
+      const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
       const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: sqsSink(sqs, queueUrl), namespaces: [], relayId: 't', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger });
       try {
-        await relay.flush();
-        const got = await drain(sqs, queueUrl);
-        assert.equal(got.length, 26, 'one job + 25 pods, in batches of 10');
+        // Pods created once it runs: each a live event (the first list sends the job, not its pods).
+        for (let i = 0; i < 25; i++) server.store.put(pod(`web-${i}`, { app: 'web' }));
+        const got: Envelope[] = [];
+        await eventually(async () => {
+          await relay.flush();
+          got.push(...(await drain(sqs, queueUrl)));
+          assert.equal(got.length, 26, 'one job + 25 pods, in batches of 10');
+        }, 10_000);
         assert.deepEqual(new Set(got.map((e) => e.data.name)).size, 26);
       } finally {
         await relay.stop();
@@ -85,11 +90,16 @@ describe('relay → SQS (fauxqs)', () => {
     const { queueUrl } = q.createQueue('odd-text');
     const sqs = client(q.port);
     const odd = pod('web-odd', { app: 'web' }) as { metadata: Record<string, unknown> };
-    const server = await startApiServer({ objects: [job('j', { app: 'web' }), { ...odd, metadata: { ...odd.metadata, annotations: { 'ephemera.io/sidecar-termination': 'crr\uFFFE\uFFFF' } } }] });
+    const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
     const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: sqsSink(sqs, queueUrl), namespaces: [], relayId: 't', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger });
     try {
-      await relay.flush();
-      const got = await drain(sqs, queueUrl);
+      server.store.put({ ...odd, metadata: { ...odd.metadata, annotations: { 'ephemera.io/sidecar-termination': 'crr\uFFFE\uFFFF' } } } as never);
+      const got: Envelope[] = [];
+      await eventually(async () => {
+        await relay.flush();
+        got.push(...(await drain(sqs, queueUrl)));
+        assert.ok(got.some((e) => e.data.name === 'web-odd'));
+      }, 10_000);
       const sent = got.find((e) => e.data.name === 'web-odd');
       assert.ok(sent, `delivered (was refused for good, InvalidMessageContents): ${got.map((e) => e.data.name).join(', ')}`);
       assert.equal((sent.data.snapshot as { metadata: { annotations: Record<string, string> } }).metadata.annotations['ephemera.io/sidecar-termination'], 'crr\uFFFE\uFFFF');
@@ -103,12 +113,17 @@ describe('relay → SQS (fauxqs)', () => {
     const down = await startFauxqs({ port: 0, logger: false });
     const port = down.port;
     const url = down.createQueue('outage').queueUrl;
-    const server = await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-1', { app: 'web' })] });
+    const server = await startApiServer({ objects: [job('j', { app: 'web' })] });
     const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: sqsSink(client(port), url), namespaces: [], relayId: 't', coalesceMs: 10, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger });
     let back: FauxqsServer | undefined;
     try {
-      await relay.flush();
-      assert.equal((await drain(client(port), url)).length, 2, 'delivered before the outage');
+      server.store.put(pod('web-1', { app: 'web' }));
+      const before: Envelope[] = [];
+      await eventually(async () => {
+        await relay.flush();
+        before.push(...(await drain(client(port), url)));
+        assert.equal(before.length, 2, 'delivered before the outage');
+      }, 10_000);
       await down.stop();
       for (let i = 2; i <= 4; i++) server.store.put(pod(`web-${i}`, { app: 'web' }));
       await eventually(async () => {

@@ -6,14 +6,20 @@ const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'default' } as const;
 type PodLike = { metadata: Record<string, unknown>; status: Record<string, unknown> };
 
 describe('relay watching through the fake API server', () => {
-  test('the initial list emits events for what exists: jobs always, pods only when they can matter', async () => {
-    const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' }), pod('other', { app: 'db' })]);
+  test('the initial list emits events for what exists: the jobs that need work, and pods only when they need work alone (due sidecars), not every pod a job selects', async () => {
+    const sidecar = [{ name: 'main', image: 'app' }, { name: 'proxy', image: 'envoy', env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }] }];
+    const due = { ...pod('batch-1', { app: 'web' }, { restartPolicy: 'Never', containers: sidecar }), status: { phase: 'Running', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 0 } } }, { name: 'proxy', state: { running: {} } }] } };
+    const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' }), pod('other', { app: 'db' }), due]);
     try {
       await w.relay.flush();
       assert.ok(w.relay.ready());
-      assert.deepEqual(w.sink.subjects().sort(), ['RESYNC EphemeralJob/default/j', 'RESYNC Pod/default/web-1']);
-      const env = w.sink.got.find((e) => e.data.name === 'web-1');
+      // Each pod the job selects would be one more reconcile of the job, LISTing all its pods
+      // (review: O(N²) at every start). The job goes once, from the replay after the pods'
+      // list, so one of its reconciles follows every pod state listed.
+      assert.deepEqual(w.sink.subjects().sort(), ['RESYNC EphemeralJob/default/j', 'RESYNC Pod/default/batch-1']);
+      const env = w.sink.got.find((e) => e.data.name === 'batch-1');
       assert.equal(env?.specversion, '1.0');
+      assert.deepEqual(env?.data.jobs, [], 'the job it is selected by is sent itself');
       assert.deepEqual((env?.data.snapshot as { metadata: { labels: unknown } }).metadata.labels, { app: 'web' });
     } finally {
       await w.close();
