@@ -1,6 +1,7 @@
 // The CDK app: `npm run synth` writes the CloudFormation templates (and the hashed code
 // assets) to dist/infra offline; `npm run deploy:aws` hands the same app to the CDK CLI.
-// Settings: the JSON file EPHEMERA_DEPLOY_SETTINGS names (default infra/aws/settings.example.json).
+// Settings: the JSON file EPHEMERA_DEPLOY_SETTINGS names. `npm run synth` without it uses
+// infra/aws/settings.example.json and says so; under the CDK CLI (deploy, destroy) it is required.
 import { App, Validations } from 'aws-cdk-lib';
 // cdk-nag is CommonJS without static export names: take its namespace object.
 import nag from 'cdk-nag';
@@ -24,8 +25,29 @@ export function defineStacks(app: App, settings: DeploySettings, code: { reconci
   return { functions, webhook };
 }
 
+/**
+ * The settings file: EPHEMERA_DEPLOY_SETTINGS, else — only when synthesizing on its own — the
+ * example. The CDK CLI runs the app with CDK_OUTDIR set: a deploy with the example's settings
+ * would map the role into a cluster named `prod` (review), so there the variable is required.
+ */
+export function settingsPath(env: NodeJS.ProcessEnv, warn: (line: string) => void): string {
+  if (env.EPHEMERA_DEPLOY_SETTINGS) return env.EPHEMERA_DEPLOY_SETTINGS;
+  if (env.CDK_OUTDIR) {
+    throw new Error('EPHEMERA_DEPLOY_SETTINGS is not set: copy infra/aws/settings.example.json, set your clusters in it, and run EPHEMERA_DEPLOY_SETTINGS=path/to/it.json npm run deploy:aws (the example names a cluster "prod" that is not yours)');
+  }
+  warn('EPHEMERA_DEPLOY_SETTINGS is not set: synthesizing with infra/aws/settings.example.json, an example (its clusters are not yours)\n');
+  return join(ROOT, 'infra/aws/settings.example.json');
+}
+
 async function main(): Promise<void> {
-  const settings = loadSettings(process.env.EPHEMERA_DEPLOY_SETTINGS ?? join(ROOT, 'infra/aws/settings.example.json'));
+  let settings: DeploySettings;
+  try {
+    settings = loadSettings(settingsPath(process.env, (line) => process.stderr.write(line)));
+  } catch (err) {
+    // A settings error is the user's to fix: the message, not a stack trace.
+    process.stderr.write(`ephemera deploy settings: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
   const code = await buildLambdaAssets();
   // The CDK CLI sets CDK_OUTDIR; run alone, the app writes to dist/infra.
   const app = new App({ outdir: process.env.CDK_OUTDIR ?? join(ROOT, 'dist/infra') });

@@ -275,3 +275,35 @@ describe('deployment settings', () => {
     assert.equal(s.sidecarStrategy, 'ephemeral-signal');
   });
 });
+
+describe('the settings file the app is run with', () => {
+  const app = fileURLToPath(new URL('../../infra/aws/app.ts', import.meta.url));
+  const run = async (env: Record<string, string>): Promise<{ code: number | null; stderr: string }> => {
+    const { spawn } = await import('node:child_process');
+    const { PATH = '', HOME = '' } = process.env;
+    const child = spawn(process.execPath, [app], { env: { PATH, HOME, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    return { code, stderr };
+  };
+
+  test('under the CDK CLI (deploy, destroy) EPHEMERA_DEPLOY_SETTINGS is required: the example names a cluster that is not yours (review)', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'ephemera-cdk-out-'));
+    dirs.push(out);
+    const r = await run({ CDK_OUTDIR: out });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^ephemera deploy settings: EPHEMERA_DEPLOY_SETTINGS is not set: copy infra\/aws\/settings\.example\.json/m);
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  });
+
+  test('a settings file that does not validate: the field named, exit 2, no stack trace', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'ephemera-cdk-settings-'));
+    dirs.push(d);
+    writeFileSync(join(d, 's.json'), JSON.stringify({ clusters: 3 }));
+    const r = await run({ EPHEMERA_DEPLOY_SETTINGS: join(d, 's.json') });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /s\.json is invalid:\n {2}clusters: /);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+  });
+});
