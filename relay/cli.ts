@@ -4,6 +4,9 @@
 // are not even parsed): the AWS SDK (sqs) and the functions' engine and controllers
 // (memory) are ~15 MiB of resident memory a relay with another sink does not need (issue
 // 11: an idle relay with the record sink, 92 → 77 MiB).
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
@@ -22,6 +25,9 @@ import type { Sink } from './sinks/sink.ts';
 
 const USAGE = 'usage: ephemera relay [--sink sqs|memory|record:PATH]';
 
+/** Where a pod's service account token is mounted (client-node's loadFromDefault looks there last). */
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
 /** Run the relay until SIGTERM/SIGINT. */
 export async function main(argv: string[]): Promise<number> {
   let sinkArg: string | undefined;
@@ -35,9 +41,16 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = relayLogger(config.LOG_LEVEL, config);
   const kc = new KubeConfig();
-  kc.loadFromDefault();
-  for (const file of defaultKubeconfigFiles()) useTokenFiles(kc, file);
+  const files = defaultKubeconfigFiles();
+  // client-node falls back to http://localhost:8080 when it finds no kubeconfig and no
+  // service account: the relay then asked its own ops server for ever (review).
+  if (files.length === 0 && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
+    process.stderr.write(`ephemera relay: no cluster to watch: KUBECONFIG is not set, ${join(homedir(), '.kube', 'config')} does not exist, and this is not a pod with a service account token (${SERVICE_ACCOUNT_TOKEN}); set KUBECONFIG\n`);
+    return 2;
+  }
   try {
+    kc.loadFromDefault();
+    for (const file of files) useTokenFiles(kc, file);
     prepareKubeConfig(kc);
   } catch (err) {
     process.stderr.write(`ephemera relay: ${(err as Error).message}\n`);
@@ -77,7 +90,8 @@ export async function main(argv: string[]): Promise<number> {
       : {}),
   });
   box.relay = relay;
-  logger.info({ sink: sink.name, port: ops.port }, 'relay running');
+  // Which cluster it acts on, and as whom: the memory sink writes there (review: a laptop's ~/.kube/config was taken silently).
+  logger.info({ sink: sink.name, port: ops.port, server: kc.getCurrentCluster()?.server, context: kc.getCurrentContext(), kubeconfig: files.length > 0 ? files.join(delimiter) : 'in-cluster service account' }, 'relay running');
   await stopping;
   await relay.stop();
   await ops.close();

@@ -1,13 +1,19 @@
 // The relay's environment: what each variable becomes, and bad values named.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { startApiServer } from '../../functions/cluster/index.ts';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../functions/config.ts';
 import { LambdaConfig } from '../../functions/runtime/lambda/lambda.ts';
 import { holdSeconds, leaderLock, RelayConfig } from '../../relay/config.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { startOpsServer } from '../../relay/server.ts';
 import { ipv6Loopback } from '../support/ipv6.ts';
-import { runCli } from '../support/cli.ts';
+import { CLI, runCli } from '../support/cli.ts';
+import { eventually } from '../support/relay-world.ts';
 
 describe('RelayConfig', () => {
   test('the leader Lease follows EPHEMERA_LEASE_SECONDS and EPHEMERA_LEASE_SKEW_SECONDS (15 s and 5 s unset)', () => {
@@ -102,4 +108,39 @@ test('a configuration error shows a short setting as it is, never a long value o
   assert.match(err(RelayConfig, { EPHEMERA_SQS_QUEUE_URL: long }), /EPHEMERA_SQS_QUEUE_URL: .*\(got 90 characters, not shown\)$/);
   const clusters = err(LambdaConfig, { EPHEMERA_QUEUE_URL: 'https://q', EPHEMERA_CLUSTERS: '{"a":{"tok":"x"' });
   assert.match(clusters, /EPHEMERA_CLUSTERS: .*\(got 15 characters, not shown\)$/);
+});
+
+describe('which cluster ephemera relay watches', () => {
+  test('no KUBECONFIG, no ~/.kube/config and no service account: it stops and says so, instead of asking http://localhost:8080 for ever (review)', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'ephemera-relay-home-'));
+    try {
+      const r = await runCli(['relay', '--sink', `record:${join(home, 'out.jsonl')}`], { KUBECONFIG: '', HOME: home, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^ephemera relay: no cluster to watch: KUBECONFIG is not set, .*\.kube\/config does not exist, .*; set KUBECONFIG$/m);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test('its start line names the server, the context and the kubeconfig it acts through', async () => {
+    const server = await startApiServer();
+    const home = mkdtempSync(join(tmpdir(), 'ephemera-relay-home-'));
+    const kubeconfig = join(home, 'kubeconfig');
+    writeFileSync(kubeconfig, server.kubeconfigYaml());
+    const child = spawn(process.execPath, [CLI, 'relay', '--sink', `record:${join(home, 'out.jsonl')}`], { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: home, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_LEADER_ELECTION: 'false' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      await eventually(() => assert.match(out, /"msg":"relay running"/), 10_000);
+      const line = JSON.parse(out.split('\n').find((l) => l.includes('"relay running"')) ?? '{}') as Record<string, unknown>;
+      assert.equal(line.server, server.url);
+      assert.equal(line.kubeconfig, kubeconfig);
+      assert.equal(typeof line.context, 'string');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('close', r));
+      await server.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
 });
