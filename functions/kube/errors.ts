@@ -45,11 +45,16 @@ export class KubeError extends Error {
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.causes = init.causes ?? [];
     this.objectName = init.objectName;
-    this.errorClass = init.errorClass ?? classify(init.status, this.reason, init.objectName);
+    this.errorClass = init.errorClass ?? classify(init.status, this.reason, init.objectName, init.message);
   }
 }
 
-function classify(status: number, reason: string, name: string | undefined): KubeErrorClass {
+function classify(status: number, reason: string, name: string | undefined, message: string): KubeErrorClass {
+  // etcd refusing an object over its request limit (1.5 MiB): kube-apiserver answers 500
+  // "etcdserver: request is too large" (kubernetes#112152). Sending it again cannot help: an
+  // injection into a pod grown that large is refused for good, told on the pod and the job
+  // (review: retried, then redelivered until dead-lettered, with nothing on the job).
+  if (status === 500 && message.includes('request is too large')) return 'terminal';
   // 408: the server gave up waiting for the request (a slow or stalled connection); the
   // same request may well succeed again, unlike the other 4xx.
   if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';

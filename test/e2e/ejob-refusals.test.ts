@@ -326,3 +326,16 @@ test("another pod's first refusal of a kind the job's Warning already shows is n
     assert.equal(second.requeueAfterSeconds, 5, 'a third of the 15 s lease, as after any first refusal in a plan that claimed pods, not a repeat\'s 120 s');
   } finally { await server.close(); }
 });
+
+test("a pod grown past etcd's request limit (500 \"etcdserver: request is too large\") is refused for good: not retried, told on the pod and the job (review)", async () => {
+  const { server, deps } = await worldWith({ objects: objects({ pods: 1, parallelism: 1 }) });
+  try {
+    server.faults.add({ method: 'PATCH', pathIncludes: '/pods/web-0/ephemeralcontainers', status: 500, reason: 'InternalError', message: 'etcdserver: request is too large', times: Infinity });
+    const r = await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    assert.equal(r.keys[0]?.outcome, 'refused', 'not thrown for the queue to redeliver until dead-lettered');
+    assert.equal(server.requests.filter((x) => x.method === 'PATCH' && x.path.endsWith('/ephemeralcontainers')).length, 1, 'sent once: sending it again cannot help');
+    const told = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { reason?: string; message?: string; involvedObject?: { kind?: string } }).filter((e) => e.reason === 'ActionRefused');
+    assert.deepEqual(told.map((e) => e.involvedObject?.kind).sort(), ['EphemeralJob', 'Pod']);
+    assert.ok(told.every((e) => e.message?.includes('etcdserver: request is too large')));
+  } finally { await server.close(); }
+});
