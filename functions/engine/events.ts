@@ -19,9 +19,13 @@ export interface EventSpec {
   discriminator?: string;
 }
 
-/** FNV-1a, 32 bit, hex: a deterministic short hash with no runtime dependency. */
-export function shortHash(text: string): string {
-  let h = 0x811c9dc5;
+/**
+ * FNV-1a, 32 bit, hex: a deterministic short hash with no runtime dependency. Lease and signal
+ * container names are made with it: changing it renames them (a Lease renamed loses its
+ * claims record), so it stays as it is.
+ */
+export function shortHash(text: string, basis = 0x811c9dc5): string {
+  let h = basis;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
@@ -30,12 +34,22 @@ export function shortHash(text: string): string {
 }
 
 /**
+ * 64 bits for Event names, two FNV-1a passes from different offset bases: a job tells each
+ * failed pod in its own Warning, named by the pod's uid, and with 32 bits two of 10,000 share
+ * a name about once in a hundred jobs — the second then counted as told and never shown
+ * (review). Upgrading renames Events, so a failure told just before is told once more.
+ */
+function eventHash(text: string): string {
+  return `${shortHash(text)}${shortHash(text, 0x050c5d1f)}`;
+}
+
+/**
  * A core/v1 Event as a create action. The name is derived from the object, reason and
  * discriminator, so a retried reconcile that plans the same event gets 409 AlreadyExists
  * (treated as done) instead of recording it twice.
  */
 export function eventAction(obj: Involved, spec: EventSpec, now: Date): Action {
-  const name = `${obj.name.slice(0, 200)}.${shortHash(`${obj.uid ?? ''}/${spec.reason}/${spec.discriminator ?? ''}`)}`;
+  const name = `${obj.name.slice(0, 200)}.${eventHash(`${obj.uid ?? ''}/${spec.reason}/${spec.discriminator ?? ''}`)}`;
   const ts = rfc3339(now);
   return {
     verb: 'create',
