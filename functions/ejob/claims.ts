@@ -77,6 +77,35 @@ export interface ClaimDecision {
 }
 
 /**
+ * At most this many claims on a record: each takes up to ~360 bytes (a 253-character pod
+ * name, its uid and time), so the record stays well under the 256 KiB a Lease's annotations
+ * may hold. Claims stay for their retention whatever their pods show, so a long lease and
+ * skew with short containers at parallelism 10 grew it past that, and every claim write
+ * was then refused (review: 211 cycles with lease 300 s, skew 60 s). At the bound, new claims
+ * wait for older ones to leave; the defaults stay far below it.
+ */
+export const MAX_RECORD_CLAIMS = 500;
+
+/**
+ * The candidates that fit under MAX_RECORD_CLAIMS beside the kept claims; when some do not,
+ * why, and when to look again: once the oldest claim's retention ends and it leaves the record.
+ */
+function withinBound(candidates: Pod[], kept: readonly Claim[], input: ClaimInput, at: { holding: boolean; notes: string[] }): { fresh: Pod[]; look?: number } {
+  // A hold makes no claim at all (decideClaims says why).
+  if (at.holding) return { fresh: [] };
+  const room = Math.max(0, MAX_RECORD_CLAIMS - kept.length);
+  if (candidates.length <= room) return { fresh: candidates };
+  const oldest = Math.min(...kept.map((c) => toDate(c.at)?.getTime() ?? input.serverNow.getTime()));
+  at.notes.push(`the record holds ${kept.length} claims, at most ${MAX_RECORD_CLAIMS}: ${candidates.length - room} more wait until older ones leave it`);
+  return { fresh: candidates.slice(0, room), look: secondsUntil(new Date(oldest + retentionMs(input.cfg)), input.serverNow) };
+}
+
+/** The sooner of two waits in seconds, either of which may be unset. */
+function earlier(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/**
  * Decide new claims (DESIGN: never more than `parallelism` pods with a non-terminal
  * container of the job; never more than `replicas` pods). Slots are the union of pods that
  * show a non-terminal container of the job and the record's claims that the pods do not show
@@ -96,10 +125,11 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   const open = input.mayClaim && !sealed;
   // What would be claimed but for a hold: a hold is written down only when it stops a claim.
   const candidates = open ? claimable(input, { inFlight: inFlight.size, total, claimed: kept.claimed }) : [];
-  const fresh = holding ? [] : candidates;
+  const bound = withinBound(candidates, kept.claims, input, { holding, notes });
+  const fresh = bound.fresh;
   const renewed = open && !holding ? renewable(input, kept.stale, inFlight.size, notes) : [];
   const inject = [...fresh, ...renewed];
-  let requeue = kept.nextLook === undefined ? undefined : secondsUntil(kept.nextLook, serverNow);
+  let requeue = earlier(kept.nextLook === undefined ? undefined : secondsUntil(kept.nextLook, serverNow), bound.look);
   if (holding) {
     requeue = Math.min(requeue ?? Number.POSITIVE_INFINITY, secondsUntil(holdUntil, serverNow));
     notes.push(`no new claims until ${holdUntil.toISOString()} (an unreadable Lease record may have held live claims)`);

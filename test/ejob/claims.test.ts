@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
-import { decideClaims, type ClaimInput } from '../../functions/ejob/claims.ts';
+import { decideClaims, MAX_RECORD_CLAIMS, type ClaimInput } from '../../functions/ejob/claims.ts';
 import { CLAIMS_ANNOTATION, KEY_ANNOTATION, LEASE_LABEL, readLeaseView, type LeaseRecord, type LeaseView } from '../../functions/ejob/lease-record.ts';
 import { selectTargets } from '../../functions/ejob/targets.ts';
 
@@ -247,5 +247,27 @@ describe('claims: property over random pods, Lease records and clocks', () => {
         if (o.replicas !== undefined && fresh.length > 0) assert.ok((written(d)?.total ?? 0) <= o.replicas);
       },
     ), { numRuns: 500, seed: 7 });
+  });
+});
+
+describe('claims: the record is bounded', () => {
+  const ended = (n: number): { pods: Pod[]; claims: LeaseRecord['claims'] } => ({
+    pods: Array.from({ length: n }, (_, i) => pod(i, 'ok')),
+    claims: Array.from({ length: n }, (_, i) => ({ pod: `p${i}`, uid: `u${i}`, at: at(1) })),
+  });
+  test(`at ${MAX_RECORD_CLAIMS} claims within their retention no new one is made until one leaves; one under, one is`, () => {
+    for (const [held, expected] of [[MAX_RECORD_CLAIMS, 0], [MAX_RECORD_CLAIMS - 1, 1]] as const) {
+      const { pods, claims } = ended(held);
+      const waiting = [pod(held + 1), pod(held + 2)];
+      const d = decide([...pods, ...waiting], ours({ total: held, claims, keptSince: '1970-01-01T00:00:00.000Z' }), spec({ parallelism: 10 }));
+      assert.equal(d.inject.length, expected, `${held} claims held`);
+      if (expected === 0) {
+        assert.equal(d.write, undefined, 'no write: nothing was decided');
+        assert.ok(d.notes.some((n) => n.includes(`at most ${MAX_RECORD_CLAIMS}`)), d.notes.join('; '));
+        assert.ok((d.requeueAfterSeconds ?? Infinity) <= (15 + 2 * 5), 'looked at again when the oldest claim may leave');
+      } else {
+        assert.equal(written(d)?.claims.length, MAX_RECORD_CLAIMS);
+      }
+    }
   });
 });
