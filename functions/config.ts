@@ -74,7 +74,9 @@ function shown(name: string, value: string | undefined): string {
 
 /** Parse a schema from an environment; errors read "EPHEMERA_LEASE_SECONDS: expected …, got "abc"". */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
-  const r = schema.safeParse(env);
+  // An empty variable is an unset one, as a manifest's `value: ''` means: its default, never
+  // 0 (z.coerce.number() took '' for 0: a hold or coalescing window of nothing, review).
+  const r = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (r.success) return r.data;
   const lines = r.error.issues.map((i) => {
     const name = String(i.path[0] ?? '?');

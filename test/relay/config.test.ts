@@ -144,3 +144,11 @@ describe('which cluster ephemera relay watches', () => {
     }
   });
 });
+
+test('an empty variable is an unset one: its default, never 0, never an error (review)', () => {
+  const blank = parseEnv(RelayConfig, { EPHEMERA_RELAY_HOLD_SECONDS: '', EPHEMERA_RELAY_COALESCE_MS: '', EPHEMERA_RELAY_CLUSTER: '', EPHEMERA_SQS_QUEUE_URL: '', EPHEMERA_RELAY_NAMESPACES: '' });
+  const unset = parseEnv(RelayConfig, {});
+  assert.deepEqual(blank, unset);
+  assert.equal(holdSeconds(blank), holdSeconds(unset));
+  assert.ok(blank.EPHEMERA_RELAY_COALESCE_MS > 0);
+});
