@@ -183,6 +183,19 @@ describe('ephemera webhook arguments', () => {
     const unknown = run('--frob');
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /Unknown option '--frob'/);
+    // TLS files are checked before listening: named by flag, not blamed on the address (review).
+    const missing = run('--listen', '127.0.0.1:0', '--tls-cert', '/nonexistent/tls.crt', '--tls-key', '/nonexistent/tls.key');
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /^ephemera webhook: --tls-cert \/nonexistent\/tls\.crt cannot be read \(ENOENT\)/);
+    const dir = mkdtempSync(join(tmpdir(), 'ephemera-webhook-tls-'));
+    try {
+      writeFileSync(join(dir, 'garbage.pem'), 'not a certificate\n');
+      const garbage = run('--listen', '127.0.0.1:0', '--tls-cert', join(dir, 'garbage.pem'), '--tls-key', join(dir, 'garbage.pem'));
+      assert.equal(garbage.status, 2);
+      assert.match(garbage.stderr, /are not a PEM certificate and its private key/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a port in use is one line naming --listen, exit 1', async () => {

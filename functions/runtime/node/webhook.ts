@@ -1,4 +1,6 @@
 // `ephemera webhook --listen HOST:PORT [--tls-cert FILE --tls-key FILE]`.
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { formatListen, parseListen } from '../../config.ts';
@@ -43,6 +45,8 @@ export async function main(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) return usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   const address = parseListen(values.listen);
   if (!address) return usageError(`--listen must be HOST:PORT, [IPv6]:PORT or :PORT (every interface, e.g. :8443), got "${values.listen}"`);
+  const bad = cert && key ? tlsProblem(cert, key) : undefined;
+  if (bad) return usageError(bad);
   const logger = pino({ level, base: { app: 'ephemera', component: 'webhook' } });
   return serveUntilSignal({ ...address, ...(cert && key ? { tls: { cert, key } } : {}), logger });
 }
@@ -69,6 +73,27 @@ async function serveUntilSignal(opts: Parameters<typeof startWebhookServer>[0]):
     process.once('SIGTERM', stop);
   });
   return 0;
+}
+
+/**
+ * Why the TLS files cannot serve, naming the flag and file, or undefined: checked before
+ * listening, so a missing file or one that is not PEM is not blamed on the address (review).
+ */
+function tlsProblem(cert: string, key: string): string | undefined {
+  const files: Record<string, Buffer> = {};
+  for (const [flag, path] of [['--tls-cert', cert], ['--tls-key', key]] as const) {
+    try {
+      files[flag] = readFileSync(path);
+    } catch (err) {
+      return `${flag} ${path} cannot be read (${(err as { code?: string }).code ?? (err as Error).message})`;
+    }
+  }
+  try {
+    createSecureContext({ cert: files['--tls-cert'], key: files['--tls-key'] });
+  } catch (err) {
+    return `--tls-cert ${cert} and --tls-key ${key} are not a PEM certificate and its private key (${(err as { code?: string }).code ?? (err as Error).message})`;
+  }
+  return undefined;
 }
 
 function usageError(message: string): number {
