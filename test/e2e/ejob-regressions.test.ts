@@ -225,11 +225,16 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
       await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps());
       for (const method of methods) server.faults.add({ method, pathIncludes: '/events', status: 503, times: Number.POSITIVE_INFINITY });
+      let failed = 0;
       for (let pod = inFlight(server)[0]; pod !== undefined; pod = inFlight(server)[0]) {
         finish(server, pod, 1);
         // The Events after a status write still fail the reconcile (retried by the queue).
-        await handle(envelopeFor('Pod', 'default', pod), { ...deps(), retry: { minTimeoutMs: 1 } }).catch((err: unknown) => assert.match(String(err), /Unavailable|503/));
+        await handle(envelopeFor('Pod', 'default', pod), { ...deps(), retry: { minTimeoutMs: 1 } }).catch((err: unknown) => {
+          assert.match(String(err), /Unavailable|503/);
+          failed++;
+        });
       }
+      assert.ok(failed > 0, 'some reconcile failed on its Events (else the check above never ran)');
       assert.equal(jobStatus(server, JOB).phase, 'Failed', 'the verdict is written while Events fail');
     });
   });

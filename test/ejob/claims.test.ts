@@ -271,3 +271,24 @@ describe('claims: the record is bounded', () => {
     }
   });
 });
+
+describe('claims: which waiting reasons free a slot', () => {
+  const waitingFor = (reason: string): Pod => {
+    const p = pod(0, 'waiting');
+    p.status = { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec0', state: { waiting: { reason } } }] as never };
+    return p;
+  };
+  // DESIGN's list: these never resolve by waiting, so the container is failed and its slot
+  // free; the kubelet keeps retrying the others, which hold their slot (review: only
+  // InvalidImageName was tested, and dropping any other went unnoticed).
+  for (const reason of ['RunContainerError', 'CreateContainerError', 'InvalidImageName', 'ErrImageNeverPull']) {
+    test(`${reason}: failed, its slot free: the next pod is claimed at parallelism 1`, () => {
+      assert.deepEqual(names(decide([waitingFor(reason), pod(1)], ours({ total: 1, claims: [] }))), ['p1']);
+    });
+  }
+  for (const reason of ['ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'ContainerCreating']) {
+    test(`${reason}: still waiting, its slot held: nothing more is claimed at parallelism 1`, () => {
+      assert.deepEqual(names(decide([waitingFor(reason), pod(1)], ours({ total: 1, claims: [] }))), []);
+    });
+  }
+});

@@ -114,13 +114,17 @@ describe('LIST items reused by uid and resourceVersion', () => {
   test('a kept item that comes back a few bytes longer as the last item is parsed, never read past the end (review: a RangeError)', () => {
     const a = { metadata: { name: 'a', namespace: 'default', uid: 'u-1', resourceVersion: '7' }, spec: { x: 1 } };
     const b = { metadata: { name: 'b', namespace: 'default', uid: 'u-2', resourceVersion: '8' }, spec: {} };
+    let decodedWhole = 0;
     for (const extra of ['y', 'yy', 'abcdefgh', 'abcdefghijklmnop', 'abcdefghijklmnopqrstuvwxyz']) {
       const reuse = new ListReuse(1 << 20);
       reuse.decode(Buffer.from(list([a])));
       const body = list([b, { ...a, spec: { x: 1, [extra]: 2 } }]);
       const got = reuse.decode(Buffer.from(body));
       if (got !== undefined) assert.deepEqual(got, JSON.parse(body), `+${extra.length}`);
+      else decodedWhole++;
     }
+    // Giving up (parse the whole answer) is allowed, but not for every case: then nothing was checked.
+    assert.ok(decodedWhole < 5, `${decodedWhole} of 5 answers were given up on`);
   });
 
   test('items are reused only within the scope (cluster) that answered them: uid and resourceVersion are unique per cluster only', () => {

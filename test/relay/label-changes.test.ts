@@ -88,3 +88,33 @@ describe('a change of labels alone', () => {
     }
   });
 });
+
+describe('a pod the job injected, relabelled out of its selector', () => {
+  test('is still forwarded, naming the job: its container\'s end frees the job\'s slot (review: else the job waited for the resync)', async () => {
+    const w = await relayWorld([job('j', { app: 'web' })]);
+    try {
+      const uid = (w.server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as unknown as { metadata: { uid: string } }).metadata.uid;
+      const injected = pod('p', { app: 'web' }, { ephemeralContainers: [{ name: 'ec', image: 'busybox', env: [{ name: 'KRUISE_EJOB_ID', value: uid }] }] });
+      w.server.store.put(injected as never);
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.ok(w.sink.subjects().includes('ADDED Pod/default/p'));
+      });
+      w.sink.clear();
+      const stored = (): PodLike => w.server.store.get({ ...POD, name: 'p' }) as unknown as PodLike;
+      w.server.store.put({ ...stored(), metadata: { ...stored().metadata, labels: { app: 'elsewhere' } } } as never);
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.got.map((e) => [e.subject, e.data.jobs]), [['Pod/default/p', ['j']]]);
+      });
+      w.sink.clear();
+      w.server.store.put({ ...stored(), status: { ...stored().status, ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 0 } } }] } } as never);
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.sink.got.map((e) => [e.subject, e.data.jobs]), [['Pod/default/p', ['j']]]);
+      });
+    } finally {
+      await w.close();
+    }
+  });
+});

@@ -115,7 +115,19 @@ describe('one loop owns list and watch', () => {
     const w = await relayWorld([job('j', { app: 'web' }), pod('web-1', { app: 'web' })]);
     try {
       const lists = () => w.server.requests.filter((r) => r.verb === 'list').length;
+      const podWatches = (): number[] => w.server.requests.filter((r) => r.watch && r.path === '/api/v1/pods').map((r) => Number(r.query.resourceVersion));
       const before = lists();
+      // A change the watch brings moves the resume version past the list's (review: a loop
+      // resuming from its last LIST replays all since, and re-lists once that is compacted).
+      const p = w.server.store.get({ ...POD, name: 'web-1' }) as unknown as PodLike;
+      w.server.store.put({ ...p, spec: { ...(p as { spec?: Record<string, unknown> }).spec, nodeName: 'node-2' } });
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.ok(w.sink.subjects().includes('MODIFIED Pod/default/web-1'));
+      });
+      const seen = Number((w.server.store.get({ ...POD, name: 'web-1' }) as unknown as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+      const [listed] = podWatches();
+      assert.ok(listed !== undefined && listed < seen);
       w.server.faults.closeWatches();
       w.server.store.put(pod('web-2', { app: 'web' }));
       await eventually(async () => {
@@ -123,6 +135,8 @@ describe('one loop owns list and watch', () => {
         assert.ok(w.sink.subjects().includes('ADDED Pod/default/web-2'));
       });
       assert.equal(lists(), before);
+      const resumed = podWatches().at(-1) ?? 0;
+      assert.ok(podWatches().length >= 2 && resumed >= seen, `resumed from ${resumed}, the list was at ${listed}, the last change seen at ${seen}`);
     } finally {
       await w.close();
     }
