@@ -33,6 +33,8 @@ export interface EngineDeps {
    * same write and losing again (client-go's retry.DefaultRetry waits 10 ms between tries too).
    */
   conflictBackoffMs?: number;
+  /** The longest a reconcile queued behind a running one of its key waits for it (default COALESCE_WAIT_MS). */
+  coalesceWaitMs?: number;
 }
 
 export const KEY_OUTCOMES = ['done', 'gone', 'conflict', 'refused'] as const;
@@ -166,9 +168,24 @@ export function reconcileCoalesced(controller: Controller<unknown>, key: string,
   };
   if (!slot) return start();
   deps.logger.debug({ controller: controller.name, key }, 'a reconcile of this key is running: one more follows it');
-  slot.queued = slot.running.then(() => start(), () => start());
+  // After it, or once it has run COALESCE_WAIT_MS: a reconcile that hangs (a request whose
+  // answer never comes) must not hold the key's later events for good.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, deps.coalesceWaitMs ?? COALESCE_WAIT_MS);
+    timer.unref?.();
+  });
+  slot.queued = Promise.race([slot.running.then(noop, noop), waited]).then(() => {
+    clearTimeout(timer);
+    return start();
+  });
   return slot.queued;
 }
+
+/** The longest a queued reconcile waits for the running one of its key (reconcileCoalesced). */
+export const COALESCE_WAIT_MS = 60_000;
+
+function noop(): void {}
 
 /**
  * Reconcile one key, the one path every event takes: observe → plan (pure) → apply in

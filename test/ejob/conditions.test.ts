@@ -8,8 +8,8 @@ import { mergeConditions } from '../../functions/ejob/status.ts';
 const T0 = new Date('2026-01-01T00:30:00Z');
 const T1 = new Date('2026-01-01T01:00:00Z');
 const prev = [
-  { type: 'MatchedEmpty', status: 'True', reason: 'NoMatch', message: 'replicas is 0', lastProbeTime: '2026-01-01T00:30:00Z', lastTransitionTime: '2026-01-01T00:30:00Z' },
-  { type: 'Custom', status: 'True', reason: 'SetByAnOperator', message: 'kept', lastProbeTime: '2025-12-31T00:00:00Z', lastTransitionTime: '2025-12-31T00:00:00Z' },
+  { type: 'MatchedEmpty', status: 'True' as const, reason: 'NoMatch', message: 'replicas is 0', lastProbeTime: '2026-01-01T00:30:00Z', lastTransitionTime: '2026-01-01T00:30:00Z' },
+  { type: 'Custom', status: 'True' as const, reason: 'SetByAnOperator', message: 'kept', lastProbeTime: '2025-12-31T00:00:00Z', lastTransitionTime: '2025-12-31T00:00:00Z' },
 ];
 
 test('a message that changes without the status: lastProbeTime moves, lastTransitionTime stays', () => {

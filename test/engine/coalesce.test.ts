@@ -75,3 +75,19 @@ describe('one key at a time per process', () => {
     });
   });
 });
+
+test('a reconcile that hangs holds the key\'s later events only so long: the queued one starts after coalesceWaitMs', async () => {
+  await inWorld({ objects: objects() }, async ({ server, deps }) => {
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), deps());
+    const d = { ...deps('b'), coalesceWaitMs: 200 };
+    // The first look's read of the job does not come back for 3 s.
+    server.faults.add({ method: 'GET', pathIncludes: '/ephemeraljobs/probe', delayMs: 3000, times: 1 });
+    let hungDone = false;
+    const hung = handle(podEvents()[0]!, d).finally(() => (hungDone = true));
+    while (!server.requests.entries.some((e) => e.path.endsWith('/ephemeraljobs/probe') && e.status === 0)) await new Promise((r) => setTimeout(r, 5));
+    const r = await handle(podEvents()[1]!, d);
+    assert.equal(r.keys[0]?.outcome, 'done');
+    assert.equal(hungDone, false, 'the queued reconcile finished while the hung one still waited');
+    await hung;
+  });
+});
