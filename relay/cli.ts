@@ -39,6 +39,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ephemera relay: ${(err as Error).message}\n${USAGE}\n`);
     return 2;
   }
+  const sinkSpec = sinkArg ?? (config.EPHEMERA_SQS_QUEUE_URL ? 'sqs' : 'memory');
+  // Usage first: a wrong --sink is told as such wherever the relay runs.
+  const problem = sinkProblem(sinkSpec, config);
+  if (problem) {
+    process.stderr.write(`ephemera relay: ${problem}\n${USAGE}\n`);
+    return 2;
+  }
   const logger = relayLogger(config.LOG_LEVEL, config);
   const kc = new KubeConfig();
   const files = defaultKubeconfigFiles();
@@ -58,7 +65,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   // The sink's requeue needs the relay, which needs the sink: tie the knot through a box.
   const box: { relay?: Relay } = {};
-  const sink = await makeSink(sinkArg ?? (config.EPHEMERA_SQS_QUEUE_URL ? 'sqs' : 'memory'), config, kc, (e, ms) => box.relay?.requeue(e, ms)).catch((err: unknown) => err as Error);
+  const sink = await makeSink(sinkSpec, config, kc, (e, ms) => box.relay?.requeue(e, ms)).catch((err: unknown) => err as Error);
   if (sink instanceof Error) {
     process.stderr.write(`ephemera relay: ${sink.message}\n${USAGE}\n`);
     return 2;
@@ -98,12 +105,17 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** What is wrong with a --sink and its settings, before anything is started; undefined when nothing is. */
+function sinkProblem(spec: string, config: RelayConfig): string | undefined {
+  if (spec.startsWith('record:')) return spec === 'record:' ? '--sink record:PATH needs a path' : undefined;
+  if (spec === 'sqs') return config.EPHEMERA_SQS_QUEUE_URL ? undefined : 'invalid configuration:\n  EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)';
+  return spec === 'memory' ? undefined : `--sink must be sqs, memory or record:PATH, got "${spec}"`;
+}
+
 async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, requeue: (e: Parameters<Relay['requeue']>[0], ms: number) => void): Promise<Sink> {
-  if (spec.startsWith('record:')) {
-    const path = spec.slice('record:'.length);
-    if (!path) throw new Error('--sink record:PATH needs a path');
-    return recordSink(path);
-  }
+  const problem = sinkProblem(spec, config);
+  if (problem) throw new Error(problem);
+  if (spec.startsWith('record:')) return recordSink(spec.slice('record:'.length));
   if (spec === 'sqs') {
     if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
     const timeoutMs = config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
@@ -118,7 +130,7 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
     const deps = createEngineDeps(fc, kc, relayLogger(fc.LOG_LEVEL, config));
     return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
   }
-  throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`);
+  throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`); // sinkProblem said so first
 }
 
 /**
