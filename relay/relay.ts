@@ -60,6 +60,12 @@ export interface RelayOptions {
   /** How long the pods wait for the first EphemeralJob list before they are listed anyway, naming no jobs (default 5 s). */
   jobsFirstMs?: number;
   /**
+   * How long the jobs' events wait for the pods' first list (default 30 s): after it, a pod
+   * list that keeps failing (a right missing in one namespace, a 5xx storm) no longer holds
+   * them — the jobs needing work are sent then, and as they change.
+   */
+  podsFirstMs?: number;
+  /**
    * Sweep the claims Leases in this namespace (the functions' lock namespace) at the first
    * sync, on becoming leader and at each periodic resync: the key of every labelled Lease
    * whose job the watch cache lacks is sent as a job event (lease-sweep.ts). Unset: no sweep.
@@ -76,7 +82,7 @@ export interface Relay {
   isLeader(): boolean;
   /** Resolves once every resource was listed (the first list is retried forever). */
   synced(): Promise<void>;
-  /** Replay the watch cache (no LIST): `due` = what can need work; `all` = what the filter forwards. Pulled into the queue as it has room. */
+  /** Replay the watch cache (no LIST): `due` = the jobs that can need work and the pods whose sidecars are due; `all` = every job and those pods. Pulled into the queue as it has room. */
   resync(reason: string, scope?: ReplayScope): void;
   /**
    * Look at this envelope's key again after a delay (in-process requeue; one timer per key):
@@ -106,6 +112,8 @@ interface State {
   leader: boolean;
   /** Events were dropped while following: the next leadership (or the first sync) replays. */
   missed: boolean;
+  /** The jobs' events stopped waiting for the pods' first list (RelayOptions.podsFirstMs). */
+  jobsUnheld: boolean;
   queue: DeliveryQueue;
   /** Where this relay's envelopes come from, and their ids. */
   origin: Origin;
@@ -131,7 +139,7 @@ export function createRelay(opts: RelayOptions): Relay {
     build: (q, sameId) => box.build!(q, sameId),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
-  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobLoops: new Map(), leader: opts.election === undefined, missed: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobLoops: new Map(), leader: opts.election === undefined, missed: false, jobsUnheld: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q, sameId) => build(st, pods, q, sameId);
@@ -157,6 +165,14 @@ export function createRelay(opts: RelayOptions): Relay {
     box.relay?.resync(st.missed ? 'listed while leadership changed' : 'the pods were listed', st.missed ? 'all' : 'due');
     await jobsSynced;
     void box.relay?.sweepLeases('first sync');
+  });
+  // A pod list that keeps failing must not hold the jobs' events for good (review): after
+  // podsFirstMs they go without it, the ones already indexed as a replay of the jobs.
+  void jobsSynced.then(() => delay(opts.podsFirstMs ?? 30_000, undefined, { ref: false })).then(() => {
+    if (stopped || pods.every((r) => r.hasSynced())) return;
+    st.jobsUnheld = true;
+    opts.logger.warn({ waitedMs: opts.podsFirstMs ?? 30_000 }, 'the pods are not listed yet: the jobs are sent without waiting for them');
+    if (st.leader) queue.backfill(replayCache({ scope: 'due', now: st.clock(), pods: [], jobs: [...st.jobs.values()].map((inNs) => inNs.values()), stamp: () => undefined }), 'due');
   });
   const resyncTimer = setInterval(() => {
     box.relay?.resync('periodic resync', 'due');
@@ -465,7 +481,7 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
   });
   // Until the pods are listed, a job is only indexed: the replay after the pods' list sends
   // each that needs work (createRelay), so one of its reconciles follows every pod state listed.
-  const podsListed = (): boolean => pods.every((r) => r.hasSynced());
+  const podsListed = (): boolean => st.jobsUnheld || pods.every((r) => r.hasSynced());
   const jobs = scopes.map((ns) => new Reflector<JobView>({
     ...common(EJOB.kind, ns ? `/apis/${EJOB.apiVersion}/namespaces/${ns}/${EJOB.plural}` : `/apis/${EJOB.apiVersion}/${EJOB.plural}`),
     decode: decodeJob,

@@ -22,8 +22,9 @@ export interface ContainerProblem {
 
 /**
  * The core/v1 Container fields an ephemeral container may not set (the ones outside
- * validateFieldAllowList's list). A key that is no Container field at all is dropped by the
- * API server when it decodes the request, as OpenKruise's controller drops it: no refusal.
+ * validateFieldAllowList's list). A key that is no Container field at all is refused by the
+ * API server, since injections ask for fieldValidation=Strict (OpenKruise's controller drops
+ * it: container-fields.ts).
  * The webhook refuses these by this list too (review: its own list lacked restartPolicyRules).
  */
 export const NOT_ALLOWED = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const;

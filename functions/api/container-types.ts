@@ -4,8 +4,8 @@
 // not convert is a 422) in every pod it is injected into. OpenKruise's CRD keeps the
 // template schemaless and ephemera's preserves unknown fields, so nothing before the
 // injection refused them (review: such a job claimed and was refused pod after pod). Null is
-// Go's zero value, so every field may be null; a key that is no field is dropped by the
-// decoder (no refusal). The fields an ephemeral container may not set at all
+// Go's zero value, so every field may be null; a key that is no field is refused, since
+// injections ask for fieldValidation=Strict (container-fields.ts walks this shape for it). The fields an ephemeral container may not set at all
 // (container-rules.ts NOT_ALLOWED) are refused there whatever their type.
 // zod/mini: the webhook's Worker shares these rules and must not carry classic zod (~90 KiB).
 import * as z from 'zod/mini';

@@ -237,7 +237,7 @@ async function departed(kube: Kube, cfg: LeaseConfig, jobRef: ObjectRef, job: Ep
 
 /** A job whose Lease a newer ephemera wrote: nothing is decided for it, nor its Lease written (lease-record.ts laterRecordVersion). */
 function laterRecord(ref: { namespace?: string; name: string }, cfg: LeaseConfig, v: number): EjobObservation {
-  return { readable: false, notes: [], warnings: [`job ${ref.namespace ?? ''}/${ref.name} skipped: its Lease ${cfg.namespace}/${cfg.name} holds a claims record of version ${v}, written by a newer ephemera (this one reads ${RECORD_VERSION}); this instance decides nothing for the job until every instance runs the newer version (README.md, "Upgrading")`] };
+  return { readable: false, notes: [], warnings: [`job ${ref.namespace ?? ''}/${ref.name} skipped: its Lease ${cfg.namespace}/${cfg.name} holds a claims record of version ${v}, written by a newer ephemera (this one reads ${RECORD_VERSION}); this instance claims nothing for the job and leaves its Lease alone (README.md, "Upgrading")`] };
 }
 
 function unreadableJob(ref: { namespace?: string; name: string }, issues: Parameters<typeof formatZodIssues>[0]): EjobObservation {

@@ -139,7 +139,7 @@ interface KeySlot {
 const inFlight = new WeakMap<Kube, Map<string, KeySlot>>();
 
 /**
- * reconcileKey, but never twice at once for one key in this process: client-go's workqueue
+ * reconcileKey, but not twice at once for one key in this process: client-go's workqueue
  * keeps a key out of processing while it is processed and marks it dirty, so events that
  * arrive meanwhile bring one more reconcile after it, not one each. Here a key asked for while
  * it runs joins the one reconcile queued after it (which observes everything that arrived
@@ -148,6 +148,7 @@ const inFlight = new WeakMap<Kube, Map<string, KeySlot>>();
  * concurrent ones each LISTing all its pods and losing the Lease write to each other (review:
  * 35 LISTs and six 409s for a batch of 10 at 1,000 pods, and a heap limit at 2,500).
  * Per Kube: the same key in another cluster, or another instance's client, is another key.
+ * A queued reconcile waits COALESCE_WAIT_MS at most: one that hangs does not hold the key.
  */
 export function reconcileCoalesced(controller: Controller<unknown>, key: string, deps: EngineDeps): Promise<KeyResult> {
   let keys = inFlight.get(deps.kube);

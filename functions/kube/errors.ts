@@ -54,7 +54,9 @@ function classify(status: number, reason: string, name: string | undefined, mess
   // "etcdserver: request is too large" (kubernetes#112152). Sending it again cannot help: an
   // injection into a pod grown that large is refused for good, told on the pod and the job
   // (review: retried, then redelivered until dead-lettered, with nothing on the job).
-  if (status === 500 && message.includes('request is too large')) return 'terminal';
+  // (its gRPC form, "trying to send message larger than max", too: kube-apiserver's storage
+  // takes both for too large).
+  if (status === 500 && (message.includes('request is too large') || message.includes('trying to send message larger than max'))) return 'terminal';
   // 408: the server gave up waiting for the request (a slow or stalled connection); the
   // same request may well succeed again, unlike the other 4xx.
   if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';

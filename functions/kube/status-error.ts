@@ -48,7 +48,7 @@ export function statusError(code: number, body: unknown, retryAfterHeader: strin
  * a 1 KiB Event. Kept: the cause's field and the decoding error.
  */
 function conciseMessage(message: string | undefined, causes: Cause[] | undefined): string | undefined {
-  const at = message?.indexOf('strict decoding error: ') ?? -1;
+  const at = message?.lastIndexOf('strict decoding error: ') ?? -1;
   if (message === undefined || at < 0 || !message.includes('Invalid value: ')) return message;
   const field = causes?.length === 1 ? causes[0]?.field : undefined;
   return `${field ? `${field}: ` : ''}${message.slice(at)}`;

@@ -1,7 +1,7 @@
 // Writes the API server refuses for good (403, 404, 422): what they must stop, and when the
 // key is looked at again (review of the engine, 2026-11-27).
 import assert from 'node:assert/strict';
-import type { KubeError } from '../../functions/kube/errors.ts';
+import { KubeError } from '../../functions/kube/errors.ts';
 import { test } from 'node:test';
 import type { ApiServer } from '../../functions/cluster/index.ts';
 import { handle } from '../../functions/engine/engine.ts';
@@ -325,6 +325,13 @@ test("another pod's first refusal of a kind the job's Warning already shows is n
     assert.deepEqual(second.keys[0]?.refused?.map((x) => x.action.name), ['web-2']);
     assert.equal(second.requeueAfterSeconds, 5, 'a third of the 15 s lease, as after any first refusal in a plan that claimed pods, not a repeat\'s 120 s');
   } finally { await server.close(); }
+});
+
+test('a 500 for a request over etcd\'s limit is refused for good in both of its forms, any other 500 is not', () => {
+  for (const message of ['etcdserver: request is too large', 'rpc error: code = ResourceExhausted desc = trying to send message larger than max (2100000 vs. 2097152)']) {
+    assert.equal(new KubeError({ status: 500, reason: 'InternalError', message }).errorClass, 'terminal', message);
+  }
+  assert.equal(new KubeError({ status: 500, reason: 'InternalError', message: 'Internal error occurred: etcd is down' }).errorClass, 'transient');
 });
 
 test("a pod grown past etcd's request limit (500 \"etcdserver: request is too large\") is refused for good: not retried, told on the pod and the job (review)", async () => {

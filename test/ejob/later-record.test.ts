@@ -1,5 +1,5 @@
 // A claims record of a later version (lease-record.ts laterRecordVersion; README.md,
-// "Upgrading"): an instance that reads a `v` it does not know decides nothing for the job and
+// "Upgrading"): an instance that reads a `v` it does not know claims nothing for the job and
 // never writes its Lease — read as unreadable, it would hold the job and then rebuild the
 // record without what the newer version kept there. A record of this version that does not
 // parse is still repaired.

@@ -273,3 +273,27 @@ describe('absent lists are tried again quickly a few times, then every retryMs',
   });
 });
 
+
+describe('a pod list that keeps failing', () => {
+  test('does not hold the jobs\' events for good: after podsFirstMs the jobs needing work are sent, and later job changes too (review)', async () => {
+    const server = await startApiServer({ objects: [job('j', { app: 'web' })], bookmarkIntervalMs: 200 });
+    server.faults.add({ pathIncludes: '/pods', watch: false, method: 'GET', status: 500, times: Infinity });
+    const sink = new CollectingSink();
+    const relay = createRelay({ kubeConfig: server.kubeConfig(), sink, namespaces: [], relayId: 'test', coalesceMs: 0, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, podsFirstMs: 300 });
+    try {
+      await eventually(async () => {
+        await relay.flush();
+        assert.deepEqual(sink.subjects(), ['RESYNC EphemeralJob/default/j']);
+      });
+      server.store.put(job('k', { app: 'db' }));
+      await eventually(async () => {
+        await relay.flush();
+        assert.ok(sink.subjects().includes('ADDED EphemeralJob/default/k'), sink.subjects().join(', '));
+      });
+      assert.equal(relay.readiness(), 'waiting for the first list', 'still not ready: the pods are not seen');
+    } finally {
+      await relay.stop();
+      await server.close();
+    }
+  });
+});

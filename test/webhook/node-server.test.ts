@@ -174,6 +174,9 @@ describe('ephemera webhook arguments', () => {
         return { status: e.status, stderr: e.stderr.toString() };
       }
     };
+    const empty = run('--tls-cert=', '--tls-key=');
+    assert.equal(empty.status, 2, 'not plain HTTP with no word');
+    assert.match(empty.stderr, /--tls-cert and --tls-key each need a file/);
     const half = run('--tls-cert', 'x.pem');
     assert.equal(half.status, 2);
     assert.match(half.stderr, /--tls-cert and --tls-key go together/);

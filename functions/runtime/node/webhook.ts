@@ -41,6 +41,7 @@ export async function main(argv: string[]): Promise<number> {
   const cert = values['tls-cert'];
   const key = values['tls-key'];
   if ((cert === undefined) !== (key === undefined)) return usageError('--tls-cert and --tls-key go together');
+  if (cert === '' || key === '') return usageError('--tls-cert and --tls-key each need a file');
   const level = values['log-level'];
   if (!LOG_LEVELS.includes(level)) return usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   const address = parseListen(values.listen);
