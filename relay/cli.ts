@@ -55,12 +55,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ephemera relay: no cluster to watch: KUBECONFIG is not set, ${join(homedir(), '.kube', 'config')} does not exist, and this is not a pod with a service account token (${SERVICE_ACCOUNT_TOKEN}); set KUBECONFIG\n`);
     return 2;
   }
-  try {
-    kc.loadFromDefault();
-    for (const file of files) useTokenFiles(kc, file);
-    prepareKubeConfig(kc);
-  } catch (err) {
-    process.stderr.write(`ephemera relay: ${(err as Error).message}\n`);
+  const unusable = kubeconfigProblem(kc, files);
+  if (unusable) {
+    process.stderr.write(`ephemera relay: ${unusable}\n`);
     return 2;
   }
   // The sink's requeue needs the relay, which needs the sink: tie the knot through a box.
@@ -103,6 +100,33 @@ export async function main(argv: string[]): Promise<number> {
   await relay.stop();
   await ops.close();
   return 0;
+}
+
+/**
+ * Load the kubeconfig the relay acts through (KUBECONFIG's files, ~/.kube/config, or the
+ * service account) and say what is wrong with it, as `start` would, or undefined (review: a
+ * missing file was a bare ENOENT, a current-context naming no context surfaced as a sink
+ * error with the usage). The relay reads KUBECONFIG; it takes no --kubeconfig flag.
+ */
+function kubeconfigProblem(kc: KubeConfig, files: string[]): string | undefined {
+  const missing = files.find((f) => !existsSync(f));
+  if (missing) return `KUBECONFIG names ${missing}, which does not exist; set KUBECONFIG to a kubeconfig file`;
+  try {
+    kc.loadFromDefault();
+    for (const file of files) useTokenFiles(kc, file);
+  } catch (err) {
+    return `the kubeconfig ${files.join(delimiter)} cannot be read: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 160)}`;
+  }
+  if (files.length > 0 && !kc.getCurrentCluster()) {
+    const contexts = kc.getContexts().map((c) => c.name).join(', ') || 'none';
+    return `the kubeconfig ${files.join(delimiter)}: current-context "${kc.getCurrentContext()}" names no context and cluster it defines (contexts: ${contexts}); choose one with: kubectl config use-context NAME`;
+  }
+  try {
+    prepareKubeConfig(kc);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return undefined;
 }
 
 /** What is wrong with a --sink and its settings, before anything is started; undefined when nothing is. */

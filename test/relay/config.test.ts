@@ -122,6 +122,23 @@ describe('which cluster ephemera relay watches', () => {
     }
   });
 
+  test('a KUBECONFIG that names a missing file, or whose current-context names no context, is told as such, exit 2 (review)', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'ephemera-relay-home-'));
+    try {
+      const missing = await runCli(['relay'], { KUBECONFIG: join(home, 'nope.kc'), HOME: home, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' });
+      assert.equal(missing.code, 2);
+      assert.match(missing.stderr, /^ephemera relay: KUBECONFIG names .*nope\.kc, which does not exist; set KUBECONFIG to a kubeconfig file$/m);
+      const file = join(home, 'bad.kc');
+      writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:6443"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: x}\ncurrent-context: zzz\n');
+      const badContext = await runCli(['relay'], { KUBECONFIG: file, HOME: home, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' });
+      assert.equal(badContext.code, 2);
+      assert.match(badContext.stderr, /current-context "zzz" names no context and cluster it defines \(contexts: c\); choose one with: kubectl config use-context NAME/);
+      assert.doesNotMatch(badContext.stderr, /usage:/, 'not a usage error');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test('its start line names the server, the context and the kubeconfig it acts through', async () => {
     const server = await startApiServer();
     const home = mkdtempSync(join(tmpdir(), 'ephemera-relay-home-'));
