@@ -283,7 +283,7 @@ async function reconcileOne(c: Controller<unknown>, key: string, deps: EngineDep
   tally.actions.push(...(r?.actions ?? []), ...writes.filter((a) => !planned.has(a)));
   if (r === undefined) return;
   tally.requeueAfterSeconds = minRequeue(tally.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
-  if (r.outcome === 'gone' && into.live) tally.notes.push(`${c.name} ${key}: not in the cluster, nothing to do`);
+  if (r.outcome === 'gone') tally.notes.push(`${c.name} ${key}: not in the ${into.live ? 'cluster' : 'state'}, nothing to do`);
   tally.refused.push(...(r.refused ?? []));
 }
 

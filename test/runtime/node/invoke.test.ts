@@ -402,3 +402,13 @@ describe('ephemera invoke: what went wrong is reported beside what was done', ()
     });
   });
 });
+
+test('an event about an object the state lacks gets a note, in memory as against a cluster (review)', async () => {
+  const state = join(dir, 'empty-state.json');
+  writeFileSync(state, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [] }));
+  const events = join(dir, 'ghost-job.jsonl');
+  writeFileSync(events, `${JSON.stringify({ specversion: '1.0', id: 'g-1', source: 'test', type: 'io.ephemera.watch.v1', time: '2026-01-01T00:20:00Z', subject: 'EphemeralJob/default/ghost', data: { kind: 'EphemeralJob', event: 'ADDED', namespace: 'default', name: 'ghost' } })}\n`);
+  const r = await runCli(['invoke', '--state', state, '--event', events, '--now', '2026-01-01T00:20:03Z']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /^ephemera invoke: note: ejob EphemeralJob\/default\/ghost: not in the state, nothing to do$/m);
+});
