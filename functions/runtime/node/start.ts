@@ -203,7 +203,11 @@ class Stopper {
       process.exit(128 + (constants.signals[signal] ?? 0));
     };
     for (const signal of STOP_SIGNALS) process.on(signal, this.onSignal);
+    // Any other way out (an error that escapes: its output pipe closed, `npm start | head`) still removes them (review).
+    process.on('exit', this.onExit);
   }
+
+  private readonly onExit = (): void => this.removeFolders();
 
   /** A signal came. */
   get stopping(): boolean {
@@ -221,6 +225,7 @@ class Stopper {
   dispose(): void {
     this.removeFolders();
     for (const signal of STOP_SIGNALS) process.off(signal, this.onSignal);
+    process.off('exit', this.onExit);
   }
 
   private removeFolders(): void {

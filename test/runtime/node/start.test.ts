@@ -170,3 +170,19 @@ test('`ephemera start`: a second Ctrl-C while it stops exits at once, and still 
     s.child.kill('SIGKILL');
   }
 });
+
+test('`ephemera start | head`: its output pipe closed, it exits and still removes the demo kubeconfig\'s folder (review)', async () => {
+  const tmp = ownTmp();
+  const s = start([], tmp.env);
+  try {
+    await s.until(/kubectl --kubeconfig (\S+) get/);
+    assert.equal(tmp.demoFolders().length, 1);
+    // What `head` does once it has its lines: the next write fails with EPIPE.
+    s.child.stdout.destroy();
+    s.child.stderr.destroy();
+    await s.exited;
+    assert.deepEqual(tmp.demoFolders(), []);
+  } finally {
+    s.child.kill('SIGKILL');
+  }
+});
