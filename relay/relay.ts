@@ -172,7 +172,7 @@ export function createRelay(opts: RelayOptions): Relay {
     if (stopped || pods.every((r) => r.hasSynced())) return;
     st.jobsUnheld = true;
     opts.logger.warn({ waitedMs: opts.podsFirstMs ?? 30_000 }, 'the pods are not listed yet: the jobs are sent without waiting for them');
-    if (st.leader) queue.backfill(replayCache({ scope: 'due', now: st.clock(), pods: [], jobs: [...st.jobs.values()].map((inNs) => inNs.values()), stamp: () => undefined }), 'due');
+    if (st.leader) queue.backfill(replay(st, [], 'due'), 'due');
   });
   const resyncTimer = setInterval(() => {
     box.relay?.resync('periodic resync', 'due');

@@ -13,7 +13,7 @@ import { elapsedMs } from '../kube/elapsed.ts';
 import { jobFinished } from './finished.ts';
 import { listBeforeLeaseStands, retentionMs } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
-import { laterRecordVersion, leaseOwner, readLeaseView, RECORD_VERSION, type LeaseConfig } from './lease-record.ts';
+import { leaseOwner, readLeaseView, RECORD_VERSION, type LeaseConfig } from './lease-record.ts';
 import { ownedBy, podState } from './pod-state.ts';
 import { DEFAULT_LEASE, mayTellFailures, plan, POD_FAILED_REASON, type EjobDeparted, type EjobObserved, type ObservedLease } from './planner.ts';
 
@@ -143,9 +143,8 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   const need = leaseNeeded(job.data, spec.spec, first.pods, new Date(serverNow.getTime() + cfg.skewSeconds * 1000));
   if (!need.needed) return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease: { view: { kind: 'not-read' }, serverNow, cfg }, notes: [...first.notes, `Lease not read: ${need.why}`], ...warned(first) });
   const rawLease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name: cfg.name });
-  const later = laterRecordVersion(rawLease);
-  if (later !== undefined) return laterRecord(ref, cfg, later);
   const lease = { view: readLeaseView(rawLease, job.data.metadata.uid ?? ''), serverNow: kube.serverNow() ?? new Date(), cfg };
+  if (lease.view.kind === 'unreadable' && lease.view.later !== undefined) return laterRecord(ref, cfg, lease.view.later);
   // How long before the Lease came back the LIST was sent: by the local elapsed clock (kube/elapsed.ts), and
   // by the server's (a process stalled or a clock stepped shows there too).
   const lag = Math.max(elapsedMs() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));

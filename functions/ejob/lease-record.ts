@@ -99,12 +99,12 @@ export type LeaseView = ReadLeaseView | { kind: 'not-read' };
 export type ReadLeaseView =
   | { kind: 'absent' }
   | { kind: 'ours'; resourceVersion: string | undefined; uid?: string; record: LeaseRecord }
-  | { kind: 'unreadable'; resourceVersion: string | undefined; uid?: string; why: string; renewedAt: Date | undefined; otherJob: boolean };
+  | { kind: 'unreadable'; resourceVersion: string | undefined; uid?: string; why: string; renewedAt: Date | undefined; otherJob: boolean; later?: number };
 
 /** A Lease as read, before it is judged for a job: its identity and its record, or why it has none. */
 type ParsedLease =
   | { lease: false }
-  | { lease: true; resourceVersion: string | undefined; uid: string | undefined; renewedAt: Date | undefined; record: LeaseRecord | undefined; why: string };
+  | { lease: true; resourceVersion: string | undefined; uid: string | undefined; renewedAt: Date | undefined; record: LeaseRecord | undefined; why: string; later?: number };
 
 function parseLease(raw: unknown): ParsedLease {
   const lease = Lease.safeParse(raw);
@@ -120,7 +120,11 @@ function parseLease(raw: unknown): ParsedLease {
     return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} is not JSON` };
   }
   const record = LeaseRecord.safeParse(json);
-  if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined) || (record.data.keptSince !== undefined && toDate(record.data.keptSince) === undefined)) return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse` };
+  if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined) || (record.data.keptSince !== undefined && toDate(record.data.keptSince) === undefined)) {
+    const later = laterVersion(json);
+    if (later !== undefined) return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse (version ${later}, a later one's)`, later };
+    return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse` };
+  }
   return { lease: true, ...at, record: record.data, why: '' };
 }
 
@@ -135,15 +139,12 @@ const Versioned = z.looseObject({ v: z.number().int() });
  * what the newer version recorded). Never throws.
  */
 export function laterRecordVersion(raw: unknown): number | undefined {
-  const lease = Lease.safeParse(raw);
-  const text = lease.success ? lease.data.metadata.annotations?.[CLAIMS_ANNOTATION] : undefined;
-  if (text === undefined) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const p = raw === null || raw === undefined ? undefined : parseLease(raw);
+  return p?.lease ? p.later : undefined;
+}
+
+/** The record's `v` when it is a later version's (laterRecordVersion). */
+function laterVersion(json: unknown): number | undefined {
   const v = Versioned.safeParse(json);
   return v.success && v.data.v > RECORD_VERSION ? v.data.v : undefined;
 }
@@ -157,7 +158,8 @@ export function readLeaseView(raw: unknown, jobUid: string): ReadLeaseView {
   // update with 422: the Lease strategy allows no unconditional update).
   if (!p.lease) return { kind: 'unreadable', ...looseIdentity(raw), why: 'not a Lease', renewedAt: undefined, otherJob: false };
   const id = { resourceVersion: p.resourceVersion, ...(p.uid ? { uid: p.uid } : {}) };
-  if (!p.record) return { kind: 'unreadable', ...id, why: p.why, renewedAt: p.renewedAt, otherJob: false };
+  // A later version's record: the observation stops here (controller.ts), never planned as unreadable.
+  if (!p.record) return { kind: 'unreadable', ...id, why: p.why, renewedAt: p.renewedAt, otherJob: false, ...(p.later !== undefined ? { later: p.later } : {}) };
   if (p.record.job !== jobUid) return { kind: 'unreadable', ...id, why: `record of another job (uid ${p.record.job})`, renewedAt: p.renewedAt, otherJob: true };
   return { kind: 'ours', ...id, record: p.record };
 }

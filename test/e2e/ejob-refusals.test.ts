@@ -5,29 +5,11 @@ import { KubeError } from '../../functions/kube/errors.ts';
 import { test } from 'node:test';
 import type { ApiServer } from '../../functions/cluster/index.ts';
 import { handle } from '../../functions/engine/engine.ts';
-import { envelopeFor, finish, injected, jobStatus, worldWith } from '../support/ejob-world.ts';
+import { envelopeFor, finish, injected, jobStatus, probeJobObjects, worldWith } from '../support/ejob-world.ts';
 
 const NS = 'default';
 
-function objects(o: { pods: number; parallelism: number; replicas?: number; ttlSecondsAfterFinished?: number }): unknown[] {
-  const pods = Array.from({ length: o.pods }, (_, i) => ({
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: `web-${i}`, namespace: NS, uid: `pod-uid-${i}`, labels: { app: 'web' }, creationTimestamp: `2026-01-01T00:00:0${i}Z` },
-    spec: { containers: [{ name: 'app', image: 'nginx' }] },
-    status: { phase: 'Running' },
-  }));
-  const job = {
-    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
-    metadata: { name: 'probe', namespace: NS, uid: 'job-uid', creationTimestamp: '2026-01-01T00:20:00Z' },
-    spec: {
-      selector: { matchLabels: { app: 'web' } }, parallelism: o.parallelism,
-      ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
-      ...(o.ttlSecondsAfterFinished !== undefined ? { ttlSecondsAfterFinished: o.ttlSecondsAfterFinished } : {}),
-      template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app', command: ['true'] }] },
-    },
-  };
-  return [...pods, job];
-}
+const objects = probeJobObjects;
 
 /** The API server refuses requests `'METHOD path-part'` with 403 Forbidden and `message` (RBAC, Pod Security, a quota), `times` times. */
 function forbid(server: ApiServer, request: string, message: string, times = Infinity): void {

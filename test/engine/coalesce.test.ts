@@ -4,25 +4,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { handle } from '../../functions/engine/engine.ts';
-import { envelopeFor, finish, inWorld, jobStatus } from '../support/ejob-world.ts';
+import { envelopeFor, finish, inWorld, jobStatus, probeJobObjects } from '../support/ejob-world.ts';
 
 const NS = 'default';
 const PODS = 10;
 
-function objects(): unknown[] {
-  const pods = Array.from({ length: PODS }, (_, i) => ({
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: `web-${i}`, namespace: NS, uid: `pod-uid-${i}`, labels: { app: 'web' }, creationTimestamp: `2026-01-01T00:00:0${i}Z` },
-    spec: { containers: [{ name: 'app', image: 'nginx' }] },
-    status: { phase: 'Running' },
-  }));
-  const job = {
-    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
-    metadata: { name: 'probe', namespace: NS, uid: 'job-uid', creationTimestamp: '2026-01-01T00:20:00Z' },
-    spec: { selector: { matchLabels: { app: 'web' } }, parallelism: PODS, template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', command: ['true'] }] } },
-  };
-  return [...pods, job];
-}
+const objects = (): unknown[] => probeJobObjects({ pods: PODS, parallelism: PODS });
 
 /** Envelopes of every pod, naming the job as the relay does. */
 const podEvents = (): ReturnType<typeof envelopeFor>[] => Array.from({ length: PODS }, (_, i) => {

@@ -110,3 +110,27 @@ export function jobStatus(server: ApiServer, name: string, namespace = 'default'
   const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace, name }) as { status?: Record<string, unknown> } | undefined;
   return job?.status ?? {};
 }
+
+/**
+ * `pods` Running pods web-0… (labels app=web, created a second apart) and the EphemeralJob
+ * `probe` selecting them, with one short container (`true`) targeting their `app` container.
+ */
+export function probeJobObjects(o: { pods: number; parallelism: number; replicas?: number; ttlSecondsAfterFinished?: number }): unknown[] {
+  const pods = Array.from({ length: o.pods }, (_, i) => ({
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: `web-${i}`, namespace: 'default', uid: `pod-uid-${i}`, labels: { app: 'web' }, creationTimestamp: `2026-01-01T00:00:0${i}Z` },
+    spec: { containers: [{ name: 'app', image: 'nginx' }] },
+    status: { phase: 'Running' },
+  }));
+  const job = {
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob',
+    metadata: { name: 'probe', namespace: 'default', uid: 'job-uid', creationTimestamp: '2026-01-01T00:20:00Z' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } }, parallelism: o.parallelism,
+      ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+      ...(o.ttlSecondsAfterFinished !== undefined ? { ttlSecondsAfterFinished: o.ttlSecondsAfterFinished } : {}),
+      template: { ephemeralContainers: [{ name: 'probe', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app', command: ['true'] }] },
+    },
+  };
+  return [...pods, job];
+}
