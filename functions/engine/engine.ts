@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Envelope, envelopeKey } from '../api/envelope.ts';
+import { Envelope, envelopeKey, parseObjectKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
 import { elapsedMs } from '../kube/elapsed.ts';
 import { isKubeError, KubeError, refusedForGood } from '../kube/errors.ts';
@@ -66,6 +66,8 @@ export interface HandleResult {
    * as a dead letter for these (review: one such key threw the whole envelope away).
    */
   failed: { controller: string; key?: string; error: KubeError }[];
+  /** Keys not started before options.deadline, as an envelope that routes to them (restOf). */
+  rest?: Envelope;
 }
 
 /** Bad input: the message can never be handled (dead-letter it, don't retry). */
@@ -88,9 +90,11 @@ export function parseEnvelope(body: unknown): Envelope {
  * apply → requeue, for every controller the event concerns. Transient API failures are
  * thrown (the queue redelivers); everything else is a result.
  */
-export async function handle(envelope: Envelope, deps: EngineDeps): Promise<HandleResult> {
+export async function handle(envelope: Envelope, deps: EngineDeps, options: HandleOptions = {}): Promise<HandleResult> {
   const log = deps.logger.child({ event: envelope.id, subject: envelopeKey(envelope) });
   const result: HandleResult = { keys: [], skipped: [], requeueAfterSeconds: null, failed: [] };
+  const budget = keyBudget(options.deadline);
+  const left: string[] = [];
   // One key that cannot be handled does not keep the envelope's other keys (other jobs
   // selecting the pod, the sidecar terminator) from theirs. An error a retry may cure is
   // thrown once all have run: the queue delivers the envelope again (its keys are idempotent).
@@ -114,14 +118,68 @@ export async function handle(envelope: Envelope, deps: EngineDeps): Promise<Hand
       log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
     }
     for (const key of route.keys) {
-      const r = await attempt({ controller: controller.name, key }, () => reconcileCoalesced(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) }));
+      if (left.length > 0 || !budget.fits()) {
+        left.push(key);
+        continue;
+      }
+      const r = await budget.time(() => attempt({ controller: controller.name, key }, () => reconcileCoalesced(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) })));
       if (r === undefined) continue;
       result.keys.push(r);
       result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
     }
   }
   if (retry !== undefined) throw retry.error;
+  if (left.length > 0) {
+    result.rest = restOf(envelope, left);
+    log.info({ started: result.keys.length + result.failed.length, left: left.length }, 'the invocation\'s time is nearly up: the keys not started are sent on as their own envelope');
+  }
   return result;
+}
+
+/** How handle() is bounded (an SQS consumer's invocation). */
+export interface HandleOptions {
+  /**
+   * Date.now() by which the envelope's keys must be done. A key is started only if, taking as
+   * long as the longest so far (at least KEY_BUDGET_FLOOR_MS), it ends by then; the first
+   * always starts, so each pass makes progress. The keys left are the result's `rest`.
+   */
+  deadline?: number;
+}
+
+/** The least time a key is expected to take when judging whether the next one fits (handle's deadline). */
+export const KEY_BUDGET_FLOOR_MS = 1000;
+
+function keyBudget(deadline: number | undefined): { fits(): boolean; time<T>(run: () => Promise<T>): Promise<T> } {
+  let longest = KEY_BUDGET_FLOOR_MS;
+  let started = 0;
+  return {
+    fits: () => deadline === undefined || started === 0 || Date.now() + longest <= deadline,
+    async time(run) {
+      const t0 = Date.now();
+      started++;
+      try {
+        return await run();
+      } finally {
+        longest = Math.max(longest, Date.now() - t0);
+      }
+    },
+  };
+}
+
+/**
+ * The envelope again, routing to the keys in `left` (review: an envelope naming hundreds of
+ * jobs past an invocation's deadline failed as a whole, and each redelivery started over
+ * from the first job, so the last ones never saw the event). A pod's envelope names the jobs
+ * left in `jobs`, so the EphemeralJob router takes exactly those; any other controller routes
+ * it again as the original (a key of it done already runs once more: keys are idempotent).
+ */
+export function restOf(envelope: Envelope, left: readonly string[]): Envelope {
+  if (envelope.data.kind !== 'Pod') return envelope;
+  const jobs = left.flatMap((key) => {
+    const ref = parseObjectKey('EphemeralJob', key);
+    return ref !== null && ref.namespace === envelope.data.namespace ? [ref.name] : [];
+  });
+  return { ...envelope, data: { ...envelope.data, jobs } };
 }
 
 /** How a key refused for good is named: in a dead letter, and in a requeued envelope's `data.reported`. */

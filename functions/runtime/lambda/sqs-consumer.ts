@@ -111,12 +111,15 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
   }
   try {
     const engine = b.deps.engineFor ? await b.deps.engineFor(envelope.cluster) : b.deps.engine!;
-    const result = await withDeadline(handle(envelope, engine), left);
+    const result = await withDeadline(handle(envelope, engine, { deadline: b.deadline }), left);
     if (result === 'timeout') {
       // A pod it claimed but did not inject is repaired by the next reconcile (or the claim lapses); redelivery picks the key up again.
       log.warn({ budgetMs: left, alarm: ALARM_REDELIVERY }, 'handling did not finish within the invocation: leaving the message for redelivery');
       return 'fail';
     }
+    // The keys there was no time for go on now as their own message; this one is done with
+    // the keys it ran (a redelivery would start again from the first, and stop at the same place).
+    if (result.rest && (await settle(() => b.deps.requeue(result.rest!, 0), b, record, log)) === 'fail') return 'fail';
     // Its other keys were handled; the envelope is kept as a dead letter for the keys refused
     // for good, once: a requeued copy names them as reported (reviews: one copy per requeue
     // cycle; then, waiting for the last pass, none while another key kept looking).

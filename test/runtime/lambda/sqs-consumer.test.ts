@@ -213,6 +213,38 @@ describe('Lambda SQS consumer', () => {
     assert.match(dead[0] ?? '', /pair Pod\/ns\/refused: the API server refused it for good \(HTTP 400 BadRequest\): unable to parse requirement/);
   });
 
+  test('an envelope naming more jobs than one invocation can reconcile: the keys left at the deadline go on as their own message, each key is reconciled once (review62 F4)', async () => {
+    const handled: string[] = [];
+    const slow = async (key: string): Promise<string> => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      handled.push(key);
+      return key;
+    };
+    // As the EphemeralJob router takes a pod's stamped jobs, and the SidecarTerminator the pod itself.
+    const fan: Controller<string> = { name: 'fan', route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }), observe: slow, plan: () => ({ actions: [] }) };
+    const side: Controller<string> = { name: 'side', route: async (e) => ({ keys: [`Pod/${e.data.namespace}/${e.data.name}`] }), observe: slow, plan: () => ({ actions: [] }) };
+    const engine = { kube: new ScriptedKube(), controllers: [fan, side], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
+    const sent: [Envelope, number][] = [];
+    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    const jobs = Array.from({ length: 10 }, (_, i) => `job-${i}`);
+    let body = JSON.stringify({ ...envelopeFor('Pod', 'ns', 'web-0'), data: { ...envelopeFor('Pod', 'ns', 'web-0').data, jobs } });
+    let passes = 0;
+    for (;;) {
+      const before = handled.length;
+      const r = await consume(ev(record(String(++passes), body)), remaining(2500));
+      assert.deepEqual(ids(r), [], `pass ${passes} is acknowledged: its keys are not run again by a redelivery`);
+      assert.ok(handled.length > before, `pass ${passes} reconciled at least one key`);
+      const next = sent.shift();
+      if (next === undefined) break;
+      assert.equal(next[1], 0, 'the keys left go on at once');
+      const notYet = jobs.filter((j) => !handled.includes(`EphemeralJob/ns/${j}`));
+      assert.deepEqual(next[0].data.jobs, notYet, 'the message left names exactly the jobs not reconciled yet');
+      body = JSON.stringify(next[0]);
+    }
+    assert.ok(passes > 1, 'ten 400 ms keys do not fit one 2.5 s invocation');
+    assert.deepEqual([...handled].sort(), [...jobs.map((j) => `EphemeralJob/ns/${j}`), 'Pod/ns/web-0'].sort(), 'every key once, the pod\'s own key too');
+  });
+
   test('without a dead-letter queue configured, a terminal refusal is left to the queue redrive policy', async () => {
     const { consume } = consumer({ deadLetter: false });
     assert.deepEqual(ids(await consume(ev(record('1', pod('forbid-1'))))), ['1']);
