@@ -3,7 +3,7 @@ import { toDate } from '../api/meta.ts';
 import { selectorMatches } from '../api/selector.ts';
 import type { Pod } from '../api/pod.ts';
 import type { Action } from '../engine/plan.ts';
-import { leaseWrite, RECORD_VERSION, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type ReadLeaseView, type Verdict } from './lease-record.ts';
+import { leaseWrite, RECORD_VERSION, type Claim, type LeaseConfig, type LeaseRecord, type LeaseView, type Passed, type ReadLeaseView, type Verdict } from './lease-record.ts';
 import { hasForeignNamesake, holdsSlot, isActive, ownedContainers, slotHolders, unfitReason } from './pod-state.ts';
 import type { Target } from './targets.ts';
 
@@ -124,7 +124,9 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   const sealed = input.seal === true || base.record.finished === true;
   const open = input.mayClaim && !sealed;
   // What would be claimed but for a hold: a hold is written down only when it stops a claim.
-  const candidates = open ? claimable(input, { inFlight: inFlight.size, total, claimed: kept.claimed }) : [];
+  const passed = passedOver(base.record, kept, input);
+  const candidates = open ? claimable(input, { inFlight: inFlight.size, total, claimed: kept.claimed, passed }) : [];
+  notes.push(...passedNote(candidates, passed));
   const bound = withinBound(candidates, kept.claims, input, { holding, notes });
   const fresh = bound.fresh;
   const renewed = open && !holding ? renewable(input, kept.stale, inFlight.size, notes) : [];
@@ -139,12 +141,12 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   if (inject.length === 0 && !pinHold && !needsSeal(input, base.record)) return decision;
   // Nothing is ever decided from a Lease that was not read: say what would have been.
   if (input.lease.kind === 'not-read') return { ...decision, inject: [], renewed: [], needsLease: writeReason(input, inject, base) };
-  const record = nextRecord(input, { base: base.record, kept: kept.claims, total, fresh, renewed, holdUntil: holding ? holdUntil : undefined, sealed });
+  const record = nextRecord(input, { base: base.record, kept: kept.claims, total, fresh, renewed, holdUntil: holding ? holdUntil : undefined, sealed, passed });
   return { ...decision, write: leaseWrite({ cfg: input.cfg, view: input.lease, serverNow }, record, writeReason(input, inject, base)) };
 }
 
 /** The record the claim write leaves: kept claims (the renewed ones with a new `at`), the new ones, the hold and seal. */
-function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Claim[]; total: number; fresh: readonly Pod[]; renewed: readonly Pod[]; holdUntil: Date | undefined; sealed: boolean }): LeaseRecord {
+function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Claim[]; total: number; fresh: readonly Pod[]; renewed: readonly Pod[]; holdUntil: Date | undefined; sealed: boolean; passed: ReadonlyMap<string, Passed> }): LeaseRecord {
   const at = input.serverNow.toISOString();
   const again = new Set(d.renewed.map((p) => p.metadata.name));
   return {
@@ -157,6 +159,7 @@ function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Cl
       ...d.fresh.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at })),
     ],
     keptSince: d.base.keptSince ?? at,
+    ...(d.passed.size > 0 ? { passed: [...d.passed.values()] } : {}),
     ...(d.holdUntil ? { holdUntil: d.holdUntil.toISOString() } : {}),
     ...(d.sealed ? { finished: true } : {}),
     ...sealedVerdict(input, d.base),
@@ -174,11 +177,53 @@ function everClaimed(recorded: number, kept: readonly Claim[], input: ClaimConte
   return Math.max(recorded, seen.size);
 }
 
-/** The pods to claim now if nothing holds claims back: free slots, replicas left, oldest pending targets first. */
-function claimable(input: ClaimInput, used: { inFlight: number; total: number; claimed: ReadonlySet<string> }): Pod[] {
+/**
+ * The pods to claim now if nothing holds claims back: free slots, replicas left, oldest
+ * pending targets first — but those passed over last, the longest passed first.
+ */
+function claimable(input: ClaimInput, used: { inFlight: number; total: number; claimed: ReadonlySet<string>; passed: ReadonlyMap<string, Passed> }): Pod[] {
   const free = Math.max(0, (input.spec.parallelism ?? 1) - used.inFlight);
   const left = input.spec.replicas === undefined ? Number.POSITIVE_INFINITY : Math.max(0, input.spec.replicas - used.total);
-  return input.targets.filter((t) => t.state === 'pending' && !used.claimed.has(t.pod.metadata.name)).slice(0, Math.min(free, left)).map((t) => t.pod);
+  const pending = input.targets.filter((t) => t.state === 'pending' && !used.claimed.has(t.pod.metadata.name)).map((t) => t.pod);
+  const order = (p: Pod): number => (used.passed.has(p.metadata.name) ? 1 : 0);
+  // Array.prototype.sort is stable: the pods never passed over keep their order, and those passed over (in the map's order, longest passed first) follow.
+  const rank = new Map([...used.passed.keys()].map((name, i) => [name, i]));
+  return pending.sort((a, b) => order(a) - order(b) || (rank.get(a.metadata.name) ?? 0) - (rank.get(b.metadata.name) ?? 0)).slice(0, Math.min(free, left));
+}
+
+/**
+ * At most this many pods passed over on a record (LeaseRecord.passed; ~360 bytes each, beside
+ * MAX_RECORD_CLAIMS claims, under a Lease's 256 KiB of annotations): the most recent are kept.
+ */
+export const MAX_RECORD_PASSED = 50;
+
+/**
+ * The pods passed over as the next write records them, longest passed first: the record's,
+ * and those whose claim ends its retention now with no injection showing (retainedClaims),
+ * each while it is a pending target (the same uid); at most MAX_RECORD_PASSED.
+ */
+function passedOver(base: LeaseRecord, kept: Retained, input: ClaimInput): Map<string, Passed> {
+  const pending = new Map(input.targets.filter((t) => t.state === 'pending').map((t) => [t.pod.metadata.name, t.pod]));
+  const latest = new Map<string, Passed>();
+  for (const p of [...(base.passed ?? []), ...kept.passed]) {
+    const pod = pending.get(p.pod);
+    if (pod === undefined || (p.uid !== undefined && pod.metadata.uid !== p.uid)) continue;
+    const was = latest.get(p.pod);
+    if (was === undefined || at(was) <= at(p)) latest.set(p.pod, p);
+  }
+  const ordered = [...latest.values()].sort((a, b) => at(a) - at(b)).slice(-MAX_RECORD_PASSED);
+  return new Map(ordered.map((p) => [p.pod, p]));
+}
+
+/** Why a claim went to another pod first, when one passed over was waiting. */
+function passedNote(candidates: readonly Pod[], passed: ReadonlyMap<string, Passed>): string[] {
+  const waiting = [...passed.keys()].filter((name) => !candidates.some((p) => p.metadata.name === name));
+  if (waiting.length === 0 || candidates.length === 0) return [];
+  return [`claimed after the other pods (a claim on each ended with no injection showing): ${waiting.join(', ')}`];
+}
+
+function at(p: Passed): number {
+  return toDate(p.at)?.getTime() ?? 0;
 }
 
 /**
@@ -297,7 +342,7 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
  */
 function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained {
   const byName = new Map(input.pods.map((p) => [p.metadata.name, p]));
-  const out: Retained = { claims: [], holding: new Set(), claimed: new Set(), stale: [], dropped: 0, nextLook: undefined, notes: [], unlisted: 0 };
+  const out: Retained = { claims: [], holding: new Set(), claimed: new Set(), stale: [], dropped: 0, passed: [], nextLook: undefined, notes: [], unlisted: 0 };
   for (const c of claims) {
     const found = byName.get(c.pod);
     const pod = found && (c.uid === undefined || found.metadata.uid === c.uid) ? found : undefined;
@@ -309,6 +354,7 @@ function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained
       // whether it was injected before it went, so its claim stays counted.
       if (pod && !injected) {
         out.dropped++;
+        out.passed.push({ pod: c.pod, ...(c.uid !== undefined ? { uid: c.uid } : {}), at: new Date(ends).toISOString() });
         out.notes.push(`claim on pod ${c.pod} expired without an injection: dropped`);
       }
       continue;
@@ -384,6 +430,8 @@ interface Retained {
   /** Claims not shown injected that may be made again now (renewable). */
   stale: Claim[];
   dropped: number;
+  /** The pods of claims dropped that way, passed over from now (LeaseRecord.passed). */
+  passed: Passed[];
   nextLook: Date | undefined;
   notes: string[];
   /** Of `holding`, the claims on pods the LIST does not show whose injection may still land (unlistedHolds). */

@@ -34,6 +34,10 @@ export const KEY_ANNOTATION = 'ephemera.io/ejob-key';
 const Claim = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1), renewed: z.literal(true).optional() });
 export type Claim = z.infer<typeof Claim>;
 
+/** A pod passed over (LeaseRecord.passed); `at`: when the claim on it ended its retention. */
+const Passed = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1) });
+export type Passed = z.infer<typeof Passed>;
+
 /** The record as stored in the annotation (JSON). */
 export const LeaseRecord = z.object({
   v: z.literal(RECORD_VERSION),
@@ -51,6 +55,16 @@ export const LeaseRecord = z.object({
    * Lease stands for the pods only a retention after it (claims.ts listBeforeLeaseStands).
    */
   keptSince: z.string().optional(),
+  /**
+   * Pods passed over: a claim on each ended its retention with no injection showing (its
+   * claimer stopped, or the API server refused the injection — a pod grown too large to take
+   * one more container, a policy refusing that pod). Claims go first to the pods never passed
+   * over, then to these, the longest passed first, so one pod that refuses every injection
+   * does not take the job's slots for good (review62 F5: nothing else was injected at
+   * parallelism 1). Kept while the pod is a pending target, at most MAX_RECORD_PASSED. Added
+   * within version 1: an older instance drops it on rewrite, which loses only that order.
+   */
+  passed: z.array(Passed).optional(),
   /** No new claims before this server time (set when an unreadable record was repaired). */
   holdUntil: z.string().optional(),
   /**
@@ -120,7 +134,7 @@ function parseLease(raw: unknown): ParsedLease {
     return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} is not JSON` };
   }
   const record = LeaseRecord.safeParse(json);
-  if (!record.success || record.data.claims.some((c) => toDate(c.at) === undefined) || (record.data.keptSince !== undefined && toDate(record.data.keptSince) === undefined)) {
+  if (!record.success || [...record.data.claims, ...(record.data.passed ?? [])].some((c) => toDate(c.at) === undefined) || (record.data.keptSince !== undefined && toDate(record.data.keptSince) === undefined)) {
     const later = laterVersion(json);
     if (later !== undefined) return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse (version ${later}, a later one's)`, later };
     return { lease: true, ...at, record: undefined, why: `${CLAIMS_ANNOTATION} does not parse` };

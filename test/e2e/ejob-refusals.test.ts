@@ -328,3 +328,25 @@ test("a pod grown past etcd's request limit (500 \"etcdserver: request is too la
     assert.ok(told.every((e) => e.message?.includes('etcdserver: request is too large')));
   } finally { await server.close(); }
 });
+
+test('a pod that refuses every injection is passed over: at parallelism 1 the other pods are claimed, injected and finish first, and it is tried again after them (review62 F5)', async () => {
+  let now = Date.parse('2026-01-01T00:21:00Z');
+  const { server, deps } = await worldWith({ objects: objects({ pods: 3, parallelism: 1 }), now: () => new Date(now), serverClock: () => new Date(now) });
+  try {
+    // web-0, the oldest and so the first claimed, has grown past etcd's limit.
+    server.faults.add({ method: 'PATCH', pathIncludes: '/pods/web-0/ephemeralcontainers', status: 500, reason: 'InternalError', message: 'etcdserver: request is too large', times: Infinity });
+    // Ten minutes of looks, 30 s apart (resyncs, requeues); each injected pod's container ends.
+    for (let i = 0; i < 20; i++) {
+      await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+      for (const p of ['web-1', 'web-2']) if ((injected(server)[p] ?? []).length > 0) finish(server, p, 0);
+      now += 30_000;
+    }
+    assert.deepEqual(Object.entries(injected(server)).filter(([, c]) => c.length > 0).map(([p]) => p).sort(), ['web-1', 'web-2']);
+    const status = jobStatus(server, 'probe');
+    assert.equal(status.succeeded, 2);
+    assert.notEqual(status.phase, 'Succeeded', 'web-0 is still a target: the job does not claim success without it');
+    const tries = server.requests.filter((r) => r.method === 'PATCH' && r.path.includes('/ephemeralcontainers')).map((r) => r.path.split('/')[6]);
+    const firstOther = tries.findIndex((p) => p !== 'web-0');
+    assert.ok(firstOther > 0 && tries.lastIndexOf('web-0') > tries.lastIndexOf('web-2'), `web-0 first, then the others, then web-0 again: ${tries.join(' ')}`);
+  } finally { await server.close(); }
+});

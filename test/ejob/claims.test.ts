@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
-import { decideClaims, MAX_RECORD_CLAIMS, type ClaimInput } from '../../functions/ejob/claims.ts';
+import { decideClaims, MAX_RECORD_CLAIMS, MAX_RECORD_PASSED, type ClaimInput } from '../../functions/ejob/claims.ts';
 import { CLAIMS_ANNOTATION, KEY_ANNOTATION, LEASE_LABEL, readLeaseView, type LeaseRecord, type LeaseView } from '../../functions/ejob/lease-record.ts';
 import { selectTargets } from '../../functions/ejob/targets.ts';
 
@@ -48,7 +48,10 @@ describe('claims: slots and replicas', () => {
     { name: 'a failed pod (bad image) with another container still waiting holds the slot', pods: [pod(0, 'badimage', 'waiting'), pod(1)], lease: ours({ total: 1 }), inject: [] },
     { name: 'a failed pod whose containers all ended frees the slot', pods: [pod(0, 'badimage', 'err'), pod(1)], lease: ours({ total: 1 }), inject: ['p1'] },
     { name: 'an unexpired claim not yet injected holds a slot, and is not claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
-    { name: 'a claim never injected is dropped once its retention (window + skew) ends: the pod can be claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p0'] },
+    { name: 'a claim never injected is dropped once its retention (window + skew) ends: the pod can be claimed again', pods: [pod(0)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p0'] },
+    { name: 'such a pod is passed over: the other pending pods are claimed before it, though it is older (review62 F5)', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p1'] },
+    { name: 'a pod the record passed over is claimed after the others, the longest passed first', pods: [pod(0), pod(1), pod(2), pod(3)], lease: ours({ total: 3, passed: [{ pod: 'p1', uid: 'u1', at: at(100) }, { pod: 'p0', uid: 'u0', at: at(50) }] }), spec: { parallelism: 3 }, inject: ['p2', 'p3', 'p1'] },
+    { name: 'a pod passed over and since replaced (another uid) is not passed over', pods: [pod(0), pod(1)], lease: ours({ total: 1, passed: [{ pod: 'p0', uid: 'old', at: at(50) }] }), inject: ['p0'] },
     { name: 'a claim never injected (and renewed once already) still holds its slot after its window, for the retention\'s extra skew', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(21), renewed: true }] }), inject: [] },
     { name: 'a claim whose pod shows the job\'s containers ended holds no slot, and its pod is not claimed again even if the pods lag', pods: [pod(0, 'ok'), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
     { name: 'a claim whose pod the (earlier) LIST still shows pending holds a slot', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: [] },
@@ -106,6 +109,21 @@ describe('claims: slots and replicas', () => {
     assert.deepEqual(updated.labels, { [LEASE_LABEL]: 'true' });
     assert.equal(updated.annotations?.[KEY_ANNOTATION], 'EphemeralJob/ns/x');
     assert.deepEqual([updated.resourceVersion, updated.uid], ['7', 'lease-uid']);
+  });
+
+  test('the write records the pods passed over while they are pending targets, with when their claim ended; not once injected, gone or replaced', () => {
+    const d = decide([pod(0), pod(1), pod(2), pod(3, 'running'), pod(5)], ours({ total: 2, claims: [{ pod: 'p0', uid: 'u0', at: at(30) }], passed: [{ pod: 'p1', uid: 'u1', at: at(100) }, { pod: 'p3', uid: 'u3', at: at(90) }, { pod: 'p4', uid: 'u4', at: at(80) }, { pod: 'p5', uid: 'other', at: at(70) }] }), spec({ parallelism: 2 }));
+    assert.deepEqual(names(d), ['p2']);
+    assert.deepEqual(written(d)?.passed, [{ pod: 'p1', uid: 'u1', at: at(100) }, { pod: 'p0', uid: 'u0', at: at(5) }]);
+    assert.ok(d.notes.some((n) => n.includes('claimed after the other pods') && n.includes('p1, p0')), d.notes.join('\n'));
+  });
+
+  test(`at most ${MAX_RECORD_PASSED} pods passed over are recorded, the most recent`, () => {
+    const pods = Array.from({ length: MAX_RECORD_PASSED + 5 }, (_, i) => pod(i));
+    const passed = pods.map((p, i) => ({ pod: p.metadata.name, uid: p.metadata.uid!, at: at(1000 - i) }));
+    const d = decide([...pods, pod(99)], ours({ total: 0, passed }));
+    assert.deepEqual(names(d), ['p0'], 'the five passed over longest ago are forgotten: p0, the oldest pod, comes first again');
+    assert.deepEqual(written(d)?.passed, passed.slice(5));
   });
 
   test('nothing to claim: no Lease write at all (releases wait for the next claim)', () => {
@@ -226,10 +244,11 @@ describe('claims: property over random pods, Lease records and clocks', () => {
       fc.array(fc.array(ec, { minLength: 1, maxLength: 2 }), { minLength: 0, maxLength: 8 }),
       fc.array(fc.record({ pod: fc.integer({ min: 0, max: 9 }), ago: fc.integer({ min: 0, max: 40 }) }), { maxLength: 4 }),
       fc.record({ parallelism: fc.integer({ min: 0, max: 4 }), replicas: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }), total: fc.integer({ min: 0, max: 8 }) }),
-      (podSpecs, claims, o) => {
+      fc.array(fc.record({ pod: fc.integer({ min: 0, max: 9 }), ago: fc.integer({ min: 0, max: 400 }) }), { maxLength: 4 }),
+      (podSpecs, claims, o, passed) => {
         const pods = podSpecs.map((ecs, i) => pod(i, ...ecs));
         const s = spec({ parallelism: o.parallelism, ...(o.replicas !== undefined ? { replicas: o.replicas } : {}) });
-        const record = { total: o.total, claims: claims.map((c) => ({ pod: `p${c.pod}`, uid: `u${c.pod}`, at: at(c.ago) })) };
+        const record = { total: o.total, claims: claims.map((c) => ({ pod: `p${c.pod}`, uid: `u${c.pod}`, at: at(c.ago) })), passed: passed.map((c) => ({ pod: `p${c.pod}`, uid: `u${c.pod}`, at: at(c.ago) })) };
         const d = decide(pods, ours(record), s);
         const injected = new Set(pods.filter((p) => (p.spec.ephemeralContainers ?? []).length > 0).map((p) => p.metadata.name));
         const pending = new Set(record.claims.filter((c) => !injected.has(c.pod) && c.at > at(20)).map((c) => c.pod));
@@ -245,6 +264,9 @@ describe('claims: property over random pods, Lease records and clocks', () => {
         if (renewed.size > 0) assert.ok(d.slotsUsed <= o.parallelism, `renewed with ${d.slotsUsed} slots held > ${o.parallelism}`);
         if (fresh.length > 0) assert.ok(d.slotsUsed + fresh.length <= o.parallelism, `${d.slotsUsed} + ${fresh.length} > ${o.parallelism}`);
         if (o.replicas !== undefined && fresh.length > 0) assert.ok((written(d)?.total ?? 0) <= o.replicas);
+        // Passing over orders the claims, never adds one: as many as without the record's passed pods.
+        const plain = decide(pods, ours({ ...record, passed: [] }), s);
+        assert.equal(fresh.length, plain.inject.length - plain.renewed.length, 'the same number of claims');
       },
     ), { numRuns: 500, seed: 7 });
   });
