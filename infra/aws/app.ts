@@ -14,9 +14,10 @@ import { loadSettings, type DeploySettings } from './settings.ts';
 import { WebhookStack } from './webhook-stack.ts';
 
 /** The stacks of one deployment, in an app (tests pass their own App and code directories). */
-export function defineStacks(app: App, settings: DeploySettings, code: { reconciler: string; webhook: string }, opts: { suppress?: boolean } = {}): { functions: FunctionsStack; webhook?: WebhookStack } {
+export function defineStacks(app: App, settings: DeploySettings, code: { reconciler: string; webhook: string }, opts: { suppress?: boolean; env?: { account?: string | undefined; region?: string | undefined } } = {}): { functions: FunctionsStack; webhook?: WebhookStack } {
   const suppress = opts.suppress === false ? (): void => undefined : suppressJustified;
-  const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  // `cdk deploy` sets both (the account and region it deploys to); `npm run synth` neither.
+  const env = opts.env ?? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   const functions = new FunctionsStack(app, `${settings.stackPrefix}Functions`, { settings, codeDir: code.reconciler, env, description: 'ephemera reconcilers: SQS queue, Lambda, IAM, alarms' });
   suppress(functions);
   if (!settings.webhook.enabled) return { functions };

@@ -213,6 +213,15 @@ describe('cdk-nag AwsSolutions', () => {
     assert.doesNotThrow(() => app.synth());
   });
 
+  test('passes as `cdk deploy` synthesizes, in a known account and region, with a VPC (review: the network-interface wildcard was another finding there)', () => {
+    const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ephemera-cdk-out-')) });
+    dirs.push(app.outdir);
+    Validations.of(app).addPlugins(new nag.AwsSolutionsChecks(app));
+    const vpc = { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] };
+    defineStacks(app, parseSettings({ ...base, vpc }), { reconciler: codeDir('a'), webhook: codeDir('b') }, { env: { account: '123456789012', region: 'us-east-1' } });
+    assert.doesNotThrow(() => app.synth());
+  });
+
   test('every suppression says why', () => {
     assert.ok(JUSTIFIED.length > 0);
     for (const j of JUSTIFIED) assert.ok(j.reason.length >= 40, `${j.id}: reason too short`);
