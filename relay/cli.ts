@@ -144,8 +144,8 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
     if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
     const timeoutMs = config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
     const requestHandler = sqsRequestHandler(config.EPHEMERA_SQS_ENDPOINT ?? config.EPHEMERA_SQS_QUEUE_URL, timeoutMs);
-    const { SQSClient, sqsSink } = await import('./sinks/sqs.ts');
-    const client = new SQSClient({ region: config.AWS_REGION, requestHandler, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
+    const { SQSClient, signingRegion, sqsSink } = await import('./sinks/sqs.ts');
+    const client = new SQSClient({ region: signingRegion(config.EPHEMERA_SQS_QUEUE_URL, config.AWS_REGION, config.EPHEMERA_SQS_ENDPOINT), requestHandler, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
     return sqsSink(client, config.EPHEMERA_SQS_QUEUE_URL, { timeoutMs });
   }
   if (spec === 'memory') {

@@ -11,6 +11,27 @@ export const SQS_MAX_BYTES = 1024 * 1024;
 /** Most entries in one SendMessageBatch. */
 const BATCH = 10;
 
+/**
+ * The region to sign SQS requests for: the queue's, read from an AWS queue URL
+ * (`https://sqs.<region>.amazonaws.com[.cn]/…`, or the legacy `https://<region>.queue.amazonaws.com/…`),
+ * else `fallback` (AWS_REGION; a custom endpoint, an emulator). The SDK sends to the queue
+ * URL's host but signs for the client's region, which SQS refuses when they differ; and on
+ * EKS the IRSA and Pod Identity webhooks put the *cluster's* region in the container's `env`
+ * as AWS_REGION, overriding the ConfigMap's (review: a relay in another region than its
+ * queue delivered nothing).
+ */
+export function signingRegion(queueUrl: string, fallback: string, endpoint?: string): string {
+  if (endpoint !== undefined) return fallback;
+  let host: string;
+  try {
+    host = new URL(queueUrl).hostname;
+  } catch {
+    return fallback;
+  }
+  const m = /^sqs\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/.exec(host) ?? /^([a-z0-9-]+)\.queue\.amazonaws\.com(\.cn)?$/.exec(host);
+  return m?.[1] ?? fallback;
+}
+
 /** How long one SendMessageBatch may take, and how many run at once. */
 export interface SqsSinkOptions {
   /** Deadline per request, retries included (default 10 s). */

@@ -7,7 +7,7 @@ import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { messageFor, type Message } from '../../relay/envelope.ts';
 import { startRelay } from '../../relay/relay.ts';
-import { entryBytes, fitBody, packBatches, SQS_MAX_BYTES, sqsSink } from '../../relay/sinks/sqs.ts';
+import { entryBytes, fitBody, packBatches, signingRegion, SQS_MAX_BYTES, sqsSink } from '../../relay/sinks/sqs.ts';
 import { eventually, job, pod } from '../support/relay-world.ts';
 
 function client(port: number): SQSClient {
@@ -204,5 +204,30 @@ describe('relay → SQS (fauxqs)', () => {
     const huge = (JSON.parse(fitBody(stamped(Array.from({ length: 5000 }, (_, i) => `j-${i}-${'x'.repeat(250)}`)))) as Envelope).data;
     assert.equal(huge.jobs, undefined, 'unless even they do not fit: the router lists the jobs');
     assert.equal(huge.name, 'p');
+  });
+});
+
+describe('the region the relay signs for', () => {
+  test('is the queue URL\'s, whatever AWS_REGION says (EKS credential webhooks set the cluster\'s); AWS_REGION for an endpoint or URL that names none (review)', () => {
+    assert.equal(signingRegion('https://sqs.us-east-1.amazonaws.com/123456789012/q', 'eu-west-1'), 'us-east-1');
+    assert.equal(signingRegion('https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q', 'eu-west-1'), 'cn-north-1');
+    assert.equal(signingRegion('https://ap-south-1.queue.amazonaws.com/123456789012/q', 'eu-west-1'), 'ap-south-1');
+    assert.equal(signingRegion('http://127.0.0.1:9324/000000000000/q', 'eu-west-1'), 'eu-west-1');
+    assert.equal(signingRegion('https://sqs.us-east-1.amazonaws.com/123456789012/q', 'eu-west-1', 'http://127.0.0.1:9324'), 'eu-west-1', 'a custom endpoint: the region configured');
+    assert.equal(signingRegion('not a url', 'eu-west-1'), 'eu-west-1');
+  });
+
+  test('a request to a queue in another region than AWS_REGION is signed for the queue\'s', async () => {
+    const url = 'https://sqs.us-east-1.amazonaws.com/123456789012/q';
+    let scope = '';
+    const requestHandler = {
+      handle: async (req: { headers: Record<string, string> }) => {
+        scope = /Credential=[^/]+\/\d+\/([^/]+)\/sqs\//.exec(req.headers.authorization ?? '')?.[1] ?? '(none)';
+        throw new Error('captured');
+      },
+    };
+    const client = new SQSClient({ region: signingRegion(url, 'eu-west-1'), requestHandler, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, maxAttempts: 1 });
+    await sqsSink(client, url, { timeoutMs: 2000 }).send([messageFor({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name: 'p', at: Date.now() }, { relayId: 't' }, JSON.stringify({ metadata: { name: 'p', namespace: 'ns' } }))]).catch(() => undefined);
+    assert.equal(scope, 'us-east-1');
   });
 });
