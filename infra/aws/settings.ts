@@ -23,12 +23,28 @@ function noKubeconfig(clusters: ClusterSources, ctx: z.RefinementCtx): void {
   }
 }
 
+/**
+ * Two clusters whose access entries would get one CloudFormation logical id: it keeps only a
+ * construct id's letters and digits, so `prod-1` and `prod1` collide, and the synth died in a
+ * CDK stack trace (review). The ids are not changed (existing entries would be replaced).
+ */
+function distinctEntryIds(clusters: ClusterSources, ctx: z.RefinementCtx): void {
+  const seen = new Map<string, string>();
+  for (const [name, source] of Object.entries(clusters)) {
+    if (!('eks' in source) || source.eks.accessEntry === false) continue;
+    const id = name.replace(/[^A-Za-z0-9]/g, '');
+    const other = seen.get(id);
+    if (other !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `clusters ${other} and ${name} differ only in "-" or ".", which the access entries' CloudFormation ids drop: rename one` });
+    seen.set(id, name);
+  }
+}
+
 /** The deployment settings (every field has a default except the clusters). */
 export const DeploySettings = z.object({
   /** Prefix of the stack names: <prefix>Functions, <prefix>Webhook. */
   stackPrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/).default('Ephemera'),
   /** The clusters one deployment serves; envelopes name theirs (relay's EPHEMERA_RELAY_CLUSTER). */
-  clusters: ClusterSources.superRefine(noKubeconfig),
+  clusters: ClusterSources.superRefine(noKubeconfig).superRefine(distinctEntryIds),
   /** Which cluster an envelope without a name belongs to (default: the only one). */
   defaultCluster: z.string().min(1).optional(),
   /** Namespace of the functions' per-job claim Leases in every cluster (the manifests' namespace). */

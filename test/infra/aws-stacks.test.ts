@@ -279,6 +279,12 @@ describe('deployment settings', () => {
     assert.deepEqual(ClusterSources.parse({ local: { kubeconfig: {} } }), { local: { kubeconfig: {} } }, 'the other runtimes still accept it');
   });
 
+  test('two clusters whose access entries would share a CloudFormation id are a settings error naming both, not a CDK stack trace (review)', () => {
+    assert.throws(() => parseSettings({ clusters: { 'prod-1': { eks: { name: 'a' } }, prod1: { eks: { name: 'b' } } } }), /^ {2}clusters\.prod1: clusters prod-1 and prod1 differ only in "-" or "\."/m);
+    assert.doesNotThrow(() => parseSettings({ clusters: { 'prod-1': { eks: { name: 'a' } }, prod1: { eks: { name: 'b', accessEntry: false } } } }), 'no access entry, no id to share');
+    assert.doesNotThrow(() => synth({ clusters: { 'prod-1': { eks: { name: 'a' } }, prod2: { eks: { name: 'b' } } }, defaultCluster: 'prod-1' }).app.synth());
+  });
+
   test('the example settings file is valid and picks the strategy that needs no kruise-daemon', () => {
     const s = loadSettings(fileURLToPath(new URL('../../infra/aws/settings.example.json', import.meta.url)));
     assert.equal(s.sidecarStrategy, 'ephemeral-signal');
