@@ -50,7 +50,11 @@ export interface ClusterConnection {
   auth?: KubeAuth;
 }
 
-/** Connections by cluster name, made once per process and cached (cold start only). */
+/**
+ * Connections by cluster name, made once per process and cached; a connection older than
+ * CONNECTION_REFRESH_MS is made again in the background, served once it is made (until then,
+ * and if it fails, the one before).
+ */
 export interface ClusterConnections {
   /** The cluster names served, sorted. */
   readonly names: string[];
@@ -58,24 +62,37 @@ export interface ClusterConnections {
 }
 
 /** Connections for the given sources. `kubeconfig` sources use `loadKubeconfig` (default: KUBECONFIG / in-cluster). */
-export function clusterConnections(sources: ClusterSources, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection> = loadKubeconfigConnection): ClusterConnections {
-  const made = new Map<string, Promise<ClusterConnection>>();
+export function clusterConnections(sources: ClusterSources, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection> = loadKubeconfigConnection, now: () => number = Date.now): ClusterConnections {
+  const made = new Map<string, { connection: Promise<ClusterConnection>; at: number; next?: Promise<unknown> }>();
   return {
     names: Object.keys(sources).sort(),
     connect(name) {
       const source = sources[name];
       if (!source) return Promise.reject(new UnknownClusterError(`cluster "${name}" is not served by this deployment (EPHEMERA_CLUSTERS has: ${Object.keys(sources).sort().join(', ')})`));
-      let p = made.get(name);
-      if (!p) {
-        p = connectTo(name, source, aws, loadKubeconfig);
+      const entry = made.get(name);
+      if (!entry) {
+        const connection = connectTo(name, source, aws, loadKubeconfig);
         // A failed connect is not cached: the next message tries again (e.g. after a fix to IAM).
-        p.catch(() => made.delete(name));
-        made.set(name, p);
+        connection.catch(() => made.delete(name));
+        made.set(name, { connection, at: now() });
+        return connection;
       }
-      return p;
+      // The server and CA are read again now and then: a secret or cluster fixed (a CA
+      // rotated, a wrong server corrected) reaches a warm instance without a redeploy (review:
+      // it kept failing until a cold start). A refresh that fails keeps the connection made.
+      if (entry.next === undefined && now() - entry.at >= CONNECTION_REFRESH_MS) {
+        entry.next = connectTo(name, source, aws, loadKubeconfig).then(
+          (c) => made.set(name, { connection: Promise.resolve(c), at: now() }),
+          () => Object.assign(entry, { at: now(), next: undefined }),
+        );
+      }
+      return entry.connection;
     },
   };
 }
+
+/** How long a cluster's connection (server, CA, credential source) serves before it is read again. */
+export const CONNECTION_REFRESH_MS = 5 * 60_000;
 
 async function connectTo(name: string, source: ClusterSource, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection>): Promise<ClusterConnection> {
   if ('kubeconfig' in source) {

@@ -6,7 +6,7 @@ import type { Controller } from '../engine/controller.ts';
 import type { EngineDeps } from '../engine/engine.ts';
 import type { Logger } from '../engine/logger.ts';
 import { ejobController } from '../ejob/controller.ts';
-import { UnknownClusterError, type ClusterConnections } from '../kube/credentials.ts';
+import { UnknownClusterError, type ClusterConnection, type ClusterConnections } from '../kube/credentials.ts';
 import { createKube } from '../kube/client.ts';
 import { createHttpsKube } from '../kube/https-kube.ts';
 import { ListReuse } from '../kube/list-reuse.ts';
@@ -59,17 +59,18 @@ function holderId(): string {
  */
 export function clusterEngines(config: FunctionsConfig, connections: ClusterConnections, logger: Logger, opts: { defaultCluster?: string | undefined; listReuse?: ListReuse } = {}): (cluster: string | undefined) => Promise<EngineDeps> {
   const { defaultCluster, listReuse = new ListReuse() } = opts;
-  const made = new Map<string, Promise<EngineDeps>>();
+  // One engine per connection: a connection made again (credentials.ts refresh) gets a client of its own.
+  const made = new WeakMap<ClusterConnection, EngineDeps>();
   const fallback = defaultCluster ?? (connections.names.length === 1 ? connections.names[0] : undefined);
   return async (cluster) => {
     const name = cluster ?? fallback;
     if (name === undefined) throw new UnknownClusterError(`the envelope names no cluster and this deployment serves several (${connections.names.join(', ')}): set EPHEMERA_RELAY_CLUSTER on the relay or EPHEMERA_DEFAULT_CLUSTER here`);
-    let p = made.get(name);
-    if (!p) {
-      p = connections.connect(name).then((c) => engineDeps(config, logger.child({ cluster: name }), createHttpsKube(c.endpoint, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS, listReuse, ...(c.auth ? { auth: c.auth } : {}) })));
-      p.catch(() => made.delete(name));
-      made.set(name, p);
+    const c = await connections.connect(name);
+    let deps = made.get(c);
+    if (!deps) {
+      deps = engineDeps(config, logger.child({ cluster: name }), createHttpsKube(c.endpoint, { timeoutMs: config.EPHEMERA_API_TIMEOUT_MS, listReuse, ...(c.auth ? { auth: c.auth } : {}) }));
+      made.set(c, deps);
     }
-    return withFreshHolder(await p);
+    return withFreshHolder(deps);
   };
 }
