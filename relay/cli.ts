@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
+import { bindFailure, ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
 import { prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
 import { agentProxyEnv } from '../functions/kube/proxy.ts';
@@ -68,7 +68,15 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const metrics = createMetrics();
-  const ops = await startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
+  let ops: Awaited<ReturnType<typeof startOpsServer>>;
+  try {
+    ops = await startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
+  } catch (err) {
+    // As `start` says it (review: the generic hint named no variable); exit 1 as there: the
+    // setting is valid, the machine is not as expected.
+    process.stderr.write(`ephemera relay: ${bindFailure('EPHEMERA_RELAY_LISTEN', config.EPHEMERA_RELAY_LISTEN, 'the relay\'s /healthz, /readyz, /metrics', err)}\n`);
+    return 1;
+  }
   const stopping = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
