@@ -5,6 +5,7 @@
 // (memory) are ~15 MiB of resident memory a relay with another sink does not need (issue
 // 11: an idle relay with the record sink, 92 → 77 MiB).
 import { existsSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -147,7 +148,7 @@ function sinkProblem(spec: string, config: RelayConfig): string | undefined {
 async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, requeue: (e: Parameters<Relay['requeue']>[0], ms: number) => void): Promise<Sink> {
   const problem = sinkProblem(spec, config);
   if (problem) throw new Error(problem);
-  if (spec.startsWith('record:')) return recordSink(spec.slice('record:'.length));
+  if (spec.startsWith('record:')) return recordSink(await appendable(spec.slice('record:'.length)));
   if (spec === 'sqs') {
     if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
     const timeoutMs = config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
@@ -163,6 +164,20 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
     return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
   }
   throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`); // sinkProblem said so first
+}
+
+/**
+ * `path`, once it is known to open for append (and is created if absent): the record sink
+ * opens it only at its first send, so a typo in the path started a relay that retried it for
+ * ever (review 63 L11).
+ */
+async function appendable(path: string): Promise<string> {
+  try {
+    await (await open(path, 'a')).close();
+  } catch (err) {
+    throw new Error(`--sink record:${path}: the file cannot be opened for append (${(err as Error).message})`, { cause: err });
+  }
+  return path;
 }
 
 /**

@@ -1,6 +1,6 @@
 // The relay's environment: what each variable becomes, and bad values named.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer as createNetServer } from 'node:net';
@@ -189,6 +189,17 @@ describe('what stops ephemera relay before it runs', () => {
     } finally {
       busy.close();
     }
+  });
+
+  test('--sink record:PATH that cannot be opened for append stops it naming the path, exit 2, instead of retrying for ever (review)', async () => {
+    await withKubeconfig(async (env, home) => {
+      const path = join(home, 'no-such-dir', 'out.jsonl');
+      // Bounded: a relay that starts anyway would run until killed.
+      const r = spawnSync(process.execPath, [CLI, 'relay', '--sink', `record:${path}`], { env: { ...process.env, ...env, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' }, encoding: 'utf8', timeout: 15_000 });
+      assert.equal(r.status, 2, `${r.signal ?? ''} ${r.stderr}`);
+      assert.ok(r.stderr.startsWith(`ephemera relay: --sink record:${path}: the file cannot be opened for append (ENOENT: no such file or directory`), r.stderr);
+      assert.doesNotMatch(r.stdout, /relay running/);
+    });
   });
 });
 
