@@ -217,6 +217,14 @@ describe('ephemera invoke', () => {
     }
   });
 
+  test('a URL that answers 404 on /version does not serve the Kubernetes API: check the server address, not "try again" (review)', async () => {
+    await withLiveServer([], [{ pathIncludes: '/version', status: 404, times: Infinity }], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^ephemera invoke: the server http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\) answered HTTP 404 on \/version( \(.*\))?: this URL does not serve the Kubernetes API; check the server address in the kubeconfig\n$/);
+    });
+  });
+
   test('a kubeconfig without clusters, without a current context or with one it lacks, or not YAML: one line naming the fix, exit 2', async () => {
     const cases: [string, RegExp][] = [
       ['apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n', /defines no clusters; add one \(kubectl config set-cluster\)/],
