@@ -34,7 +34,8 @@ each with the reason, and when to look again.
   --now RFC3339      the clock the handlers and the in-memory API server see (default: now),
                      with Z or an offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00
   --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
-                     refused and errors when there are any
+                     refused and errors when there are any; with --kubeconfig, objects is
+                     empty (a live cluster's objects are not listed)
   --kubeconfig FILE  read a live cluster instead; without --state/--event, its EphemeralJobs
                      and Job pods are listed and reconciled; with --state, the objects the
                      file names are reconciled as the cluster has them (the file's contents
@@ -77,10 +78,11 @@ interface Tally {
   notes: string[];
 }
 
-/** A run: what the handlers did, and the objects after it (in memory; none for a live cluster). */
+/** A run: what the handlers did, and the objects after it (in memory; none for a live cluster, whose writes were sent only if `applied`). */
 interface Run {
   tally: Tally;
   objects: unknown[];
+  live?: { applied: boolean };
 }
 
 interface Options {
@@ -178,7 +180,7 @@ async function invokeLive(opts: Options): Promise<Run> {
   await probeCluster(cluster);
   const deps = engineDeps(cluster.kc, opts.now, opts.apply ? undefined : dryRunKube);
   const events = opts.event ? await loadEvents(opts.event) : asResync(opts.state ? await loadState(opts.state) : await listLive(deps.kube, opts.namespace, cluster));
-  return { tally: await runHandlers(deps, events, { once: !opts.event, live: true }), objects: [] };
+  return { tally: await runHandlers(deps, events, { once: !opts.event, live: true }), objects: [], live: { applied: opts.apply } };
 }
 
 /**
@@ -301,6 +303,11 @@ function eventKey(ev: InputEvent): string {
  */
 function report(run: Run, json: boolean): number {
   const { tally } = run;
+  // A plan prints what --apply prints; only this line tells them apart (review 63 L6).
+  if (run.live && !run.live.applied) process.stderr.write('ephemera invoke: plan only, nothing was written (--apply to write)\n');
+  // The contract's document keeps its shape: its "objects" cannot be "all objects after the
+  // actions" of a live cluster, so it is empty, and said so here.
+  if (run.live && json) process.stderr.write('ephemera invoke: note: "objects" is empty: a live cluster\'s objects are not listed (kubectl get shows them)\n');
   for (const note of tally.notes) process.stderr.write(`ephemera invoke: note: ${note}\n`);
   process.stdout.write(json ? `${JSON.stringify(document(run), null, 2)}\n` : summary(tally));
   const n = tally.refused.length;

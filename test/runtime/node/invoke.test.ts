@@ -217,6 +217,29 @@ describe('ephemera invoke', () => {
     }
   });
 
+  test('--kubeconfig without --apply says on stderr that it was a plan only; -o json says its objects are not listed (review)', async () => {
+    const plan = /^ephemera invoke: plan only, nothing was written \(--apply to write\)$/m;
+    const objects = /^ephemera invoke: note: "objects" is empty: a live cluster's objects are not listed \(kubectl get shows them\)$/m;
+    await withLiveServer(story1(), [], async (kubeconfig) => {
+      const planned = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(planned.code, 0, planned.stderr);
+      assert.match(planned.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: /m);
+      assert.match(planned.stderr, plan);
+      assert.ok(planned.stderr.startsWith('ephemera invoke: plan only'), 'its first line');
+      assert.doesNotMatch(planned.stderr, objects, 'no document, no word about it');
+      const json = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(Object.keys(JSON.parse(json.stdout) as object).sort(), ['actions', 'objects', 'requeueAfterSeconds'], 'the contract\'s document');
+      assert.match(json.stderr, plan);
+      assert.match(json.stderr, objects);
+      const applied = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z', '--apply']);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.doesNotMatch(applied.stderr, plan);
+    });
+    const inMemory = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal(inMemory.stderr, '', 'in memory: the objects are listed, nothing to say');
+  });
+
   test('a URL that answers 404 on /version does not serve the Kubernetes API: check the server address, not "try again" (review)', async () => {
     await withLiveServer([], [{ pathIncludes: '/version', status: 404, times: Infinity }], async (kubeconfig) => {
       const r = await runCli(['invoke', '--kubeconfig', kubeconfig]);
