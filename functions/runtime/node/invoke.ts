@@ -8,12 +8,12 @@ import { silentLogger } from '../../engine/logger.ts';
 import { minRequeue, type Action } from '../../engine/plan.ts';
 import { EJOB } from '../../api/names.ts';
 import { isKubeError, KubeError } from '../../kube/errors.ts';
-import type { Kube } from '../../kube/kube.ts';
+import type { Kube, ObjectRef } from '../../kube/kube.ts';
 import { CliError, rootCause } from './cli-error.ts';
 import { describeCluster, loadCluster, probeCluster, unreachable, type Cluster } from './kubeconfig.ts';
 import { createEngineDeps } from '../deps.ts';
 import { createLogger } from '../logger.ts';
-import { InputError, loadEvents, loadState, type InputEvent } from './input.ts';
+import { InputError, loadEvents, loadState, type InputEvent, type KubeObject } from './input.ts';
 import { startApiServer, type ApiServer } from '../../cluster/index.ts';
 import { dryRunKube } from './dry-run-kube.ts';
 import { parseRfc3339 } from './parse-time.ts';
@@ -38,8 +38,9 @@ each with the reason, and when to look again.
                      empty (a live cluster's objects are not listed)
   --kubeconfig FILE  read a live cluster instead; without --state/--event, its EphemeralJobs
                      and Job pods are listed and reconciled; with --state, the objects the
-                     file names are reconciled as the cluster has them (the file's contents
-                     are not sent). Plans only, unless --apply
+                     file names are read from the cluster and reconciled as it has them (the
+                     file's contents are not used); those it lacks get a note. Plans only,
+                     unless --apply
   --namespace NS     with --kubeconfig and no --state: only this namespace (default: all)
   --apply            with --kubeconfig: perform the writes
   -h, --help         this help
@@ -179,8 +180,48 @@ async function invokeLive(opts: Options): Promise<Run> {
   const cluster = loadCluster({ kubeconfig: opts.kubeconfig as string });
   await probeCluster(cluster);
   const deps = engineDeps(cluster.kc, opts.now, opts.apply ? undefined : dryRunKube);
-  const events = opts.event ? await loadEvents(opts.event) : asResync(opts.state ? await loadState(opts.state) : await listLive(deps.kube, opts.namespace, cluster));
-  return { tally: await runHandlers(deps, events, { once: !opts.event, live: true }), objects: [], live: { applied: opts.apply } };
+  const named = opts.state && !opts.event ? await readLive(deps.kube, await loadState(opts.state), cluster) : undefined;
+  const events = opts.event ? await loadEvents(opts.event) : asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
+  const tally = await runHandlers(deps, events, { once: !opts.event, live: true });
+  tally.notes.unshift(...(named?.notes ?? []));
+  return { tally, objects: [], live: { applied: opts.apply } };
+}
+
+/** The kinds the relay watches, read from the cluster by `readLive`; others go as the file has them (the relay skips them). */
+const WATCHED: Record<string, string> = { Pod: 'v1', [EJOB.kind]: EJOB.apiVersion };
+
+/**
+ * The objects --state names, as the cluster has them: each Pod and EphemeralJob is read by
+ * kind, namespace and name, and what the cluster answers is routed, not the file's contents
+ * (review 63 L7: a pod was judged by the file, and one the cluster lacked got no note). One
+ * the cluster lacks is a note, a pod as a job.
+ */
+async function readLive(kube: Kube, objects: KubeObject[], cluster: Cluster): Promise<{ objects: unknown[]; notes: string[] }> {
+  const found: unknown[] = [];
+  const notes: string[] = [];
+  for (const o of objects) {
+    const apiVersion = WATCHED[o.kind];
+    if (apiVersion === undefined) {
+      found.push(o);
+      continue;
+    }
+    const ref = { apiVersion, kind: o.kind, namespace: o.metadata.namespace || 'default', name: o.metadata.name };
+    const live = await readOne(kube, ref, cluster);
+    if (live === null) notes.push(`${objectKey(ref.kind, ref.namespace, ref.name)}: not in the cluster, nothing to do`);
+    else found.push(withKind(live, ref.apiVersion, ref.kind));
+  }
+  return { objects: found, notes };
+}
+
+/** One object of the cluster, or null; an unreachable server or a refused read is a CliError naming it. */
+async function readOne(kube: Kube, ref: Required<ObjectRef>, cluster: Cluster): Promise<unknown> {
+  try {
+    return await kube.get(ref);
+  } catch (err) {
+    if (isKubeError(err, 'transient')) throw unreachable(cluster, err);
+    if (isKubeError(err)) throw new CliError(`cannot read ${objectKey(ref.kind, ref.namespace, ref.name)} (named by --state) on ${describeCluster(cluster)}: ${err.message} (HTTP ${err.status}); check these credentials may get it`, 1, { cause: err });
+    throw err;
+  }
 }
 
 /**

@@ -429,7 +429,33 @@ describe('ephemera invoke: what went wrong is reported beside what was done', ()
       const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', STORY1, '--now', '2026-01-01T00:20:30Z']);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /^no actions$/m);
-      assert.match(r.stderr, /^ephemera invoke: note: ejob EphemeralJob\/default\/hello-world-ephemeral-job: not in the cluster, nothing to do$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: EphemeralJob\/default\/hello-world-ephemeral-job: not in the cluster, nothing to do$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: Pod\/default\/helloworld-865cd8865b-nl8lq: not in the cluster, nothing to do$/m, 'a pod as a job');
+    });
+  });
+
+  test('--kubeconfig with --state: a pod is routed as the cluster has it, not as the file has it; a pod the cluster lacks gets the job\'s note (review)', async () => {
+    const named = join(dir, 'named.yaml');
+    writeFileSync(named, [
+      // Only a name: the cluster's pod, which the job selects, is what counts.
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: helloworld-865cd8865b-nl8lq, namespace: default}',
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: ghost, labels: {app: other}}\nspec: {containers: [{name: c, image: x}]}\nstatus: {phase: Running}',
+      'apiVersion: apps.kruise.io/v1alpha1\nkind: EphemeralJob\nmetadata: {name: ghostjob, namespace: default}',
+    ].join('\n---\n'));
+    await withLiveServer(story1(), [], async (kubeconfig, server) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', named, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: inject helloworld-ec for ephemeral job hello-world-ephemeral-job$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: Pod\/default\/ghost: not in the cluster, nothing to do$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: EphemeralJob\/default\/ghostjob: not in the cluster, nothing to do$/m);
+      assert.doesNotMatch(r.stderr, /unreadable/);
+      const gets = server.requests.filter((q) => q.verb === 'get').map((q) => q.path);
+      for (const path of ['/api/v1/namespaces/default/pods/helloworld-865cd8865b-nl8lq', '/api/v1/namespaces/default/pods/ghost', '/apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/ghostjob']) assert.ok(gets.includes(path), `GET ${path}: ${gets.join(' ')}`);
+    });
+    await withLiveServer(story1(), [{ method: 'GET', pathIncludes: '/pods/ghost', status: 403, times: Infinity, message: 'pods "ghost" is forbidden' }], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', named, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^ephemera invoke: cannot read Pod\/default\/ghost \(named by --state\) on http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\): pods "ghost" is forbidden \(HTTP 403\); check these credentials may get it\n$/);
     });
   });
 });
