@@ -41,7 +41,8 @@ each with the reason, and when to look again.
                      file names are read from the cluster and reconciled as it has them (the
                      file's contents are not used); those it lacks get a note. Plans only,
                      unless --apply
-  --namespace NS     with --kubeconfig and no --state: only this namespace (default: all)
+  --namespace NS     with --kubeconfig and no --state or --event: only this namespace
+                     (default: all)
   --apply            with --kubeconfig: perform the writes
   -h, --help         this help
 

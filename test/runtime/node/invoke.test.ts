@@ -270,6 +270,11 @@ describe('ephemera invoke', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^usage: ephemera invoke --state FILE/);
     for (const flag of ['--event', '--now', '--output json', '--kubeconfig', '--namespace', '--apply']) assert.ok(r.stdout.includes(flag), flag);
+    // The help and the error say the same of --namespace (review).
+    const misuse = await runCli(['invoke', '--kubeconfig', 'x', '--event', 'y', '--namespace', 'a']);
+    const when = /--namespace only makes sense (with --kubeconfig and no [^\n]*)/.exec(misuse.stderr)?.[1];
+    assert.ok(when, misuse.stderr);
+    assert.match(r.stdout.replace(/\s+/g, ' '), new RegExp(`--namespace NS ${when.replace(/-/g, '\\-')}: only this namespace`));
   });
 });
 
