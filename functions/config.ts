@@ -45,6 +45,17 @@ export function formatListen(address: ListenAddress): string {
   return `${host}:${address.port}`;
 }
 
+/**
+ * Why a listener whose address `variable` sets could not bind, in one line naming the
+ * variable to change; `what` says what listens there (review: the relay's port in use was
+ * "an address is already in use", naming no variable).
+ */
+export function bindFailure(variable: string, address: ListenAddress, what: string, err: unknown): string {
+  const code = (err as { code?: string }).code;
+  const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'is not ours to bind (EACCES)' : `cannot be bound (${code ?? (err as Error).message})`;
+  return `${formatListen(address)} (${what}) ${why}; set ${variable} to a free HOST:PORT (${formatListen({ ...address, port: 0 })} picks any free port)`;
+}
+
 /** A listen address in a variable, checked where the variable is named. */
 export const Listen = z.string().transform((value, ctx) => {
   const address = parseListen(value);

@@ -5,11 +5,12 @@
 // (memory) are ~15 MiB of resident memory a relay with another sink does not need (issue
 // 11: an idle relay with the record sink, 92 → 77 MiB).
 import { existsSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
+import { bindFailure, ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
 import { prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
 import { agentProxyEnv } from '../functions/kube/proxy.ts';
@@ -68,7 +69,15 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const metrics = createMetrics();
-  const ops = await startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
+  let ops: Awaited<ReturnType<typeof startOpsServer>>;
+  try {
+    ops = await startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });
+  } catch (err) {
+    // As `start` says it (review: the generic hint named no variable); exit 1 as there: the
+    // setting is valid, the machine is not as expected.
+    process.stderr.write(`ephemera relay: ${bindFailure('EPHEMERA_RELAY_LISTEN', config.EPHEMERA_RELAY_LISTEN, 'the relay\'s /healthz, /readyz, /metrics', err)}\n`);
+    return 1;
+  }
   const stopping = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
@@ -139,7 +148,7 @@ function sinkProblem(spec: string, config: RelayConfig): string | undefined {
 async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, requeue: (e: Parameters<Relay['requeue']>[0], ms: number) => void): Promise<Sink> {
   const problem = sinkProblem(spec, config);
   if (problem) throw new Error(problem);
-  if (spec.startsWith('record:')) return recordSink(spec.slice('record:'.length));
+  if (spec.startsWith('record:')) return recordSink(await appendable(spec.slice('record:'.length)));
   if (spec === 'sqs') {
     if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
     const timeoutMs = config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
@@ -155,6 +164,20 @@ async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, reque
     return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
   }
   throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`); // sinkProblem said so first
+}
+
+/**
+ * `path`, once it is known to open for append (and is created if absent): the record sink
+ * opens it only at its first send, so a typo in the path started a relay that retried it for
+ * ever (review 63 L11).
+ */
+async function appendable(path: string): Promise<string> {
+  try {
+    await (await open(path, 'a')).close();
+  } catch (err) {
+    throw new Error(`--sink record:${path}: the file cannot be opened for append (${(err as Error).message})`, { cause: err });
+  }
+  return path;
 }
 
 /**

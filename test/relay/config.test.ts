@@ -1,8 +1,9 @@
 // The relay's environment: what each variable becomes, and bad values named.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { startApiServer } from '../../functions/cluster/index.ts';
@@ -159,6 +160,46 @@ describe('which cluster ephemera relay watches', () => {
       await server.close();
       rmSync(home, { recursive: true, force: true });
     }
+  });
+});
+
+describe('what stops ephemera relay before it runs', () => {
+  /** A kubeconfig the relay accepts (nothing is asked of its server before these checks). */
+  const withKubeconfig = async (body: (env: Record<string, string>, home: string) => Promise<void>): Promise<void> => {
+    const home = mkdtempSync(join(tmpdir(), 'ephemera-relay-home-'));
+    const kubeconfig = join(home, 'kubeconfig');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:6443"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: x}\ncurrent-context: c\n');
+    try {
+      await body({ KUBECONFIG: kubeconfig, HOME: home, EPHEMERA_RELAY_LEADER_ELECTION: 'false' }, home);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  };
+
+  test('a port in use is one line naming EPHEMERA_RELAY_LISTEN, as ephemera start says it, exit 1 (review)', async () => {
+    const busy = createNetServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      await withKubeconfig(async (env, home) => {
+        const r = await runCli(['relay', '--sink', `record:${join(home, 'out.jsonl')}`], { ...env, EPHEMERA_RELAY_LISTEN: `127.0.0.1:${port}` });
+        assert.equal(r.code, 1, r.stderr);
+        assert.equal(r.stderr, `ephemera relay: 127.0.0.1:${port} (the relay's /healthz, /readyz, /metrics) is already in use; set EPHEMERA_RELAY_LISTEN to a free HOST:PORT (127.0.0.1:0 picks any free port)\n`);
+      });
+    } finally {
+      busy.close();
+    }
+  });
+
+  test('--sink record:PATH that cannot be opened for append stops it naming the path, exit 2, instead of retrying for ever (review)', async () => {
+    await withKubeconfig(async (env, home) => {
+      const path = join(home, 'no-such-dir', 'out.jsonl');
+      // Bounded: a relay that starts anyway would run until killed.
+      const r = spawnSync(process.execPath, [CLI, 'relay', '--sink', `record:${path}`], { env: { ...process.env, ...env, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' }, encoding: 'utf8', timeout: 15_000 });
+      assert.equal(r.status, 2, `${r.signal ?? ''} ${r.stderr}`);
+      assert.ok(r.stderr.startsWith(`ephemera relay: --sink record:${path}: the file cannot be opened for append (ENOENT: no such file or directory`), r.stderr);
+      assert.doesNotMatch(r.stdout, /relay running/);
+    });
   });
 });
 

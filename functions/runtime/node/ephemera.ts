@@ -19,7 +19,7 @@ commands:
            cluster unless --kubeconfig FILE or --in-cluster
   invoke   --state FILE [--event FILE] [--now RFC3339] [--output json]
            run the handlers against an in-memory cluster (or --kubeconfig, plan only unless --apply)
-  webhook  --listen HOST:PORT [--tls-cert FILE --tls-key FILE]
+  webhook  [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]
   relay    [--sink sqs|memory|record:PATH]
 
   -h, --help     this help
@@ -71,9 +71,14 @@ const wantsHelp = (argv: string[]): boolean => argv.includes('--help') || argv.i
 
 async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+  // Asked for, the usage is the answer (stdout, 0); without a command it is a usage error (stderr, 2), as for an unknown one.
+  if (name === undefined) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  if (name === '-h' || name === '--help' || name === 'help') {
     process.stdout.write(USAGE);
-    return name === undefined ? 2 : 0;
+    return 0;
   }
   if (name === '-v' || name === '--version' || name === 'version') {
     process.stdout.write(await version());

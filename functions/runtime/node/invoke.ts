@@ -8,12 +8,12 @@ import { silentLogger } from '../../engine/logger.ts';
 import { minRequeue, type Action } from '../../engine/plan.ts';
 import { EJOB } from '../../api/names.ts';
 import { isKubeError, KubeError } from '../../kube/errors.ts';
-import type { Kube } from '../../kube/kube.ts';
+import type { Kube, ObjectRef } from '../../kube/kube.ts';
 import { CliError, rootCause } from './cli-error.ts';
 import { describeCluster, loadCluster, probeCluster, unreachable, type Cluster } from './kubeconfig.ts';
 import { createEngineDeps } from '../deps.ts';
 import { createLogger } from '../logger.ts';
-import { InputError, loadEvents, loadState, type InputEvent } from './input.ts';
+import { InputError, loadEvents, loadState, type InputEvent, type KubeObject } from './input.ts';
 import { startApiServer, type ApiServer } from '../../cluster/index.ts';
 import { dryRunKube } from './dry-run-kube.ts';
 import { parseRfc3339 } from './parse-time.ts';
@@ -34,12 +34,15 @@ each with the reason, and when to look again.
   --now RFC3339      the clock the handlers and the in-memory API server see (default: now),
                      with Z or an offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00
   --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
-                     refused and errors when there are any
+                     refused and errors when there are any; with --kubeconfig, objects is
+                     empty (a live cluster's objects are not listed)
   --kubeconfig FILE  read a live cluster instead; without --state/--event, its EphemeralJobs
                      and Job pods are listed and reconciled; with --state, the objects the
-                     file names are reconciled as the cluster has them (the file's contents
-                     are not sent). Plans only, unless --apply
-  --namespace NS     with --kubeconfig and no --state: only this namespace (default: all)
+                     file names are read from the cluster and reconciled as it has them (the
+                     file's contents are not used); those it lacks get a note. Plans only,
+                     unless --apply
+  --namespace NS     with --kubeconfig and no --state or --event: only this namespace
+                     (default: all)
   --apply            with --kubeconfig: perform the writes
   -h, --help         this help
 
@@ -77,10 +80,11 @@ interface Tally {
   notes: string[];
 }
 
-/** A run: what the handlers did, and the objects after it (in memory; none for a live cluster). */
+/** A run: what the handlers did, and the objects after it (in memory; none for a live cluster, whose writes were sent only if `applied`). */
 interface Run {
   tally: Tally;
   objects: unknown[];
+  live?: { applied: boolean };
 }
 
 interface Options {
@@ -177,8 +181,48 @@ async function invokeLive(opts: Options): Promise<Run> {
   const cluster = loadCluster({ kubeconfig: opts.kubeconfig as string });
   await probeCluster(cluster);
   const deps = engineDeps(cluster.kc, opts.now, opts.apply ? undefined : dryRunKube);
-  const events = opts.event ? await loadEvents(opts.event) : asResync(opts.state ? await loadState(opts.state) : await listLive(deps.kube, opts.namespace, cluster));
-  return { tally: await runHandlers(deps, events, { once: !opts.event, live: true }), objects: [] };
+  const named = opts.state && !opts.event ? await readLive(deps.kube, await loadState(opts.state), cluster) : undefined;
+  const events = opts.event ? await loadEvents(opts.event) : asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
+  const tally = await runHandlers(deps, events, { once: !opts.event, live: true });
+  tally.notes.unshift(...(named?.notes ?? []));
+  return { tally, objects: [], live: { applied: opts.apply } };
+}
+
+/** The kinds the relay watches, read from the cluster by `readLive`; others go as the file has them (the relay skips them). */
+const WATCHED: Record<string, string> = { Pod: 'v1', [EJOB.kind]: EJOB.apiVersion };
+
+/**
+ * The objects --state names, as the cluster has them: each Pod and EphemeralJob is read by
+ * kind, namespace and name, and what the cluster answers is routed, not the file's contents
+ * (review 63 L7: a pod was judged by the file, and one the cluster lacked got no note). One
+ * the cluster lacks is a note, a pod as a job.
+ */
+async function readLive(kube: Kube, objects: KubeObject[], cluster: Cluster): Promise<{ objects: unknown[]; notes: string[] }> {
+  const found: unknown[] = [];
+  const notes: string[] = [];
+  for (const o of objects) {
+    const apiVersion = WATCHED[o.kind];
+    if (apiVersion === undefined) {
+      found.push(o);
+      continue;
+    }
+    const ref = { apiVersion, kind: o.kind, namespace: o.metadata.namespace || 'default', name: o.metadata.name };
+    const live = await readOne(kube, ref, cluster);
+    if (live === null) notes.push(`${objectKey(ref.kind, ref.namespace, ref.name)}: not in the cluster, nothing to do`);
+    else found.push(withKind(live, ref.apiVersion, ref.kind));
+  }
+  return { objects: found, notes };
+}
+
+/** One object of the cluster, or null; an unreachable server or a refused read is a CliError naming it. */
+async function readOne(kube: Kube, ref: Required<ObjectRef>, cluster: Cluster): Promise<unknown> {
+  try {
+    return await kube.get(ref);
+  } catch (err) {
+    if (isKubeError(err, 'transient')) throw unreachable(cluster, err);
+    if (isKubeError(err)) throw new CliError(`cannot read ${objectKey(ref.kind, ref.namespace, ref.name)} (named by --state) on ${describeCluster(cluster)}: ${err.message} (HTTP ${err.status}); check these credentials may get it`, 1, { cause: err });
+    throw err;
+  }
 }
 
 /**
@@ -301,6 +345,11 @@ function eventKey(ev: InputEvent): string {
  */
 function report(run: Run, json: boolean): number {
   const { tally } = run;
+  // A plan prints what --apply prints; only this line tells them apart (review 63 L6).
+  if (run.live && !run.live.applied) process.stderr.write('ephemera invoke: plan only, nothing was written (--apply to write)\n');
+  // The contract's document keeps its shape: its "objects" cannot be "all objects after the
+  // actions" of a live cluster, so it is empty, and said so here.
+  if (run.live && json) process.stderr.write('ephemera invoke: note: "objects" is empty: a live cluster\'s objects are not listed (kubectl get shows them)\n');
   for (const note of tally.notes) process.stderr.write(`ephemera invoke: note: ${note}\n`);
   process.stdout.write(json ? `${JSON.stringify(document(run), null, 2)}\n` : summary(tally));
   const n = tally.refused.length;

@@ -11,6 +11,10 @@ import { prepareKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
 import { useTokenFiles } from '../../kube/token-files.ts';
 import { CliError, rootCause } from './cli-error.ts';
 
+/** Where client-node's loadFromCluster reads the pod's service account. */
+const SERVICE_ACCOUNT_CA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
 /** Where to find the cluster. */
 export type ClusterSource = { kubeconfig: string } | { inCluster: true };
 
@@ -29,6 +33,12 @@ export function loadCluster(from: ClusterSource): Cluster {
   if ('inCluster' in from) {
     if (!process.env.KUBERNETES_SERVICE_HOST) {
       throw new CliError('--in-cluster: KUBERNETES_SERVICE_HOST is not set, so this is not running in a pod; use --kubeconfig FILE outside a cluster', 2);
+    }
+    // client-node reads these only at the first request: without them, the answer was
+    // "cannot reach the API server (ENOENT …ca.crt)", which sends one to check the network.
+    const missing = [SERVICE_ACCOUNT_CA, SERVICE_ACCOUNT_TOKEN].filter((f) => !existsSync(f));
+    if (missing.length > 0) {
+      throw new CliError(`--in-cluster: no service-account token or CA is mounted in this pod (${missing.join(' and ')} missing); mount them (automountServiceAccountToken: true) or use --kubeconfig FILE`, 2);
     }
     kc.loadFromCluster();
     prepared(kc);
@@ -84,6 +94,13 @@ export async function probeCluster(c: Cluster, timeoutMs = 5_000): Promise<void>
   try {
     await c.kc.makeApiClient(VersionApi).getCode({ middleware: [timeout], middlewareMergeStrategy: 'append' });
   } catch (err) {
+    // Whatever answers 404 on /version is not a kube-apiserver (a wrong host or port, a path
+    // prefix, a proxy's page): "try again" would not help (review 63 L10).
+    const answer = answered(err);
+    if (answer?.code === 404) {
+      const where = c.source.startsWith('kubeconfig') ? 'the server address in the kubeconfig' : 'KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT';
+      throw new CliError(`the server ${describeCluster(c)} answered HTTP 404 on /version${answer.message ? ` (${answer.message})` : ''}: this URL does not serve the Kubernetes API; check ${where}`, 1, { cause: err });
+    }
     throw unreachable(c, err);
   }
 }

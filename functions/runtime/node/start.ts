@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { ConfigError, formatListen, FunctionsConfig, Listen, parseEnv } from '../../config.ts';
+import { bindFailure, ConfigError, formatListen, FunctionsConfig, Listen, parseEnv } from '../../config.ts';
 import { handle } from '../../engine/engine.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { createEngineDeps, withFreshHolder } from '../deps.ts';
@@ -158,11 +158,8 @@ async function listen<T>(variable: 'EPHEMERA_WEBHOOK_LISTEN' | 'EPHEMERA_RELAY_L
   try {
     return await bind();
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    const address = config[variable];
     const what = variable === 'EPHEMERA_WEBHOOK_LISTEN' ? 'the webhook' : 'the relay\'s /healthz, /readyz, /metrics';
-    const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'is not ours to bind (EACCES)' : `cannot be bound (${code ?? (err as Error).message})`;
-    throw new CliError(`${formatListen(address)} (${what}) ${why}; set ${variable} to a free HOST:PORT (${formatListen({ ...address, port: 0 })} picks any free port)`, 1, { cause: err });
+    throw new CliError(bindFailure(variable, config[variable], what, err), 1, { cause: err });
   }
 }
 

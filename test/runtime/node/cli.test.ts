@@ -27,6 +27,22 @@ describe('the ephemera command', () => {
     assert.match(top.stdout, /--version/);
   });
 
+  test('no command is a usage error: the usage on stderr, nothing on stdout, exit 2 (review)', async () => {
+    const r = await runCli([]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^usage: ephemera <command>/);
+  });
+
+  test('the usage shows webhook\'s flags as its --help does: --listen optional, --log-level listed (review)', async () => {
+    const top = await runCli(['--help']);
+    const webhook = await runCli(['webhook', '--help']);
+    const flags = /^usage: ephemera webhook (.*)$/m.exec(webhook.stdout)?.[1];
+    assert.ok(flags, webhook.stdout);
+    assert.match(top.stdout, new RegExp(`^  webhook  ${flags.replace(/[[\]]/g, '\\$&')}$`, 'm'));
+    assert.match(flags, /^\[--listen HOST:PORT\] .*\[--log-level LEVEL\]$/);
+  });
+
   test('an unknown command exits 2 with the usage', async () => {
     const r = await runCli(['frobnicate']);
     assert.equal(r.code, 2);

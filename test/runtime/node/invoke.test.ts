@@ -217,6 +217,37 @@ describe('ephemera invoke', () => {
     }
   });
 
+  test('--kubeconfig without --apply says on stderr that it was a plan only; -o json says its objects are not listed (review)', async () => {
+    const plan = /^ephemera invoke: plan only, nothing was written \(--apply to write\)$/m;
+    const objects = /^ephemera invoke: note: "objects" is empty: a live cluster's objects are not listed \(kubectl get shows them\)$/m;
+    await withLiveServer(story1(), [], async (kubeconfig) => {
+      const planned = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(planned.code, 0, planned.stderr);
+      assert.match(planned.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: /m);
+      assert.match(planned.stderr, plan);
+      assert.ok(planned.stderr.startsWith('ephemera invoke: plan only'), 'its first line');
+      assert.doesNotMatch(planned.stderr, objects, 'no document, no word about it');
+      const json = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(Object.keys(JSON.parse(json.stdout) as object).sort(), ['actions', 'objects', 'requeueAfterSeconds'], 'the contract\'s document');
+      assert.match(json.stderr, plan);
+      assert.match(json.stderr, objects);
+      const applied = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z', '--apply']);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.doesNotMatch(applied.stderr, plan);
+    });
+    const inMemory = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal(inMemory.stderr, '', 'in memory: the objects are listed, nothing to say');
+  });
+
+  test('a URL that answers 404 on /version does not serve the Kubernetes API: check the server address, not "try again" (review)', async () => {
+    await withLiveServer([], [{ pathIncludes: '/version', status: 404, times: Infinity }], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^ephemera invoke: the server http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\) answered HTTP 404 on \/version( \(.*\))?: this URL does not serve the Kubernetes API; check the server address in the kubeconfig\n$/);
+    });
+  });
+
   test('a kubeconfig without clusters, without a current context or with one it lacks, or not YAML: one line naming the fix, exit 2', async () => {
     const cases: [string, RegExp][] = [
       ['apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n', /defines no clusters; add one \(kubectl config set-cluster\)/],
@@ -239,6 +270,11 @@ describe('ephemera invoke', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^usage: ephemera invoke --state FILE/);
     for (const flag of ['--event', '--now', '--output json', '--kubeconfig', '--namespace', '--apply']) assert.ok(r.stdout.includes(flag), flag);
+    // The help and the error say the same of --namespace (review).
+    const misuse = await runCli(['invoke', '--kubeconfig', 'x', '--event', 'y', '--namespace', 'a']);
+    const when = /--namespace only makes sense (with --kubeconfig and no [^\n]*)/.exec(misuse.stderr)?.[1];
+    assert.ok(when, misuse.stderr);
+    assert.match(r.stdout.replace(/\s+/g, ' '), new RegExp(`--namespace NS ${when.replace(/-/g, '\\-')}: only this namespace`));
   });
 });
 
@@ -398,7 +434,33 @@ describe('ephemera invoke: what went wrong is reported beside what was done', ()
       const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', STORY1, '--now', '2026-01-01T00:20:30Z']);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /^no actions$/m);
-      assert.match(r.stderr, /^ephemera invoke: note: ejob EphemeralJob\/default\/hello-world-ephemeral-job: not in the cluster, nothing to do$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: EphemeralJob\/default\/hello-world-ephemeral-job: not in the cluster, nothing to do$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: Pod\/default\/helloworld-865cd8865b-nl8lq: not in the cluster, nothing to do$/m, 'a pod as a job');
+    });
+  });
+
+  test('--kubeconfig with --state: a pod is routed as the cluster has it, not as the file has it; a pod the cluster lacks gets the job\'s note (review)', async () => {
+    const named = join(dir, 'named.yaml');
+    writeFileSync(named, [
+      // Only a name: the cluster's pod, which the job selects, is what counts.
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: helloworld-865cd8865b-nl8lq, namespace: default}',
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: ghost, labels: {app: other}}\nspec: {containers: [{name: c, image: x}]}\nstatus: {phase: Running}',
+      'apiVersion: apps.kruise.io/v1alpha1\nkind: EphemeralJob\nmetadata: {name: ghostjob, namespace: default}',
+    ].join('\n---\n'));
+    await withLiveServer(story1(), [], async (kubeconfig, server) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', named, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: inject helloworld-ec for ephemeral job hello-world-ephemeral-job$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: Pod\/default\/ghost: not in the cluster, nothing to do$/m);
+      assert.match(r.stderr, /^ephemera invoke: note: EphemeralJob\/default\/ghostjob: not in the cluster, nothing to do$/m);
+      assert.doesNotMatch(r.stderr, /unreadable/);
+      const gets = server.requests.filter((q) => q.verb === 'get').map((q) => q.path);
+      for (const path of ['/api/v1/namespaces/default/pods/helloworld-865cd8865b-nl8lq', '/api/v1/namespaces/default/pods/ghost', '/apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs/ghostjob']) assert.ok(gets.includes(path), `GET ${path}: ${gets.join(' ')}`);
+    });
+    await withLiveServer(story1(), [{ method: 'GET', pathIncludes: '/pods/ghost', status: 403, times: Infinity, message: 'pods "ghost" is forbidden' }], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', named, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^ephemera invoke: cannot read Pod\/default\/ghost \(named by --state\) on http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\): pods "ghost" is forbidden \(HTTP 403\); check these credentials may get it\n$/);
     });
   });
 });

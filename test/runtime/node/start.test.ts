@@ -118,6 +118,13 @@ test('`ephemera start` errors are one line naming the fix', async () => {
   }
 });
 
+const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+test('`ephemera start --in-cluster` in a pod without a mounted service account says so, not "cannot reach the API server" (review)', { skip: existsSync(SERVICE_ACCOUNT) && 'this machine has a service account mounted' }, async () => {
+  const r = await runCli(['start', '--in-cluster'], { ...QUIET, KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '1' });
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr, `ephemera start: --in-cluster: no service-account token or CA is mounted in this pod (${SERVICE_ACCOUNT}/ca.crt and ${SERVICE_ACCOUNT}/token missing); mount them (automountServiceAccountToken: true) or use --kubeconfig FILE\n`);
+});
+
 test('`ephemera start --help` names the flags and every variable start reads', async () => {
   const r = await runCli(['start', '--help']);
   assert.equal(r.code, 0);
