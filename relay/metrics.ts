@@ -85,7 +85,7 @@ export function createMetrics(): {
       this.set(probe?.oldestAgeSeconds() ?? 0);
     } }),
     listFailures: new Counter({ name: 'ephemera_relay_list_failures_total', help: 'LISTs that failed and are retried with backoff (a 403 or 404 that says the resource is absent excepted: see ephemera_relay_resource_absent); while it grows the relay sees no change of that kind', labelNames: ['kind'] as const, ...c }),
-    watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone, an error (an ERROR event too) or a close with no event or bookmark', labelNames: ['kind'] as const, ...c }),
+    watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone, an error (an ERROR event too), a close with no event or bookmark, or no byte for 150 s', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
     leaderTransitions: new Counter({ name: 'ephemera_relay_leader_transitions_total', help: 'Times this replica became leader or stopped being it (flapping shows here, not in the gauge between scrapes; each gain replays the cache)', ...c }),
     absent: new Gauge({ name: 'ephemera_relay_resource_absent', help: '1 while a kind\'s list answers 404/403 (no CRD or no list right): its controller is idle', labelNames: ['kind'] as const, ...c }),

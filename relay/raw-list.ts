@@ -49,7 +49,8 @@ function refusedCredential(kc: KubeConfig, status: number | undefined): void {
 }
 
 /** How a watch stream ended: null = the server closed it cleanly (or it was idle too long). */
-export type WatchDone = (err: Error | null) => void;
+/** `idle`: ended by us after `idleMs` without a byte (err is null then). */
+export type WatchDone = (err: Error | null, idle?: boolean) => void;
 
 /** A running watch request. */
 export interface WatchHandle {
@@ -124,7 +125,7 @@ export function watchRaw(kc: KubeConfig, path: string, query: Record<string, str
     if (finished) return;
     finished = true;
     res?.destroy();
-    handlers.done(idle.fired ? null : err);
+    handlers.done(idle.fired ? null : err, idle.fired);
   };
   get(kc, path, { ...query, watch: 'true' }, { timeoutMs: handlers.idleMs, idle }).then(async (r) => {
     res = r;

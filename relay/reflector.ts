@@ -58,8 +58,12 @@ export interface ReflectorOptions<T> {
    */
   onEvent(type: ReflectorEvent, d: Decoded<T>, changed: boolean, previous: string | undefined): void;
   onSynced?(): void;
-  /** A watch ended without moving on (or with 410 Gone): why, and how long the loop waits before it watches or lists again. */
-  onRestart?(reason: string, waitMs: number): void;
+  /**
+   * A watch ended without moving on (or with 410 Gone, or silent for `watchIdleMs`): why, and
+   * how long the loop waits before it watches or lists again; `silent`: it brought no byte for
+   * `watchIdleMs` (logged as a warning: bookmarks should have come).
+   */
+  onRestart?(reason: string, waitMs: number, silent: boolean): void;
   /** A LIST failed and is retried with backoff (not one that says the resource is absent). */
   onListFailure?(): void;
   onUnreadable?(bad: Unreadable): void;
@@ -67,6 +71,8 @@ export interface ReflectorOptions<T> {
   backoff?: { minMs: number; maxMs: number; random?: () => number };
   /** Server-side watch timeout (client-go picks 5–10 min). */
   watchTimeoutSeconds?: number;
+  /** A watch with no byte (event or bookmark) for this long is ended and resumed (default 150 s; relistReason). */
+  watchIdleMs?: number;
   /**
    * A list answered with one of `statuses` means "this resource is not here for us" (no CRD,
    * no list right): the loop counts as synced with nothing cached and lists again, five
@@ -92,7 +98,7 @@ export interface Absent {
  * `ms`: how long it lasted; `relist`: the error was a 404 or 403 (see RELIST_STATUSES), or a
  * line that could not be read (its event is known only to a list).
  */
-type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'gone'; events: number; ms: number } | { kind: 'error'; message: string; relist: boolean; retryAfterMs: number; events: number; ms: number } | { kind: 'stopped' };
+type WatchEnd = { kind: 'closed'; events: number; ms: number } | { kind: 'idle'; events: number; ms: number } | { kind: 'gone'; events: number; ms: number } | { kind: 'error'; message: string; relist: boolean; retryAfterMs: number; events: number; ms: number } | { kind: 'stopped' };
 
 /** Watch statuses (HTTP or in an ERROR event) that send the loop back to the list: the resource or our right to it went. */
 const RELIST_STATUSES = new Set([404, 403]);
@@ -194,6 +200,8 @@ export class Reflector<T> {
     let listsFailed = false;
     /** Lists that came back absent since a watch last ran. */
     let absentLists = 0;
+    /** Watches in a row that went silent (no event or bookmark for idleMs). */
+    let idleRun = 0;
     while (!this.stopped) {
       if (listFor !== undefined) {
         let asked = 0;
@@ -222,17 +230,19 @@ export class Reflector<T> {
       }
       const end = await this.watchOnce();
       if (end.kind === 'stopped') return;
-      // Listed, then watched: what comes next depends only on how the watch ended.
-      listFor = relistReason(end);
+      idleRun = end.kind === 'idle' ? idleRun + 1 : 0;
+      // Listed, then watched: what comes next depends only on how the watch ended (and
+      // whether the watch before it went silent too).
+      listFor = relistReason(end, idleRun);
       const routine = routineEnd(end);
       // Only a watch that ran ends a run of absent lists: lists answering 404 and 200 in
       // turn, each watch refused at once (an API server behind the balancer that does not
       // serve the CRD yet), must not list every job again every few hundred ms (review); a
       // watch that ran a while and then was refused or expired does end it (review).
       if (watchRan(end)) absentLists = 0;
-      failures = routine ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
+      failures = routine || end.kind === 'idle' ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
       const wait = Math.max(this.backoff(failures), end.kind === 'error' ? end.retryAfterMs : 0);
-      if (!routine) this.opts.onRestart?.(restartReason(end), wait);
+      if (!routine) this.opts.onRestart?.(restartReason(end), wait, end.kind === 'idle');
       await this.sleep(wait);
     }
   }
@@ -352,7 +362,7 @@ export class Reflector<T> {
       const query = { allowWatchBookmarks: 'true', resourceVersion: this.resourceVersion, timeoutSeconds: String(timeoutSeconds) };
       const handle = watchRaw(this.opts.kubeConfig, this.opts.path, query, {
         // Bookmarks come about once a minute; a watch silent for much longer is resumed.
-        idleMs: 150_000,
+        idleMs: this.opts.watchIdleMs ?? 150_000,
         onEvent: (type, obj) => {
           if (PROGRESS.has(type)) events++;
           if (type !== 'ERROR') return this.apply(type, obj);
@@ -364,10 +374,11 @@ export class Reflector<T> {
         },
         // Counted and logged as an unreadable object; the watch then ends and the loop lists again.
         onLineError: (error) => this.opts.onUnreadable?.({ key: '?', error: `${error} (the watch ends; listing again)` }),
-        done: (err) => {
+        done: (err, idle) => {
           this.abortWatch = undefined;
           if (this.stopped) return resolve({ kind: 'stopped' });
-          resolve(watchEnd(err, { codes, failed, asked }, { events, ms: performance.now() - started }));
+          const seen = { events, ms: performance.now() - started };
+          resolve(idle === true ? { kind: 'idle', ...seen } : watchEnd(err, { codes, failed, asked }, seen));
         },
       });
       this.abortWatch = () => handle.abort();
@@ -458,17 +469,29 @@ function longUsefulWatch(end: WatchEnd): boolean {
   return end.kind === 'error' && !end.relist && end.events > 0 && end.ms >= SHORT_WATCH_MS;
 }
 
-/** Why the loop lists after this watch (410 Gone, a 404 or 403, a line it could not read), or undefined: it watches again. */
-function relistReason(end: WatchEnd): string | undefined {
+/**
+ * Why the loop lists after this watch (410 Gone, a 404 or 403, a line it could not read, a
+ * second silent watch in a row), or undefined: it watches again. A watch silent for idleMs
+ * (the API server sends a bookmark about once a minute) is resumed once; a second in a row
+ * lists: a stream that never reaches us (a proxy that buffers it, a half-open connection
+ * each time) would otherwise be resumed from the same resourceVersion for ever, every change
+ * lost (review), where a list brings the state every few minutes at worst.
+ */
+function relistReason(end: WatchEnd, idleRun: number): string | undefined {
   if (end.kind === 'gone') return 'watch expired (410 Gone)';
   if (end.kind === 'error' && end.relist) return `watch ended: ${end.message}`;
+  if (end.kind === 'idle' && idleRun >= IDLE_WATCHES_BEFORE_LIST) return `${idleRun} watches in a row brought no event or bookmark`;
   return undefined;
 }
+
+/** Silent watches in a row after which the loop lists again (relistReason). */
+const IDLE_WATCHES_BEFORE_LIST = 2;
 
 /** Why a watch is restarted, for the log and the restart count. */
 function restartReason(end: WatchEnd): string {
   if (end.kind === 'gone') return '410 Gone';
   if (end.kind === 'error') return end.message;
+  if (end.kind === 'idle') return `no event or bookmark for ${(end.ms / 1000).toFixed(end.ms < 10_000 ? 1 : 0)} s (a half-open connection, or a proxy that buffers the stream?)`;
   return 'the watch closed at once, without an event or bookmark';
 }
 

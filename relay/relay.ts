@@ -55,6 +55,8 @@ export interface RelayOptions {
   backoff?: { minMs: number; maxMs: number; random?: () => number };
   /** LIST page size (default 500). */
   listPageSize?: number;
+  /** A watch with no event or bookmark for this long is resumed, and after a second such watch in a row the kind is listed again (default 150 s; tests shorten it). */
+  watchIdleMs?: number;
   /** How often an EphemeralJob list that answered 404/403 is tried again (default 60 s), after five quick tries backing off as `backoff` does. */
   absentRetryMs?: number;
   /** How long the pods wait for the first EphemeralJob list before they are listed anyway, naming no jobs (default 5 s). */
@@ -457,9 +459,9 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     path,
     kubeConfig: opts.kubeConfig,
     listPage: (cont: string | undefined, signal: AbortSignal) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal }),
-    onRestart: (reason: string, waitMs: number) => {
+    onRestart: (reason: string, waitMs: number, silent: boolean) => {
       metrics.watchRestarts.inc({ kind });
-      log.info({ kind, path, reason, retryInMs: waitMs }, 'watch restarted');
+      log[silent ? 'warn' : 'info']({ kind, path, reason, retryInMs: waitMs }, 'watch restarted');
     },
     onListFailure: () => metrics.listFailures.inc({ kind }),
     onUnreadable: (bad: Unreadable) => {
@@ -468,6 +470,7 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     },
     logger: log,
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
+    ...(opts.watchIdleMs !== undefined ? { watchIdleMs: opts.watchIdleMs } : {}),
   });
   const pods = scopes.map((ns) => {
     const r: Reflector<Pod> = new Reflector<Pod>({

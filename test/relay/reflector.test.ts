@@ -1,12 +1,15 @@
 // The relay's list/watch loop against the fake API server: startup under errors, re-lists
 // beside live events, one fingerprint for list and watch, bad objects, cache resync.
 import assert from 'node:assert/strict';
-import { createServer, type Socket } from 'node:net';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
-import { createRelay } from '../../relay/relay.ts';
+import { createMetrics } from '../../relay/metrics.ts';
+import { grantChecked, shippedAuthorization, TOKENS } from '../support/shipped-rbac.ts';
+import { createRelay, startRelay } from '../../relay/relay.ts';
 import { CollectingSink, eventually, FAST_BACKOFF, job, pod, relayWorld } from '../support/relay-world.ts';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'default' } as const;
@@ -139,6 +142,60 @@ describe('one loop owns list and watch', () => {
       assert.ok(podWatches().length >= 2 && resumed >= seen, `resumed from ${resumed}, the list was at ${listed}, the last change seen at ${seen}`);
     } finally {
       await w.close();
+    }
+  });
+});
+
+describe('a watch that brings nothing', () => {
+  test('through a proxy that buffers responses, a silent watch is resumed once, counted and warned; a second in a row lists again, so changes still arrive (review)', async () => {
+    const server = grantChecked(await startApiServer({ objects: [job('j', { app: 'web' }), pod('web-1', { app: 'web' })], bookmarkIntervalMs: 100, authorization: shippedAuthorization() }));
+    // A reverse proxy that sends each response only once it is whole: a watch brings nothing until the server ends it.
+    const upstream = new URL(server.url);
+    const proxy = createHttpServer((req, res) => {
+      const up = httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+        const chunks: Buffer[] = [];
+        ur.on('data', (c: Buffer) => chunks.push(c));
+        ur.on('end', () => {
+          const body = Buffer.concat(chunks);
+          const headers = { ...ur.headers };
+          delete headers['transfer-encoding'];
+          res.writeHead(ur.statusCode ?? 502, { ...headers, 'content-length': String(body.length) }).end(body);
+        });
+      });
+      req.pipe(up);
+      res.on('close', () => up.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const kc = server.kubeConfig({ token: TOKENS.relay });
+    const via = new KubeConfig();
+    via.loadFromOptions({ clusters: kc.clusters.map((c) => ({ ...c, server: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` })), users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
+    const sink = new CollectingSink();
+    const warned: string[] = [];
+    const logger = { ...silentLogger, warn: (o: Record<string, unknown>, msg?: string) => void warned.push(`${msg}: ${String(o.reason)}`), child: () => logger };
+    const metrics = createMetrics();
+    const relay = await startRelay({ kubeConfig: via, sink, namespaces: [], relayId: 'test', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 1000, logger, backoff: FAST_BACKOFF, watchIdleMs: 300, metrics });
+    try {
+      const sent = (): number => sink.subjects().filter((x) => x.endsWith(' EphemeralJob/default/j')).length;
+      await eventually(async () => {
+        await relay.flush();
+        assert.equal(sent(), 1, 'the job, once its pods are listed');
+      });
+      const j = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as unknown as { spec: Record<string, unknown> };
+      // (store.put bumps no generation: a selector change is one the relay sees without it.)
+      server.store.put({ ...j, spec: { ...j.spec, selector: { matchLabels: { app: 'api' } } } });
+      // The watch never brings it (the proxy holds the stream); the list after two silent watches does.
+      await eventually(async () => {
+        await relay.flush();
+        assert.equal(sent(), 2, sink.subjects().join(', '));
+      }, 10_000);
+      assert.ok(warned.some((w) => w.startsWith('watch restarted: no event or bookmark for')), warned.join('\n'));
+      assert.ok(await counter(metrics.watchRestarts) >= 2, 'each silent watch is counted');
+    } finally {
+      sink.release();
+      await relay.stop();
+      proxy.closeAllConnections();
+      await new Promise<void>((r) => proxy.close(() => r()));
+      await server.close();
     }
   });
 });
