@@ -13,7 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { ALARM_REDELIVERY, ALARM_REFUSED } from '../../functions/engine/apply.ts';
+import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_REFUSED } from '../../functions/engine/apply.ts';
 import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
 import { reconcilerEnvironment, type DeploySettings } from './settings.ts';
@@ -186,17 +186,23 @@ export class FunctionsStack extends Stack {
     // hour later (operability review). The lines are warn and error: a logLevel above warn
     // silences them (settings.ts refuses it). One namespace per stack, so two deployments in an
     // account (stackPrefix) do not count each other's lines (review).
-    const fromLogs = (id: string, alarm: string): Metric => new MetricFilter(this, id, {
+    // HandlingFailures keeps counting every message left for redelivery, a refused credential's
+    // included (it had alarm "redelivery" before it had its own value): a dashboard on it reads
+    // as before.
+    const fromLogs = (id: string, ...alarm: string[]): Metric => new MetricFilter(this, id, {
       logGroup: this.logGroup,
       metricNamespace: `ephemera/${this.stackName}`,
       metricName: id,
-      filterPattern: FilterPattern.stringValue('$.alarm', '=', alarm),
+      filterPattern: FilterPattern.any(...alarm.map((a) => FilterPattern.stringValue('$.alarm', '=', a))),
       metricValue: '1',
     }).metric({ period, statistic: 'Sum' });
     alarms(this, [
       { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input, a refusal for good, or a cluster it cannot reach). Those the consumer sent carry a reason attribute; those SQS moved after maxReceiveCount carry none: find their messageId in the function\'s log. Redrive with aws sqs start-message-move-task once fixed (every message is an idempotent "look at this key")' },
       { id: 'RefusedWritesAlarm', metric: fromLogs('RefusedWrites', ALARM_REFUSED), threshold: 1, description: 'ephemera: the API server refused writes for good (a missing RBAC right, Pod Security, an admission webhook): see the ActionRefused Warning Events on the jobs and pods, and the log lines with alarm "refused"' },
-      { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', ALARM_REDELIVERY), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused, the invocation out of time, the queue refusing a send): see the log lines with alarm "redelivery"' },
+      { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', ALARM_REDELIVERY, ALARM_CREDENTIALS), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused, the invocation out of time, the queue refusing a send): see the log lines with alarm "redelivery" or "credentials"' },
+      // No retry cures a refused credential, and in a quiet cluster its messages come back only
+      // once per visibility timeout: the first line pages, not the dead letters half an hour later.
+      { id: 'CredentialsRefusedAlarm', metric: fromLogs('CredentialsRefused', ALARM_CREDENTIALS), threshold: 1, description: 'ephemera: a cluster refused the functions\' credential (an expired or revoked token in the secret, the role\'s EKS access entry removed, a secret or DescribeCluster unreadable): see the log lines with alarm "credentials", which name the cluster and the credential source; the messages wait on the queue and reach the dead-letter queue after maxReceiveCount' },
       { id: 'OldestMessageAlarm', metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }), threshold: 900 + 6 * s.reconciler.timeoutSeconds, description: 'ephemera: events wait longer than the longest requeue delay: the reconcilers fall behind' },
       { id: 'ErrorsAlarm', metric: this.fn.metricErrors({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations failed as a whole (configuration, crash, timeout)' },
       { id: 'ThrottlesAlarm', metric: this.fn.metricThrottles({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations throttled (account concurrency exhausted)' },
