@@ -13,7 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_REFUSED } from '../../functions/engine/apply.ts';
+import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_REFUSED, ALARM_THROTTLED } from '../../functions/engine/apply.ts';
 import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
 import { reconcilerEnvironment, type DeploySettings } from './settings.ts';
@@ -203,12 +203,24 @@ export class FunctionsStack extends Stack {
       // No retry cures a refused credential, and in a quiet cluster its messages come back only
       // once per visibility timeout: the first line pages, not the dead letters half an hour later.
       { id: 'CredentialsRefusedAlarm', metric: fromLogs('CredentialsRefused', ALARM_CREDENTIALS), threshold: 1, description: 'ephemera: a cluster refused the functions\' credential (an expired or revoked token in the secret, the role\'s EKS access entry removed, a secret or DescribeCluster unreadable): see the log lines with alarm "credentials", which name the cluster and the credential source; the messages wait on the queue and reach the dead-letter queue after maxReceiveCount' },
+      // Each requeue after a Retry-After is a new message and the invocation succeeds: nothing
+      // else sees a throttle that never ends (review). One key throttled throughout logs at
+      // least 4 lines in 5 minutes even at the longest Retry-After taken (60 s, plus the
+      // queue's pick-up), far more when Priority and Fairness asks for 1 s; a burst, however
+      // wide (a resync meeting a busy API server), that is over within 5 minutes touches at
+      // most two periods. So: 3 lines in each of 3 periods in a row, about 15 minutes of
+      // throttling. (ThrottlesAlarm below is Lambda's own.)
+      { id: 'ApiServerThrottledAlarm', metric: fromLogs('ApiServerThrottled', ALARM_THROTTLED), threshold: THROTTLED_PER_PERIOD, periods: THROTTLED_PERIODS, description: `ephemera: an API server has kept asking the functions to retry later (429/503 Retry-After): at least ${THROTTLED_PER_PERIOD} times in each of ${THROTTLED_PERIODS} periods of ${period.toMinutes()} minutes in a row. The keys it throttles are requeued again and again and never reconciled. See the log lines with alarm "throttled" (status, cluster, subject), and the API server's Priority and Fairness (apiserver_flowcontrol_rejected_requests_total) for the functions' user` },
       { id: 'OldestMessageAlarm', metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }), threshold: 900 + 6 * s.reconciler.timeoutSeconds, description: 'ephemera: events wait longer than the longest requeue delay: the reconcilers fall behind' },
       { id: 'ErrorsAlarm', metric: this.fn.metricErrors({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations failed as a whole (configuration, crash, timeout)' },
       { id: 'ThrottlesAlarm', metric: this.fn.metricThrottles({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations throttled (account concurrency exhausted)' },
     ], s.alarmTopicArn);
   }
 }
+
+/** Throttled lines per period, in each of THROTTLED_PERIODS periods in a row, that page (the reasoning is at the alarm). */
+export const THROTTLED_PER_PERIOD = 3;
+export const THROTTLED_PERIODS = 3;
 
 /** A secret's ARN pattern: a full ARN as given, a name with the random suffix Secrets Manager adds. */
 function secretArn(stack: Stack, secretId: string, region: string | undefined): string {

@@ -87,15 +87,20 @@ describe('AWS alarms: the metric filters count the functions\' real log lines', 
   });
 
   test('a credential the cluster refuses: its "credentials" line is counted by CredentialsRefused (threshold 1) and, as before, by HandlingFailures', async () => {
-    assert.deepEqual(await countsFor(filters, { token: 'expired-token' }), { CredentialsRefused: 1, HandlingFailures: 1, RefusedWrites: 0 });
+    assert.deepEqual(await countsFor(filters, { token: 'expired-token' }), { CredentialsRefused: 1, HandlingFailures: 1, RefusedWrites: 0, ApiServerThrottled: 0 });
   });
 
   test('the API server failing (500): HandlingFailures only', async () => {
-    assert.deepEqual(await countsFor(filters, { fault: { method: 'GET', pathIncludes: '/pods', watch: false, status: 500 } }), { CredentialsRefused: 0, HandlingFailures: 1, RefusedWrites: 0 });
+    assert.deepEqual(await countsFor(filters, { fault: { method: 'GET', pathIncludes: '/pods', watch: false, status: 500 } }), { CredentialsRefused: 0, HandlingFailures: 1, RefusedWrites: 0, ApiServerThrottled: 0 });
   });
 
   test('an injection refused for good (403: Pod Security): RefusedWrites, one per refused write', async () => {
     const fault: FaultSpec = { method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 403, reason: 'Forbidden', message: 'pods "web-1" is forbidden: violates PodSecurity "restricted:latest"' };
-    assert.deepEqual(await countsFor(filters, { fault }), { CredentialsRefused: 0, HandlingFailures: 0, RefusedWrites: 2 });
+    assert.deepEqual(await countsFor(filters, { fault }), { CredentialsRefused: 0, HandlingFailures: 0, RefusedWrites: 2, ApiServerThrottled: 0 });
+  });
+
+  test('the API server throttling (429 Retry-After): ApiServerThrottled only (the envelope is requeued, not left for redelivery)', async () => {
+    const fault: FaultSpec = { method: 'GET', pathIncludes: '/pods', watch: false, status: 429, retryAfterSeconds: 5 };
+    assert.deepEqual(await countsFor(filters, { fault }), { CredentialsRefused: 0, HandlingFailures: 0, RefusedWrites: 0, ApiServerThrottled: 1 });
   });
 });

@@ -10,7 +10,8 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import nag from 'cdk-nag';
 import { defineStacks } from '../../infra/aws/app.ts';
-import { FunctionsStack } from '../../infra/aws/functions-stack.ts';
+import { FunctionsStack, THROTTLED_PER_PERIOD, THROTTLED_PERIODS } from '../../infra/aws/functions-stack.ts';
+import { MAX_RETRY_AFTER_SECONDS } from '../../functions/kube/status-error.ts';
 import { JUSTIFIED } from '../../infra/aws/nag-suppressions.ts';
 import { loadSettings, parseSettings, type DeploySettings } from '../../infra/aws/settings.ts';
 import { ClusterSources } from '../../functions/kube/cluster-source.ts';
@@ -158,7 +159,7 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     functions.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
     const metrics = ofType(functions, 'AWS::CloudWatch::Alarm').map((a) => `${String(a.Properties.Namespace)}/${String(a.Properties.MetricName)}`).sort();
     const stackName = stacks.functions.stackName;
-    assert.deepEqual(metrics, ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible', `ephemera/${stackName}/CredentialsRefused`, `ephemera/${stackName}/HandlingFailures`, `ephemera/${stackName}/RefusedWrites`]);
+    assert.deepEqual(metrics, ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible', `ephemera/${stackName}/ApiServerThrottled`, `ephemera/${stackName}/CredentialsRefused`, `ephemera/${stackName}/HandlingFailures`, `ephemera/${stackName}/RefusedWrites`]);
     // The patterns match the handler's own log lines (their alarm field), as the code writes
     // them (aws-alarm-lines.test.ts evaluates them on real lines); the names and patterns an
     // operator's dashboards may use stay (HandlingFailures also counts a refused credential, as it did).
@@ -167,12 +168,22 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
       RefusedWrites: '{ $.alarm = "refused" }',
       HandlingFailures: '{ ($.alarm = "redelivery") || ($.alarm = "credentials") }',
       CredentialsRefused: '{ $.alarm = "credentials" }',
+      ApiServerThrottled: '{ $.alarm = "throttled" }',
     });
-    const threshold = (metric: string) => ofType(functions, 'AWS::CloudWatch::Alarm').find((a) => a.Properties.MetricName === metric)?.Properties.Threshold;
-    assert.deepEqual([threshold('RefusedWrites'), threshold('HandlingFailures'), threshold('CredentialsRefused')], [1, 10, 1]);
+    const alarm = (metric: string) => ofType(functions, 'AWS::CloudWatch::Alarm').find((a) => a.Properties.MetricName === metric)?.Properties;
+    const when = (metric: string) => [alarm(metric)?.Threshold, alarm(metric)?.EvaluationPeriods, alarm(metric)?.Period];
+    assert.deepEqual(['RefusedWrites', 'HandlingFailures', 'CredentialsRefused', 'ApiServerThrottled'].map(when), [[1, 1, 300], [10, 1, 300], [1, 1, 300], [3, 3, 300]]);
+    assert.equal(alarm('ApiServerThrottled')?.DatapointsToAlarm, undefined, 'every one of the periods (M of N with M = N)');
     assert.throws(() => parseSettings({ ...base, logLevel: 'error' }), /logLevel: trace, debug, info or warn: the alarms/);
     const f = ofType(functions, 'AWS::Lambda::Function')[0]!;
     assert.ok(f.Properties.LoggingConfig, 'the function logs to the stack\'s log group');
+  });
+
+  test('API server throttling alarms when it lasts, not on a burst: one key throttled throughout a period reaches the threshold even at the longest Retry-After taken; a burst within one period never does', () => {
+    // One pass per Retry-After plus up to 15 s for the queue to hand the delayed copy back.
+    const passesPerPeriod = Math.floor(300 / (MAX_RETRY_AFTER_SECONDS + 15));
+    assert.ok(THROTTLED_PER_PERIOD <= passesPerPeriod - 1, `${THROTTLED_PER_PERIOD} lines per period, ${passesPerPeriod} passes of one key (one may fall in the next period)`);
+    assert.ok(THROTTLED_PERIODS >= 3, 'a burst over within 5 minutes touches at most two periods');
   });
 
   test('alarms notify an SNS topic when one is given', () => {

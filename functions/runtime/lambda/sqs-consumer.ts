@@ -4,7 +4,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { envelopeKey, type Envelope } from '../../api/envelope.ts';
 import { failedKey, handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps } from '../../engine/engine.ts';
-import { ALARM_CREDENTIALS, ALARM_REDELIVERY } from '../../engine/apply.ts';
+import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_THROTTLED } from '../../engine/apply.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
 import { KubeError, refusedForGood } from '../../kube/errors.ts';
@@ -160,8 +160,10 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
     return 'fail';
   }
   if (err instanceof KubeError && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
-    // The API server said when to come back (429/503 Retry-After): wait that long, not the visibility timeout.
-    log.warn({ retryAfterSeconds: err.retryAfterSeconds }, 'API server asked to retry later: requeued with its delay');
+    // The API server said when to come back (429/503 Retry-After): wait that long, not the
+    // visibility timeout. The copy is a new message, so a throttle that never ends never
+    // reaches the dead letters, nor fails an invocation: its own alarm value (review).
+    log.warn({ retryAfterSeconds: err.retryAfterSeconds, status: err.status, err: err.message, alarm: ALARM_THROTTLED }, 'API server asked to retry later: requeued with its delay');
     return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record, log);
   }
   const final = refusedForGood(err);

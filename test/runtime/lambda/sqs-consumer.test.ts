@@ -7,7 +7,7 @@ import type { Controller } from '../../../functions/engine/controller.ts';
 import { silentLogger, type Logger } from '../../../functions/engine/logger.ts';
 import { CredentialError, UnknownClusterError } from '../../../functions/kube/credentials.ts';
 import { KubeError } from '../../../functions/kube/errors.ts';
-import { ALARM_CREDENTIALS } from '../../../functions/engine/apply.ts';
+import { ALARM_CREDENTIALS, ALARM_THROTTLED } from '../../../functions/engine/apply.ts';
 import { envelopeFor } from '../../support/ejob-world.ts';
 import { ScriptedKube } from '../../support/scripted-kube.ts';
 
@@ -146,6 +146,14 @@ describe('Lambda SQS consumer', () => {
     const r = await consume(ev(record('1', pod('busy-1'))));
     assert.deepEqual(ids(r), []);
     assert.deepEqual(requeued, [['busy-1', 7]]);
+  });
+
+  test('a requeue after Retry-After is logged with the alarm value the stack counts (review: the copy is a new message, so a throttle that never ends reached neither the dead letters nor any alarm)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = (bound: Record<string, unknown>): Logger => ({ ...silentLogger, warn: (obj, msg) => void lines.push({ ...bound, ...obj, msg }), error: (obj, msg) => void lines.push({ ...bound, ...obj, msg }), child: (more) => logger({ ...bound, ...more }) });
+    const { consume } = consumer({ logger: logger({}) });
+    await consume(ev(record('1', pod('busy-1', 'east'))));
+    assert.deepEqual(lines.map((l) => [l.alarm, l.status, l.retryAfterSeconds, l.messageId, l.cluster, l.subject]), [[ALARM_THROTTLED, 429, 7, '1', 'east', 'Pod/ns/busy-1']]);
   });
 
   test('an authentication failure is not retried: that cluster\'s other records fail at once, other clusters go on', async () => {
