@@ -214,6 +214,16 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.ok((ofType(webhook, 'AWS::Lambda::Function')[0]!.Properties.Timeout as number) < apiServerWaits, `the function's timeout is under the API server's ${apiServerWaits} s`);
   });
 
+  test('webhook: alarms on failed invocations, throttles and the function URL\'s 5xx answers (a bug is a 500 the invocation returns, which Lambda\'s Errors never counts: review)', () => {
+    assert.ok(webhook);
+    const [fn] = Object.keys(webhook.findResources('AWS::Lambda::Function'));
+    const alarms = ofType(webhook, 'AWS::CloudWatch::Alarm').map((a) => a.Properties);
+    assert.deepEqual(alarms.map((a) => `${String(a.Namespace)}/${String(a.MetricName)}`).sort(), ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/Lambda/Url5xxCount']);
+    const url5xx = alarms.find((a) => a.MetricName === 'Url5xxCount')!;
+    assert.deepEqual(url5xx.Dimensions, [{ Name: 'FunctionName', Value: { Ref: fn } }]);
+    assert.deepEqual([url5xx.Statistic, url5xx.Period, url5xx.Threshold, url5xx.ComparisonOperator], ['Sum', 300, 1, 'GreaterThanOrEqualToThreshold']);
+  });
+
   test('webhook reservedConcurrency 0: no reservation at all (not a reservation of 0, which would stop the function)', () => {
     const { webhook: t } = synth({ webhook: { reservedConcurrency: 0 } });
     assert.equal(ofType(t!, 'AWS::Lambda::Function')[0]!.Properties.ReservedConcurrentExecutions, undefined);
