@@ -92,7 +92,9 @@ export class FunctionsStack extends Stack {
     this.alarms(s);
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl, description: 'EPHEMERA_SQS_QUEUE_URL for the relays' });
     new CfnOutput(this, 'QueueArn', { value: this.queue.queueArn, description: 'what the relays\' IAM role may sqs:SendMessage to' });
-    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl, description: 'where to read dead letters (aws sqs receive-message --message-attribute-names All)' });
+    // The redrive command takes ARNs (review: only the URL was output).
+    new CfnOutput(this, 'DeadLetterQueueArn', { value: this.deadLetterQueue.queueArn, description: 'aws sqs start-message-move-task --source-arn <DeadLetterQueueArn> --destination-arn <QueueArn>, once the cause is fixed' });
     new CfnOutput(this, 'FunctionsRoleArn', { value: role.roleArn, description: `mapped to Kubernetes group ${FUNCTIONS_K8S_GROUP}` });
   }
 
@@ -197,7 +199,7 @@ export class FunctionsStack extends Stack {
       metricValue: '1',
     }).metric({ period, statistic: 'Sum' });
     alarms(this, [
-      { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input, a refusal for good, or a cluster it cannot reach). Those the consumer sent carry a reason attribute; those SQS moved after maxReceiveCount carry none: find their messageId in the function\'s log. Redrive with aws sqs start-message-move-task once fixed (every message is an idempotent "look at this key")' },
+      { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input, a refusal for good, a cluster not served, or a message that failed maxReceiveCount times). Those the consumer sent carry a reason attribute. For the others SQS moved, search the function\'s log for the body\'s id (the engine logs it as "event") or their messageId; if neither is there, the invocations failed as a whole: ErrorsAlarm, "Task timed out", "Runtime exited". Once fixed: aws sqs start-message-move-task --source-arn <DeadLetterQueueArn> --destination-arn <QueueArn> (this stack\'s outputs; every message is an idempotent "look at this key")' },
       { id: 'RefusedWritesAlarm', metric: fromLogs('RefusedWrites', ALARM_REFUSED), threshold: 1, description: 'ephemera: the API server refused writes for good (a missing RBAC right, Pod Security, an admission webhook): see the ActionRefused Warning Events on the jobs and pods, and the log lines with alarm "refused"' },
       { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', ALARM_REDELIVERY, ALARM_CREDENTIALS), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused, the invocation out of time, the queue refusing a send): see the log lines with alarm "redelivery" or "credentials"' },
       // No retry cures a refused credential, and in a quiet cluster its messages come back only

@@ -186,6 +186,21 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.ok(THROTTLED_PERIODS >= 3, 'a burst over within 5 minutes touches at most two periods');
   });
 
+  test('outputs: the queue\'s and the dead-letter queue\'s URL and ARN (the redrive command, start-message-move-task, takes ARNs: review)', () => {
+    const [dlq] = Object.entries(functions.findResources('AWS::SQS::Queue')).find(([, q]) => !(q as Resource).Properties.RedrivePolicy)!;
+    const [main] = Object.entries(functions.findResources('AWS::SQS::Queue')).find(([, q]) => (q as Resource).Properties.RedrivePolicy)!;
+    functions.hasOutput('DeadLetterQueueArn', { Value: { 'Fn::GetAtt': [dlq, 'Arn'] } });
+    functions.hasOutput('DeadLetterQueueUrl', { Value: { Ref: dlq } });
+    functions.hasOutput('QueueArn', { Value: { 'Fn::GetAtt': [main, 'Arn'] } });
+    functions.hasOutput('QueueUrl', { Value: { Ref: main } });
+  });
+
+  test('every alarm\'s description fits CloudWatch\'s 1024 characters', () => {
+    for (const t of [functions, webhook!]) {
+      for (const a of ofType(t, 'AWS::CloudWatch::Alarm')) assert.ok(String(a.Properties.AlarmDescription).length <= 1024, String(a.Properties.AlarmDescription));
+    }
+  });
+
   test('alarms notify an SNS topic when one is given', () => {
     const { functions: t } = synth({ alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops' });
     for (const a of ofType(t, 'AWS::CloudWatch::Alarm')) assert.deepEqual(a.Properties.AlarmActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
