@@ -46,10 +46,15 @@ export interface ApplyDeps {
 
 /**
  * The `alarm` field of the log lines the AWS stack's metric filters count (infra/aws
- * functions-stack.ts): a write refused for good, and a message left for redelivery.
+ * functions-stack.ts): a write refused for good, a message left for redelivery, a cluster's
+ * credential refused (its messages are left for redelivery too, and the stack counts them
+ * there as well, but no retry cures it: its own alarm fires on the first line), and an
+ * envelope requeued because the API server asked to be called later (429/503 Retry-After).
  */
 export const ALARM_REFUSED = 'refused';
 export const ALARM_REDELIVERY = 'redelivery';
+export const ALARM_CREDENTIALS = 'credentials';
+export const ALARM_THROTTLED = 'throttled';
 
 /**
  * Perform a plan's actions in order, each `group` of neighbours at once. Transient failures

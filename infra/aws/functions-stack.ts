@@ -13,7 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { ALARM_REDELIVERY, ALARM_REFUSED } from '../../functions/engine/apply.ts';
+import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_REFUSED, ALARM_THROTTLED } from '../../functions/engine/apply.ts';
 import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
 import { reconcilerEnvironment, type DeploySettings } from './settings.ts';
@@ -92,7 +92,9 @@ export class FunctionsStack extends Stack {
     this.alarms(s);
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl, description: 'EPHEMERA_SQS_QUEUE_URL for the relays' });
     new CfnOutput(this, 'QueueArn', { value: this.queue.queueArn, description: 'what the relays\' IAM role may sqs:SendMessage to' });
-    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl, description: 'where to read dead letters (aws sqs receive-message --message-attribute-names All)' });
+    // The redrive command takes ARNs (review: only the URL was output).
+    new CfnOutput(this, 'DeadLetterQueueArn', { value: this.deadLetterQueue.queueArn, description: 'aws sqs start-message-move-task --source-arn <DeadLetterQueueArn> --destination-arn <QueueArn>, once the cause is fixed' });
     new CfnOutput(this, 'FunctionsRoleArn', { value: role.roleArn, description: `mapped to Kubernetes group ${FUNCTIONS_K8S_GROUP}` });
   }
 
@@ -186,23 +188,41 @@ export class FunctionsStack extends Stack {
     // hour later (operability review). The lines are warn and error: a logLevel above warn
     // silences them (settings.ts refuses it). One namespace per stack, so two deployments in an
     // account (stackPrefix) do not count each other's lines (review).
-    const fromLogs = (id: string, alarm: string): Metric => new MetricFilter(this, id, {
+    // HandlingFailures keeps counting every message left for redelivery, a refused credential's
+    // included (it had alarm "redelivery" before it had its own value): a dashboard on it reads
+    // as before.
+    const fromLogs = (id: string, ...alarm: string[]): Metric => new MetricFilter(this, id, {
       logGroup: this.logGroup,
       metricNamespace: `ephemera/${this.stackName}`,
       metricName: id,
-      filterPattern: FilterPattern.stringValue('$.alarm', '=', alarm),
+      filterPattern: FilterPattern.any(...alarm.map((a) => FilterPattern.stringValue('$.alarm', '=', a))),
       metricValue: '1',
     }).metric({ period, statistic: 'Sum' });
     alarms(this, [
-      { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input, a refusal for good, or a cluster it cannot reach). Those the consumer sent carry a reason attribute; those SQS moved after maxReceiveCount carry none: find their messageId in the function\'s log. Redrive with aws sqs start-message-move-task once fixed (every message is an idempotent "look at this key")' },
+      { id: 'DeadLetterAlarm', metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), threshold: 1, description: 'ephemera: messages in the dead-letter queue (bad input, a refusal for good, a cluster not served, or a message that failed maxReceiveCount times). Those the consumer sent carry a reason attribute. For the others SQS moved, search the function\'s log for the body\'s id (the engine logs it as "event") or their messageId; if neither is there, the invocations failed as a whole: ErrorsAlarm, "Task timed out", "Runtime exited". Once fixed: aws sqs start-message-move-task --source-arn <DeadLetterQueueArn> --destination-arn <QueueArn> (this stack\'s outputs; every message is an idempotent "look at this key")' },
       { id: 'RefusedWritesAlarm', metric: fromLogs('RefusedWrites', ALARM_REFUSED), threshold: 1, description: 'ephemera: the API server refused writes for good (a missing RBAC right, Pod Security, an admission webhook): see the ActionRefused Warning Events on the jobs and pods, and the log lines with alarm "refused"' },
-      { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', ALARM_REDELIVERY), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused, the invocation out of time, the queue refusing a send): see the log lines with alarm "redelivery"' },
+      { id: 'HandlingFailuresAlarm', metric: fromLogs('HandlingFailures', ALARM_REDELIVERY, ALARM_CREDENTIALS), threshold: 10, description: 'ephemera: messages failing and left for redelivery (the API server unreachable or answering 5xx/timeouts, credentials refused, the invocation out of time, the queue refusing a send): see the log lines with alarm "redelivery" or "credentials"' },
+      // No retry cures a refused credential, and in a quiet cluster its messages come back only
+      // once per visibility timeout: the first line pages, not the dead letters half an hour later.
+      { id: 'CredentialsRefusedAlarm', metric: fromLogs('CredentialsRefused', ALARM_CREDENTIALS), threshold: 1, description: 'ephemera: a cluster refused the functions\' credential (an expired or revoked token in the secret, the role\'s EKS access entry removed, a secret or DescribeCluster unreadable): see the log lines with alarm "credentials", which name the cluster and the credential source; the messages wait on the queue and reach the dead-letter queue after maxReceiveCount' },
+      // Each requeue after a Retry-After is a new message and the invocation succeeds: nothing
+      // else sees a throttle that never ends (review). One key throttled throughout logs at
+      // least 4 lines in 5 minutes even at the longest Retry-After taken (60 s, plus the
+      // queue's pick-up), far more when Priority and Fairness asks for 1 s; a burst, however
+      // wide (a resync meeting a busy API server), that is over within 5 minutes touches at
+      // most two periods. So: 3 lines in each of 3 periods in a row, about 15 minutes of
+      // throttling. (ThrottlesAlarm below is Lambda's own.)
+      { id: 'ApiServerThrottledAlarm', metric: fromLogs('ApiServerThrottled', ALARM_THROTTLED), threshold: THROTTLED_PER_PERIOD, periods: THROTTLED_PERIODS, description: `ephemera: an API server has kept asking the functions to retry later (429/503 Retry-After): at least ${THROTTLED_PER_PERIOD} times in each of ${THROTTLED_PERIODS} periods of ${period.toMinutes()} minutes in a row. The keys it throttles are requeued again and again and never reconciled. See the log lines with alarm "throttled" (status, cluster, subject), and the API server's Priority and Fairness (apiserver_flowcontrol_rejected_requests_total) for the functions' user` },
       { id: 'OldestMessageAlarm', metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }), threshold: 900 + 6 * s.reconciler.timeoutSeconds, description: 'ephemera: events wait longer than the longest requeue delay: the reconcilers fall behind' },
       { id: 'ErrorsAlarm', metric: this.fn.metricErrors({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations failed as a whole (configuration, crash, timeout)' },
       { id: 'ThrottlesAlarm', metric: this.fn.metricThrottles({ period, statistic: 'Sum' }), threshold: 1, description: 'ephemera: reconciler invocations throttled (account concurrency exhausted)' },
     ], s.alarmTopicArn);
   }
 }
+
+/** Throttled lines per period, in each of THROTTLED_PERIODS periods in a row, that page (the reasoning is at the alarm). */
+export const THROTTLED_PER_PERIOD = 3;
+export const THROTTLED_PERIODS = 3;
 
 /** A secret's ARN pattern: a full ARN as given, a name with the random suffix Secrets Manager adds. */
 function secretArn(stack: Stack, secretId: string, region: string | undefined): string {

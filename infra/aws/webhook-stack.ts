@@ -50,7 +50,11 @@ export class WebhookStack extends Stack {
     // (required beside it for URLs since October 2025). A direct Invoke stays refused; a test checks.
     const url = this.fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
     alarms(this, [
-      { id: 'WebhookErrorsAlarm', metric: this.fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: invocations failed (EphemeralJob writes refused meanwhile)' },
+      { id: 'WebhookErrorsAlarm', metric: this.fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: invocations failed as a whole (a crash, a timeout, a failed start; EphemeralJob writes refused meanwhile)' },
+      // A bug on the request path is an exception hono turns into a 500 answer: the invocation
+      // succeeds, so Errors stays 0 (review). The URL's own count of 5xx answers sees it (and
+      // failed invocations and timeouts too, AWS says). FunctionName: the URL of $LATEST.
+      { id: 'WebhookUrl5xxAlarm', metric: this.fn.metric('Url5xxCount', { period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: the function URL answered 5xx, so the API server refused EphemeralJob writes (failurePolicy Fail). A 500 the webhook answers itself is a bug on its path: search its log for "webhook failed"' },
       { id: 'WebhookThrottlesAlarm', metric: this.fn.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }), threshold: 1, description: 'ephemera webhook: reserved concurrency (or, with none, the account\'s) exhausted: a flood, or too low a limit' },
     ], s.alarmTopicArn);
     new CfnOutput(this, 'WebhookUrl', { value: url.url, description: 'WEBHOOK_URL in infra/webhook/validating-webhook-public.yaml (without the trailing slash)' });

@@ -10,7 +10,8 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import nag from 'cdk-nag';
 import { defineStacks } from '../../infra/aws/app.ts';
-import { FunctionsStack } from '../../infra/aws/functions-stack.ts';
+import { FunctionsStack, THROTTLED_PER_PERIOD, THROTTLED_PERIODS } from '../../infra/aws/functions-stack.ts';
+import { MAX_RETRY_AFTER_SECONDS } from '../../functions/kube/status-error.ts';
 import { JUSTIFIED } from '../../infra/aws/nag-suppressions.ts';
 import { loadSettings, parseSettings, type DeploySettings } from '../../infra/aws/settings.ts';
 import { ClusterSources } from '../../functions/kube/cluster-source.ts';
@@ -158,13 +159,46 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     functions.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
     const metrics = ofType(functions, 'AWS::CloudWatch::Alarm').map((a) => `${String(a.Properties.Namespace)}/${String(a.Properties.MetricName)}`).sort();
     const stackName = stacks.functions.stackName;
-    assert.deepEqual(metrics, ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible', `ephemera/${stackName}/HandlingFailures`, `ephemera/${stackName}/RefusedWrites`]);
-    // The patterns match the handler's own log lines (their alarm field), as the code writes them.
-    const patterns = ofType(functions, 'AWS::Logs::MetricFilter').map((m) => String(m.Properties.FilterPattern)).sort();
-    assert.deepEqual(patterns, ['{ $.alarm = "redelivery" }', '{ $.alarm = "refused" }']);
+    assert.deepEqual(metrics, ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible', `ephemera/${stackName}/ApiServerThrottled`, `ephemera/${stackName}/CredentialsRefused`, `ephemera/${stackName}/HandlingFailures`, `ephemera/${stackName}/RefusedWrites`]);
+    // The patterns match the handler's own log lines (their alarm field), as the code writes
+    // them (aws-alarm-lines.test.ts evaluates them on real lines); the names and patterns an
+    // operator's dashboards may use stay (HandlingFailures also counts a refused credential, as it did).
+    const patterns = Object.fromEntries(ofType(functions, 'AWS::Logs::MetricFilter').map((m) => [(m.Properties.MetricTransformations as { MetricName: string }[])[0]!.MetricName, String(m.Properties.FilterPattern)]));
+    assert.deepEqual(patterns, {
+      RefusedWrites: '{ $.alarm = "refused" }',
+      HandlingFailures: '{ ($.alarm = "redelivery") || ($.alarm = "credentials") }',
+      CredentialsRefused: '{ $.alarm = "credentials" }',
+      ApiServerThrottled: '{ $.alarm = "throttled" }',
+    });
+    const alarm = (metric: string) => ofType(functions, 'AWS::CloudWatch::Alarm').find((a) => a.Properties.MetricName === metric)?.Properties;
+    const when = (metric: string) => [alarm(metric)?.Threshold, alarm(metric)?.EvaluationPeriods, alarm(metric)?.Period];
+    assert.deepEqual(['RefusedWrites', 'HandlingFailures', 'CredentialsRefused', 'ApiServerThrottled'].map(when), [[1, 1, 300], [10, 1, 300], [1, 1, 300], [3, 3, 300]]);
+    assert.equal(alarm('ApiServerThrottled')?.DatapointsToAlarm, undefined, 'every one of the periods (M of N with M = N)');
     assert.throws(() => parseSettings({ ...base, logLevel: 'error' }), /logLevel: trace, debug, info or warn: the alarms/);
     const f = ofType(functions, 'AWS::Lambda::Function')[0]!;
     assert.ok(f.Properties.LoggingConfig, 'the function logs to the stack\'s log group');
+  });
+
+  test('API server throttling alarms when it lasts, not on a burst: one key throttled throughout a period reaches the threshold even at the longest Retry-After taken; a burst within one period never does', () => {
+    // One pass per Retry-After plus up to 15 s for the queue to hand the delayed copy back.
+    const passesPerPeriod = Math.floor(300 / (MAX_RETRY_AFTER_SECONDS + 15));
+    assert.ok(THROTTLED_PER_PERIOD <= passesPerPeriod - 1, `${THROTTLED_PER_PERIOD} lines per period, ${passesPerPeriod} passes of one key (one may fall in the next period)`);
+    assert.ok(THROTTLED_PERIODS >= 3, 'a burst over within 5 minutes touches at most two periods');
+  });
+
+  test('outputs: the queue\'s and the dead-letter queue\'s URL and ARN (the redrive command, start-message-move-task, takes ARNs: review)', () => {
+    const [dlq] = Object.entries(functions.findResources('AWS::SQS::Queue')).find(([, q]) => !(q as Resource).Properties.RedrivePolicy)!;
+    const [main] = Object.entries(functions.findResources('AWS::SQS::Queue')).find(([, q]) => (q as Resource).Properties.RedrivePolicy)!;
+    functions.hasOutput('DeadLetterQueueArn', { Value: { 'Fn::GetAtt': [dlq, 'Arn'] } });
+    functions.hasOutput('DeadLetterQueueUrl', { Value: { Ref: dlq } });
+    functions.hasOutput('QueueArn', { Value: { 'Fn::GetAtt': [main, 'Arn'] } });
+    functions.hasOutput('QueueUrl', { Value: { Ref: main } });
+  });
+
+  test('every alarm\'s description fits CloudWatch\'s 1024 characters', () => {
+    for (const t of [functions, webhook!]) {
+      for (const a of ofType(t, 'AWS::CloudWatch::Alarm')) assert.ok(String(a.Properties.AlarmDescription).length <= 1024, String(a.Properties.AlarmDescription));
+    }
   });
 
   test('alarms notify an SNS topic when one is given', () => {
@@ -193,6 +227,16 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     // A stuck call ends in the function, with its own error logged, before the API server gives up on it.
     const apiServerWaits = Number(/timeoutSeconds: (\d+)/.exec(readFileSync('infra/webhook/validating-webhook-public.yaml', 'utf8'))?.[1]);
     assert.ok((ofType(webhook, 'AWS::Lambda::Function')[0]!.Properties.Timeout as number) < apiServerWaits, `the function's timeout is under the API server's ${apiServerWaits} s`);
+  });
+
+  test('webhook: alarms on failed invocations, throttles and the function URL\'s 5xx answers (a bug is a 500 the invocation returns, which Lambda\'s Errors never counts: review)', () => {
+    assert.ok(webhook);
+    const [fn] = Object.keys(webhook.findResources('AWS::Lambda::Function'));
+    const alarms = ofType(webhook, 'AWS::CloudWatch::Alarm').map((a) => a.Properties);
+    assert.deepEqual(alarms.map((a) => `${String(a.Namespace)}/${String(a.MetricName)}`).sort(), ['AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'AWS/Lambda/Url5xxCount']);
+    const url5xx = alarms.find((a) => a.MetricName === 'Url5xxCount')!;
+    assert.deepEqual(url5xx.Dimensions, [{ Name: 'FunctionName', Value: { Ref: fn } }]);
+    assert.deepEqual([url5xx.Statistic, url5xx.Period, url5xx.Threshold, url5xx.ComparisonOperator], ['Sum', 300, 1, 'GreaterThanOrEqualToThreshold']);
   });
 
   test('webhook reservedConcurrency 0: no reservation at all (not a reservation of 0, which would stop the function)', () => {

@@ -14,8 +14,8 @@ const handler = createLambdaUrlHandler();
 const inProcess: Send = async (path, init) => app.request(path, init);
 runContract('in-process app', () => inProcess);
 
-/** Send through the Lambda adapter: Request → function URL event → handler → Response. */
-const viaLambda: Send = async (path, init = {}) => {
+/** Send through a Lambda adapter: Request → function URL event → handler → Response. */
+const viaLambdaOf = (lambda: typeof handler): Send => async (path, init = {}) => {
   const method = init.method ?? 'GET';
   const headers = Object.fromEntries(new Headers(init.headers).entries());
   const event = {
@@ -33,11 +33,11 @@ const viaLambda: Send = async (path, init = {}) => {
     },
   } as LambdaFunctionURLEvent;
   // hono's handler is typed for its own event union; a function URL event is API Gateway v2.
-  const out = (await (handler as unknown as (e: unknown, c: unknown) => Promise<LambdaFunctionURLResult>)(event, {})) as Exclude<LambdaFunctionURLResult, string>;
+  const out = (await (lambda as unknown as (e: unknown, c: unknown) => Promise<LambdaFunctionURLResult>)(event, {})) as Exclude<LambdaFunctionURLResult, string>;
   const body = out.isBase64Encoded ? Buffer.from(out.body ?? '', 'base64') : (out.body ?? '');
   return new Response(out.statusCode === 204 ? null : body, { status: out.statusCode ?? 200, headers: out.headers as Record<string, string> });
 };
-runContract('Lambda function URL adapter', () => viaLambda);
+runContract('Lambda function URL adapter', () => viaLambdaOf(handler));
 
 test('a body over the limit gets a 413, not a crash', async () => {
   const huge = JSON.stringify(admissionReview({ object: { pad: 'x'.repeat(MAX_BODY_BYTES) } }));
@@ -76,4 +76,11 @@ test('a bug of ours (not the request) is a 500 Status that says so, and is logge
   const body = (await res.json()) as { kind: string; code: number; message: string };
   assert.deepEqual({ kind: body.kind, code: body.code, message: body.message }, { kind: 'Status', code: 500, message: 'internal error' });
   assert.deepEqual(seen, ['failed log sink exploded']);
+});
+
+test('through the Lambda function URL adapter, such a bug is a 500 the invocation returns, not a failed invocation: Lambda\'s Errors never counts it, the URL\'s Url5xxCount does (the AWS stack alarms on that)', async () => {
+  const broken = createLambdaUrlHandler({ log: { decision: () => { throw new Error('log sink exploded'); }, rejected: () => {}, failed: () => {} } });
+  // The adapter's promise resolves (a rejection is what Lambda counts in Errors).
+  const res = await viaLambdaOf(broken)(PATH, { method: 'POST', body: JSON.stringify(admissionReview({ uid: 'u1' })), headers: { 'content-type': 'application/json' } });
+  assert.equal(res.status, 500);
 });

@@ -4,7 +4,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { envelopeKey, type Envelope } from '../../api/envelope.ts';
 import { failedKey, handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps } from '../../engine/engine.ts';
-import { ALARM_REDELIVERY } from '../../engine/apply.ts';
+import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_THROTTLED } from '../../engine/apply.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
 import { KubeError, refusedForGood } from '../../kube/errors.ts';
@@ -152,14 +152,18 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
   if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b, { log });
   if (err instanceof KubeError && err.status === 401) {
     // Not retried here: every record of this cluster would fail the same way. The messages
-    // stay on the queue (and reach the dead-letter queue after maxReceiveCount).
+    // stay on the queue (and reach the dead-letter queue after maxReceiveCount). Its own
+    // alarm value: a quiet cluster's messages come back only once per visibility timeout,
+    // too few to reach the redelivery alarm's threshold, and no retry cures it (review).
     b.refused.add(envelope.cluster ?? '');
-    log.error({ err: err.message, reason: err.reason, alarm: ALARM_REDELIVERY }, 'authentication to the cluster failed: fix the credential source');
+    log.error({ err: err.message, reason: err.reason, alarm: ALARM_CREDENTIALS }, 'authentication to the cluster failed: fix the credential source');
     return 'fail';
   }
   if (err instanceof KubeError && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
-    // The API server said when to come back (429/503 Retry-After): wait that long, not the visibility timeout.
-    log.warn({ retryAfterSeconds: err.retryAfterSeconds }, 'API server asked to retry later: requeued with its delay');
+    // The API server said when to come back (429/503 Retry-After): wait that long, not the
+    // visibility timeout. The copy is a new message, so a throttle that never ends never
+    // reaches the dead letters, nor fails an invocation: its own alarm value (review).
+    log.warn({ retryAfterSeconds: err.retryAfterSeconds, status: err.status, err: err.message, alarm: ALARM_THROTTLED }, 'API server asked to retry later: requeued with its delay');
     return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record, log);
   }
   const final = refusedForGood(err);
