@@ -227,12 +227,12 @@ export class DeliveryQueue {
 
   /** Seconds since the oldest undelivered state was queued (0 when nothing waits). */
   oldestAgeSeconds(): number {
+    // A key held on purpose (an injection's echo waiting for the pod's next change) is not
+    // undelivered: it counts from the end of its hold, as stalledMs does (review: the gauge
+    // read 15–20 s during every injection, so an alert on it paged for nothing).
     let oldest = Infinity;
-    for (const s of this.pending.values()) oldest = Math.min(oldest, s.queuedAt);
-    for (const s of this.inFlight.values()) oldest = Math.min(oldest, s.queuedAt);
-    for (const s of this.retrying.values()) oldest = Math.min(oldest, s.queuedAt);
-    for (const s of this.held.values()) oldest = Math.min(oldest, s.queuedAt);
-    return oldest === Infinity ? 0 : (this.now() - oldest) / 1000;
+    for (const slots of [this.pending, this.inFlight, this.retrying]) for (const s of slots.values()) oldest = Math.min(oldest, Math.max(s.queuedAt, s.releasedAt ?? -Infinity));
+    return oldest === Infinity ? 0 : Math.max(0, this.now() - oldest) / 1000;
   }
 
   /**

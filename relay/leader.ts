@@ -15,6 +15,14 @@ export interface Elector {
   /** No more rounds; the Lease, if held, stays ours until it runs out or stop() releases it. */
   stopRenewing(): void;
   stop(): Promise<void>;
+  /** While the rounds fail with an error (not: the Lease is another's): since how long, and the last error. */
+  failing(): { forMs: number; error: string } | undefined;
+}
+
+/** What the election tells its owner: every gain or loss, and every round that failed with an error. */
+export interface ElectionEvents {
+  change(leader: boolean): void;
+  failed?(err: Error): void;
 }
 
 /**
@@ -23,7 +31,7 @@ export interface Elector {
  * replica can take over only after leaseSeconds + skew by the server's clock), or at once
  * when another holder has the Lease. `onChange` fires on every gain or loss.
  */
-export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onChange: (leader: boolean) => void): Elector {
+export function startElection(kube: Kube, lock: LockConfig, logger: Logger, on: ElectionEvents): Elector {
   const leaseMs = lock.leaseSeconds * 1000;
   const periodMs = Math.max(1000, leaseMs / 3);
   const retryMs = Math.min(1000, periodMs);
@@ -37,11 +45,13 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
   let expiry: NodeJS.Timeout | undefined;
   /** When the current holding runs out (performance.now() time), 0 when none. */
   let holdsUntil = 0;
+  /** Since when (performance.now()) the rounds have failed with an error, and the last one. */
+  let failure: { since: number; error: string } | undefined;
   const set = (v: boolean, why: string): void => {
     if (v === leader) return;
     leader = v;
     logger.info({ holder: lock.holder, leader: v, why }, v ? 'became leader' : 'lost leadership');
-    onChange(v);
+    on.change(v);
   };
   /**
    * The deadline runs from when the last successful renewal was begun, not answered: the
@@ -65,6 +75,7 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
     let wait = periodMs;
     try {
       const got = await acquire(kube, lock, 'relay', 'leader');
+      failure = undefined;
       held = 'held' in got ? got.held : undefined;
       // A renewal that took most of the lease leaves leadership as it was: the next round,
       // a retry's wait away, decides (review: taking the lead for a moment ran a replay).
@@ -78,6 +89,8 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
         set(false, `held by ${'holder' in got ? got.holder : 'another replica'}`);
       }
     } catch (err) {
+      failure = { since: failure?.since ?? begunAt, error: (err as Error).message };
+      on.failed?.(err as Error);
       logger.warn({ err: (err as Error).message, leader }, leader ? 'lease renewal failed; retrying before the lease runs out' : 'leader election round failed');
       wait = leader ? retryMs : periodMs;
     }
@@ -94,6 +107,7 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, onCh
   start();
   return {
     isLeader: () => leader,
+    failing: () => (failure === undefined ? undefined : { forMs: performance.now() - failure.since, error: failure.error }),
     leadsForMs: () => (leader ? Math.max(0, holdsUntil - performance.now()) : 0),
     stopRenewing() {
       // A round in flight still records what it took (review: releasing it then left the

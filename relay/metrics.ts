@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Read at scrape time: the delivery queue's real backlog. */
 export interface QueueProbe {
@@ -51,23 +51,27 @@ export function createMetrics(): {
   listFailures: Counter<'kind'>;
   leader: Gauge;
   leaderTransitions: Counter;
+  leaderElectionFailures: Counter;
   absent: Gauge<'kind'>;
   leaseSweeps: Counter;
   /** Point the backlog gauges at the queue (they are computed when scraped). */
   observeQueue(probe: QueueProbe): void;
 } {
   const registry = new Registry();
+  // The process's own (CPU, memory, event-loop lag, handles): the first signs of a relay
+  // short of its CPU request or near its memory limit (operability review).
+  collectDefaultMetrics({ register: registry });
   const c = { registers: [registry] };
   let probe: QueueProbe | undefined;
   const seen: Tally = new Map();
   const filtered: Tally = new Map();
-  return {
+  const metrics = {
     registry,
     seen: new Counter({ name: 'ephemera_relay_events_seen_total', help: 'Watch and list events seen', labelNames: ['kind', 'type'] as const, ...c, collect() {
       flush(seen, this, ['kind', 'type']);
     } }),
-    countSeen: (kind, type) => bump(seen, kind, type),
-    countFiltered: (kind, reason) => bump(filtered, kind, reason),
+    countSeen: (kind: string, type: string) => bump(seen, kind, type),
+    countFiltered: (kind: string, reason: string) => bump(filtered, kind, reason),
     forwarded: new Counter({ name: 'ephemera_relay_events_forwarded_total', help: 'Envelopes the sink acknowledged', labelNames: ['kind'] as const, ...c }),
     filtered: new Counter({ name: 'ephemera_relay_events_filtered_total', help: 'Events not forwarded, by reason', labelNames: ['kind', 'reason'] as const, ...c, collect() {
       flush(filtered, this, ['kind', 'reason']);
@@ -87,12 +91,21 @@ export function createMetrics(): {
     listFailures: new Counter({ name: 'ephemera_relay_list_failures_total', help: 'LISTs that failed and are retried with backoff (a 403 or 404 that says the resource is absent excepted: see ephemera_relay_resource_absent); while it grows the relay sees no change of that kind', labelNames: ['kind'] as const, ...c }),
     watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone, an error (an ERROR event too), a close with no event or bookmark, or no byte for 150 s', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
+    leaderElectionFailures: new Counter({ name: 'ephemera_relay_leader_election_failures_total', help: 'Leader election rounds that failed with an error (not: the Lease is held by another replica); while they fail for a minute, /readyz says why', ...c }),
     leaderTransitions: new Counter({ name: 'ephemera_relay_leader_transitions_total', help: 'Times this replica became leader or stopped being it (flapping shows here, not in the gauge between scrapes; each gain replays the cache)', ...c }),
     absent: new Gauge({ name: 'ephemera_relay_resource_absent', help: '1 while a kind\'s list answers 404/403 (no CRD or no list right): its controller is idle', labelNames: ['kind'] as const, ...c }),
     leaseSweeps: new Counter({ name: 'ephemera_relay_lease_sweeps_total', help: 'EphemeralJob keys sent because a claims Lease names a job the watch cache does not have (the functions then delete the Lease)', ...c }),
-    observeQueue(p) {
+    observeQueue(p: QueueProbe) {
       probe = p;
     },
   };
+  // Every series of a known kind from the start, at 0 (Prometheus' advice): a rate() over a
+  // series born at its first increment misses that increment, and an alert on a rate of 0
+  // gets no data instead of firing (operability review).
+  for (const kind of ['Pod', 'EphemeralJob']) {
+    for (const counter of [metrics.forwarded, metrics.unreadable, metrics.watchRestarts, metrics.listFailures]) counter.inc({ kind }, 0);
+    metrics.absent.set({ kind }, 0);
+  }
+  return metrics;
 }
 export type RelayMetrics = ReturnType<typeof createMetrics>;

@@ -127,6 +127,7 @@ export class Reflector<T> {
   private absentNow: Absent | undefined;
   /** When its LISTs began failing in a row (performance.now), if they do. */
   private failingSince: number | undefined;
+  private lastListError: string | undefined;
   private readonly syncedOnce: Promise<void>;
   private resolveSynced: () => void = () => undefined;
   private readonly opts: ReflectorOptions<T>;
@@ -151,6 +152,11 @@ export class Reflector<T> {
   }
 
   /** How long its LISTs have failed in a row (0: the last one worked, or none failed); the relay's readiness reads it. */
+  /** Why the LISTs fail, while they do ("LIST /api/v1/pods: HTTP 403: …"); undefined once one works. */
+  listFailure(): string | undefined {
+    return this.failingSince === undefined ? undefined : this.lastListError;
+  }
+
   listFailingForMs(): number {
     return this.failingSince === undefined ? 0 : performance.now() - this.failingSince;
   }
@@ -253,6 +259,7 @@ export class Reflector<T> {
     if (e.statusCode !== undefined && this.opts.absent?.statuses.includes(e.statusCode)) return this.markAbsent({ status: e.statusCode, message: e.message ?? String(err) });
     this.opts.onListFailure?.();
     this.failingSince ??= performance.now();
+    this.lastListError = (e.message ?? String(err)).slice(0, 300);
     this.opts.logger.warn({ kind: this.opts.kind, path: this.opts.path, attempt: failures + 1, status: e.statusCode, err: e.message ?? String(err) }, this.synced ? 're-list failed; retrying' : 'initial list failed; retrying');
     return false;
   }

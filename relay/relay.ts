@@ -47,6 +47,8 @@ export interface RelayOptions {
   deliveryGraceSeconds?: number;
   /** /readyz fails while a kind's LISTs have failed in a row for longer than this (ms, default 5 minutes). */
   listFailingUnreadyMs?: number;
+  /** /readyz fails while leader election rounds have failed with an error for longer than this (ms, default ELECTION_FAILING_UNREADY_MS). */
+  electionFailingUnreadyMs?: number;
   /** With it, only the Lease holder forwards; without it, this relay always forwards. */
   election?: { kube: Kube; lock: LockConfig };
   metrics?: RelayMetrics;
@@ -181,8 +183,8 @@ export function createRelay(opts: RelayOptions): Relay {
     void box.relay?.sweepLeases('periodic resync');
   }, opts.resyncSeconds * 1000);
   resyncTimer.unref();
-  const readiness = readinessOf(opts, all, queue);
   let elector: Elector | undefined;
+  const readiness = readinessOf(opts, all, queue, () => elector);
   let sweeping: Promise<number | undefined> | undefined;
   const relay: Relay = {
     metrics,
@@ -228,7 +230,7 @@ export function createRelay(opts: RelayOptions): Relay {
     },
   };
   box.relay = relay;
-  if (opts.election) elector = startElection(opts.election.kube, opts.election.lock, opts.logger, (v) => onLeadership(st, relay, v));
+  if (opts.election) elector = startElection(opts.election.kube, opts.election.lock, opts.logger, { change: (v) => onLeadership(st, relay, v), failed: () => metrics.leaderElectionFailures.inc() });
   metrics.leader.set(st.leader ? 1 : 0);
   return relay;
 }
@@ -246,16 +248,26 @@ function overflowReplay(st: State, replay: ((scope: ReplayScope) => Iterator<Que
 /** A LIST failing this long in a row makes the relay not ready (readinessOf). */
 export const LIST_FAILING_UNREADY_MS = 300_000;
 
+/** Leader election rounds failing with an error this long in a row make the relay not ready (readinessOf). */
+export const ELECTION_FAILING_UNREADY_MS = 60_000;
+
 /** What /readyz says: 'ready', or why not. */
-function readinessOf(opts: RelayOptions, all: Reflector<unknown>[], queue: DeliveryQueue): () => string {
+function readinessOf(opts: RelayOptions, all: Reflector<unknown>[], queue: DeliveryQueue, elector: () => Elector | undefined): () => string {
   const graceMs = (opts.deliveryGraceSeconds ?? 120) * 1000;
   const unreadyMs = opts.listFailingUnreadyMs ?? LIST_FAILING_UNREADY_MS;
   return () => {
-    if (!all.every((r) => r.hasSynced())) return 'waiting for the first list';
+    const unlisted = all.find((r) => !r.hasSynced());
+    // Which list, and why, when it is refused (review: a relay without its ClusterRole only
+    // said it was waiting, like one still starting).
+    if (unlisted) return `waiting for the first list${unlisted.listFailure() === undefined ? '' : ` of ${unlisted.path}: failing for ${Math.round(unlisted.listFailingForMs() / 1000)}s (${unlisted.listFailure()})`}`;
     // Synced once is not seeing now: a re-list that keeps failing (a right revoked, the API
     // server refusing) leaves the relay blind while its watch cannot resume (operability review).
     const blind = all.find((r) => r.listFailingForMs() > unreadyMs);
     if (blind) return `listing ${blind.path} has failed for ${Math.round(blind.listFailingForMs() / 1000)}s: no change there is seen`;
+    // No replica can lead (the Lease's namespace or right missing): each drops every change
+    // as a follower, which a healthy follower does too (review: both stayed ready).
+    const election = elector()?.failing();
+    if (election && election.forMs > (opts.electionFailingUnreadyMs ?? ELECTION_FAILING_UNREADY_MS)) return `leader election has failed for ${Math.round(election.forMs / 1000)}s (${election.error}): no replica forwards`;
     const stalled = queue.stalledMs();
     return stalled > graceMs ? `the sink has taken nothing for ${Math.round(stalled / 1000)}s (grace ${graceMs / 1000}s)` : 'ready';
   };

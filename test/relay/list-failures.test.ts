@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { createKube } from '../../functions/kube/client.ts';
-import { startRelay } from '../../relay/relay.ts';
+import { createRelay, startRelay } from '../../relay/relay.ts';
 import { CollectingSink, eventually, FAST_BACKOFF, job, pod } from '../support/relay-world.ts';
 
 const total = async (c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> => (await c.get()).values.reduce((n, v) => n + v.value, 0);
@@ -59,6 +59,53 @@ test('a kind whose list failed and then answers that it is absent (no CRD) keeps
     assert.equal(await total(relay.metrics.listFailures), 1);
     await new Promise((r) => setTimeout(r, 600));
     assert.ok(relay.ready(), relay.readiness());
+  } finally {
+    await relay.stop();
+    await server.close();
+  }
+});
+
+test('leader election that fails on every round (no right to the Lease\'s namespace) is counted, and /readyz says so once it has failed long enough; a round that works clears it (operability review)', async () => {
+  const server = await startApiServer({ objects: [], bookmarkIntervalMs: 200 });
+  // Every Lease request refused, as where the relay's Role does not reach the namespace.
+  const refused = server.faults.add({ pathIncludes: '/leases', status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io "ephemera-relay" is forbidden: User "relay" cannot get resource "leases" in the namespace "kube-system"', times: Infinity });
+  const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 'a', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, electionFailingUnreadyMs: 300, election: { kube: createKube(server.kubeConfig()), lock: { namespace: 'kube-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 } } });
+  try {
+    await eventually(() => assert.match(relay.readiness(), /^leader election has failed for \d+s \(.*is forbidden.*\): no replica forwards$/));
+    assert.ok((await total(relay.metrics.leaderElectionFailures)) >= 1);
+    assert.equal(relay.isLeader(), false);
+    refused.remove();
+    await eventually(() => assert.ok(relay.ready() && relay.isLeader(), relay.readiness()));
+  } finally {
+    await relay.stop();
+    await server.close();
+  }
+});
+
+test('while the first list is refused, /readyz names the list and the refusal, not only that it waits (operability review)', async () => {
+  const server = await startApiServer({ objects: [pod('web-0', { app: 'web' })], bookmarkIntervalMs: 200 });
+  const refused = server.faults.add({ method: 'GET', pathIncludes: '/api/v1/pods', watch: false, status: 403, reason: 'Forbidden', message: 'pods is forbidden: User "relay" cannot list resource "pods" at the cluster scope', times: Infinity });
+  const relay = createRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF });
+  try {
+    await eventually(() => assert.match(relay.readiness(), /^waiting for the first list of \/api\/v1\/pods: failing for \d+s \(LIST \/api\/v1\/pods: HTTP 403: pods is forbidden: .*\)$/));
+    refused.remove();
+    await eventually(() => assert.ok(relay.ready(), relay.readiness()));
+  } finally {
+    await relay.stop();
+    await server.close();
+  }
+});
+
+test('every labelled series of a known kind is there from the start at 0, beside the process\'s own metrics (operability review)', async () => {
+  const server = await startApiServer({ objects: [] });
+  const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF });
+  try {
+    const text = await relay.metrics.registry.metrics();
+    for (const name of ['events_forwarded_total', 'objects_unreadable_total', 'watch_restarts_total', 'list_failures_total', 'resource_absent']) {
+      for (const kind of ['Pod', 'EphemeralJob']) assert.match(text, new RegExp(`^ephemera_relay_${name}\\{kind="${kind}"\\} 0$`, 'm'), `${name} ${kind}`);
+    }
+    assert.match(text, /^process_cpu_user_seconds_total /m);
+    assert.match(text, /^nodejs_eventloop_lag_seconds /m);
   } finally {
     await relay.stop();
     await server.close();

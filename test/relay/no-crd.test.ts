@@ -52,7 +52,7 @@ describe('relay in a cluster without EphemeralJobs', () => {
       });
       assert.ok(podRequests() >= 1);
       assert.equal(w.sink.got[0]?.data.jobs, undefined, 'no job stamp: the jobs are not known yet');
-      assert.equal(w.relay.readiness(), 'waiting for the first list', 'not ready while the jobs cannot be listed');
+      assert.match(w.relay.readiness(), /^waiting for the first list of \/apis\/apps\.kruise\.io\/v1alpha1\/ephemeraljobs: failing for \d+s \(.*HTTP 500/, 'not ready while the jobs cannot be listed, and why');
       // The job list recovers: its jobs are forwarded, and pods are named with them from then on.
       w.server.store.put(job('j', { app: 'batch' }));
       w.installCrd();
@@ -290,7 +290,7 @@ describe('a pod list that keeps failing', () => {
         await relay.flush();
         assert.ok(sink.subjects().includes('ADDED EphemeralJob/default/k'), sink.subjects().join(', '));
       });
-      assert.equal(relay.readiness(), 'waiting for the first list', 'still not ready: the pods are not seen');
+      assert.match(relay.readiness(), /^waiting for the first list of \/api\/v1\/pods: /, 'still not ready: the pods are not seen');
     } finally {
       await relay.stop();
       await server.close();

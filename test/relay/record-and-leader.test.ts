@@ -238,7 +238,7 @@ describe('a slow renewal', () => {
     const server = await startApiServer({ objects: [] });
     server.faults.add({ method: 'PUT', pathIncludes: '/namespaces/ephemera-system/leases/', delayMs: 1200, times: Infinity, label: 'slow renewals' });
     const changes: boolean[] = [];
-    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, (v) => void changes.push(v));
+    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, { change: (v) => void changes.push(v) });
     try {
       await eventually(() => assert.ok(elector.isLeader()));
       await new Promise((r) => setTimeout(r, 7000));
@@ -252,7 +252,7 @@ describe('a slow renewal', () => {
 
   test('the leader steps down a lease after the last renewal it began, not after its answer came: a successor may take over from the renewTime it wrote (review)', { timeout: 20_000 }, async () => {
     const server = await startApiServer({ objects: [] });
-    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, () => {});
+    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, { change: () => {} });
     try {
       await eventually(() => assert.ok(elector.isLeader()));
       // The next renewal's write takes 2 s; every request after it fails.
@@ -288,7 +288,7 @@ describe('stopping an election', () => {
       },
     } as unknown as Parameters<typeof startElection>[0];
     const changes: boolean[] = [];
-    const elector = startElection(kube, { namespace: 'ns', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, (v) => void changes.push(v));
+    const elector = startElection(kube, { namespace: 'ns', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, { change: (v) => void changes.push(v) });
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(elector.isLeader(), false, 'b holds it');
     expired = true;
@@ -320,7 +320,7 @@ describe('stopping an election', () => {
         return lease();
       },
     } as unknown as Parameters<typeof startElection>[0];
-    const elector = startElection(kube, { namespace: 'ns', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, () => {});
+    const elector = startElection(kube, { namespace: 'ns', holder: 'a', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, { change: () => {} });
     await eventually(() => assert.ok(elector.isLeader()));
     slow = true;
     await eventually(() => assert.ok(gate, 'a renewal is in flight'), 3000);
