@@ -17,22 +17,36 @@ export interface MemorySinkOptions {
   maxAttempts?: number;
   /** A handling still running this long is taken as hung: its key is dropped (default ten deadlines). */
   hungAfterMs?: number;
+  /** Monotonic ms (default performance.now): when a refusal may be reported again (REPORT_AGAIN_MS). */
+  now?: () => number;
 }
 
-/** Keys refused for good and reported, remembered (the oldest forgotten first) so each is reported once. */
+/** Keys refused for good and reported, remembered (the oldest forgotten first). */
 const REPORTED_KEPT = 10_000;
 
-/** A bounded set: `seen` answers whether a key was seen before, and remembers it. */
+/**
+ * A key refused for good is reported again after this long if it still is: once per pass
+ * that a requeue brings back every few seconds was noise, but once per process hid a refusal
+ * that persists — `ephemera_relay_events_rejected_total` stopped growing, and an alert on its
+ * increase cleared while the job could never be reconciled (operability review).
+ */
+export const REPORT_AGAIN_MS = 600_000;
+
+/** A bounded set with a memory of REPORT_AGAIN_MS: `seen` answers whether a key was seen within it, and remembers it. */
 class Remembered {
-  private readonly keys = new Set<string>();
+  private readonly keys = new Map<string, number>();
   private readonly max: number;
-  constructor(max: number) {
+  private readonly now: () => number;
+  constructor(max: number, now: () => number) {
     this.max = max;
+    this.now = now;
   }
   seen(key: string): boolean {
-    if (this.keys.has(key)) return true;
-    this.keys.add(key);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value as string);
+    const at = this.keys.get(key);
+    if (at !== undefined && this.now() - at < REPORT_AGAIN_MS) return true;
+    this.keys.delete(key);
+    this.keys.set(key, this.now());
+    if (this.keys.size > this.max) this.keys.delete(this.keys.keys().next().value as string);
     return false;
   }
 }
@@ -62,7 +76,7 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
   const maxAttempts = opts.maxAttempts ?? 15;
   /** Failed handlings in a row, per key (forgotten on success or drop). */
   const attempts = new Map<string, number>();
-  const reported = new Remembered(REPORTED_KEPT);
+  const reported = new Remembered(REPORTED_KEPT, opts.now ?? (() => performance.now()));
   const failed = (key: string, error: string, permanent: boolean): SendOutcome => {
     const n = (attempts.get(key) ?? 0) + 1;
     if (!permanent && n < maxAttempts) {
@@ -94,7 +108,8 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       attempts.delete(key);
       if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
       // Keys refused for good beside others that were handled: reported (logged and counted
-      // as a dead letter) once each, not again on every pass a requeue brings (reviews).
+      // as a dead letter) once each, not again on every pass a requeue brings (reviews), and
+      // again after REPORT_AGAIN_MS while they still are.
       const refused = (r.failed ?? []).filter((f) => !reported.seen(failedKey(f)));
       if (refused.length > 0) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${failedKey(f)}: ${f.error.message}`).join('; ')}` };
       return { ok: true };

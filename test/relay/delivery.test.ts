@@ -8,7 +8,7 @@ import type { Envelope } from '../../functions/api/envelope.ts';
 import { DeliveryQueue } from '../../relay/delivery-queue.ts';
 import { envelopeOf, messageFor, type Message, type Queued } from '../../relay/envelope.ts';
 import { Requeue } from '../../relay/requeue.ts';
-import { memorySink } from '../../relay/sinks/memory.ts';
+import { memorySink, REPORT_AGAIN_MS } from '../../relay/sinks/memory.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
 import { CollectingSink, eventually, job, pod, relayWorld } from '../support/relay-world.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
@@ -596,6 +596,16 @@ describe('the memory sink\'s dead-letter path', () => {
     assert.deepEqual((await sink.send([message('a')]))[0], { ok: false, permanent: true, error: 'not retryable: ejob EphemeralJob/default/bad: leases is forbidden' });
     assert.deepEqual((await sink.send([message('a')]))[0], { ok: true }, 'the requeue brings it back; reported already');
     assert.deepEqual(requeued, [5000, 5000]);
+  });
+
+  test('a key still refused for good is reported again after REPORT_AGAIN_MS: a refusal that persists keeps showing (operability review)', async () => {
+    let now = 0;
+    const sink = memorySink(async () => ({ requeueAfterSeconds: 5, failed: [{ controller: 'ejob', key: 'EphemeralJob/default/bad', error: refused }] }), () => undefined, { now: () => now });
+    assert.equal((await sink.send([message('a')]))[0]?.ok, false);
+    now += REPORT_AGAIN_MS - 1;
+    assert.deepEqual((await sink.send([message('a')]))[0], { ok: true }, 'within the window: not again');
+    now += 1;
+    assert.deepEqual((await sink.send([message('a')]))[0], { ok: false, permanent: true, error: 'not retryable: ejob EphemeralJob/default/bad: leases is forbidden' }, 'reported again');
   });
 });
 
