@@ -110,23 +110,34 @@ export async function handle(envelope: Envelope, deps: EngineDeps, options: Hand
       return undefined;
     }
   };
+  const progress = options.progress;
+  // Every route first, then the keys in order: all the envelope's keys are known before the
+  // first runs, so a caller that stops waiting can name those not finished (restAfter).
+  const routed: { controller: Controller<unknown>; key: string }[] = [];
   for (const controller of deps.controllers) {
     const route = await attempt({ controller: controller.name }, () => controller.route(envelope, deps.kube));
     if (route === undefined) continue;
+    if (progress) {
+      progress.routed.push(...route.keys);
+      progress.routes++;
+    }
     if (route.keys.length === 0) {
       result.skipped.push({ controller: controller.name, reason: route.skipped ?? 'not routed' });
       log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
     }
-    for (const key of route.keys) {
-      if (left.length > 0 || !budget.fits()) {
-        left.push(key);
-        continue;
-      }
-      const r = await budget.time(() => attempt({ controller: controller.name, key }, () => reconcileCoalesced(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) })));
-      if (r === undefined) continue;
-      result.keys.push(r);
-      result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
+    for (const key of route.keys) routed.push({ controller, key });
+  }
+  for (const { controller, key } of routed) {
+    if (left.length > 0 || !budget.fits()) {
+      left.push(key);
+      continue;
     }
+    const failedBefore = result.failed.length;
+    const r = await budget.time(() => attempt({ controller: controller.name, key }, () => reconcileCoalesced(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) })));
+    if (r !== undefined || result.failed.length > failedBefore) progress?.finished.add(key);
+    if (r === undefined) continue;
+    result.keys.push(r);
+    result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
   }
   if (retry !== undefined) throw retry.error;
   if (left.length > 0) {
@@ -136,8 +147,37 @@ export async function handle(envelope: Envelope, deps: EngineDeps, options: Hand
   return result;
 }
 
+/**
+ * What handle() has done so far, for a caller that may stop waiting for it (an invocation's
+ * end): the keys routed (`routes`: how many controllers' routes are known) and those finished
+ * (a result, or refused for good).
+ */
+export interface HandleProgress {
+  routed: string[];
+  routes: number;
+  finished: Set<string>;
+}
+
+export function newProgress(): HandleProgress {
+  return { routed: [], routes: 0, finished: new Set() };
+}
+
+/**
+ * The envelope for the keys not finished, once every controller's route is known (undefined
+ * before: the keys of a route not taken cannot be named). For a caller that stops waiting
+ * for handle() — the key running then is among them (review: a key slower than every one
+ * before it, started near the deadline, timed the whole record out, and each redelivery
+ * stopped at the same key).
+ */
+export function restAfter(envelope: Envelope, progress: HandleProgress, controllers: number): Envelope | undefined {
+  if (progress.routes < controllers) return undefined;
+  return restOf(envelope, progress.routed.filter((key) => !progress.finished.has(key)));
+}
+
 /** How handle() is bounded (an SQS consumer's invocation). */
 export interface HandleOptions {
+  /** Filled in as handle() goes (restAfter). */
+  progress?: HandleProgress;
   /**
    * Date.now() by which the envelope's keys must be done. A key is started only if, taking as
    * long as the longest so far (at least KEY_BUDGET_FLOOR_MS), it ends by then; the first

@@ -3,7 +3,7 @@
 // records really handled are acknowledged (partial batch response, ReportBatchItemFailures).
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { envelopeKey, type Envelope } from '../../api/envelope.ts';
-import { failedKey, handle, InvalidEnvelopeError, parseEnvelope, type EngineDeps } from '../../engine/engine.ts';
+import { failedKey, handle, InvalidEnvelopeError, newProgress, parseEnvelope, restAfter, restOf, type EngineDeps, type HandleProgress } from '../../engine/engine.ts';
 import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_THROTTLED } from '../../engine/apply.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
@@ -111,12 +111,9 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
   }
   try {
     const engine = b.deps.engineFor ? await b.deps.engineFor(envelope.cluster) : b.deps.engine!;
-    const result = await withDeadline(handle(envelope, engine, { deadline: b.deadline }), left);
-    if (result === 'timeout') {
-      // A pod it claimed but did not inject is repaired by the next reconcile (or the claim lapses); redelivery picks the key up again.
-      log.warn({ budgetMs: left, alarm: ALARM_REDELIVERY }, 'handling did not finish within the invocation: leaving the message for redelivery');
-      return 'fail';
-    }
+    const progress = newProgress();
+    const result = await withDeadline(handle(envelope, engine, { deadline: b.deadline, progress }), left);
+    if (result === 'timeout') return timedOut({ record, envelope }, { progress, controllers: engine.controllers.length, budgetMs: left }, b, log);
     // The keys there was no time for go on now as their own message; this one is done with
     // the keys it ran (a redelivery would start again from the first, and stop at the same place).
     if (result.rest && (await settle(() => b.deps.requeue(result.rest!, 0), b, record, log)) === 'fail') return 'fail';
@@ -140,13 +137,37 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
       return 'ack';
     }
     const reported = [...new Set([...seen, ...result.failed.map(failedKey)])];
-    const again = reported.length > 0 ? { ...envelope, data: { ...envelope.data, reported } } : envelope;
+    // Split: the next look is of the keys that ran here, the rest having gone on as their own
+    // message (review: requeued whole, each requeue split again, and the messages multiplied).
+    const ran = result.rest ? restOf(envelope, [...result.keys.map((k) => k.key), ...result.failed.flatMap((f) => (f.key === undefined ? [] : [f.key]))]) : envelope;
+    const again = reported.length > 0 ? { ...ran, data: { ...ran.data, reported } } : ran;
     return settle(() => b.deps.requeue(again, result.requeueAfterSeconds!), b, record, log);
   } catch (err) {
     return onError(err, { record, envelope }, b, log);
   }
 }
 
+
+/**
+ * The invocation's time ran out with the handling still running (a key slower than the ones
+ * before it): the keys not finished, the running one among them, go on as their own message
+ * and the record is acknowledged, so the next pass starts past what was done (review: each
+ * redelivery stopped at the same key until the message was dead-lettered). When no key
+ * finished, or while a route was still being taken (its keys cannot be named), the record is
+ * left for redelivery, as before.
+ * A pod claimed but not injected is repaired by the next reconcile, or its claim lapses.
+ */
+async function timedOut({ record, envelope }: Job, at: { progress: HandleProgress; controllers: number; budgetMs: number }, b: Batch, log: Logger): Promise<Outcome> {
+  // Only past a key that finished: a key that never finishes (an API server that does not
+  // answer) keeps failing its record, which counts toward maxReceiveCount and the dead letters.
+  const rest = at.progress.finished.size > 0 ? restAfter(envelope, at.progress, at.controllers) : undefined;
+  if (rest === undefined) {
+    log.warn({ budgetMs: at.budgetMs, alarm: ALARM_REDELIVERY }, 'handling did not finish within the invocation: leaving the message for redelivery');
+    return 'fail';
+  }
+  log.warn({ budgetMs: at.budgetMs, finished: at.progress.finished.size, left: at.progress.routed.length - at.progress.finished.size }, 'handling did not finish within the invocation: the keys not finished are sent on as their own message');
+  return settle(() => b.deps.requeue(rest, 0), b, record, log);
+}
 
 async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {
   if (err instanceof UnknownClusterError) return deadLetter(record, err.message, b, { log });

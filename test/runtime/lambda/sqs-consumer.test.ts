@@ -240,7 +240,8 @@ describe('Lambda SQS consumer', () => {
       return key;
     };
     // As the EphemeralJob router takes a pod's stamped jobs, and the SidecarTerminator the pod itself.
-    const fan: Controller<string> = { name: 'fan', route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }), observe: slow, plan: () => ({ actions: [] }) };
+    // Every job asks for another look in 30 s, as an unfinished one does.
+    const fan: Controller<string> = { name: 'fan', route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }), observe: slow, plan: () => ({ actions: [], requeueAfterSeconds: 30 }) };
     const side: Controller<string> = { name: 'side', route: async (e) => ({ keys: [`Pod/${e.data.namespace}/${e.data.name}`] }), observe: slow, plan: () => ({ actions: [] }) };
     const engine = { kube: new ScriptedKube(), controllers: [fan, side], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
     const sent: [Envelope, number][] = [];
@@ -248,20 +249,51 @@ describe('Lambda SQS consumer', () => {
     const jobs = Array.from({ length: 10 }, (_, i) => `job-${i}`);
     let body = JSON.stringify({ ...envelopeFor('Pod', 'ns', 'web-0'), data: { ...envelopeFor('Pod', 'ns', 'web-0').data, jobs } });
     let passes = 0;
+    const later: string[] = [];
     for (;;) {
       const before = handled.length;
       const r = await consume(ev(record(String(++passes), body)), remaining(2500));
       assert.deepEqual(ids(r), [], `pass ${passes} is acknowledged: its keys are not run again by a redelivery`);
       assert.ok(handled.length > before, `pass ${passes} reconciled at least one key`);
-      const next = sent.shift();
+      // The next look 30 s on names only the jobs this pass ran (review: requeued whole, each requeue split again, and the messages multiplied).
+      const again = sent.filter(([, delay]) => delay === 30);
+      assert.equal(again.length, 1);
+      const ranHere = handled.slice(before).filter((k) => k.startsWith('EphemeralJob/')).map((k) => k.split('/')[2]);
+      assert.deepEqual(again[0]?.[0].data.jobs, ranHere);
+      later.push(...(again[0]?.[0].data.jobs ?? []));
+      const next = sent.find(([, delay]) => delay === 0);
+      sent.length = 0;
       if (next === undefined) break;
-      assert.equal(next[1], 0, 'the keys left go on at once');
       const notYet = jobs.filter((j) => !handled.includes(`EphemeralJob/ns/${j}`));
       assert.deepEqual(next[0].data.jobs, notYet, 'the message left names exactly the jobs not reconciled yet');
       body = JSON.stringify(next[0]);
     }
+    assert.deepEqual(later.sort(), [...jobs].sort(), 'each job\'s next look is in exactly one requeued message');
     assert.ok(passes > 1, 'ten 400 ms keys do not fit one 2.5 s invocation');
     assert.deepEqual([...handled].sort(), [...jobs.map((j) => `EphemeralJob/ns/${j}`), 'Pod/ns/web-0'].sort(), 'every key once, the pod\'s own key too');
+  });
+
+  test('a key slower than those before it, still running when the invocation ends: the keys not finished, it among them, go on as their own message and the record is acknowledged; with none finished, it is left for redelivery (review)', async () => {
+    const handled: string[] = [];
+    const observe = async (key: string): Promise<string> => {
+      // job-2 outlasts the invocation (unref'd: the abandoned handling keeps no test alive).
+      await new Promise((resolve) => setTimeout(resolve, key.endsWith('/job-2') ? 60_000 : 50).unref());
+      handled.push(key);
+      return key;
+    };
+    const fan: Controller<string> = { name: 'fan', route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }), observe, plan: () => ({ actions: [] }) };
+    const side: Controller<string> = { name: 'side', route: async (e) => ({ keys: [`Pod/${e.data.namespace}/${e.data.name}`] }), observe, plan: () => ({ actions: [] }) };
+    const engine = { kube: new ScriptedKube(), controllers: [fan, side], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
+    const sent: [Envelope, number][] = [];
+    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    const e = envelopeFor('Pod', 'ns', 'web-0');
+    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0', 'job-1', 'job-2', 'job-3'] } }))), remaining(1500));
+    assert.deepEqual(ids(r), [], 'acknowledged: job-0 and job-1 are not run again');
+    assert.deepEqual(handled, ['EphemeralJob/ns/job-0', 'EphemeralJob/ns/job-1']);
+    assert.deepEqual(sent.map(([m, delay]) => [m.data.jobs, delay]), [[['job-2', 'job-3'], 0]], 'the slow key and those after it, at once (the pod\'s own key is routed by it too)');
+    const stuck = await consume(ev(record('2', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-2'] } }))), remaining(1500));
+    assert.deepEqual(ids(stuck), ['2'], 'no key finished: left for redelivery, which counts toward the dead letters');
+    assert.equal(sent.length, 1);
   });
 
   test('without a dead-letter queue configured, a terminal refusal is left to the queue redrive policy', async () => {
