@@ -126,7 +126,7 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
   // What would be claimed but for a hold: a hold is written down only when it stops a claim.
   const passed = passedOver(base.record, kept, input);
   const candidates = open ? claimable(input, { inFlight: inFlight.size, total, claimed: kept.claimed, passed }) : [];
-  notes.push(...passedNote(candidates, passed));
+  notes.push(...passedNote(candidates, passed, input.targets));
   const bound = withinBound(candidates, kept.claims, input, { holding, notes });
   const fresh = bound.fresh;
   const renewed = open && !holding ? renewable(input, kept.stale, inFlight.size, notes) : [];
@@ -185,41 +185,46 @@ function claimable(input: ClaimInput, used: { inFlight: number; total: number; c
   const free = Math.max(0, (input.spec.parallelism ?? 1) - used.inFlight);
   const left = input.spec.replicas === undefined ? Number.POSITIVE_INFINITY : Math.max(0, input.spec.replicas - used.total);
   const pending = input.targets.filter((t) => t.state === 'pending' && !used.claimed.has(t.pod.metadata.name)).map((t) => t.pod);
-  const order = (p: Pod): number => (used.passed.has(p.metadata.name) ? 1 : 0);
-  // Array.prototype.sort is stable: the pods never passed over keep their order, and those passed over (in the map's order, longest passed first) follow.
-  const rank = new Map([...used.passed.keys()].map((name, i) => [name, i]));
-  return pending.sort((a, b) => order(a) - order(b) || (rank.get(a.metadata.name) ?? 0) - (rank.get(b.metadata.name) ?? 0)).slice(0, Math.min(free, left));
+  // Array.prototype.sort is stable: the pods never passed over keep their order, and those
+  // passed over follow in the map's order (longest passed first).
+  const rank = new Map([...used.passed.keys()].map((uid, i) => [uid, i + 1]));
+  const order = (p: Pod): number => rank.get(p.metadata.uid ?? '') ?? 0;
+  return pending.sort((a, b) => order(a) - order(b)).slice(0, Math.min(free, left));
 }
 
 /**
- * At most this many pods passed over on a record (LeaseRecord.passed; ~360 bytes each, beside
- * MAX_RECORD_CLAIMS claims, under a Lease's 256 KiB of annotations): the most recent are kept.
+ * At most this many pods passed over on a record (LeaseRecord.passed; ~80 bytes each, so
+ * 40 KB beside MAX_RECORD_CLAIMS claims, under a Lease's 256 KiB of annotations): the most
+ * recent are kept. Past it, the pods passed over longest ago count as never passed (review:
+ * at 50, sixty pods refusing every injection kept a healthy younger one from ever being claimed).
  */
-export const MAX_RECORD_PASSED = 50;
+export const MAX_RECORD_PASSED = 500;
 
 /**
- * The pods passed over as the next write records them, longest passed first: the record's,
- * and those whose claim ends its retention now with no injection showing (retainedClaims),
- * each while it is a pending target (the same uid); at most MAX_RECORD_PASSED.
+ * The pods passed over as the next write records them, by uid, longest passed first: the
+ * record's, and those whose claim ends its retention now with no injection showing
+ * (retainedClaims), each while it is a pending target; at most MAX_RECORD_PASSED.
  */
 function passedOver(base: LeaseRecord, kept: Retained, input: ClaimInput): Map<string, Passed> {
-  const pending = new Map(input.targets.filter((t) => t.state === 'pending').map((t) => [t.pod.metadata.name, t.pod]));
+  const pending = new Set(input.targets.filter((t) => t.state === 'pending').flatMap((t) => (t.pod.metadata.uid === undefined ? [] : [t.pod.metadata.uid])));
   const latest = new Map<string, Passed>();
   for (const p of [...(base.passed ?? []), ...kept.passed]) {
-    const pod = pending.get(p.pod);
-    if (pod === undefined || (p.uid !== undefined && pod.metadata.uid !== p.uid)) continue;
-    const was = latest.get(p.pod);
-    if (was === undefined || at(was) <= at(p)) latest.set(p.pod, p);
+    if (!pending.has(p.uid)) continue;
+    const was = latest.get(p.uid);
+    if (was === undefined || at(was) <= at(p)) latest.set(p.uid, p);
   }
   const ordered = [...latest.values()].sort((a, b) => at(a) - at(b)).slice(-MAX_RECORD_PASSED);
-  return new Map(ordered.map((p) => [p.pod, p]));
+  return new Map(ordered.map((p) => [p.uid, p]));
 }
 
-/** Why a claim went to another pod first, when one passed over was waiting. */
-function passedNote(candidates: readonly Pod[], passed: ReadonlyMap<string, Passed>): string[] {
-  const waiting = [...passed.keys()].filter((name) => !candidates.some((p) => p.metadata.name === name));
-  if (waiting.length === 0 || candidates.length === 0) return [];
-  return [`claimed after the other pods (a claim on each ended with no injection showing): ${waiting.join(', ')}`];
+/** Why a claim went to other pods first, when pods passed over were waiting. */
+function passedNote(candidates: readonly Pod[], passed: ReadonlyMap<string, Passed>, targets: readonly Target[]): string[] {
+  if (candidates.length === 0 || passed.size === 0) return [];
+  const claimed = new Set(candidates.map((p) => p.metadata.uid));
+  const names = new Map(targets.map((t) => [t.pod.metadata.uid, t.pod.metadata.name]));
+  // In the order they will be claimed: the longest passed first.
+  const waiting = [...passed.keys()].filter((uid) => !claimed.has(uid)).flatMap((uid) => names.get(uid) ?? []);
+  return waiting.length === 0 ? [] : [`claimed after the other pods (a claim on each ended with no injection showing): ${waiting.join(', ')}`];
 }
 
 function at(p: Passed): number {
@@ -354,7 +359,8 @@ function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained
       // whether it was injected before it went, so its claim stays counted.
       if (pod && !injected) {
         out.dropped++;
-        out.passed.push({ pod: c.pod, ...(c.uid !== undefined ? { uid: c.uid } : {}), at: new Date(ends).toISOString() });
+        const uid = c.uid ?? pod.metadata.uid;
+        if (uid !== undefined) out.passed.push({ uid, at: new Date(ends).toISOString() });
         out.notes.push(`claim on pod ${c.pod} expired without an injection: dropped`);
       }
       continue;

@@ -34,8 +34,8 @@ export const KEY_ANNOTATION = 'ephemera.io/ejob-key';
 const Claim = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1), renewed: z.literal(true).optional() });
 export type Claim = z.infer<typeof Claim>;
 
-/** A pod passed over (LeaseRecord.passed); `at`: when the claim on it ended its retention. */
-const Passed = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1) });
+/** A pod passed over (LeaseRecord.passed), by uid (~80 bytes); `at`: when the claim on it ended its retention. */
+const Passed = z.object({ uid: z.string().min(1), at: z.string().min(1) });
 export type Passed = z.infer<typeof Passed>;
 
 /** The record as stored in the annotation (JSON). */
@@ -61,7 +61,8 @@ export const LeaseRecord = z.object({
    * one more container, a policy refusing that pod). Claims go first to the pods never passed
    * over, then to these, the longest passed first, so one pod that refuses every injection
    * does not take the job's slots for good (review62 F5: nothing else was injected at
-   * parallelism 1). Kept while the pod is a pending target, at most MAX_RECORD_PASSED. Added
+   * parallelism 1). Kept while the pod is a pending target, at most MAX_RECORD_PASSED (a pod
+   * without a uid is not passed over). Added
    * within version 1: an older instance drops it on rewrite, which loses only that order.
    */
   passed: z.array(Passed).optional(),

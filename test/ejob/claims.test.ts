@@ -50,8 +50,8 @@ describe('claims: slots and replicas', () => {
     { name: 'an unexpired claim not yet injected holds a slot, and is not claimed again', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), spec: { parallelism: 2 }, inject: ['p1'] },
     { name: 'a claim never injected is dropped once its retention (window + skew) ends: the pod can be claimed again', pods: [pod(0)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p0'] },
     { name: 'such a pod is passed over: the other pending pods are claimed before it, though it is older (review62 F5)', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(26) }] }), inject: ['p1'] },
-    { name: 'a pod the record passed over is claimed after the others, the longest passed first', pods: [pod(0), pod(1), pod(2), pod(3)], lease: ours({ total: 3, passed: [{ pod: 'p1', uid: 'u1', at: at(100) }, { pod: 'p0', uid: 'u0', at: at(50) }] }), spec: { parallelism: 3 }, inject: ['p2', 'p3', 'p1'] },
-    { name: 'a pod passed over and since replaced (another uid) is not passed over', pods: [pod(0), pod(1)], lease: ours({ total: 1, passed: [{ pod: 'p0', uid: 'old', at: at(50) }] }), inject: ['p0'] },
+    { name: 'a pod the record passed over is claimed after the others, the longest passed first', pods: [pod(0), pod(1), pod(2), pod(3)], lease: ours({ total: 3, passed: [{ uid: 'u1', at: at(100) }, { uid: 'u0', at: at(50) }] }), spec: { parallelism: 3 }, inject: ['p2', 'p3', 'p1'] },
+    { name: 'a pod passed over and since replaced (another uid) is not passed over', pods: [pod(0), pod(1)], lease: ours({ total: 1, passed: [{ uid: 'old', at: at(50) }] }), inject: ['p0'] },
     { name: 'a claim never injected (and renewed once already) still holds its slot after its window, for the retention\'s extra skew', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(21), renewed: true }] }), inject: [] },
     { name: 'a claim whose pod shows the job\'s containers ended holds no slot, and its pod is not claimed again even if the pods lag', pods: [pod(0, 'ok'), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: ['p1'] },
     { name: 'a claim whose pod the (earlier) LIST still shows pending holds a slot', pods: [pod(0), pod(1)], lease: ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }] }), inject: [] },
@@ -112,18 +112,34 @@ describe('claims: slots and replicas', () => {
   });
 
   test('the write records the pods passed over while they are pending targets, with when their claim ended; not once injected, gone or replaced', () => {
-    const d = decide([pod(0), pod(1), pod(2), pod(3, 'running'), pod(5)], ours({ total: 2, claims: [{ pod: 'p0', uid: 'u0', at: at(30) }], passed: [{ pod: 'p1', uid: 'u1', at: at(100) }, { pod: 'p3', uid: 'u3', at: at(90) }, { pod: 'p4', uid: 'u4', at: at(80) }, { pod: 'p5', uid: 'other', at: at(70) }] }), spec({ parallelism: 2 }));
+    const d = decide([pod(0), pod(1), pod(2), pod(3, 'running'), pod(5)], ours({ total: 2, claims: [{ pod: 'p0', uid: 'u0', at: at(30) }], passed: [{ uid: 'u1', at: at(100) }, { uid: 'u3', at: at(90) }, { uid: 'u4', at: at(80) }, { uid: 'other', at: at(70) }] }), spec({ parallelism: 2 }));
     assert.deepEqual(names(d), ['p2']);
-    assert.deepEqual(written(d)?.passed, [{ pod: 'p1', uid: 'u1', at: at(100) }, { pod: 'p0', uid: 'u0', at: at(5) }]);
+    assert.deepEqual(written(d)?.passed, [{ uid: 'u1', at: at(100) }, { uid: 'u0', at: at(5) }]);
     assert.ok(d.notes.some((n) => n.includes('claimed after the other pods') && n.includes('p1, p0')), d.notes.join('\n'));
   });
 
   test(`at most ${MAX_RECORD_PASSED} pods passed over are recorded, the most recent`, () => {
     const pods = Array.from({ length: MAX_RECORD_PASSED + 5 }, (_, i) => pod(i));
-    const passed = pods.map((p, i) => ({ pod: p.metadata.name, uid: p.metadata.uid!, at: at(1000 - i) }));
+    const passed = pods.map((p, i) => ({ uid: p.metadata.uid!, at: at(1000 - i) }));
     const d = decide([...pods, pod(99)], ours({ total: 0, passed }));
     assert.deepEqual(names(d), ['p0'], 'the five passed over longest ago are forgotten: p0, the oldest pod, comes first again');
     assert.deepEqual(written(d)?.passed, passed.slice(5));
+  });
+
+  test('sixty pods that refuse every injection, older than one that would take it, at parallelism 1: each is claimed once, then the healthy one (review: with 50 remembered it was never claimed)', () => {
+    const pods = Array.from({ length: 61 }, (_, i) => pod(i));
+    let lease: LeaseView = { kind: 'absent' };
+    let now = NOW.getTime();
+    const claimed: string[] = [];
+    // A look every 10 s; no injection ever shows, so each claim lapses at its retention's end.
+    for (let step = 0; step < 400 && !claimed.includes('p60'); step++) {
+      const d = decide(pods, lease, spec(), new Date(now));
+      for (const p of d.inject) if (!d.renewed.includes(p)) claimed.push(p.metadata.name);
+      const record = written(d);
+      if (record) lease = ours(record);
+      now += 10_000;
+    }
+    assert.deepEqual(claimed, pods.map((p) => p.metadata.name), 'oldest first, each once, then the healthy one');
   });
 
   test('nothing to claim: no Lease write at all (releases wait for the next claim)', () => {
@@ -248,7 +264,7 @@ describe('claims: property over random pods, Lease records and clocks', () => {
       (podSpecs, claims, o, passed) => {
         const pods = podSpecs.map((ecs, i) => pod(i, ...ecs));
         const s = spec({ parallelism: o.parallelism, ...(o.replicas !== undefined ? { replicas: o.replicas } : {}) });
-        const record = { total: o.total, claims: claims.map((c) => ({ pod: `p${c.pod}`, uid: `u${c.pod}`, at: at(c.ago) })), passed: passed.map((c) => ({ pod: `p${c.pod}`, uid: `u${c.pod}`, at: at(c.ago) })) };
+        const record = { total: o.total, claims: claims.map((c) => ({ pod: `p${c.pod}`, uid: `u${c.pod}`, at: at(c.ago) })), passed: passed.map((c) => ({ uid: `u${c.pod}`, at: at(c.ago) })) };
         const d = decide(pods, ours(record), s);
         const injected = new Set(pods.filter((p) => (p.spec.ephemeralContainers ?? []).length > 0).map((p) => p.metadata.name));
         const pending = new Set(record.claims.filter((c) => !injected.has(c.pod) && c.at > at(20)).map((c) => c.pod));
