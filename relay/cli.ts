@@ -68,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ephemera relay: ${sink.message}\n${USAGE}\n`);
     return 2;
   }
-  const metrics = createMetrics();
+  const metrics = createMetrics({ process: true });
   let ops: Awaited<ReturnType<typeof startOpsServer>>;
   try {
     ops = await startOpsServer({ ...config.EPHEMERA_RELAY_LISTEN, ready: () => box.relay?.ready() ?? false, why: () => box.relay?.readiness() ?? 'starting', registry: metrics.registry });

@@ -27,7 +27,7 @@ function flush<L extends string>(t: Tally, counter: Counter<L>, names: [L, L]): 
 }
 
 /** The relay's Prometheus metrics, on a registry of its own (no module-level state). */
-export function createMetrics(): {
+export function createMetrics(opts: { process?: boolean } = {}): {
   registry: Registry;
   seen: Counter<'kind' | 'type'>;
   /**
@@ -58,9 +58,12 @@ export function createMetrics(): {
   observeQueue(probe: QueueProbe): void;
 } {
   const registry = new Registry();
-  // The process's own (CPU, memory, event-loop lag, handles): the first signs of a relay
-  // short of its CPU request or near its memory limit (operability review).
-  collectDefaultMetrics({ register: registry });
+  // With `process` (the one relay a CLI process runs): the process's own metrics (CPU,
+  // memory, event-loop lag, handles), the first signs of a relay short of its CPU request or
+  // near its memory limit (operability review). Not for every relay: prom-client's GC
+  // observer is never removed, and kept each registry, and its relay, for the life of a
+  // process that starts many (tests, the bench; final read).
+  if (opts.process === true) collectDefaultMetrics({ register: registry });
   const c = { registers: [registry] };
   let probe: QueueProbe | undefined;
   const seen: Tally = new Map();
@@ -89,7 +92,7 @@ export function createMetrics(): {
       this.set(probe?.oldestAgeSeconds() ?? 0);
     } }),
     listFailures: new Counter({ name: 'ephemera_relay_list_failures_total', help: 'LISTs that failed and are retried with backoff (a 403 or 404 that says the resource is absent excepted: see ephemera_relay_resource_absent); while it grows the relay sees no change of that kind', labelNames: ['kind'] as const, ...c }),
-    watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone, an error (an ERROR event too), a close with no event or bookmark, or no byte for 150 s', labelNames: ['kind'] as const, ...c }),
+    watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone, an error (an ERROR event too) or a close with no event or bookmark; and lists after silent watches that found changes the watches never brought', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
     leaderElectionFailures: new Counter({ name: 'ephemera_relay_leader_election_failures_total', help: 'Leader election rounds that failed with an error (not: the Lease is held by another replica); while they fail for a minute, /readyz says why', ...c }),
     leaderTransitions: new Counter({ name: 'ephemera_relay_leader_transitions_total', help: 'Times this replica became leader or stopped being it (flapping shows here, not in the gauge between scrapes; each gain replays the cache)', ...c }),

@@ -58,12 +58,13 @@ export interface ReflectorOptions<T> {
    */
   onEvent(type: ReflectorEvent, d: Decoded<T>, changed: boolean, previous: string | undefined): void;
   onSynced?(): void;
+  /** A watch ended without moving on (or with 410 Gone): why, and how long the loop waits before it watches or lists again. */
+  onRestart?(reason: string, waitMs: number): void;
   /**
-   * A watch ended without moving on (or with 410 Gone, or silent for `watchIdleMs`): why, and
-   * how long the loop waits before it watches or lists again; `silent`: it brought no byte for
-   * `watchIdleMs` (logged as a warning: bookmarks should have come).
+   * A list after silent watches (relistReason) found `changes` the watches never brought: a
+   * stream that does not reach us (a proxy that buffers it, a half-open connection).
    */
-  onRestart?(reason: string, waitMs: number, silent: boolean): void;
+  onMissed?(changes: number, reason: string): void;
   /** A LIST failed and is retried with backoff (not one that says the resource is absent). */
   onListFailure?(): void;
   onUnreadable?(bad: Unreadable): void;
@@ -127,6 +128,9 @@ export class Reflector<T> {
   private absentNow: Absent | undefined;
   /** When its LISTs began failing in a row (performance.now), if they do. */
   private failingSince: number | undefined;
+  /** The next list follows silent watches (onMissed); the changes the current list found. */
+  private afterSilence = false;
+  private listChanges = 0;
   private lastListError: string | undefined;
   private readonly syncedOnce: Promise<void>;
   private resolveSynced: () => void = () => undefined;
@@ -151,12 +155,12 @@ export class Reflector<T> {
     return this.synced;
   }
 
-  /** How long its LISTs have failed in a row (0: the last one worked, or none failed); the relay's readiness reads it. */
   /** Why the LISTs fail, while they do ("LIST /api/v1/pods: HTTP 403: …"); undefined once one works. */
   listFailure(): string | undefined {
     return this.failingSince === undefined ? undefined : this.lastListError;
   }
 
+  /** How long its LISTs have failed in a row (0: the last one worked, or none failed); the relay's readiness reads it. */
   listFailingForMs(): number {
     return this.failingSince === undefined ? 0 : performance.now() - this.failingSince;
   }
@@ -246,11 +250,22 @@ export class Reflector<T> {
       // serve the CRD yet), must not list every job again every few hundred ms (review); a
       // watch that ran a while and then was refused or expired does end it (review).
       if (watchRan(end)) absentLists = 0;
-      failures = routine || end.kind === 'idle' ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
+      failures = routine ? 0 : longUsefulWatch(end) ? 1 : failures + 1;
       const wait = Math.max(this.backoff(failures), end.kind === 'error' ? end.retryAfterMs : 0);
-      if (!routine) this.opts.onRestart?.(restartReason(end), wait, end.kind === 'idle');
+      this.ended(end, { routine, wait, relist: listFor !== undefined });
       await this.sleep(wait);
     }
+  }
+
+  /**
+   * Tell how a watch ended. A silent one is not a failure by itself: an API server sends no
+   * bookmark for a quiet resource before its first event, nor where its watch cache is off
+   * (final read); what the list after two of them finds tells (onMissed).
+   */
+  private ended(end: WatchEnd, at: { routine: boolean; wait: number; relist: boolean }): void {
+    this.afterSilence = at.relist && end.kind === 'idle';
+    if (end.kind === 'idle') return void this.opts.logger.debug({ kind: this.opts.kind, path: this.opts.path, reason: restartReason(end), relist: at.relist }, 'watch resumed');
+    if (!at.routine) this.opts.onRestart?.(restartReason(end), at.wait);
   }
 
   private listFailed(err: unknown, failures: number): false | 'absent' {
@@ -295,6 +310,9 @@ export class Reflector<T> {
    * changed; then DELETED for what the list no longer has. Runs only while no watch does.
    */
   private async list(reason: string): Promise<void> {
+    const afterSilence = this.afterSilence;
+    this.afterSilence = false;
+    this.listChanges = 0;
     const seen = new Set<string>();
     let cont: string | undefined;
     let rv: string | undefined;
@@ -311,6 +329,7 @@ export class Reflector<T> {
     for (const key of this.cache.keys()) if (!seen.has(key)) this.forget(key);
     this.resourceVersion = rv;
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
+    if (afterSilence && this.listChanges > 0) this.opts.onMissed?.(this.listChanges, reason);
     this.failingSince = undefined;
     if (this.absentNow) {
       this.absentNow = undefined;
@@ -329,6 +348,7 @@ export class Reflector<T> {
       previous = undefined;
     }
     this.cache.set(d.key, d.fingerprint);
+    if (previous !== d.fingerprint) this.listChanges++;
     this.opts.onEvent('RESYNC', d, previous !== d.fingerprint, previous);
   }
 
@@ -412,6 +432,7 @@ export class Reflector<T> {
   private forget(key: string): void {
     const old = this.cache.get(key);
     if (old === undefined) return;
+    this.listChanges++;
     this.cache.delete(key);
     this.opts.onEvent('DELETED', { key, fingerprint: old, object: this.opts.fromFingerprint(old) }, true, old);
   }
@@ -461,9 +482,10 @@ function watchRan(end: WatchEnd): boolean {
 /**
  * A clean close after events or bookmarks, or after a quiet while, is routine
  * (timeoutSeconds): the watch is resumed after a short pause and the failure count starts over.
+ * So is a silent watch we ended (its second in a row lists: relistReason).
  */
 function routineEnd(end: WatchEnd): boolean {
-  return end.kind === 'closed' && (end.events > 0 || end.ms >= SHORT_WATCH_MS);
+  return end.kind === 'idle' || (end.kind === 'closed' && (end.events > 0 || end.ms >= SHORT_WATCH_MS));
 }
 
 /**
@@ -479,10 +501,11 @@ function longUsefulWatch(end: WatchEnd): boolean {
 /**
  * Why the loop lists after this watch (410 Gone, a 404 or 403, a line it could not read, a
  * second silent watch in a row), or undefined: it watches again. A watch silent for idleMs
- * (the API server sends a bookmark about once a minute) is resumed once; a second in a row
- * lists: a stream that never reaches us (a proxy that buffers it, a half-open connection
- * each time) would otherwise be resumed from the same resourceVersion for ever, every change
- * lost (review), where a list brings the state every few minutes at worst.
+ * (the API server sends a bookmark about once a minute, when it sends them) is resumed once;
+ * a second in a row lists: a stream that never reaches us (a proxy that buffers it, a
+ * half-open connection each time) would otherwise be resumed from the same resourceVersion
+ * for ever, every change lost (review), where a list brings the state every few minutes at
+ * worst, and tells whether changes were missed (onMissed).
  */
 function relistReason(end: WatchEnd, idleRun: number): string | undefined {
   if (end.kind === 'gone') return 'watch expired (410 Gone)';

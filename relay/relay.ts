@@ -471,9 +471,13 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     path,
     kubeConfig: opts.kubeConfig,
     listPage: (cont: string | undefined, signal: AbortSignal) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal }),
-    onRestart: (reason: string, waitMs: number, silent: boolean) => {
+    onRestart: (reason: string, waitMs: number) => {
       metrics.watchRestarts.inc({ kind });
-      log[silent ? 'warn' : 'info']({ kind, path, reason, retryInMs: waitMs }, 'watch restarted');
+      log.info({ kind, path, reason, retryInMs: waitMs }, 'watch restarted');
+    },
+    onMissed: (changes: number, reason: string) => {
+      metrics.watchRestarts.inc({ kind });
+      log.warn({ kind, path, changes, reason }, 'a list after silent watches found changes they never brought: is a proxy buffering the watch stream, or a connection half-open?');
     },
     onListFailure: () => metrics.listFailures.inc({ kind }),
     onUnreadable: (bad: Unreadable) => {

@@ -13,7 +13,8 @@ const BATCH = 10;
 
 /**
  * The region to sign SQS requests for: the queue's, read from an AWS queue URL
- * (`https://sqs.<region>.amazonaws.com[.cn]/…`, or the legacy `https://<region>.queue.amazonaws.com/…`),
+ * (`https://sqs[-fips].<region>.amazonaws.com[.cn]/…`, dual-stack `sqs.<region>.api.aws`, the
+ * legacy `<region>.queue.amazonaws.com` and `queue.amazonaws.com`, which is us-east-1),
  * else `fallback` (AWS_REGION; a custom endpoint, an emulator). The SDK sends to the queue
  * URL's host but signs for the client's region, which SQS refuses when they differ; and on
  * EKS the IRSA and Pod Identity webhooks put the *cluster's* region in the container's `env`
@@ -28,7 +29,9 @@ export function signingRegion(queueUrl: string, fallback: string, endpoint?: str
   } catch {
     return fallback;
   }
-  const m = /^sqs\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/.exec(host) ?? /^([a-z0-9-]+)\.queue\.amazonaws\.com(\.cn)?$/.exec(host);
+  // The legacy global host is us-east-1's.
+  if (host === 'queue.amazonaws.com') return 'us-east-1';
+  const m = /^sqs(?:-fips)?\.([a-z0-9-]+)\.(?:amazonaws\.com(?:\.cn)?|api\.aws)$/.exec(host) ?? /^([a-z0-9-]+)\.queue\.amazonaws\.com(?:\.cn)?$/.exec(host);
   return m?.[1] ?? fallback;
 }
 

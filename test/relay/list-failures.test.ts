@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { createKube } from '../../functions/kube/client.ts';
+import { createMetrics } from '../../relay/metrics.ts';
 import { createRelay, startRelay } from '../../relay/relay.ts';
 import { CollectingSink, eventually, FAST_BACKOFF, job, pod } from '../support/relay-world.ts';
 
@@ -98,7 +99,8 @@ test('while the first list is refused, /readyz names the list and the refusal, n
 
 test('every labelled series of a known kind is there from the start at 0, beside the process\'s own metrics (operability review)', async () => {
   const server = await startApiServer({ objects: [] });
-  const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF });
+  // As the relay and start commands make them (the process's own metrics are theirs alone).
+  const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: new CollectingSink(), namespaces: [], relayId: 't', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 100, logger: silentLogger, backoff: FAST_BACKOFF, metrics: createMetrics({ process: true }) });
   try {
     const text = await relay.metrics.registry.metrics();
     for (const name of ['events_forwarded_total', 'objects_unreadable_total', 'watch_restarts_total', 'list_failures_total', 'resource_absent']) {
@@ -106,6 +108,7 @@ test('every labelled series of a known kind is there from the start at 0, beside
     }
     assert.match(text, /^process_cpu_user_seconds_total /m);
     assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+    assert.doesNotMatch(await createMetrics().registry.metrics(), /^process_/m, 'not for every relay a process starts');
   } finally {
     await relay.stop();
     await server.close();

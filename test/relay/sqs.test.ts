@@ -215,6 +215,9 @@ describe('the region the relay signs for', () => {
     assert.equal(signingRegion('http://127.0.0.1:9324/000000000000/q', 'eu-west-1'), 'eu-west-1');
     assert.equal(signingRegion('https://sqs.us-east-1.amazonaws.com/123456789012/q', 'eu-west-1', 'http://127.0.0.1:9324'), 'eu-west-1', 'a custom endpoint: the region configured');
     assert.equal(signingRegion('not a url', 'eu-west-1'), 'eu-west-1');
+    assert.equal(signingRegion('https://queue.amazonaws.com/123456789012/q', 'eu-west-1'), 'us-east-1', 'the legacy global host');
+    assert.equal(signingRegion('https://sqs-fips.us-gov-west-1.amazonaws.com/123456789012/q', 'eu-west-1'), 'us-gov-west-1');
+    assert.equal(signingRegion('https://sqs.ap-northeast-1.api.aws/123456789012/q', 'eu-west-1'), 'ap-northeast-1', 'dual-stack');
   });
 
   test('a request to a queue in another region than AWS_REGION is signed for the queue\'s', async () => {

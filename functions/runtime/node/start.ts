@@ -124,7 +124,7 @@ async function startAll(opts: StartOptions, config: StartConfig, stop: Stopper, 
   const cluster = opts.source ? loadCluster(opts.source) : undefined;
   if (cluster) await probeCluster(cluster);
   if (stop.stopping) return;
-  const metrics = createMetrics();
+  const metrics = createMetrics({ process: true });
   const box: { relay?: Relay } = {};
   const webhook = await listen('EPHEMERA_WEBHOOK_LISTEN', config, () => startWebhookServer({ ...config.EPHEMERA_WEBHOOK_LISTEN, logger: pino({ level: config.LOG_LEVEL, base: { app: 'ephemera', component: 'webhook' } }) }));
   started.push(() => webhook.close());
