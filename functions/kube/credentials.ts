@@ -81,8 +81,10 @@ export function clusterConnections(sources: ClusterSources, aws: () => AwsLookup
       // rotated, a wrong server corrected) reaches a warm instance without a redeploy (review:
       // it kept failing until a cold start). A refresh that fails keeps the connection made.
       if (entry.next === undefined && now() - entry.at >= CONNECTION_REFRESH_MS) {
-        entry.next = connectTo(name, source, aws, loadKubeconfig).then(
-          (c) => made.set(name, { connection: Promise.resolve(c), at: now() }),
+        // The same server and TLS settings keep the connection made, and with it the client,
+        // its sockets and clock (final read: a new one every 5 minutes for nothing).
+        entry.next = Promise.all([connectTo(name, source, aws, loadKubeconfig), entry.connection]).then(
+          ([c, was]) => made.set(name, { connection: sameEndpoint(c.endpoint, was.endpoint) ? entry.connection : Promise.resolve(c), at: now() }),
           () => Object.assign(entry, { at: now(), next: undefined }),
         );
       }
@@ -93,6 +95,12 @@ export function clusterConnections(sources: ClusterSources, aws: () => AwsLookup
 
 /** How long a cluster's connection (server, CA, credential source) serves before it is read again. */
 export const CONNECTION_REFRESH_MS = 5 * 60_000;
+
+/** Whether two endpoints reach the same server the same way (certificates compared as text). */
+function sameEndpoint(a: KubeEndpoint, b: KubeEndpoint): boolean {
+  const text = (e: KubeEndpoint): string => JSON.stringify({ ...e, ca: e.ca?.toString(), cert: e.cert?.toString(), key: e.key?.toString() });
+  return text(a) === text(b);
+}
 
 async function connectTo(name: string, source: ClusterSource, aws: () => AwsLookups, loadKubeconfig: () => Promise<KubeConnection>): Promise<ClusterConnection> {
   if ('kubeconfig' in source) {

@@ -69,3 +69,21 @@ test('a cluster\'s server and CA are read again after CONNECTION_REFRESH_MS: a s
     await Promise.all([wrong.close(), right.close()]);
   }
 });
+
+test('a refresh that reads the same server and CA keeps the client made, and its sockets and clock (final read)', async () => {
+  const server = await startApiServer({ objects: [] });
+  try {
+    let clock = 0;
+    let reads = 0;
+    const aws = { region: 'us-east-1', credentials: async () => ({ accessKeyId: 'a', secretAccessKey: 's' }), describeCluster: async () => ({ endpoint: '', certificateAuthorityData: '' }), getSecret: async () => (reads++, JSON.stringify({ server: server.url, token: 'a-token-for-the-test' })) };
+    const engineFor = clusterEngines(FunctionsConfig.parse({}), clusterConnections({ edge: { secret: { secretId: 'ephemera/edge' } } }, () => aws, undefined, () => clock), silentLogger);
+    const first = (await engineFor('edge')).kube;
+    clock += CONNECTION_REFRESH_MS;
+    await engineFor('edge');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(reads, 2, 'read again');
+    assert.equal((await engineFor('edge')).kube, first, 'the same client');
+  } finally {
+    await server.close();
+  }
+});

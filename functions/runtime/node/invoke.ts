@@ -220,6 +220,8 @@ async function readOne(kube: Kube, ref: Required<ObjectRef>, cluster: Cluster): 
     return await kube.get(ref);
   } catch (err) {
     if (isKubeError(err, 'transient')) throw unreachable(cluster, err);
+    // No such resource at all (the EphemeralJob CRD not installed) is not a missing right (final read).
+    if (isKubeError(err, 'unserved')) throw new CliError(`cannot read ${objectKey(ref.kind, ref.namespace, ref.name)} (named by --state): ${describeCluster(cluster)} does not serve ${ref.apiVersion} ${ref.kind} (is its CRD installed?)`, 1, { cause: err });
     if (isKubeError(err)) throw new CliError(`cannot read ${objectKey(ref.kind, ref.namespace, ref.name)} (named by --state) on ${describeCluster(cluster)}: ${err.message} (HTTP ${err.status}); check these credentials may get it`, 1, { cause: err });
     throw err;
   }

@@ -462,6 +462,12 @@ describe('ephemera invoke: what went wrong is reported beside what was done', ()
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /^ephemera invoke: cannot read Pod\/default\/ghost \(named by --state\) on http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\): pods "ghost" is forbidden \(HTTP 403\); check these credentials may get it\n$/);
     });
+    // No EphemeralJob CRD: a 404 naming nothing is not a missing right (final read).
+    await withLiveServer(story1(), [{ method: 'GET', pathIncludes: '/ephemeraljobs/ghostjob', status: 404, times: Infinity, message: 'the server could not find the requested resource' }], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--state', named, '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^ephemera invoke: cannot read EphemeralJob\/default\/ghostjob \(named by --state\): http:\/\/127\.0\.0\.1:\d+ .* does not serve apps\.kruise\.io\/v1alpha1 EphemeralJob \(is its CRD installed\?\)\n$/);
+    });
   });
 });
 
