@@ -244,6 +244,8 @@ export class Reflector<T> {
       // Listed, then watched: what comes next depends only on how the watch ended (and
       // whether the watch before it went silent too).
       listFor = relistReason(end, idleRun);
+      // The list it causes starts the count over: every second silent watch lists, not every one after it.
+      if (listFor !== undefined) idleRun = 0;
       const routine = routineEnd(end);
       // Only a watch that ran ends a run of absent lists: lists answering 404 and 200 in
       // turn, each watch refused at once (an API server behind the balancer that does not
@@ -263,7 +265,7 @@ export class Reflector<T> {
    * (final read); what the list after two of them finds tells (onMissed).
    */
   private ended(end: WatchEnd, at: { routine: boolean; wait: number; relist: boolean }): void {
-    this.afterSilence = at.relist && end.kind === 'idle';
+    if (at.relist) this.afterSilence = end.kind === 'idle';
     if (end.kind === 'idle') return void this.opts.logger.debug({ kind: this.opts.kind, path: this.opts.path, reason: restartReason(end), relist: at.relist }, 'watch resumed');
     if (!at.routine) this.opts.onRestart?.(restartReason(end), at.wait);
   }
@@ -310,8 +312,8 @@ export class Reflector<T> {
    * changed; then DELETED for what the list no longer has. Runs only while no watch does.
    */
   private async list(reason: string): Promise<void> {
+    // Kept until a list works: one that fails after silent watches must not lose the check.
     const afterSilence = this.afterSilence;
-    this.afterSilence = false;
     this.listChanges = 0;
     const seen = new Set<string>();
     let cont: string | undefined;
@@ -329,6 +331,7 @@ export class Reflector<T> {
     for (const key of this.cache.keys()) if (!seen.has(key)) this.forget(key);
     this.resourceVersion = rv;
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
+    this.afterSilence = false;
     if (afterSilence && this.listChanges > 0) this.opts.onMissed?.(this.listChanges, reason);
     this.failingSince = undefined;
     if (this.absentNow) {

@@ -93,58 +93,91 @@ export function parseEnvelope(body: unknown): Envelope {
 export async function handle(envelope: Envelope, deps: EngineDeps, options: HandleOptions = {}): Promise<HandleResult> {
   const log = deps.logger.child({ event: envelope.id, subject: envelopeKey(envelope) });
   const result: HandleResult = { keys: [], skipped: [], requeueAfterSeconds: null, failed: [] };
-  const budget = keyBudget(options.deadline);
-  const left: string[] = [];
+  const progress = options.progress ?? newProgress();
+  progress.partial = result;
   // One key that cannot be handled does not keep the envelope's other keys (other jobs
   // selecting the pod, the sidecar terminator) from theirs. An error a retry may cure is
   // thrown once all have run: the queue delivers the envelope again (its keys are idempotent).
-  let retry: { error: unknown } | undefined;
-  const attempt = async <T>(what: { controller: string; key?: string }, run: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await run();
-    } catch (error) {
-      const final = refusedForGood(error);
-      if (final === undefined) retry ??= { error };
-      else result.failed.push({ ...what, error: final });
-      log.warn({ ...what, err: (error as Error).message, final: final !== undefined }, final ? 'refused for good: the other keys go on' : 'failed: the other keys go on, then the envelope is delivered again');
-      return undefined;
-    }
-  };
-  const progress = options.progress;
-  // Every route first, then the keys in order: all the envelope's keys are known before the
-  // first runs, so a caller that stops waiting can name those not finished (restAfter).
+  const run: Run = { envelope, deps, log, result, progress, retry: undefined };
+  const routed = await routeAll(run);
+  const routeRetry = run.retry !== undefined;
+  const { left, errored } = await runKeys(run, routed, keyBudget(options.deadline));
+  // Cut at the deadline, a key that failed for now goes on with the keys not started, last
+  // (review: thrown, the record was delivered again and cut at the same place, so the keys
+  // after the cut never ran); alone, or with a route that failed, it is thrown as before.
+  if (run.retry !== undefined && (left.length === 0 || routeRetry)) throw run.retry.error;
+  if (left.length > 0) {
+    result.rest = restOf(envelope, [...left, ...errored]);
+    log.info({ started: result.keys.length + result.failed.length + errored.length, left: left.length, failedForNow: errored.length }, 'the invocation\'s time is nearly up: the keys not started are sent on as their own envelope');
+  }
+  return result;
+}
+
+/** One handle() call's state. */
+interface Run {
+  envelope: Envelope;
+  deps: EngineDeps;
+  log: Logger;
+  result: HandleResult;
+  progress: HandleProgress;
+  /** The first error a retry may cure. */
+  retry: { error: unknown } | undefined;
+}
+
+/** `work`, with an error recorded instead of thrown: refused for good in `failed`, else the run's retry. */
+async function attempt<T>(run: Run, what: { controller: string; key?: string }, work: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await work();
+  } catch (error) {
+    const final = refusedForGood(error);
+    if (final === undefined) run.retry ??= { error };
+    else run.result.failed.push({ ...what, error: final });
+    run.log.warn({ ...what, err: (error as Error).message, final: final !== undefined }, final ? 'refused for good: the other keys go on' : 'failed: the other keys go on, then the envelope is delivered again');
+    return undefined;
+  }
+}
+
+/**
+ * Every controller's route, before any key runs: all the envelope's keys are known before the
+ * first starts, so a caller that stops waiting can name those not finished (restAfter).
+ */
+async function routeAll(run: Run): Promise<{ controller: Controller<unknown>; key: string }[]> {
   const routed: { controller: Controller<unknown>; key: string }[] = [];
-  for (const controller of deps.controllers) {
-    const route = await attempt({ controller: controller.name }, () => controller.route(envelope, deps.kube));
+  for (const controller of run.deps.controllers) {
+    const route = await attempt(run, { controller: controller.name }, () => controller.route(run.envelope, run.deps.kube));
     if (route === undefined) continue;
-    if (progress) {
-      progress.routed.push(...route.keys);
-      progress.routes++;
-    }
+    run.progress.routed.push(...route.keys);
+    run.progress.routes++;
     if (route.keys.length === 0) {
-      result.skipped.push({ controller: controller.name, reason: route.skipped ?? 'not routed' });
-      log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
+      run.result.skipped.push({ controller: controller.name, reason: route.skipped ?? 'not routed' });
+      run.log.debug({ controller: controller.name, reason: route.skipped }, 'skipped');
     }
     for (const key of route.keys) routed.push({ controller, key });
   }
+  return routed;
+}
+
+/** The keys in order, each only while the budget lets it start: those left, and those that failed for now. */
+async function runKeys(run: Run, routed: { controller: Controller<unknown>; key: string }[], budget: ReturnType<typeof keyBudget>): Promise<{ left: string[]; errored: string[] }> {
+  const { result, progress, deps, log } = run;
+  const left: string[] = [];
+  const errored: string[] = [];
   for (const { controller, key } of routed) {
     if (left.length > 0 || !budget.fits()) {
       left.push(key);
       continue;
     }
     const failedBefore = result.failed.length;
-    const r = await budget.time(() => attempt({ controller: controller.name, key }, () => reconcileCoalesced(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) })));
-    if (r !== undefined || result.failed.length > failedBefore) progress?.finished.add(key);
+    progress.running = key;
+    const r = await budget.time(() => attempt(run, { controller: controller.name, key }, () => reconcileCoalesced(controller, key, { ...deps, logger: log.child({ controller: controller.name, key }) })));
+    progress.running = undefined;
+    if (r !== undefined || result.failed.length > failedBefore) progress.finished.add(key);
+    else errored.push(key);
     if (r === undefined) continue;
     result.keys.push(r);
     result.requeueAfterSeconds = minRequeue(result.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
   }
-  if (retry !== undefined) throw retry.error;
-  if (left.length > 0) {
-    result.rest = restOf(envelope, left);
-    log.info({ started: result.keys.length + result.failed.length, left: left.length }, 'the invocation\'s time is nearly up: the keys not started are sent on as their own envelope');
-  }
-  return result;
+  return { left, errored };
 }
 
 /**
@@ -156,6 +189,10 @@ export interface HandleProgress {
   routed: string[];
   routes: number;
   finished: Set<string>;
+  /** The key being reconciled now. */
+  running?: string | undefined;
+  /** The result so far: the finished keys' results, refusals and soonest next look. */
+  partial?: HandleResult;
 }
 
 export function newProgress(): HandleProgress {
@@ -171,7 +208,10 @@ export function newProgress(): HandleProgress {
  */
 export function restAfter(envelope: Envelope, progress: HandleProgress, controllers: number): Envelope | undefined {
   if (progress.routes < controllers) return undefined;
-  return restOf(envelope, progress.routed.filter((key) => !progress.finished.has(key)));
+  const { running } = progress;
+  // The one running last: slower than an invocation, it would hold back the keys after it again.
+  const waiting = progress.routed.filter((key) => !progress.finished.has(key) && key !== running);
+  return restOf(envelope, running === undefined ? waiting : [...waiting, running]);
 }
 
 /** How handle() is bounded (an SQS consumer's invocation). */

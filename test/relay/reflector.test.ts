@@ -183,6 +183,8 @@ describe('a watch that brings nothing', () => {
       const j = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }) as unknown as { spec: Record<string, unknown> };
       // (store.put bumps no generation: a selector change is one the relay sees without it.)
       server.store.put({ ...j, spec: { ...j.spec, selector: { matchLabels: { app: 'api' } } } });
+      // And the list after the silent watches fails once: the check of what it finds waits for the one that works.
+      server.faults.add({ method: 'GET', pathIncludes: '/ephemeraljobs', watch: false, status: 500, message: 'etcdserver: request timed out', times: 1 });
       // The watch never brings it (the proxy holds the stream); the list after two silent watches does.
       await eventually(async () => {
         await relay.flush();
@@ -211,6 +213,11 @@ describe('an API server that sends no bookmarks', () => {
       const lists = (): number => server.requests.filter((r) => r.verb === 'list').length;
       const before = lists();
       await eventually(() => assert.ok(lists() >= before + 2, 'listed again after silent watches'), 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Every second silent watch lists, not every one after the second (final read).
+      const podWatches = server.requests.filter((r) => r.watch && r.path === '/api/v1/pods').length;
+      const podLists = server.requests.filter((r) => r.verb === 'list' && r.path === '/api/v1/pods').length;
+      assert.ok(podLists <= Math.ceil(podWatches / 2) + 1, `${podLists} lists for ${podWatches} watches`);
       assert.equal(await counter(relay.metrics.watchRestarts), 0, 'no restart counted');
       assert.deepEqual(warned, []);
       assert.ok(relay.ready(), relay.readiness());

@@ -3,7 +3,7 @@
 // records really handled are acknowledged (partial batch response, ReportBatchItemFailures).
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { envelopeKey, type Envelope } from '../../api/envelope.ts';
-import { failedKey, handle, InvalidEnvelopeError, newProgress, parseEnvelope, restAfter, restOf, type EngineDeps, type HandleProgress } from '../../engine/engine.ts';
+import { failedKey, handle, InvalidEnvelopeError, newProgress, parseEnvelope, restAfter, restOf, type EngineDeps, type HandleProgress, type HandleResult } from '../../engine/engine.ts';
 import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_THROTTLED } from '../../engine/apply.ts';
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
@@ -113,60 +113,69 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     const engine = b.deps.engineFor ? await b.deps.engineFor(envelope.cluster) : b.deps.engine!;
     const progress = newProgress();
     const result = await withDeadline(handle(envelope, engine, { deadline: b.deadline, progress }), left);
-    if (result === 'timeout') return timedOut({ record, envelope }, { progress, controllers: engine.controllers.length, budgetMs: left }, b, log);
-    // The keys there was no time for go on now as their own message; this one is done with
-    // the keys it ran (a redelivery would start again from the first, and stop at the same place).
-    if (result.rest && (await settle(() => b.deps.requeue(result.rest!, 0), b, record, log)) === 'fail') return 'fail';
-    // Its other keys were handled; the envelope is kept as a dead letter for the keys refused
-    // for good, once: a requeued copy names them as reported (reviews: one copy per requeue
-    // cycle; then, waiting for the last pass, none while another key kept looking).
-    const seen = new Set(envelope.data.reported ?? []);
-    const fresh = result.failed.filter((f) => !seen.has(failedKey(f)));
-    if (fresh.length > 0) {
-      const why = fresh.map((f) => `${failedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
-      if ((await deadLetter(record, why, b, { what: 'refused for good', log })) === 'fail') return 'fail';
-    }
-    if (result.requeueAfterSeconds === null) return 'ack';
-    if (result.requeueAfterSeconds > MAX_SQS_DELAY_SECONDS) {
-      // Longer than SQS can delay a message (a deadline or a TTL hours away): no message. The
-      // relay's resync brings back every job that can need work (unfinished, or its TTL within
-      // 900 s), and a reconcile within 900 s of the time sends the exact delay. Chained 900 s
-      // hops did it before, one chain per reconcile, none merged: a long deadline's resyncs
-      // and pod events piled up thousands of messages, outliving the job (review).
-      log.debug({ requeueAfterSeconds: result.requeueAfterSeconds }, 'next look is past the longest SQS delay: left to the relay\'s resync');
-      return 'ack';
-    }
-    const reported = [...new Set([...seen, ...result.failed.map(failedKey)])];
-    // Split: the next look is of the keys that ran here, the rest having gone on as their own
-    // message (review: requeued whole, each requeue split again, and the messages multiplied).
-    const ran = result.rest ? restOf(envelope, [...result.keys.map((k) => k.key), ...result.failed.flatMap((f) => (f.key === undefined ? [] : [f.key]))]) : envelope;
-    const again = reported.length > 0 ? { ...ran, data: { ...ran.data, reported } } : ran;
-    return settle(() => b.deps.requeue(again, result.requeueAfterSeconds!), b, record, log);
+    if (result !== 'timeout') return await afterHandle({ record, envelope }, result, b, log);
+    const partial = timedOut(envelope, { progress, controllers: engine.controllers.length, budgetMs: left }, log);
+    return partial === undefined ? 'fail' : await afterHandle({ record, envelope }, partial, b, log);
   } catch (err) {
     return onError(err, { record, envelope }, b, log);
   }
 }
 
+/** What a handling's result asks of the queue: the keys left, dead letters, the next look; then the record is acknowledged. */
+async function afterHandle({ record, envelope }: Job, result: HandleResult, b: Batch, log: Logger): Promise<Outcome> {
+  // Its other keys were handled; the envelope is kept as a dead letter for the keys refused
+  // for good, once: a requeued copy names them as reported (reviews: one copy per requeue
+  // cycle; then, waiting for the last pass, none while another key kept looking).
+  const seen = new Set(envelope.data.reported ?? []);
+  const reported = [...new Set([...seen, ...result.failed.map(failedKey)])];
+  const withReported = (e: Envelope): Envelope => (reported.length > 0 ? { ...e, data: { ...e.data, reported } } : e);
+  // The keys there was no time for go on now as their own message; this one is done with
+  // the keys it ran (a redelivery would start again from the first, and stop at the same place).
+  if (result.rest && (await settle(() => b.deps.requeue(withReported(result.rest!), 0), b, record, log)) === 'fail') return 'fail';
+  const fresh = result.failed.filter((f) => !seen.has(failedKey(f)));
+  if (fresh.length > 0) {
+    const why = fresh.map((f) => `${failedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
+    if ((await deadLetter(record, why, b, { what: 'refused for good', log })) === 'fail') return 'fail';
+  }
+  if (result.requeueAfterSeconds === null) return 'ack';
+  if (result.requeueAfterSeconds > MAX_SQS_DELAY_SECONDS) {
+    // Longer than SQS can delay a message (a deadline or a TTL hours away): no message. The
+    // relay's resync brings back every job that can need work (unfinished, or its TTL within
+    // 900 s), and a reconcile within 900 s of the time sends the exact delay. Chained 900 s
+    // hops did it before, one chain per reconcile, none merged: a long deadline's resyncs
+    // and pod events piled up thousands of messages, outliving the job (review).
+    log.debug({ requeueAfterSeconds: result.requeueAfterSeconds }, 'next look is past the longest SQS delay: left to the relay\'s resync');
+    return 'ack';
+  }
+  // Split: the next look is of the keys that ran here, the rest having gone on as their own
+  // message (review: requeued whole, each requeue split again, and the messages multiplied).
+  const ran = result.rest ? restOf(envelope, [...result.keys.map((k) => k.key), ...result.failed.flatMap((f) => (f.key === undefined ? [] : [f.key]))]) : envelope;
+  return settle(() => b.deps.requeue(withReported(ran), result.requeueAfterSeconds!), b, record, log);
+}
 
 /**
  * The invocation's time ran out with the handling still running (a key slower than the ones
- * before it): the keys not finished, the running one among them, go on as their own message
- * and the record is acknowledged, so the next pass starts past what was done (review: each
- * redelivery stopped at the same key until the message was dead-lettered). When no key
- * finished, or while a route was still being taken (its keys cannot be named), the record is
- * left for redelivery, as before.
- * A pod claimed but not injected is repaired by the next reconcile, or its claim lapses.
+ * before it): what the keys that finished did, as a result whose `rest` is the keys not
+ * finished, the running one last — it goes on as their own message, the finished keys' next
+ * looks and dead letters as after any handling, and the record is acknowledged, so the next
+ * pass starts past what was done (reviews: each redelivery stopped at the same key until the
+ * message was dead-lettered; then the finished keys' results were dropped). Undefined — the
+ * record left for redelivery, as before — when no key finished (a key that never finishes
+ * keeps failing its record, toward maxReceiveCount and the dead letters), or while a route
+ * was still being taken (its keys cannot be named). A pod claimed but not injected is
+ * repaired by the next reconcile, or its claim lapses.
  */
-async function timedOut({ record, envelope }: Job, at: { progress: HandleProgress; controllers: number; budgetMs: number }, b: Batch, log: Logger): Promise<Outcome> {
-  // Only past a key that finished: a key that never finishes (an API server that does not
-  // answer) keeps failing its record, which counts toward maxReceiveCount and the dead letters.
-  const rest = at.progress.finished.size > 0 ? restAfter(envelope, at.progress, at.controllers) : undefined;
-  if (rest === undefined) {
+function timedOut(envelope: Envelope, at: { progress: HandleProgress; controllers: number; budgetMs: number }, log: Logger): HandleResult | undefined {
+  const { progress } = at;
+  const rest = progress.finished.size > 0 ? restAfter(envelope, progress, at.controllers) : undefined;
+  if (rest === undefined || progress.partial === undefined) {
     log.warn({ budgetMs: at.budgetMs, alarm: ALARM_REDELIVERY }, 'handling did not finish within the invocation: leaving the message for redelivery');
-    return 'fail';
+    return undefined;
   }
-  log.warn({ budgetMs: at.budgetMs, finished: at.progress.finished.size, left: at.progress.routed.length - at.progress.finished.size }, 'handling did not finish within the invocation: the keys not finished are sent on as their own message');
-  return settle(() => b.deps.requeue(rest, 0), b, record, log);
+  log.warn({ budgetMs: at.budgetMs, finished: progress.finished.size, left: progress.routed.length - progress.finished.size }, 'handling did not finish within the invocation: the keys not finished are sent on as their own message');
+  // A copy: the handling given up on goes on in the background.
+  const { keys, failed, skipped, requeueAfterSeconds } = progress.partial;
+  return { keys: [...keys], failed: [...failed], skipped: [...skipped], requeueAfterSeconds, rest };
 }
 
 async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {

@@ -281,19 +281,64 @@ describe('Lambda SQS consumer', () => {
       handled.push(key);
       return key;
     };
-    const fan: Controller<string> = { name: 'fan', route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }), observe, plan: () => ({ actions: [] }) };
+    // Each job asks for another look in 30 s; job-1 is refused for good.
+    const fan: Controller<string> = {
+      name: 'fan',
+      route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
+      observe: async (key) => {
+        if (key.endsWith('/job-1')) throw new KubeError({ status: 403, reason: 'Forbidden', message: 'leases is forbidden' });
+        return observe(key);
+      },
+      plan: () => ({ actions: [], requeueAfterSeconds: 30 }),
+    };
     const side: Controller<string> = { name: 'side', route: async (e) => ({ keys: [`Pod/${e.data.namespace}/${e.data.name}`] }), observe, plan: () => ({ actions: [] }) };
     const engine = { kube: new ScriptedKube(), controllers: [fan, side], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
     const sent: [Envelope, number][] = [];
-    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    const dead: string[] = [];
+    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]), deadLetter: async (_body: string, reason: string) => void dead.push(reason) });
     const e = envelopeFor('Pod', 'ns', 'web-0');
     const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0', 'job-1', 'job-2', 'job-3'] } }))), remaining(1500));
     assert.deepEqual(ids(r), [], 'acknowledged: job-0 and job-1 are not run again');
-    assert.deepEqual(handled, ['EphemeralJob/ns/job-0', 'EphemeralJob/ns/job-1']);
-    assert.deepEqual(sent.map(([m, delay]) => [m.data.jobs, delay]), [[['job-2', 'job-3'], 0]], 'the slow key and those after it, at once (the pod\'s own key is routed by it too)');
+    assert.deepEqual(handled, ['EphemeralJob/ns/job-0']);
+    const now = sent.find(([, delay]) => delay === 0)?.[0];
+    assert.deepEqual(now?.data.jobs, ['job-3', 'job-2'], 'those not finished at once, the slow one last (the pod\'s own key is routed by it too)');
+    assert.deepEqual(now?.data.reported, ['fan EphemeralJob/ns/job-1'], 'naming the key refused');
+    // What the finished keys did is kept (review): job-0's next look, job-1's dead letter.
+    assert.deepEqual(sent.filter(([, delay]) => delay === 30).map(([m]) => m.data.jobs), [['job-0', 'job-1']]);
+    assert.equal(dead.length, 1);
+    assert.match(dead[0] ?? '', /fan EphemeralJob\/ns\/job-1: the API server refused it for good \(HTTP 403 Forbidden\)/);
+    sent.length = 0;
     const stuck = await consume(ev(record('2', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-2'] } }))), remaining(1500));
     assert.deepEqual(ids(stuck), ['2'], 'no key finished: left for redelivery, which counts toward the dead letters');
-    assert.equal(sent.length, 1);
+    assert.equal(sent.length, 0);
+  });
+
+  test('cut at the deadline, a key that failed for now goes on with the keys not started, last, and the record is acknowledged (review: thrown, each redelivery was cut at the same place)', async () => {
+    const handled: string[] = [];
+    const fan: Controller<string> = {
+      name: 'fan',
+      route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
+      observe: async (key) => {
+        if (key.endsWith('/job-0')) throw new KubeError({ status: 500, message: 'etcdserver: request timed out' });
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        handled.push(key);
+        return key;
+      },
+      plan: () => ({ actions: [] }),
+    };
+    const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
+    const sent: [Envelope, number][] = [];
+    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    const e = envelopeFor('Pod', 'ns', 'web-0');
+    const jobs = ['job-0', 'job-1', 'job-2', 'job-3', 'job-4', 'job-5', 'job-6', 'job-7'];
+    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs } }))), remaining(2000));
+    assert.deepEqual(ids(r), []);
+    const rest = sent.find(([, delay]) => delay === 0)?.[0].data.jobs ?? [];
+    assert.ok(handled.length >= 1 && rest.length > 1, `${handled.join(' ')} | ${rest.join(' ')}`);
+    assert.equal(rest.at(-1), 'job-0', 'the key that failed for now, last');
+    assert.deepEqual([...rest.slice(0, -1), ...handled.map((k) => k.split('/')[2])].sort(), jobs.slice(1), 'every other job either ran or goes on');
+    const alone = await consume(ev(record('2', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0'] } }))), remaining(2000));
+    assert.deepEqual(ids(alone), ['2'], 'alone, it is thrown as before: redelivered, toward the dead letters');
   });
 
   test('without a dead-letter queue configured, a terminal refusal is left to the queue redrive policy', async () => {
