@@ -66,7 +66,7 @@ export interface HandleResult {
    * as a dead letter for these (review: one such key threw the whole envelope away).
    */
   failed: { controller: string; key?: string; error: KubeError }[];
-  /** Keys not started before options.deadline, as an envelope that routes to them (restOf). */
+  /** Keys not started before options.deadline (then those that failed for now), as an envelope that routes to them (restOf). */
   rest?: Envelope;
 }
 
