@@ -419,7 +419,8 @@ export class DeliveryQueue {
     const sinkDown = failed.length === batch.length && failed.some((f) => f.slot.failures === 0);
     for (const f of failed) this.requeueFailed(f.slot, sinkDown);
     if (sinkDown) this.backOff(failed.length, failed[0]?.error ?? '');
-    else this.opts.logger.warn({ sink: this.opts.sink.name, failed: failed.length, keys: failed.slice(0, 5).map((f) => queuedKey(f.slot.item)), err: failed[0]?.error }, 'sink did not take some envelopes; those keys back off');
+    // Every one of a batch of keys already retrying reads as what it is, not as a partial failure (operability review).
+    else this.opts.logger.warn({ sink: this.opts.sink.name, failed: failed.length, keys: failed.slice(0, 5).map((f) => queuedKey(f.slot.item)), err: failed[0]?.error }, failed.length === batch.length ? 'sink took none of the batch; those keys back off' : 'sink did not take some envelopes; those keys back off');
   }
 
   private reject(slot: Slot, error: string): void {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { EJOB_ID_ENV } from '../../functions/api/names.ts';
 import type { Pod } from '../../functions/api/pod.ts';
-import { silentLogger } from '../../functions/engine/logger.ts';
+import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import { DeliveryQueue } from '../../relay/delivery-queue.ts';
 import { messageFor, type Queued } from '../../relay/envelope.ts';
 import { decidePod, startsOnly } from '../../relay/pod-event.ts';
@@ -251,11 +251,11 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
   };
   const item = (name: string, rv: number, event: Queued['event'] = 'MODIFIED'): Queued => ({ kind: 'Pod', event, namespace: 'default', name, resourceVersion: String(rv), at: t });
 
-  function world(opts: { capacity?: number; replay?: () => Queued[] } = {}) {
+  function world(opts: { capacity?: number; replay?: () => Queued[]; logger?: Logger } = {}) {
     const sink = new CollectingSink();
     const counts = { overflowed: 0, resyncs: 0, clockReads: 0 };
     const q = new DeliveryQueue({
-      sink, capacity: opts.capacity ?? 100, windowMs: WINDOW, logger: silentLogger,
+      sink, capacity: opts.capacity ?? 100, windowMs: WINDOW, logger: opts.logger ?? silentLogger,
       now: () => {
         counts.clockReads++;
         return t;
@@ -427,6 +427,19 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
     w.sink.release();
     await w.advance(0);
     assert.equal(w.q.oldestAgeSeconds(), 0);
+  });
+
+  test('a sink that takes nothing: the first failure backs the queue off, and a retried batch it refuses whole is told as none taken, not as some (operability review)', async () => {
+    const warned: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (_o, msg) => void warned.push(msg ?? ''), child: () => logger };
+    const w = world({ logger });
+    w.sink.failing = true;
+    w.q.add(item('a', 1));
+    await w.advance(WINDOW);
+    assert.deepEqual(warned, ['sink did not take every envelope; retrying those']);
+    for (let i = 0; i < 5 && warned.length < 2; i++) await w.advance(1000);
+    assert.equal(warned[1], 'sink took none of the batch; those keys back off');
+    w.sink.failing = false;
   });
 
   test('capacity counts held keys: a queue full of held keys refuses a new key, and replays it once the holds are sent', async () => {

@@ -112,7 +112,9 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
   try {
     const engine = b.deps.engineFor ? await b.deps.engineFor(envelope.cluster) : b.deps.engine!;
     const progress = newProgress();
-    const result = await withDeadline(handle(envelope, engine, { deadline: b.deadline, progress }), left);
+    // The engine's lines carry the record's messageId, cluster and subject too: an on-call
+    // joins a key's failure to its message without a time window (operability review).
+    const result = await withDeadline(handle(envelope, { ...engine, logger: log }, { deadline: b.deadline, progress }), left);
     if (result !== 'timeout') return await afterHandle({ record, envelope }, result, b, log);
     const partial = timedOut(envelope, { progress, controllers: engine.controllers.length, budgetMs: left }, log);
     return partial === undefined ? 'fail' : await afterHandle({ record, envelope }, partial, b, log);

@@ -153,7 +153,7 @@ describe('Lambda SQS consumer', () => {
     const logger = (bound: Record<string, unknown>): Logger => ({ ...silentLogger, warn: (obj, msg) => void lines.push({ ...bound, ...obj, msg }), error: (obj, msg) => void lines.push({ ...bound, ...obj, msg }), child: (more) => logger({ ...bound, ...more }) });
     const { consume } = consumer({ logger: logger({}) });
     await consume(ev(record('1', pod('busy-1', 'east'))));
-    assert.deepEqual(lines.map((l) => [l.alarm, l.status, l.retryAfterSeconds, l.messageId, l.cluster, l.subject]), [[ALARM_THROTTLED, 429, 7, '1', 'east', 'Pod/ns/busy-1']]);
+    assert.deepEqual(lines.filter((l) => l.alarm !== undefined).map((l) => [l.alarm, l.status, l.retryAfterSeconds, l.messageId, l.cluster, l.subject]), [[ALARM_THROTTLED, 429, 7, '1', 'east', 'Pod/ns/busy-1']]);
   });
 
   test('an authentication failure is not retried: that cluster\'s other records fail at once, other clusters go on', async () => {
@@ -184,6 +184,15 @@ describe('Lambda SQS consumer', () => {
     assert.deepEqual([line?.messageId, line?.cluster, line?.subject], ['1', 'east', 'Pod/ns/forbid-1'], JSON.stringify(lines));
   });
 
+  test('the engine\'s lines carry the record\'s messageId and cluster (operability review)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = (bound: Record<string, unknown>): Logger => ({ ...silentLogger, warn: (obj, msg) => void lines.push({ ...bound, ...obj, msg }), child: (more) => logger({ ...bound, ...more }) });
+    const { consume } = consumer({ logger: logger({}) });
+    await consume(ev(record('7', pod('forbid-1', 'east'))));
+    const line = lines.find((l) => l.msg === 'refused for good: the other keys go on');
+    assert.deepEqual([line?.messageId, line?.cluster, line?.controller], ['7', 'east', 'probe'], JSON.stringify(lines));
+  });
+
   test('every message left for redelivery is logged with the alarm field the AWS stack counts', async () => {
     const lines: Record<string, unknown>[] = [];
     const logger: Logger = { ...silentLogger, warn: (obj, msg) => void lines.push({ ...obj, msg }), error: (obj, msg) => void lines.push({ ...obj, msg }), child: () => logger };
@@ -191,7 +200,8 @@ describe('Lambda SQS consumer', () => {
     const r = await consume(ev(record('1', pod('boom-1')), record('2', pod('auth-2', 'b')), record('3', pod('stalled-3'))));
     assert.deepEqual(ids(r).sort(), ['1', '2', '3']);
     // The refused credential's line has its own value (the stack counts it as a redelivery too).
-    assert.deepEqual(lines.map((l) => l.alarm).sort(), ['credentials', 'redelivery', 'redelivery'], JSON.stringify(lines));
+    // The consumer's lines (the engine's own go to the same logger, without an alarm value).
+    assert.deepEqual(lines.filter((l) => l.alarm !== undefined).map((l) => l.alarm).sort(), ['credentials', 'redelivery', 'redelivery'], JSON.stringify(lines));
   });
 
   test('a credential refused is logged with its own alarm value, which the stack alarms on at the first line (review: a quiet cluster never reached the redelivery threshold)', async () => {
@@ -200,7 +210,7 @@ describe('Lambda SQS consumer', () => {
     const { consume } = consumer({ logger: logger({}) });
     const r = await consume(ev(record('1', pod('auth-1', 'b'))));
     assert.deepEqual(ids(r), ['1'], 'left for redelivery');
-    assert.deepEqual(lines.map((l) => [l.alarm, l.messageId, l.cluster, l.msg]), [[ALARM_CREDENTIALS, '1', 'b', 'authentication to the cluster failed: fix the credential source']]);
+    assert.deepEqual(lines.filter((l) => l.alarm !== undefined).map((l) => [l.alarm, l.messageId, l.cluster, l.msg]), [[ALARM_CREDENTIALS, '1', 'b', 'authentication to the cluster failed: fix the credential source']]);
   });
 
   test('one key of an envelope refused for good does not keep its other keys from being handled; the envelope is dead-lettered for it once, and requeued for the others naming it reported', async () => {
