@@ -75,6 +75,8 @@ interface Slot {
   item: Queued;
   /** When the oldest undelivered state of this key was queued (for the age metric and health). */
   queuedAt: number;
+  /** Order of creation: of two objects of one key (a pod and its same-name replacement), the earlier goes first (takeDue). */
+  seq: number;
   due: number;
   /** Failed sends of this key in a row (its own backoff); forgotten once it is delivered. */
   failures: number;
@@ -97,6 +99,7 @@ const REPLAY_FAILURES_KEPT = 5;
 /** A bounded, keyed, coalescing queue in front of a sink. */
 export class DeliveryQueue {
   private readonly pending = new Map<string, Slot>();
+  private seq = 0;
   /** Failed keys waiting out their own backoff (kept apart: `pending` stays in due order). */
   private readonly retrying = new Map<string, Slot>();
   private retryingDue = Infinity;
@@ -166,9 +169,9 @@ export class DeliveryQueue {
     const now = this.now();
     if (holdMs > 0) {
       const due = now + Math.max(holdMs, this.opts.windowMs);
-      this.held.set(key, { item, queuedAt: now, due, failures: 0 });
+      this.held.set(key, { item, queuedAt: now, due, failures: 0, seq: this.seq++ });
       this.heldDue = Math.min(this.heldDue, due);
-    } else this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0 });
+    } else this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0, seq: this.seq++ });
     this.wakeBy(now + this.opts.windowMs);
     return true;
   }
@@ -305,11 +308,16 @@ export class DeliveryQueue {
     const batch: Slot[] = [];
     const keys = new Set<string>();
     const max = this.opts.batchMax ?? 100;
+    const first = this.firstOfKeys();
     // Insertion order is (nearly) due order: stop at the first key still inside its window,
     // and at a second object of a key in the batch (a pod and its same-name replacement):
     // it goes in the next batch, once this one is settled, so a key is never sent twice at once.
+    // Of two objects of one key the earlier goes first, and the later waits while the earlier
+    // is sent, retried or held (review64 R2: the replacement's ADDED went before the retry of
+    // the old pod's DELETED).
     for (const [key, s] of this.pending) {
       const objectKey = queuedKey(s.item);
+      if (first !== undefined && (first.get(objectKey) ?? s) !== s) continue;
       if (batch.length >= max || s.due > now || keys.has(objectKey)) break;
       keys.add(objectKey);
       this.pending.delete(key);
@@ -317,6 +325,30 @@ export class DeliveryQueue {
       batch.push(s);
     }
     return batch;
+  }
+
+  /**
+   * For each key with more than one object queued (a pod and its same-name replacement, each
+   * its own slot), the earliest slot; undefined when there is none, as nearly always.
+   */
+  private firstOfKeys(): Map<string, Slot> | undefined {
+    let first: Map<string, Slot> | undefined;
+    const seen = new Map<string, Slot>();
+    for (const slots of [this.pending, this.inFlight, this.retrying, this.held]) {
+      for (const s of slots.values()) {
+        const objectKey = queuedKey(s.item);
+        const other = seen.get(objectKey);
+        if (other === undefined) {
+          seen.set(objectKey, s);
+          continue;
+        }
+        first ??= new Map();
+        const earlier = other.seq < s.seq ? other : s;
+        seen.set(objectKey, earlier);
+        first.set(objectKey, earlier);
+      }
+    }
+    return first;
   }
 
   /**
@@ -355,7 +387,7 @@ export class DeliveryQueue {
         // What the cache holds now may be newer than the try that failed (review).
         slot.sentId = undefined;
       } else {
-        this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0, replay: true });
+        this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0, replay: true, seq: this.seq++ });
         this.replayQueued++;
       }
     }
@@ -448,7 +480,7 @@ export class DeliveryQueue {
     // — for a few failures: a sink that fails only the replay's keys looks the same.
     const keep = slot.replay === true && (sinkDown || this.failures > 0) && slot.failures + 1 < REPLAY_FAILURES_KEPT;
     if (slot.replay && !keep) this.replayQueued--;
-    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), due, failures: slot.failures + 1, releasedAt: slot.releasedAt, ...(keep ? { replay: true } : {}), ...(newer === undefined && slot.sentId !== undefined ? { sentId: slot.sentId } : {}) };
+    const next: Slot = { item: newer?.item ?? slot.item, queuedAt: Math.min(newer?.queuedAt ?? Infinity, slot.queuedAt), seq: Math.min(newer?.seq ?? Infinity, slot.seq), due, failures: slot.failures + 1, releasedAt: slot.releasedAt, ...(keep ? { replay: true } : {}), ...(newer === undefined && slot.sentId !== undefined ? { sentId: slot.sentId } : {}) };
     this.retrying.set(key, next);
     this.retryingDue = Math.min(this.retryingDue, due);
   }

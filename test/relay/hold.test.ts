@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { EJOB_ID_ENV } from '../../functions/api/names.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
+import { envelopeOf } from '../../relay/envelope.ts';
 import { DeliveryQueue } from '../../relay/delivery-queue.ts';
 import { messageFor, type Queued } from '../../relay/envelope.ts';
 import { decidePod, startsOnly } from '../../relay/pod-event.ts';
@@ -440,6 +441,30 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
     for (let i = 0; i < 5 && warned.length < 2; i++) await w.advance(1000);
     assert.equal(warned[1], 'sink took none of the batch; those keys back off');
     w.sink.failing = false;
+  });
+
+  test('a pod and its same-name replacement go in two batches, the old one first; while the old one is retried, the new one waits for it (review64 R2)', async () => {
+    const w = world();
+    const calls: string[][] = [];
+    const send = w.sink.send.bind(w.sink);
+    let failNext = false;
+    w.sink.send = async (messages) => {
+      calls.push(messages.map((m) => `${envelopeOf(m).data.event} ${envelopeOf(m).data.uid}`));
+      if (!failNext) return send(messages);
+      failNext = false;
+      return messages.map(() => ({ ok: false, error: 'queue unreachable' }));
+    };
+    w.q.add({ ...item('a', 1, 'DELETED'), uid: 'old' });
+    w.q.add({ ...item('a', 2, 'ADDED'), uid: 'new' });
+    await w.advance(WINDOW);
+    await w.advance(0);
+    assert.deepEqual(calls, [['DELETED old'], ['ADDED new']], 'two sends, the old object first');
+    calls.length = 0;
+    failNext = true;
+    w.q.add({ ...item('b', 1, 'DELETED'), uid: 'old' });
+    w.q.add({ ...item('b', 2, 'ADDED'), uid: 'new' });
+    for (let i = 0; i < 10; i++) await w.advance(100);
+    assert.deepEqual(calls, [['DELETED old'], ['DELETED old'], ['ADDED new']], 'the new one after the old one\'s retry');
   });
 
   test('capacity counts held keys: a queue full of held keys refuses a new key, and replays it once the holds are sent', async () => {
