@@ -100,6 +100,9 @@ const REPLAY_FAILURES_KEPT = 5;
 export class DeliveryQueue {
   private readonly pending = new Map<string, Slot>();
   private seq = 0;
+  /** Live slots per object key, and the keys with more than one (count). */
+  private readonly perObject = new Map<string, number>();
+  private multiObject = 0;
   /** Failed keys waiting out their own backoff (kept apart: `pending` stays in due order). */
   private readonly retrying = new Map<string, Slot>();
   private retryingDue = Infinity;
@@ -170,8 +173,12 @@ export class DeliveryQueue {
     if (holdMs > 0) {
       const due = now + Math.max(holdMs, this.opts.windowMs);
       this.held.set(key, { item, queuedAt: now, due, failures: 0, seq: this.seq++ });
+      this.count(item, 1);
       this.heldDue = Math.min(this.heldDue, due);
-    } else this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0, seq: this.seq++ });
+    } else {
+      this.pending.set(key, { item, queuedAt: now, due: now + this.opts.windowMs, failures: 0, seq: this.seq++ });
+      this.count(item, 1);
+    }
     this.wakeBy(now + this.opts.windowMs);
     return true;
   }
@@ -332,6 +339,7 @@ export class DeliveryQueue {
    * its own slot), the earliest slot; undefined when there is none, as nearly always.
    */
   private firstOfKeys(): Map<string, Slot> | undefined {
+    if (this.multiObject === 0) return undefined;
     let first: Map<string, Slot> | undefined;
     const seen = new Map<string, Slot>();
     for (const slots of [this.pending, this.inFlight, this.retrying, this.held]) {
@@ -388,6 +396,7 @@ export class DeliveryQueue {
         slot.sentId = undefined;
       } else {
         this.pending.set(key, { item: next.value, queuedAt: now, due: now, failures: 0, replay: true, seq: this.seq++ });
+        this.count(next.value, 1);
         this.replayQueued++;
       }
     }
@@ -401,6 +410,26 @@ export class DeliveryQueue {
   /** A slot left the queue (delivered or dropped for good). */
   private gone(slot: Slot): void {
     if (slot.replay) this.replayQueued--;
+    this.count(slot.item, -1);
+  }
+
+  /** @internal How many object keys have live slots (tests: none once everything is delivered). */
+  get objectsTracked(): number {
+    return this.perObject.size;
+  }
+
+  /**
+   * Slots per object key (`delta` for one made or gone), and how many keys have more than one
+   * (a pod and its same-name replacement): takeDue orders those only while there are any.
+   */
+  private count(item: Queued, delta: number): void {
+    const key = queuedKey(item);
+    const before = this.perObject.get(key) ?? 0;
+    const after = before + delta;
+    if (before < 2 && after >= 2) this.multiObject++;
+    if (before >= 2 && after < 2) this.multiObject--;
+    if (after <= 0) this.perObject.delete(key);
+    else this.perObject.set(key, after);
   }
 
   /** Failed keys whose backoff is over go back to the end of `pending`, due now. */
@@ -473,6 +502,7 @@ export class DeliveryQueue {
     const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
     // The newer state (a live change queued meanwhile) is merged into this slot: one entry left.
     if (newer?.replay) this.replayQueued--;
+    if (newer) this.count(newer.item, -1);
     // A key the sink fails while it takes others backs off as a live one, out of the replay's
     // share: such entries held that share for good, so no replay moved on again (review).
     // While the sink takes nothing (no acknowledgement since it last failed a whole batch)

@@ -441,6 +441,11 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
     for (let i = 0; i < 5 && warned.length < 2; i++) await w.advance(1000);
     assert.equal(warned[1], 'sink took none of the batch; those keys back off');
     w.sink.failing = false;
+    // A newer state of the key while it backs off merges into its slot; delivered, nothing stays counted.
+    w.q.add(item('a', 2));
+    for (let i = 0; i < 40 && w.q.depth > 0; i++) await w.advance(1000);
+    assert.equal(w.q.depth, 0);
+    assert.equal(w.q.objectsTracked, 0);
   });
 
   test('a pod and its same-name replacement go in two batches, the old one first; while the old one is retried, the new one waits for it (review64 R2)', async () => {
@@ -465,6 +470,7 @@ describe('the delivery queue holds a key apart (fake clock)', () => {
     w.q.add({ ...item('b', 2, 'ADDED'), uid: 'new' });
     for (let i = 0; i < 10; i++) await w.advance(100);
     assert.deepEqual(calls, [['DELETED old'], ['DELETED old'], ['ADDED new']], 'the new one after the old one\'s retry');
+    assert.equal(w.q.objectsTracked, 0, 'nothing left counted once all is delivered');
   });
 
   test('capacity counts held keys: a queue full of held keys refuses a new key, and replays it once the holds are sent', async () => {
