@@ -100,8 +100,8 @@ const REPLAY_FAILURES_KEPT = 5;
 export class DeliveryQueue {
   private readonly pending = new Map<string, Slot>();
   private seq = 0;
-  /** Live slots per object key, and the keys with more than one (count). */
-  private readonly perObject = new Map<string, number>();
+  /** Live slots per object key and uid, and the keys with more than one uid (count). */
+  private readonly perObject = new Map<string, Map<string, number>>();
   private multiObject = 0;
   /** Failed keys waiting out their own backoff (kept apart: `pending` stays in due order). */
   private readonly retrying = new Map<string, Slot>();
@@ -419,17 +419,23 @@ export class DeliveryQueue {
   }
 
   /**
-   * Slots per object key (`delta` for one made or gone), and how many keys have more than one
-   * (a pod and its same-name replacement): takeDue orders those only while there are any.
+   * Slots per object key and uid (`delta` for one made or gone), and how many keys have slots
+   * of more than one uid (a pod and its same-name replacement): takeDue orders those only
+   * while there are any. Two slots of one uid (one in flight, its newer state queued) are one
+   * object: they never go together anyway.
    */
   private count(item: Queued, delta: number): void {
     const key = queuedKey(item);
-    const before = this.perObject.get(key) ?? 0;
-    const after = before + delta;
-    if (before < 2 && after >= 2) this.multiObject++;
-    if (before >= 2 && after < 2) this.multiObject--;
-    if (after <= 0) this.perObject.delete(key);
-    else this.perObject.set(key, after);
+    const uid = item.uid ?? '';
+    let uids = this.perObject.get(key);
+    if (uids === undefined) this.perObject.set(key, (uids = new Map()));
+    const objectsBefore = uids.size;
+    const n = (uids.get(uid) ?? 0) + delta;
+    if (n <= 0) uids.delete(uid);
+    else uids.set(uid, n);
+    if (objectsBefore < 2 && uids.size >= 2) this.multiObject++;
+    if (objectsBefore >= 2 && uids.size < 2) this.multiObject--;
+    if (uids.size === 0) this.perObject.delete(key);
   }
 
   /** Failed keys whose backoff is over go back to the end of `pending`, due now. */
