@@ -10,9 +10,9 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { bindFailure, ConfigError, FunctionsConfig, parseEnv } from '../functions/config.ts';
+import { bindFailure, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
-import { prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
+import { contextProblem, prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
 import { agentProxyEnv } from '../functions/kube/proxy.ts';
 import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
@@ -42,9 +42,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const sinkSpec = sinkArg ?? (config.EPHEMERA_SQS_QUEUE_URL ? 'sqs' : 'memory');
   // Usage first: a wrong --sink is told as such wherever the relay runs.
-  const problem = sinkProblem(sinkSpec, config);
-  if (problem) {
-    process.stderr.write(`ephemera relay: ${problem}\n${USAGE}\n`);
+  const choice = chooseSink(sinkSpec, config);
+  if (typeof choice === 'string') {
+    process.stderr.write(`ephemera relay: ${choice}\n${USAGE}\n`);
     return 2;
   }
   const logger = relayLogger(config.LOG_LEVEL, config);
@@ -63,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   // The sink's requeue needs the relay, which needs the sink: tie the knot through a box.
   const box: { relay?: Relay } = {};
-  const sink = await makeSink(sinkSpec, config, kc, (e, ms) => box.relay?.requeue(e, ms)).catch((err: unknown) => err as Error);
+  const sink = await makeSink(choice, config, kc, (e, ms) => box.relay?.requeue(e, ms)).catch((err: unknown) => err as Error);
   if (sink instanceof Error) {
     process.stderr.write(`ephemera relay: ${sink.message}\n${USAGE}\n`);
     return 2;
@@ -126,10 +126,8 @@ function kubeconfigProblem(kc: KubeConfig, files: string[]): string | undefined 
   } catch (err) {
     return `the kubeconfig ${files.join(delimiter)} cannot be read: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 160)}`;
   }
-  if (files.length > 0 && !kc.getCurrentCluster()) {
-    const contexts = kc.getContexts().map((c) => c.name).join(', ') || 'none';
-    return `the kubeconfig ${files.join(delimiter)}: current-context "${kc.getCurrentContext()}" names no context and cluster it defines (contexts: ${contexts}); choose one with: kubectl config use-context NAME`;
-  }
+  const problem = files.length > 0 ? contextProblem(kc, `the kubeconfig ${files.join(delimiter)}`, 'kubectl config use-context NAME') : undefined;
+  if (problem) return problem;
   try {
     prepareKubeConfig(kc);
   } catch (err) {
@@ -138,32 +136,29 @@ function kubeconfigProblem(kc: KubeConfig, files: string[]): string | undefined 
   return undefined;
 }
 
-/** What is wrong with a --sink and its settings, before anything is started; undefined when nothing is. */
-function sinkProblem(spec: string, config: RelayConfig): string | undefined {
-  if (spec.startsWith('record:')) return spec === 'record:' ? '--sink record:PATH needs a path' : undefined;
-  if (spec === 'sqs') return config.EPHEMERA_SQS_QUEUE_URL ? undefined : 'invalid configuration:\n  EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)';
-  return spec === 'memory' ? undefined : `--sink must be sqs, memory or record:PATH, got "${spec}"`;
+/** A --sink, checked with its settings before anything is started. */
+type SinkChoice = { kind: 'record'; path: string } | { kind: 'sqs'; queueUrl: string } | { kind: 'memory' };
+
+/** The sink a --sink names, or what is wrong with it and its settings. */
+function chooseSink(spec: string, config: RelayConfig): SinkChoice | string {
+  if (spec.startsWith('record:')) return spec === 'record:' ? '--sink record:PATH needs a path' : { kind: 'record', path: spec.slice('record:'.length) };
+  if (spec === 'sqs') return config.EPHEMERA_SQS_QUEUE_URL ? { kind: 'sqs', queueUrl: config.EPHEMERA_SQS_QUEUE_URL } : 'invalid configuration:\n  EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)';
+  return spec === 'memory' ? { kind: 'memory' } : `--sink must be sqs, memory or record:PATH, got "${spec}"`;
 }
 
-async function makeSink(spec: string, config: RelayConfig, kc: KubeConfig, requeue: (e: Parameters<Relay['requeue']>[0], ms: number) => void): Promise<Sink> {
-  const problem = sinkProblem(spec, config);
-  if (problem) throw new Error(problem);
-  if (spec.startsWith('record:')) return recordSink(await appendable(spec.slice('record:'.length)));
-  if (spec === 'sqs') {
-    if (!config.EPHEMERA_SQS_QUEUE_URL) throw new ConfigError('EPHEMERA_SQS_QUEUE_URL: required for --sink sqs (the queue URL)');
+async function makeSink(choice: SinkChoice, config: RelayConfig, kc: KubeConfig, requeue: (e: Parameters<Relay['requeue']>[0], ms: number) => void): Promise<Sink> {
+  if (choice.kind === 'record') return recordSink(await appendable(choice.path));
+  if (choice.kind === 'sqs') {
     const timeoutMs = config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000;
-    const requestHandler = sqsRequestHandler(config.EPHEMERA_SQS_ENDPOINT ?? config.EPHEMERA_SQS_QUEUE_URL, timeoutMs);
+    const requestHandler = sqsRequestHandler(config.EPHEMERA_SQS_ENDPOINT ?? choice.queueUrl, timeoutMs);
     const { SQSClient, signingRegion, sqsSink } = await import('./sinks/sqs.ts');
-    const client = new SQSClient({ region: signingRegion(config.EPHEMERA_SQS_QUEUE_URL, config.AWS_REGION, config.EPHEMERA_SQS_ENDPOINT), requestHandler, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
-    return sqsSink(client, config.EPHEMERA_SQS_QUEUE_URL, { timeoutMs });
+    const client = new SQSClient({ region: signingRegion(choice.queueUrl, config.AWS_REGION, config.EPHEMERA_SQS_ENDPOINT), requestHandler, ...(config.EPHEMERA_SQS_ENDPOINT ? { endpoint: config.EPHEMERA_SQS_ENDPOINT } : {}) });
+    return sqsSink(client, choice.queueUrl, { timeoutMs });
   }
-  if (spec === 'memory') {
-    const fc = parseEnv(FunctionsConfig, process.env);
-    const [{ handle }, { createEngineDeps, withFreshHolder }, { memorySink }] = await Promise.all([import('../functions/engine/engine.ts'), import('../functions/runtime/deps.ts'), import('./sinks/memory.ts')]);
-    const deps = createEngineDeps(fc, kc, relayLogger(fc.LOG_LEVEL, config));
-    return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
-  }
-  throw new Error(`--sink must be sqs, memory or record:PATH, got "${spec}"`); // sinkProblem said so first
+  const fc = parseEnv(FunctionsConfig, process.env);
+  const [{ handle }, { createEngineDeps, withFreshHolder }, { memorySink }] = await Promise.all([import('../functions/engine/engine.ts'), import('../functions/runtime/deps.ts'), import('./sinks/memory.ts')]);
+  const deps = createEngineDeps(fc, kc, relayLogger(fc.LOG_LEVEL, config));
+  return memorySink(async (e) => handle(e, withFreshHolder(deps)), requeue, { timeoutMs: config.EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS * 1000 });
 }
 
 /**

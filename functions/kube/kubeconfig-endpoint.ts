@@ -68,6 +68,25 @@ export function forgetExecCredential(kc: KubeConfig, userName = kc.getCurrentUse
 }
 
 /**
+ * What keeps a loaded kubeconfig from naming the one cluster to act on (no clusters, no
+ * current-context, one naming no context, a context naming no cluster), as one line saying
+ * what to fix, or undefined: the CLI's `--kubeconfig` and the relay's KUBECONFIG both ask it,
+ * so client-node's "No active cluster!" never reaches a user. `where` names the file(s);
+ * `useContext` is the kubectl command that chooses a context in them.
+ */
+export function contextProblem(kc: KubeConfig, where: string, useContext: string): string | undefined {
+  if (kc.getClusters().length === 0) return `${where} defines no clusters; add one (kubectl config set-cluster)`;
+  const context = kc.getCurrentContext();
+  if (!context) return `${where} has no current-context; choose one with: ${useContext}`;
+  if (!kc.getContextObject(context)) {
+    const contexts = kc.getContexts().map((c) => c.name).join(', ') || 'none';
+    return `${where}: current-context "${context}" is not one of its contexts (${contexts}); choose one with: ${useContext}`;
+  }
+  if (!kc.getCurrentCluster()) return `${where}: context "${context}" names no cluster it defines; fix the context or choose another with: ${useContext}`;
+  return undefined;
+}
+
+/**
  * A loaded kubeconfig made ready for every client of it, its current cluster checked up
  * front (the CLI's and the relay's start; other clusters are not used, and kubectl does not
  * check them either): one that skips TLS verification and names a CA is refused, as is a

@@ -133,7 +133,7 @@ describe('which cluster ephemera relay watches', () => {
       writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:6443"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: x}\ncurrent-context: zzz\n');
       const badContext = await runCli(['relay'], { KUBECONFIG: file, HOME: home, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' });
       assert.equal(badContext.code, 2);
-      assert.match(badContext.stderr, /current-context "zzz" names no context and cluster it defines \(contexts: c\); choose one with: kubectl config use-context NAME/);
+      assert.match(badContext.stderr, /current-context "zzz" is not one of its contexts \(c\); choose one with: kubectl config use-context NAME/);
       assert.doesNotMatch(badContext.stderr, /usage:/, 'not a usage error');
     } finally {
       rmSync(home, { recursive: true, force: true });

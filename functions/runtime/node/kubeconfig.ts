@@ -7,7 +7,7 @@ import { KubeConfig, VersionApi, type ObservableMiddleware } from '@kubernetes/c
 // The observable stub's `of` is not re-exported at the root; middleware must return it.
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import { isKubeError } from '../../kube/errors.ts';
-import { prepareKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
+import { contextProblem, prepareKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
 import { useTokenFiles } from '../../kube/token-files.ts';
 import { CliError, rootCause } from './cli-error.ts';
 
@@ -67,14 +67,9 @@ function prepared(kc: KubeConfig): void {
 }
 
 function checkContext(kc: KubeConfig, file: string): { server: string; context: string } {
-  if (kc.getClusters().length === 0) throw new CliError(`kubeconfig ${file} defines no clusters; add one (kubectl config set-cluster) or pass another file with --kubeconfig`, 2);
-  const context = kc.getCurrentContext();
-  if (!context) throw new CliError(`kubeconfig ${file} has no current-context; choose one with: kubectl --kubeconfig ${file} config use-context NAME`, 2);
-  // A current-context naming no context leaves client-node with no cluster either: say which is missing (review).
-  if (!kc.getContextObject(context)) throw new CliError(`kubeconfig ${file}: current-context "${context}" is not one of its contexts (${kc.getContexts().map((c) => c.name).join(', ') || 'none'}); choose one with: kubectl --kubeconfig ${file} config use-context NAME`, 2);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new CliError(`kubeconfig ${file}: context "${context}" names no cluster defined in the file; fix the context or choose another with kubectl config use-context`, 2);
-  return { server: cluster.server, context };
+  const problem = contextProblem(kc, `kubeconfig ${file}`, `kubectl --kubeconfig ${file} config use-context NAME`);
+  if (problem) throw new CliError(problem, 2);
+  return { server: kc.getCurrentCluster()?.server ?? '', context: kc.getCurrentContext() };
 }
 
 /** One line naming the cluster: `https://… (context prod, kubeconfig ~/.kube/config)`. */
