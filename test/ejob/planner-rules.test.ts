@@ -65,6 +65,16 @@ describe('EphemeralJob planner: targets and injection', () => {
     });
   }
 
+  test('replicas: an injected pod keeps its place while it runs; a pod that looks older, selected after it, is no target (review64 TG1)', () => {
+    // targets.ts selectTargets: injected pods come before untried ones, so a pod created
+    // earlier but selected later (a label added) never pushes a running injection out of the
+    // count. This was pinned only by one chaos seed.
+    const p = plan({ job: job({ replicas: 1 }), pods: [pod('p1', 2, 'running'), pod('p0', 1)] }, NOW);
+    assert.deepEqual(injections(p.actions), []);
+    const s = statusOf(p.actions);
+    assert.deepEqual({ phase: s?.phase, match: s?.match, running: s?.running, waiting: s?.waiting }, { phase: 'Running', match: 1, running: 1, waiting: 0 });
+  });
+
   test('all template containers in one strategic patch, each with KRUISE_EJOB_ID=uid, other env kept', () => {
     const t = { ephemeralContainers: [{ name: 'one', image: 'busybox', env: [{ name: 'A', value: '1' }, { name: 'KRUISE_EJOB_ID', value: 'forged' }] }, { name: 'two', image: 'busybox' }] };
     const p = plan({ job: job({ template: t }), pods: [pod('a', 1)] }, NOW);

@@ -124,6 +124,21 @@ describe('the predicate on snapshots', () => {
     assert.equal(t.spec.containers[0]?.image, undefined);
     assert.equal((t.spec.containers[1] as Record<string, unknown>).securityContext, undefined);
   });
+
+  test('a sidecar marked only by WITH_IMAGE (virtual-kubelet pods) keeps its mark through both trims: still due (review64 SC7)', () => {
+    // Only a differential test between the two trims pinned this: a change to both that kept
+    // only KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT made such pods "no sidecar containers".
+    const mark = env('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', 'example.com/exit:1');
+    const full = podWith({ containers: [{ name: 'main' }, { name: 'log-shipper', image: 'shipper', env: [env('OTHER', 'x'), mark] }], statuses: [exited('main', 0), running('log-shipper')] });
+    const d = podDue(full);
+    assert.ok(d.due, JSON.stringify(d));
+    const trimmed = trimPodForSidecar(full);
+    assert.deepEqual(trimmed.spec.containers[1]?.env, [mark], 'the mark is kept, other env dropped');
+    assert.deepEqual(dueFromSnapshot(JSON.parse(JSON.stringify(trimmed)) as unknown), d);
+    const decoded = decodePod(JSON.parse(JSON.stringify(full)));
+    assert.ok('object' in decoded);
+    assert.deepEqual(podDue(decoded.object), d, 'the relay\'s own decoding and trim keep it too');
+  });
 });
 
 describe("a main container's own restart policy and rules (Kubernetes 1.35's container restart rules, on by default)", () => {
