@@ -95,6 +95,15 @@ export const Envelope = z.object({
      * dead-letter them again. The relay never sets it.
      */
     reported: z.array(z.string().min(1)).optional(),
+    /**
+     * Set by the functions on a "look again" copy they send back to the queue: when the chain
+     * of such copies began (the first look's handling, an ISO time). A look more than 900 s
+     * after it is not sent: the relay's resync brings back every key that can still need work,
+     * and starts a new chain (review70: every resync, restart and pod event started one more
+     * chain that none ended, so a key stuck for a day was 150 messages in the queue). The
+     * relay never sets it; a reader that does not know it starts a new chain.
+     */
+    looksSince: z.string().optional(),
     /** Trimmed object (see relay trimming); absent when it would not fit the queue. */
     snapshot: z.record(z.string(), z.unknown()).optional(),
   }),

@@ -140,19 +140,32 @@ async function afterHandle({ record, envelope }: Job, result: HandleResult, b: B
     if ((await deadLetter(record, why, b, { what: 'refused for good', log })) === 'fail') return 'fail';
   }
   if (result.requeueAfterSeconds === null) return 'ack';
-  if (result.requeueAfterSeconds > MAX_SQS_DELAY_SECONDS) {
-    // Longer than SQS can delay a message (a deadline or a TTL hours away): no message. The
-    // relay's resync brings back every job that can need work (unfinished, or its TTL within
-    // 900 s), and a reconcile within 900 s of the time sends the exact delay. Chained 900 s
-    // hops did it before, one chain per reconcile, none merged: a long deadline's resyncs
-    // and pod events piled up thousands of messages, outliving the job (review).
-    log.debug({ requeueAfterSeconds: result.requeueAfterSeconds }, 'next look is past the longest SQS delay: left to the relay\'s resync');
+  const now = Date.now();
+  const since = chainStart(envelope, now);
+  if ((now - since) / 1000 + result.requeueAfterSeconds > MAX_SQS_DELAY_SECONDS) {
+    // A look more than 900 s after its chain of looks began (SQS's longest delay): no message.
+    // The relay's resync (EPHEMERA_RELAY_RESYNC_SECONDS, 600 s by default) brings back every
+    // key that can need work — every unfinished job, every job whose TTL comes within 900 s,
+    // every pod the SidecarTerminator must still act on — and its reconcile starts a new
+    // chain, so a deadline or TTL is acted on to the second once within 900 s. Chains that
+    // none ended piled up before: a long deadline's 900 s hops (one chain per reconcile), then
+    // a condition answered "look again in 120/600 s" for as long as it lasted (a CRR that is
+    // never served), one more chain per resync, restart and pod event (reviews; review70: 879
+    // messages an hour for one pod after a day).
+    log.debug({ requeueAfterSeconds: result.requeueAfterSeconds, looksSince: new Date(since).toISOString() }, 'next look is more than 900 s after its chain of looks began: left to the relay\'s resync');
     return 'ack';
   }
   // Split: the next look is of the keys that ran here, the rest having gone on as their own
   // message (review: requeued whole, each requeue split again, and the messages multiplied).
   const ran = result.rest ? restOf(envelope, [...result.keys.map((k) => k.key), ...result.failed.flatMap((f) => (f.key === undefined ? [] : [f.key]))]) : envelope;
-  return settle(() => b.deps.requeue(withReported(ran), result.requeueAfterSeconds!), b, record, log);
+  const look = withReported(ran);
+  return settle(() => b.deps.requeue({ ...look, data: { ...look.data, looksSince: new Date(since).toISOString() } }, result.requeueAfterSeconds!), b, record, log);
+}
+
+/** When the chain of looks this envelope belongs to began: its `looksSince`, or now for a message the relay sent (or an unreadable or future time). */
+function chainStart(envelope: Envelope, now: number): number {
+  const since = envelope.data.looksSince === undefined ? Number.NaN : Date.parse(envelope.data.looksSince);
+  return Number.isFinite(since) && since <= now ? since : now;
 }
 
 /**

@@ -370,4 +370,54 @@ describe('Lambda SQS consumer', () => {
     assert.deepEqual(requeued, [], 'no 900 s hop, no chain');
     assert.deepEqual(seen, ['-:far-1', '-:ok-1']);
   });
+
+  test('a chain of looks ends 900 s after it began: a copy carries when its chain began, and a look past that is left to the relay\'s resync (review70)', async () => {
+    const bodies: Envelope[] = [];
+    const { consume } = consumer({ requeue: async (e) => void bodies.push(e) });
+    const before = Date.now();
+    await consume(ev(record('1', pod('later-1'))));
+    const since = Date.parse(bodies[0]?.data.looksSince ?? '');
+    assert.ok(since >= before && since <= Date.now(), 'a message the relay sent starts a chain now');
+    const copy = (sinceMs: number | string) => JSON.stringify({ ...envelopeFor('Pod', 'ns', 'later-2'), data: { ...envelopeFor('Pod', 'ns', 'later-2').data, looksSince: typeof sinceMs === 'string' ? sinceMs : new Date(sinceMs).toISOString() } });
+    const at800 = new Date(Date.now() - 800_000).toISOString();
+    await consume(ev(record('2', copy(at800))));
+    assert.equal(bodies[1]?.data.looksSince, at800, 'a copy keeps its chain\'s start: 800 s + 30 s is within 900 s');
+    await consume(ev(record('3', copy(Date.now() - 880_000))));
+    assert.equal(bodies.length, 2, '880 s + 30 s is past 900 s: no message');
+    for (const odd of ['yesterday', new Date(Date.now() + 3_600_000).toISOString()]) {
+      await consume(ev(record('4', copy(odd))));
+      assert.ok(Date.parse(bodies.at(-1)?.data.looksSince ?? '') >= before && bodies.at(-1)?.data.looksSince !== odd, `an unreadable or future start (${odd}) starts the chain anew`);
+    }
+  });
+
+  test('a key that asks to look again for as long as a condition lasts: its copies on the queue stay bounded over hours of resyncs (review70)', async (t) => {
+    // A standard queue in virtual time: the relay's resync sends the key every 600 s (as it
+    // does any due pod or unfinished job) and the handler answers "look again in 30 s" for
+    // ever (a CRR never served, an injection refused). Each resync used to start one more
+    // chain that none ended: copies on the queue grew by one every 600 s.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-01-01T00:00:00Z') });
+    const queue: { at: number; body: string }[] = [];
+    const { consume } = consumer({ requeue: async (e, s) => void queue.push({ at: Date.now() + s * 1000, body: JSON.stringify(e) }) });
+    const start = Date.now();
+    let nextResync = start;
+    let most = 0;
+    let handled = 0;
+    while (Date.now() < start + 6 * 3_600_000) {
+      queue.sort((a, b) => a.at - b.at);
+      const next = Math.min(queue[0]?.at ?? Infinity, nextResync);
+      t.mock.timers.setTime(next);
+      if (next === nextResync) {
+        queue.push({ at: next, body: pod('later-stuck') });
+        nextResync += 600_000;
+        continue;
+      }
+      const due = queue.splice(0, queue.filter((m) => m.at <= next).length);
+      await consume(ev(...due.map((m, i) => record(`m${handled + i}`, m.body))));
+      handled += due.length;
+      most = Math.max(most, queue.length);
+    }
+    assert.ok(most <= 3, `at most 3 copies of the key queued at once, got ${most}`);
+    // A chain is 900 s of 30 s looks, one per resync: about 30 messages per 600 s, not more each hour.
+    assert.ok(handled <= 6 * 6 * 32, `messages handled in 6 h: ${handled}`);
+  });
 });
