@@ -35,7 +35,10 @@ export const RelayConfig = z.object({
   /** The leader Lease's duration and clock allowance: the functions' variables, one meaning. */
   EPHEMERA_LEASE_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SECONDS,
   EPHEMERA_LEASE_SKEW_SECONDS: FunctionsConfig.shape.EPHEMERA_LEASE_SKEW_SECONDS,
-  EPHEMERA_SQS_QUEUE_URL: z.url().optional(),
+  // The functions refuse a FIFO queue (no per-message delay: every "look again" would come
+  // straight back), so a relay sending to one filled the dead letters while /readyz said
+  // ready (review70 L1): refused here, before anything is sent.
+  EPHEMERA_SQS_QUEUE_URL: z.url().refine((u) => URL.parse(u)?.pathname.endsWith('.fifo') !== true, 'a FIFO queue (.fifo): the functions need a standard queue, whose messages can each be delayed; use the queue the infra/aws stack makes').optional(),
   EPHEMERA_SQS_ENDPOINT: z.url().optional(),
   AWS_REGION: z.string().min(1).default('us-east-1'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),

@@ -47,7 +47,8 @@ export interface SqsSinkOptions {
  * Sends envelopes to SQS in batches (SendMessageBatch) of at most 10 entries and 1 MiB in all
  * (packBatches), a few batches at a time, each under a deadline; a batch SQS still finds too
  * long (BatchRequestTooLong) is split in two, each half sent once, down to single entries. FIFO queues (name ends in .fifo) get one message group per object key,
- * so a key's events stay in order, and the envelope id as deduplication id. An envelope over
+ * so a key's events stay in order, and the envelope id as deduplication id (for a consumer
+ * of one's own: the relay's settings refuse a FIFO queue, as the functions do). An envelope over
  * the size limit goes without its snapshot. Reports each entry: sent, refused (SenderFault:
  * permanent) or failed (retry), so a partial failure resends only what failed.
  */

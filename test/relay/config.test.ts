@@ -24,6 +24,11 @@ describe('RelayConfig', () => {
     assert.deepEqual(leaderLock(set), { namespace: 'ops', holder: 'relay-0', leaseSeconds: 40, skewSeconds: 2 });
     assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_LEASE_SECONDS: '0' }), (err: Error) => err instanceof ConfigError && /EPHEMERA_LEASE_SECONDS: /.test(err.message));
   });
+
+  test('a FIFO queue is refused, naming the variable: the functions refuse its messages (review70 L1)', () => {
+    assert.throws(() => parseEnv(RelayConfig, { EPHEMERA_SQS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/events.fifo' }), (err: Error) => err instanceof ConfigError && /EPHEMERA_SQS_QUEUE_URL: a FIFO queue \(\.fifo\): the functions need a standard queue/.test(err.message));
+    assert.equal(parseEnv(RelayConfig, { EPHEMERA_SQS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/events' }).EPHEMERA_SQS_QUEUE_URL, 'https://sqs.eu-west-1.amazonaws.com/123456789012/events');
+  });
 });
 
 describe('EPHEMERA_RELAY_HOLD_SECONDS', () => {
