@@ -60,14 +60,9 @@ interface Ctx {
   path?: Path;
   /** Sidecars already asked to stop, and since when (null: unknown). */
   issued: Map<string, Date | null>;
-  /** Sidecars asked to stop by a CRR that noted their restartCount then: that count. */
-  countsAtIssue: Map<string, number>;
   end?: { phase: 'Succeeded' | 'Failed'; reason: string; why: string };
   requeueAfterSeconds?: number;
 }
-
-/** A sidecar counts as restarted after termination if it stopped no earlier than this before it. */
-const CLOCK_SKEW_SECONDS = 5;
 
 /**
  * With no ContainerRecreateRequest served, look again this rarely: only an install of
@@ -93,10 +88,9 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
     return { actions: [], notes: [...notes, `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`] };
   }
   if (node.kind === 'unknown') notes.push(`node ${node.name || '?'} ${node.detail ?? 'unknown'}: assuming a normal node`);
-  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map(), countsAtIssue: new Map() };
+  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map() };
   if (node.kind === 'virtual-kubelet') planVirtualKubelet(ctx, node.name);
   else planNormalNode(ctx);
-  endIfRestartedUnderOnFailure(ctx);
   warnIfStuck(ctx);
   return assemble(ctx);
 }
@@ -123,6 +117,8 @@ function assemble(ctx: Ctx): Plan {
 
 function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   ctx.path = 'image-swap';
+  // An in-place image change is a restart the kubelet counts like any other.
+  endFirstUnderOnFailure(ctx);
   const swaps: { name: string; image: string }[] = [];
   const unsupported: string[] = [];
   for (const s of ctx.due.unterminated) {
@@ -203,9 +199,8 @@ function planNormalNode(ctx: Ctx): void {
   const stage = currentStage(ctx.due);
   if (!stage) return; // unreachable for a due pod: some sidecar is unterminated
   if (stage.stage === 'ignore-exit-code') {
-    const phase = ctx.due.mainsSucceeded ? 'Succeeded' : 'Failed';
-    ctx.end = { phase, reason: 'IgnoreExitCode', why: `main containers done, remaining sidecars [${stage.sidecars.map((s) => s.name).join(' ')}] are marked ${IGNORE_EXIT_CODE_ENV}` };
-  }
+    ctx.end = { phase: mainsPhase(ctx), reason: 'IgnoreExitCode', why: `main containers done, remaining sidecars [${stage.sidecars.map((s) => s.name).join(' ')}] are marked ${IGNORE_EXIT_CODE_ENV}` };
+  } else endFirstUnderOnFailure(ctx);
   ctx.path = choice.strategy;
   if (choice.strategy === 'crr') viaCrr(ctx, stage);
   else viaSignal(ctx, stage);
@@ -233,12 +228,7 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   const existing = ctx.observed.crrs[name];
   if (existing) {
     ctx.notes.push(`ContainerRecreateRequest ${name} exists: waiting for it`);
-    for (const s of stage.sidecars) {
-      if (!existing.containers.includes(s.name)) continue;
-      ctx.issued.set(s.name, existing.createdAt ?? null);
-      const count = existing.restartCounts?.[s.name];
-      if (count !== undefined) ctx.countsAtIssue.set(s.name, count);
-    }
+    for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
     const missing = stage.sidecars.filter((s) => !existing.containers.includes(s.name));
     if (missing.length > 0) notInCrr(ctx, existing, missing);
     return;
@@ -278,20 +268,17 @@ function crrNotServed(ctx: Ctx, stage: Stage): void {
 
 /**
  * Sidecars of the stage that the existing CRR does not list, so nothing will stop them (a CRR
- * is executed once, and its name is taken): they had terminated when ephemera made it (under
- * OnFailure the kubelet then restarted them), or another controller made it — OpenKruise's
- * lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true, not one marked only
- * ..._WITH_IMAGE (review). Under OnFailure every main container exited 0: end the pod by
- * status, as endIfRestartedUnderOnFailure does. Under Never, say so on the pod and how to
- * get a CRR that lists them, and look again.
+ * is executed once, and its name is taken): they had terminated when ephemera made it, or
+ * another controller made it — OpenKruise's lists only sidecars marked
+ * KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true, not one marked only ..._WITH_IMAGE (review).
+ * Where the pod's phase is written first (OnFailure, the ignore-exit-code stage) the kubelet
+ * stops them. Under Never, say so on the pod and how to get a CRR that lists them, and look again.
  */
 function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
   const list = missing.map((s) => s.name).join(' ');
   const why = `ContainerRecreateRequest ${crr.name} does not list sidecar [${list}] (it was made while the sidecar had terminated, or by another controller such as OpenKruise, which lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true), so nothing would stop it`;
-  if (ctx.due.restartPolicy === 'OnFailure') {
-    if (ctx.end) return;
-    ctx.end = { phase: mainsPhase(ctx), reason: 'SidecarRestartedOnFailure', why: `${why}, and ${mainsOutcome(ctx)} (restartPolicy OnFailure; openkruise/kruise#1366)` };
-    ctx.notes.push(`ending the pod by status: ${why}`);
+  if (endsThePod(ctx)) {
+    ctx.notes.push(why);
     return;
   }
   const message = `${why}: once the sidecars it lists have ended, delete that ContainerRecreateRequest so that ephemera makes one listing every sidecar, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
@@ -484,33 +471,24 @@ function cannotStart(state: ContainerState | undefined): string | undefined {
 // ---- OnFailure: the kubelet restarts a stopped sidecar (openkruise/kruise#1366) ----
 
 /**
- * Under OnFailure a sidecar that exits non-zero when stopped is restarted by the kubelet,
- * and the pod never ends. Once a sidecar we asked to stop has been restarted, end the pod
- * by status: every main container exited 0 (that is what made it due), so it Succeeded,
- * and the kubelet stops what still runs in a terminal pod and restarts nothing.
+ * Under OnFailure the kubelet restarts a sidecar that exits non-zero when stopped, and the pod
+ * never ends (openkruise/kruise#1366). Ending the pod only after that restart (as ephemera
+ * did) is too late: the Job controller adds up the restartCount of an OnFailure Job's active
+ * pods and fails the Job once the sum reaches backoffLimit (job_controller.go
+ * pastBackoffLimitOnFailure), within a second of the restart, so a Job with backoffLimit 0
+ * that succeeded was failed (review71). Such a pod is due only once every main container's
+ * exit is final, so its outcome is known: write the phase first, as the ignore-exit-code stage
+ * does, and stop the sidecars only once that write took effect (assemble). A terminal pod is
+ * not active, so no restart is counted, and the kubelet stops what still runs and restarts nothing.
  */
-function endIfRestartedUnderOnFailure(ctx: Ctx): void {
-  if (ctx.due.restartPolicy !== 'OnFailure' || ctx.end) return;
-  const statuses = statusByName(ctx.ref.pod.status?.containerStatuses ?? []);
-  const restarted = ctx.due.unterminated.filter((s) => {
-    if (!ctx.issued.has(s.name)) return false;
-    // Counted by the kubelet where the CRR noted the count: no clocks compared.
-    const atIssue = ctx.countsAtIssue.get(s.name);
-    if (atIssue !== undefined) return (statuses.get(s.name)?.restartCount ?? 0) > atIssue;
-    const last = statuses.get(s.name)?.lastState?.terminated;
-    if (!last) return false;
-    const issuedAt = ctx.issued.get(s.name);
-    const finished = toDate(last.finishedAt);
-    return !issuedAt || !finished || finished.getTime() >= issuedAt.getTime() - CLOCK_SKEW_SECONDS * 1000;
-  });
-  if (restarted.length === 0) return;
-  const list = restarted.map((s) => s.name).join(' ');
-  ctx.end = { phase: mainsPhase(ctx), reason: 'SidecarRestartedOnFailure', why: `the kubelet restarted sidecar [${list}] after it was stopped (restartPolicy OnFailure; openkruise/kruise#1366) and ${mainsOutcome(ctx)}` };
-  ctx.notes.push(`ending the pod by status: sidecar [${list}] was restarted after termination`);
+function endFirstUnderOnFailure(ctx: Ctx): void {
+  if (ctx.due.restartPolicy !== 'OnFailure') return;
+  const list = ctx.due.unterminated.map((s) => s.name).join(' ');
+  ctx.end = { phase: mainsPhase(ctx), reason: 'RestartPolicyOnFailure', why: `${mainsOutcome(ctx)} under restartPolicy OnFailure, so the phase is set before sidecar [${list}] is stopped: a sidecar the kubelet restarted would count against the Job's backoffLimit (openkruise/kruise#1366)` };
 }
 
 /**
- * What an OnFailure pod ended by status is: Succeeded when every main container exited 0 —
+ * What a pod ended by status is: Succeeded when every main container exited 0 —
  * all of them do under the pod's OnFailure, unless a container's own restartPolicy Never made
  * a non-zero exit final (Kubernetes 1.35's container restart rules): then Failed, as the
  * kubelet would have said (version review).
