@@ -13,8 +13,6 @@ export interface CrrView {
   name: string;
   containers: string[];
   createdAt?: Date;
-  /** Each sidecar's restartCount when ephemera created it (actions.ts RESTART_COUNTS_ANNOTATION); absent on another's CRR. */
-  restartCounts?: Record<string, number>;
 }
 
 /** What observe learnt about the pod's node. */
