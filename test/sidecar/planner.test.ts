@@ -48,6 +48,15 @@ describe('not due or not plannable: no actions, a note saying why', () => {
     const p = plan(observed(podWith({ metadata: { uid: undefined } })), NOW);
     assert.deepEqual(p.actions, []);
   });
+  test('a main container that exited with a code its RestartAllContainers rule names: the pod restarts in place, so no phase is written and nothing is stopped (review71)', () => {
+    const rules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }];
+    for (const sidecar of [[SIDECAR_ENV], [SIDECAR_ENV, IGNORE_ENV]]) {
+      const pod = podWith({ containers: [{ name: 'main', restartPolicyRules: rules } as Pod['spec']['containers'][number], { name: 'log-shipper', env: sidecar }], statuses: [exited('main', 42), running('log-shipper')] });
+      const p = plan(observed(pod), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.match(p.notes?.join('\n') ?? '', /not due: main container main exited 42 under a RestartAllContainers rule/);
+    }
+  });
   test('native sidecars only: nothing to do', () => {
     const pod = podWith({ containers: [{ name: 'main' }], spec: { initContainers: [{ name: 'proxy', restartPolicy: 'Always', env: [SIDECAR_ENV] }] }, statuses: [exited('main', 0)] });
     assert.deepEqual(plan(observed(pod), NOW).actions, []);
