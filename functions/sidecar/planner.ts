@@ -308,19 +308,77 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
     ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message: unsupported.message, discriminator: unsupported.discriminator }, ctx.now));
     return;
   }
+  const statuses = statusByName(pod.status?.containerStatuses ?? []);
   const injected: string[] = [];
+  const notRunning: { name: string; reason: string }[] = [];
   for (const s of stage.sidecars) {
     const c = signalTarget(ctx, s);
     if (!c) continue;
+    const state = statuses.get(s.name)?.state;
+    if (!state?.running) {
+      notRunning.push({ name: s.name, reason: state?.waiting?.reason ?? 'no state' });
+      continue;
+    }
     ctx.actions.push({ ...signalAction(ctx.ref, c, ctx.observed.options), id: `signal:${s.name}` });
     injected.push(s.name);
   }
+  if (notRunning.length > 0) signalOnceRunning(ctx, notRunning);
   if (injected.length > 0) {
     lookAgainWhenStuck(ctx);
     // Said only once the signal containers are in (review: said when they were refused).
     const event = podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${injected.join(' ')}] using ephemeral-signal`, discriminator: `signal/${stage.stage}/${injected.join(',')}` }, ctx.now);
     ctx.actions.push({ ...event, requires: injected.map((name) => `signal:${name}`) });
   }
+}
+
+/**
+ * While a sidecar it would signal is not running, look again this soon. Its start is a pod
+ * event that brings the key back at once; this is the backstop for an event coalesced or lost
+ * on the way, short because a Job's pod whose main containers are done waits on nothing else
+ * (an image pull or a crash-loop back-off step take seconds), and bounded: it stops once the
+ * Warning is given.
+ */
+const SIGNAL_WAIT_SECONDS = 10;
+
+/**
+ * Sidecars not running yet (pulling their image, ContainerCreating, CrashLoopBackOff) get no
+ * signal container now (review71): the kubelet would run it as soon as the sidecar starts,
+ * often before the sidecar's process has a SIGTERM handler, and the kernel drops a signal PID 1
+ * has no handler for; an ephemeral container never runs again, so the sidecar would run for
+ * good. Looked at again soon; if still not running stuckAfterSeconds after the main containers
+ * finished, a Warning says so (not that the sidecar ignores SIGTERM, which was then the one).
+ */
+function signalOnceRunning(ctx: Ctx, notRunning: { name: string; reason: string }[]): void {
+  const list = notRunning.map((s) => `${s.name} (${s.reason})`).join(' ');
+  ctx.notes.push(`sidecar [${list}] not running: signalled once it runs`);
+  // A terminal pod's kubelet starts nothing: those sidecars never run, nor need to.
+  if (endsThePod(ctx) || isTerminal(ctx.ref.pod.status?.phase)) return;
+  const since = mainsFinishedAt(ctx);
+  const limit = ctx.observed.options.stuckAfterSeconds;
+  if (!since) {
+    lookAgainWhenStuck(ctx);
+    return;
+  }
+  const left = limit - Math.floor((ctx.now.getTime() - since.getTime()) / 1000);
+  if (left > 0) {
+    ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, Math.min(SIGNAL_WAIT_SECONDS, left));
+    return;
+  }
+  // Said once (a fixed name); the sidecar's start is a pod event, so no look again is needed.
+  const message = `sidecar [${list}] is still not running ${limit}s after the main containers finished: ephemeral-signal signals only a running sidecar (a signal sent before its process handles SIGTERM is lost for good), so it is signalled once it runs. See why it does not start in its status, or end the pod`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-wait/${notRunning.map((s) => s.name).join(',')}` }, ctx.now));
+}
+
+/** When the last main container finished, by the node's clock; undefined when none says. */
+function mainsFinishedAt(ctx: Ctx): Date | undefined {
+  const statuses = statusByName(ctx.ref.pod.status?.containerStatuses ?? []);
+  let last: Date | undefined;
+  for (const name of ctx.due.roles.mains) {
+    const at = toDate(statuses.get(name)?.state?.terminated?.finishedAt);
+    if (at && (!last || at > last)) last = at;
+  }
+  return last;
 }
 
 /** The sidecar's spec when a signal container should be injected for it, else null (noted). */

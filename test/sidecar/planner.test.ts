@@ -351,6 +351,43 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.equal(p.requeueAfterSeconds, 120, 'a sidecar deaf to SIGTERM changes nothing: look again after stuckAfterSeconds');
   });
 
+  describe('only a running sidecar is signalled (review71): one signalled before its process handles SIGTERM never stops', () => {
+    // The main container finished at 00:01:00 (exited()); NOW is 60 s later.
+    const waiting = (reason: string, extra: Partial<ContainerStatus> = {}): ContainerStatus => ({ name: 'log-shipper', state: { waiting: { reason } }, ...extra });
+    for (const reason of ['ContainerCreating', 'ImagePullBackOff']) {
+      test(`${reason}: no signal container yet, a look again in 10 s`, () => {
+        const p = plan(observed(podWith({ statuses: [exited('main', 0), waiting(reason)] }), { options: signalOptions }), NOW);
+        assert.deepEqual(p.actions, []);
+        assert.equal(p.requeueAfterSeconds, 10);
+        assert.match(p.notes?.join('\n') ?? '', new RegExp(`sidecar \\[log-shipper \\(${reason}\\)\\] not running: signalled once it runs`));
+      });
+    }
+
+    test('still not running stuckAfterSeconds after the main containers finished: one Warning saying so, no signal, no look again (its start is a pod event)', () => {
+      const pod = podWith({ statuses: [exited('main', 0), waiting('ImagePullBackOff')] });
+      const p = plan(observed(pod, { options: signalOptions }), new Date('2026-01-01T00:03:01Z'));
+      assert.equal(only(p.actions, 'Pod', 'ephemeralcontainers').length, 0);
+      assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+      assert.match(events(p.actions)[0]?.message ?? '', /sidecar \[log-shipper \(ImagePullBackOff\)\] is still not running 120s after the main containers finished: ephemeral-signal signals only a running sidecar/);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
+
+    test('of two sidecars only the running one is signalled now', () => {
+      const pod = podWith({ containers: [{ name: 'main' }, { name: 'a', env: [SIDECAR_ENV] }, { name: 'b', env: [SIDECAR_ENV] }], statuses: [exited('main', 0), running('a'), { name: 'b', state: { waiting: { reason: 'ContainerCreating' } } }] });
+      const p = plan(observed(pod, { options: signalOptions }), NOW);
+      const injected = only(p.actions, 'Pod', 'ephemeralcontainers').map((a) => (a.body as { spec: { ephemeralContainers: { targetContainerName: string }[] } }).spec.ephemeralContainers[0]?.targetContainerName);
+      assert.deepEqual(injected, ['a']);
+      assert.equal(p.requeueAfterSeconds, 10);
+    });
+
+    test('OnFailure, the sidecar in CrashLoopBackOff: the phase write ends the pod, no signal and no look again (the kubelet starts nothing in a terminal pod)', () => {
+      const pod = podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), waiting('CrashLoopBackOff', { restartCount: 3, lastState: { terminated: { exitCode: 1 } } })] });
+      const p = plan(observed(pod, { options: signalOptions }), NOW);
+      assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event']);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
+  });
+
   test('chosen per pod by annotation, over a crr default', () => {
     const pod = podWith({ metadata: { annotations: { 'ephemera.io/sidecar-termination': 'ephemeral-signal' } } });
     assert.deepEqual(kinds(plan(observed(pod), NOW).actions), ['patch Pod/ephemeralcontainers', 'create Event']);
