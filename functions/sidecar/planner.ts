@@ -409,7 +409,7 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
 function signalEnded(ctx: Ctx, sidecar: string, container: Container, status: Parameters<typeof failedToRun>[0]): boolean {
   const failed = failedToStart(status?.state) ?? failedToRun(status);
   const refused = failed ? undefined : signalFailed(status?.state);
-  if (!failed && !refused) return false;
+  if (!failed && (!refused || stoppedSinceSignal(ctx, sidecar, status?.state))) return false;
   const message = failed
     ? `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} failed to start: ${failed}. The image in EPHEMERA_SIGNAL_IMAGE must provide the signal command (${ctx.observed.options.signalCommand.join(' ')}); an ephemeral container cannot be changed or removed, so stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`
     : `signal container ${container.name} for sidecar ${sidecar} ran but could not signal it: ${refused}. kill needs the sidecar's user or CAP_KILL: the signal container copies the sidecar's securityContext, so give the sidecar a numeric runAsUser (a user from its image alone is not copied); or annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
@@ -441,6 +441,20 @@ function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
   const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} cannot start: ${refused}. An ephemeral container cannot be changed or removed: fix the cause (${signalFixHint(status?.state?.waiting?.reason)}), or stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-start/${container.name}` }, ctx.now));
+}
+
+/**
+ * The sidecar stopped at or after the signal container started: the signal reached it, whatever
+ * the signal container's exit. One that exits on SIGTERM before `kill` has returned takes its
+ * process namespace down, and the kernel kills `kill` with it (exit 137); that was read as
+ * "could not signal", and the pod was never ended (review71). Both times are the node's clock.
+ */
+function stoppedSinceSignal(ctx: Ctx, sidecar: string, state: ContainerState | undefined): boolean {
+  const started = startedAt(state);
+  const stopped = toDate(statusByName(ctx.ref.pod.status?.containerStatuses ?? []).get(sidecar)?.lastState?.terminated?.finishedAt);
+  if (!started || !stopped || stopped < started) return false;
+  ctx.notes.push(`signal container for sidecar ${sidecar} exited ${String(state?.terminated?.exitCode)}, but the sidecar stopped after it started: signal delivered`);
+  return true;
 }
 
 /** What usually lies behind each kind of refusal, and whether fixing it helps this pod. */

@@ -490,6 +490,32 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.equal(p.requeueAfterSeconds, undefined);
   });
 
+  describe('a signal container killed (137) because its sidecar stopped first signalled it (review71)', () => {
+    const ec = signalContainerName('log-shipper');
+    const killed = { name: ec, state: { terminated: { exitCode: 137, reason: 'Error', startedAt: '2026-01-01T00:01:10Z', finishedAt: '2026-01-01T00:01:10Z' } } };
+    const pod = (phase: string, sidecar: ContainerStatus) => podWith({
+      spec: { restartPolicy: 'OnFailure', ephemeralContainers: [{ name: ec, image: 'busybox:1.36', targetContainerName: 'log-shipper' }] },
+      statuses: [exited('main', 0), sidecar],
+      status: { phase, ephemeralContainerStatuses: [killed] },
+    });
+    // Restarted by a kubelet that had not yet seen the phase ephemera wrote.
+    const restarted: ContainerStatus = { name: 'log-shipper', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:01:11Z' } }, lastState: { terminated: { exitCode: 143, finishedAt: '2026-01-01T00:01:10Z' } } };
+
+    for (const phase of ['Running', 'Succeeded']) {
+      test(`the sidecar stopped after it started (pod ${phase}): delivered, no Warning that it could not signal`, () => {
+        const p = plan(observed(pod(phase, restarted), { options: signalOptions }), NOW);
+        assert.deepEqual(events(p.actions).filter((e) => e.type === 'Warning'), []);
+        assert.match(p.notes?.join('\n') ?? '', /exited 137, but the sidecar stopped after it started: signal delivered/);
+      });
+    }
+
+    test('the sidecar kept running: its kill failed, and the Warning says so', () => {
+      const p = plan(observed(pod('Running', { ...running('log-shipper'), lastState: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:00:04Z' } } }), { options: signalOptions }), NOW);
+      assert.deepEqual(events(p.actions).filter((e) => e.type === 'Warning').map((e) => e.reason), ['SidecarTerminationStuck']);
+      assert.match(events(p.actions).find((e) => e.type === 'Warning')?.message ?? '', /ran but could not signal it: exit code 137/);
+    });
+  });
+
   test('the pull failing then backing off is one Event (its name is fixed: a later look meets it)', () => {
     const a = plan(observed(injected({ waiting: { reason: 'ErrImagePull' } }), { options: signalOptions }), NOW);
     const b = plan(observed(injected({ waiting: { reason: 'ImagePullBackOff' } }), { options: signalOptions }), new Date(NOW.getTime() + 300_000));
