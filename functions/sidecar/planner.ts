@@ -173,6 +173,7 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
  */
 function swapNotActedOn(ctx: Ctx, swap: { name: string; image: string; reported: string | undefined }): void {
   const { name, image, reported } = swap;
+  if (endedOrEnding(ctx)) return;
   const at = toDate(ctx.ref.pod.metadata.annotations?.[SWAPPED_AT_ANNOTATION]);
   const limit = ctx.observed.options.stuckAfterSeconds;
   const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
@@ -211,6 +212,19 @@ function planNormalNode(ctx: Ctx): void {
 function endsThePod(ctx: Ctx): boolean {
   if (!ctx.end) return false;
   ctx.notes.push('the phase write ends the pod, and the kubelet stops its sidecars');
+  return true;
+}
+
+/**
+ * The pod's phase is terminal, or this plan makes it so: nothing about its sidecars is stuck
+ * then (a kubelet stops what runs in a terminal pod; a virtual-kubelet stops updating its
+ * status), so no stuck Warning and no look again, as the README promises and warnIfStuck
+ * already did (review71: the swap and missing-from-CRR Warnings were not gated).
+ */
+function endedOrEnding(ctx: Ctx): boolean {
+  const phase = ctx.ref.pod.status?.phase;
+  if (!isTerminal(phase) && !ctx.end) return false;
+  ctx.notes.push(isTerminal(phase) ? `the pod's phase is ${String(phase)}: nothing is stuck` : `the pod's phase is being set to ${ctx.end?.phase ?? '?'}: nothing is stuck`);
   return true;
 }
 
@@ -275,7 +289,7 @@ function crrNotServed(ctx: Ctx, stage: Stage): void {
 function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
   const list = missing.map((s) => s.name).join(' ');
   const why = `ContainerRecreateRequest ${crr.name} does not list sidecar [${list}] (it was made while the sidecar had terminated, or by another controller such as OpenKruise, which lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true), so nothing would stop it`;
-  if (endsThePod(ctx)) {
+  if (endedOrEnding(ctx)) {
     ctx.notes.push(why);
     return;
   }

@@ -257,6 +257,19 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.match(late.notes?.join('\n') ?? '', /phase is Succeeded: .* nothing is stuck/);
   });
 
+  test('a terminal pod whose node still reports the old image: no Warning that the swap was not acted on, no look again (review71)', () => {
+    const pod = podWith({
+      metadata: { annotations: { 'ephemera.io/sidecar-swapped-at': '2026-01-01T00:01:00Z' } },
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1' })],
+      status: { phase: 'Failed' },
+    });
+    const p = plan(observed(pod, { node: VK }), new Date('2026-01-01T00:10:00Z'));
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.requeueAfterSeconds, undefined);
+    assert.match(p.notes?.join('\n') ?? '', /phase is Failed: nothing is stuck/);
+  });
+
   const reportedAs: [string, string][] = [['example/exit:1', 'docker.io/example/exit:1'], ['busybox', 'docker.io/library/busybox:latest']];
   for (const [spec, reported] of reportedAs) {
     test(`the kubelet reports ${spec} as ${reported}: the swap is recognised as done (a requeue, then the Warning)`, () => {
@@ -613,6 +626,13 @@ describe('OnFailure pods: the phase first, then the sidecars (openkruise/kruise#
   test('under Never no phase is forced', () => {
     const p = plan(observed(basePod()), NOW);
     assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+  });
+
+  test('under Never, a terminal pod with a sidecar missing from the CRR still shown running: no Warning, no look again (review71)', () => {
+    const two = podWith({ containers: fourContainers({ main: 0 }).spec.containers.slice(0, 3), statuses: [exited('main', 0), exited('a', 0), running('b')], status: { phase: 'Succeeded' } });
+    const p = plan(observed(two, { crrs: { [name]: existingCrr(name, ['a']) } }), NOW);
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.requeueAfterSeconds, undefined);
   });
 
   test('under Never a sidecar missing from the CRR (made by OpenKruise, which lists only ..._WHEN_JOB_EXIT=true sidecars) gets a Warning saying how to get one that lists it, and a look again (review)', () => {
