@@ -9,7 +9,7 @@
 // error, trimmed pod and fingerprint, and that every pod zod accepts takes this road.
 import { EJOB_ID_ENV } from '../functions/api/names.ts';
 import type { ContainerState, Pod } from '../functions/api/pod.ts';
-import { MARK_ENVS, strategyAnnotation } from '../functions/sidecar/predicate.ts';
+import { ALL_CONTAINERS_RESTARTING, MARK_ENVS, strategyAnnotation } from '../functions/sidecar/predicate.ts';
 import { STRATEGY_ANNOTATION } from '../functions/sidecar/strategy.ts';
 
 type Obj = Record<string, unknown>;
@@ -131,6 +131,21 @@ function statuses<S>(list: unknown, trim: (s: Obj | undefined) => S): { name: st
 }
 
 /**
+ * The conditions as trimPodForSidecar keeps them: only AllContainersRestarting (review71);
+ * undefined when any one is not plainly {type, status} strings, as the schema wants them all.
+ */
+function restartingConditions(list: unknown): { type: string; status: string }[] | undefined {
+  const out: { type: string; status: string }[] = [];
+  if (list === undefined) return out;
+  if (!Array.isArray(list)) return undefined;
+  for (const c of list as unknown[]) {
+    if (!isObj(c) || typeof c.type !== 'string' || typeof c.status !== 'string') return undefined;
+    if (c.type === ALL_CONTAINERS_RESTARTING) out.push({ type: c.type, status: c.status });
+  }
+  return out;
+}
+
+/**
  * trimPod(pod) for a raw pod whose read fields plainly fit the Pod schema, built without
  * the intermediate copies; undefined means "ask zod", not "invalid".
  */
@@ -142,12 +157,20 @@ export function trimPlainPod(raw: unknown): Pod | undefined {
   const regular = containers(s.containers, isMark, true);
   const init = nativeSidecars(s.initContainers);
   const ephemeral = s.ephemeralContainers === undefined ? [] : containers(s.ephemeralContainers, isJobId);
-  const regularStatuses = statuses(st?.containerStatuses, sidecarState);
-  const ephemeralStatuses = statuses(st?.ephemeralContainerStatuses, ephemeralState);
-  if (!regular || !init || !ephemeral || !regularStatuses || !ephemeralStatuses) return undefined;
+  const status = plainStatus(st as Obj | undefined);
+  if (!regular || !init || !ephemeral || !status) return undefined;
   return {
     metadata: { name: m.name as string, namespace: m.namespace as string | undefined, uid: m.uid as string | undefined, deletionTimestamp: m.deletionTimestamp as string | undefined, annotations: strategyAnnotation(m.annotations as Record<string, string> | undefined), labels: m.labels as Record<string, string> | undefined, creationTimestamp: m.creationTimestamp as string | undefined, resourceVersion: m.resourceVersion as string | undefined },
     spec: { restartPolicy: s.restartPolicy, containers: regular, initContainers: init, nodeName: s.nodeName, ephemeralContainers: ephemeral },
-    status: { phase: st?.phase as string | undefined, containerStatuses: regularStatuses, ephemeralContainerStatuses: ephemeralStatuses },
+    status,
   };
+}
+
+/** The status as trimPod keeps it (keys in its order: the fingerprint is its JSON); undefined when not plainly valid. */
+function plainStatus(st: Obj | undefined): Pod['status'] | undefined {
+  const regularStatuses = statuses(st?.containerStatuses, sidecarState);
+  const ephemeralStatuses = statuses(st?.ephemeralContainerStatuses, ephemeralState);
+  const conditions = restartingConditions(st?.conditions);
+  if (!regularStatuses || !ephemeralStatuses || !conditions) return undefined;
+  return { phase: st?.phase as string | undefined, containerStatuses: regularStatuses, ...(conditions.length > 0 ? { conditions } : {}), ephemeralContainerStatuses: ephemeralStatuses };
 }

@@ -179,7 +179,7 @@ export function pickPod(raw: unknown): unknown {
   return {
     metadata: { name: m.name, namespace: m.namespace, uid: m.uid, labels: m.labels, creationTimestamp: m.creationTimestamp, resourceVersion: m.resourceVersion, deletionTimestamp: m.deletionTimestamp, annotations: pickStrategy(m.annotations) },
     spec: { nodeName: s.nodeName, restartPolicy: s.restartPolicy, containers: pickContainers(s.containers), initContainers: pickContainers(s.initContainers), ephemeralContainers: pickContainers(s.ephemeralContainers) },
-    status: isObject(status) ? { phase: status.phase, containerStatuses: pickStatuses(status.containerStatuses), ephemeralContainerStatuses: pickStatuses(status.ephemeralContainerStatuses) } : status,
+    status: isObject(status) ? { phase: status.phase, conditions: pickConditions(status.conditions), containerStatuses: pickStatuses(status.containerStatuses), ephemeralContainerStatuses: pickStatuses(status.ephemeralContainerStatuses) } : status,
   };
 }
 
@@ -193,6 +193,12 @@ function pickContainers(list: unknown): unknown {
   if (!Array.isArray(list)) return list;
   // restartPolicyRules: whether a main container's exit is final (sidecar/predicate.ts).
   return list.map((c: unknown) => (isObject(c) ? { name: c.name, env: c.env, restartPolicy: c.restartPolicy, restartPolicyRules: c.restartPolicyRules } : c));
+}
+
+/** The conditions' type and status: the predicate reads AllContainersRestarting (review71). */
+function pickConditions(list: unknown): unknown {
+  if (!Array.isArray(list)) return list;
+  return list.map((c: unknown) => (isObject(c) ? { type: c.type, status: c.status } : c));
 }
 
 function pickStatuses(list: unknown): unknown {

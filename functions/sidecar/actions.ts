@@ -38,20 +38,10 @@ export function signalContainerName(sidecar: string): string {
   return readable.length <= 63 ? readable : `${SIGNAL_PREFIX}${shortHash(sidecar)}`;
 }
 
-/**
- * On a CRR ephemera creates: each sidecar's restartCount when it was created, so that a
- * restart after it is told by the kubelet's count, not by comparing the node's finishedAt
- * with the API server's creationTimestamp (a node clock behind by more than a few seconds
- * hid the restart, and the pod never ended: openkruise/kruise#1366 again; time review).
- */
-export const RESTART_COUNTS_ANNOTATION = 'ephemera.io/sidecar-restart-counts';
-
 /** Create the CRR for these sidecars (409 AlreadyExists means done). */
 export function crrAction(ref: PodRef, stage: Stage): Action {
   const { pod, namespace, uid } = ref;
   const name = crrName(uid, stage.stage);
-  const counts = new Map((pod.status?.containerStatuses ?? []).map((s) => [s.name, s.restartCount ?? 0] as const));
-  const restartCounts = Object.fromEntries(stage.sidecars.map((s) => [s.name, counts.get(s.name) ?? 0]));
   const labels: Record<string, string> = { 'crr.apps.kruise.io/pod-uid': uid };
   // kruise-daemon watches CRRs by node; OpenKruise's webhook sets this label too.
   if (pod.spec.nodeName) labels['crr.apps.kruise.io/node-name'] = pod.spec.nodeName;
@@ -68,7 +58,6 @@ export function crrAction(ref: PodRef, stage: Stage): Action {
         name,
         namespace,
         labels,
-        annotations: { [RESTART_COUNTS_ANNOTATION]: JSON.stringify(restartCounts) },
         // No blockOwnerDeletion: under OwnerReferencesPermissionEnforcement (on in OpenShift)
         // setting it needs `update pods/finalizers`, which the functions are not granted, and
         // every CRR would be refused (403); it only orders a foreground deletion of the pod.

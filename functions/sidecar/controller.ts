@@ -6,7 +6,7 @@ import type { Controller, Route } from '../engine/controller.ts';
 import type { Plan } from '../engine/plan.ts';
 import { KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
-import { CRR, crrName, RESTART_COUNTS_ANNOTATION } from './actions.ts';
+import { CRR, crrName } from './actions.ts';
 import { SidecarOptions } from './config.ts';
 import { dueFromSnapshot, podDue, type Due } from './predicate.ts';
 import { plan, type CrrView, type NodeView, type SidecarObserved } from './planner.ts';
@@ -105,43 +105,14 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
   }
 }
 
-/** What the planner needs of a CRR (exported for tests that read back what was created). */
-export function crrView(raw: unknown, name: string): CrrView {
-  const o = raw as { metadata?: { creationTimestamp?: unknown; annotations?: Record<string, unknown> }; spec?: { containers?: unknown } };
+/** What the planner needs of a CRR. */
+function crrView(raw: unknown, name: string): CrrView {
+  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown } };
   const containers = Array.isArray(o.spec?.containers) ? o.spec.containers : [];
   const names = containers.map((c: unknown) => (c as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string');
   const created = o.metadata?.creationTimestamp;
   const view: CrrView = { name, containers: names };
   const at = typeof created === 'string' || created instanceof Date ? toDate(created) : undefined;
   if (at) view.createdAt = at;
-  // Each sidecar's restartCount when the CRR was made: OpenKruise's CRR webhook writes it into
-  // spec.containers[].statusContext at admission (kruise-daemon relies on it), on every CRR,
-  // ours and OpenKruise's own alike (review); ephemera's annotation, where the webhook did not.
-  const counts = { ...restartCounts(o.metadata?.annotations?.[RESTART_COUNTS_ANNOTATION]), ...admittedCounts(containers) };
-  if (Object.keys(counts).length > 0) view.restartCounts = counts;
   return view;
-}
-
-/** spec.containers[].statusContext.restartCount, as OpenKruise's CRR webhook sets it. */
-function admittedCounts(containers: unknown[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const c of containers) {
-    const { name, statusContext } = (c ?? {}) as { name?: unknown; statusContext?: { restartCount?: unknown } | null };
-    const count = statusContext?.restartCount;
-    if (typeof name === 'string' && Number.isSafeInteger(count) && (count as number) >= 0) counts[name] = count as number;
-  }
-  return counts;
-}
-
-/** The restart counts a CRR ephemera created noted (an odd value: none, and the times are compared as before). */
-function restartCounts(text: unknown): Record<string, number> | undefined {
-  if (typeof text !== 'string') return undefined;
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-    const entries = Object.entries(parsed).filter((e): e is [string, number] => Number.isSafeInteger(e[1]) && (e[1] as number) >= 0);
-    return entries.length > 0 ? Object.fromEntries(entries) : undefined;
-  } catch {
-    return undefined;
-  }
 }

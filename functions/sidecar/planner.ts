@@ -13,8 +13,6 @@ export interface CrrView {
   name: string;
   containers: string[];
   createdAt?: Date;
-  /** Each sidecar's restartCount when ephemera created it (actions.ts RESTART_COUNTS_ANNOTATION); absent on another's CRR. */
-  restartCounts?: Record<string, number>;
 }
 
 /** What observe learnt about the pod's node. */
@@ -60,14 +58,9 @@ interface Ctx {
   path?: Path;
   /** Sidecars already asked to stop, and since when (null: unknown). */
   issued: Map<string, Date | null>;
-  /** Sidecars asked to stop by a CRR that noted their restartCount then: that count. */
-  countsAtIssue: Map<string, number>;
   end?: { phase: 'Succeeded' | 'Failed'; reason: string; why: string };
   requeueAfterSeconds?: number;
 }
-
-/** A sidecar counts as restarted after termination if it stopped no earlier than this before it. */
-const CLOCK_SKEW_SECONDS = 5;
 
 /**
  * With no ContainerRecreateRequest served, look again this rarely: only an install of
@@ -93,10 +86,9 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
     return { actions: [], notes: [...notes, `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`] };
   }
   if (node.kind === 'unknown') notes.push(`node ${node.name || '?'} ${node.detail ?? 'unknown'}: assuming a normal node`);
-  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map(), countsAtIssue: new Map() };
+  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map() };
   if (node.kind === 'virtual-kubelet') planVirtualKubelet(ctx, node.name);
   else planNormalNode(ctx);
-  endIfRestartedUnderOnFailure(ctx);
   warnIfStuck(ctx);
   return assemble(ctx);
 }
@@ -123,6 +115,8 @@ function assemble(ctx: Ctx): Plan {
 
 function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   ctx.path = 'image-swap';
+  // An in-place image change is a restart the kubelet counts like any other.
+  endFirstUnderOnFailure(ctx);
   const swaps: { name: string; image: string }[] = [];
   const unsupported: string[] = [];
   for (const s of ctx.due.unterminated) {
@@ -179,6 +173,7 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
  */
 function swapNotActedOn(ctx: Ctx, swap: { name: string; image: string; reported: string | undefined }): void {
   const { name, image, reported } = swap;
+  if (endedOrEnding(ctx)) return;
   const at = toDate(ctx.ref.pod.metadata.annotations?.[SWAPPED_AT_ANNOTATION]);
   const limit = ctx.observed.options.stuckAfterSeconds;
   const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
@@ -203,9 +198,8 @@ function planNormalNode(ctx: Ctx): void {
   const stage = currentStage(ctx.due);
   if (!stage) return; // unreachable for a due pod: some sidecar is unterminated
   if (stage.stage === 'ignore-exit-code') {
-    const phase = ctx.due.mainsSucceeded ? 'Succeeded' : 'Failed';
-    ctx.end = { phase, reason: 'IgnoreExitCode', why: `main containers done, remaining sidecars [${stage.sidecars.map((s) => s.name).join(' ')}] are marked ${IGNORE_EXIT_CODE_ENV}` };
-  }
+    ctx.end = { phase: mainsPhase(ctx), reason: 'IgnoreExitCode', why: `main containers done, remaining sidecars [${stage.sidecars.map((s) => s.name).join(' ')}] are marked ${IGNORE_EXIT_CODE_ENV}` };
+  } else endFirstUnderOnFailure(ctx);
   ctx.path = choice.strategy;
   if (choice.strategy === 'crr') viaCrr(ctx, stage);
   else viaSignal(ctx, stage);
@@ -221,6 +215,19 @@ function endsThePod(ctx: Ctx): boolean {
   return true;
 }
 
+/**
+ * The pod's phase is terminal, or this plan makes it so: nothing about its sidecars is stuck
+ * then (a kubelet stops what runs in a terminal pod; a virtual-kubelet stops updating its
+ * status), so no stuck Warning and no look again, as the README promises and warnIfStuck
+ * already did (review71: the swap and missing-from-CRR Warnings were not gated).
+ */
+function endedOrEnding(ctx: Ctx): boolean {
+  const phase = ctx.ref.pod.status?.phase;
+  if (!isTerminal(phase) && !ctx.end) return false;
+  ctx.notes.push(isTerminal(phase) ? `the pod's phase is ${String(phase)}: nothing is stuck` : `the pod's phase is being set to ${ctx.end?.phase ?? '?'}: nothing is stuck`);
+  return true;
+}
+
 /** The longest label value (validation.LabelValueMaxLength). */
 const MAX_LABEL_VALUE = 63;
 
@@ -233,12 +240,7 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   const existing = ctx.observed.crrs[name];
   if (existing) {
     ctx.notes.push(`ContainerRecreateRequest ${name} exists: waiting for it`);
-    for (const s of stage.sidecars) {
-      if (!existing.containers.includes(s.name)) continue;
-      ctx.issued.set(s.name, existing.createdAt ?? null);
-      const count = existing.restartCounts?.[s.name];
-      if (count !== undefined) ctx.countsAtIssue.set(s.name, count);
-    }
+    for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
     const missing = stage.sidecars.filter((s) => !existing.containers.includes(s.name));
     if (missing.length > 0) notInCrr(ctx, existing, missing);
     return;
@@ -278,20 +280,17 @@ function crrNotServed(ctx: Ctx, stage: Stage): void {
 
 /**
  * Sidecars of the stage that the existing CRR does not list, so nothing will stop them (a CRR
- * is executed once, and its name is taken): they had terminated when ephemera made it (under
- * OnFailure the kubelet then restarted them), or another controller made it — OpenKruise's
- * lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true, not one marked only
- * ..._WITH_IMAGE (review). Under OnFailure every main container exited 0: end the pod by
- * status, as endIfRestartedUnderOnFailure does. Under Never, say so on the pod and how to
- * get a CRR that lists them, and look again.
+ * is executed once, and its name is taken): they had terminated when ephemera made it, or
+ * another controller made it — OpenKruise's lists only sidecars marked
+ * KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true, not one marked only ..._WITH_IMAGE (review).
+ * Where the pod's phase is written first (OnFailure, the ignore-exit-code stage) the kubelet
+ * stops them. Under Never, say so on the pod and how to get a CRR that lists them, and look again.
  */
 function notInCrr(ctx: Ctx, crr: CrrView, missing: SidecarInfo[]): void {
   const list = missing.map((s) => s.name).join(' ');
   const why = `ContainerRecreateRequest ${crr.name} does not list sidecar [${list}] (it was made while the sidecar had terminated, or by another controller such as OpenKruise, which lists only sidecars marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true), so nothing would stop it`;
-  if (ctx.due.restartPolicy === 'OnFailure') {
-    if (ctx.end) return;
-    ctx.end = { phase: mainsPhase(ctx), reason: 'SidecarRestartedOnFailure', why: `${why}, and ${mainsOutcome(ctx)} (restartPolicy OnFailure; openkruise/kruise#1366)` };
-    ctx.notes.push(`ending the pod by status: ${why}`);
+  if (endedOrEnding(ctx)) {
+    ctx.notes.push(why);
     return;
   }
   const message = `${why}: once the sidecars it lists have ended, delete that ContainerRecreateRequest so that ephemera makes one listing every sidecar, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
@@ -323,19 +322,77 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
     ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message: unsupported.message, discriminator: unsupported.discriminator }, ctx.now));
     return;
   }
+  const statuses = statusByName(pod.status?.containerStatuses ?? []);
   const injected: string[] = [];
+  const notRunning: { name: string; reason: string }[] = [];
   for (const s of stage.sidecars) {
     const c = signalTarget(ctx, s);
     if (!c) continue;
+    const state = statuses.get(s.name)?.state;
+    if (!state?.running) {
+      notRunning.push({ name: s.name, reason: state?.waiting?.reason ?? 'no state' });
+      continue;
+    }
     ctx.actions.push({ ...signalAction(ctx.ref, c, ctx.observed.options), id: `signal:${s.name}` });
     injected.push(s.name);
   }
+  if (notRunning.length > 0) signalOnceRunning(ctx, notRunning);
   if (injected.length > 0) {
     lookAgainWhenStuck(ctx);
     // Said only once the signal containers are in (review: said when they were refused).
     const event = podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${injected.join(' ')}] using ephemeral-signal`, discriminator: `signal/${stage.stage}/${injected.join(',')}` }, ctx.now);
     ctx.actions.push({ ...event, requires: injected.map((name) => `signal:${name}`) });
   }
+}
+
+/**
+ * While a sidecar it would signal is not running, look again this soon. Its start is a pod
+ * event that brings the key back at once; this is the backstop for an event coalesced or lost
+ * on the way, short because a Job's pod whose main containers are done waits on nothing else
+ * (an image pull or a crash-loop back-off step take seconds), and bounded: it stops once the
+ * Warning is given.
+ */
+const SIGNAL_WAIT_SECONDS = 10;
+
+/**
+ * Sidecars not running yet (pulling their image, ContainerCreating, CrashLoopBackOff) get no
+ * signal container now (review71): the kubelet would run it as soon as the sidecar starts,
+ * often before the sidecar's process has a SIGTERM handler, and the kernel drops a signal PID 1
+ * has no handler for; an ephemeral container never runs again, so the sidecar would run for
+ * good. Looked at again soon; if still not running stuckAfterSeconds after the main containers
+ * finished, a Warning says so (not that the sidecar ignores SIGTERM, which was then the one).
+ */
+function signalOnceRunning(ctx: Ctx, notRunning: { name: string; reason: string }[]): void {
+  const list = notRunning.map((s) => `${s.name} (${s.reason})`).join(' ');
+  ctx.notes.push(`sidecar [${list}] not running: signalled once it runs`);
+  // A terminal pod's kubelet starts nothing: those sidecars never run, nor need to.
+  if (endsThePod(ctx) || isTerminal(ctx.ref.pod.status?.phase)) return;
+  const since = mainsFinishedAt(ctx);
+  const limit = ctx.observed.options.stuckAfterSeconds;
+  if (!since) {
+    lookAgainWhenStuck(ctx);
+    return;
+  }
+  const left = limit - Math.floor((ctx.now.getTime() - since.getTime()) / 1000);
+  if (left > 0) {
+    ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, Math.min(SIGNAL_WAIT_SECONDS, left));
+    return;
+  }
+  // Said once (a fixed name); the sidecar's start is a pod event, so no look again is needed.
+  const message = `sidecar [${list}] is still not running ${limit}s after the main containers finished: ephemeral-signal signals only a running sidecar (a signal sent before its process handles SIGTERM is lost for good), so it is signalled once it runs. See why it does not start in its status, or end the pod`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-wait/${notRunning.map((s) => s.name).join(',')}` }, ctx.now));
+}
+
+/** When the last main container finished, by the node's clock; undefined when none says. */
+function mainsFinishedAt(ctx: Ctx): Date | undefined {
+  const statuses = statusByName(ctx.ref.pod.status?.containerStatuses ?? []);
+  let last: Date | undefined;
+  for (const name of ctx.due.roles.mains) {
+    const at = toDate(statuses.get(name)?.state?.terminated?.finishedAt);
+    if (at && (!last || at > last)) last = at;
+  }
+  return last;
 }
 
 /** The sidecar's spec when a signal container should be injected for it, else null (noted). */
@@ -366,7 +423,7 @@ function signalTarget(ctx: Ctx, s: SidecarInfo): Container | null {
 function signalEnded(ctx: Ctx, sidecar: string, container: Container, status: Parameters<typeof failedToRun>[0]): boolean {
   const failed = failedToStart(status?.state) ?? failedToRun(status);
   const refused = failed ? undefined : signalFailed(status?.state);
-  if (!failed && !refused) return false;
+  if (!failed && (!refused || stoppedSinceSignal(ctx, sidecar, status?.state))) return false;
   const message = failed
     ? `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} failed to start: ${failed}. The image in EPHEMERA_SIGNAL_IMAGE must provide the signal command (${ctx.observed.options.signalCommand.join(' ')}); an ephemeral container cannot be changed or removed, so stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`
     : `signal container ${container.name} for sidecar ${sidecar} ran but could not signal it: ${refused}. kill needs the sidecar's user or CAP_KILL: the signal container copies the sidecar's securityContext, so give the sidecar a numeric runAsUser (a user from its image alone is not copied); or annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
@@ -398,6 +455,20 @@ function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
   const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} cannot start: ${refused}. An ephemeral container cannot be changed or removed: fix the cause (${signalFixHint(status?.state?.waiting?.reason)}), or stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-start/${container.name}` }, ctx.now));
+}
+
+/**
+ * The sidecar stopped at or after the signal container started: the signal reached it, whatever
+ * the signal container's exit. One that exits on SIGTERM before `kill` has returned takes its
+ * process namespace down, and the kernel kills `kill` with it (exit 137); that was read as
+ * "could not signal", and the pod was never ended (review71). Both times are the node's clock.
+ */
+function stoppedSinceSignal(ctx: Ctx, sidecar: string, state: ContainerState | undefined): boolean {
+  const started = startedAt(state);
+  const stopped = toDate(statusByName(ctx.ref.pod.status?.containerStatuses ?? []).get(sidecar)?.lastState?.terminated?.finishedAt);
+  if (!started || !stopped || stopped < started) return false;
+  ctx.notes.push(`signal container for sidecar ${sidecar} exited ${String(state?.terminated?.exitCode)}, but the sidecar stopped after it started: signal delivered`);
+  return true;
 }
 
 /** What usually lies behind each kind of refusal, and whether fixing it helps this pod. */
@@ -484,33 +555,24 @@ function cannotStart(state: ContainerState | undefined): string | undefined {
 // ---- OnFailure: the kubelet restarts a stopped sidecar (openkruise/kruise#1366) ----
 
 /**
- * Under OnFailure a sidecar that exits non-zero when stopped is restarted by the kubelet,
- * and the pod never ends. Once a sidecar we asked to stop has been restarted, end the pod
- * by status: every main container exited 0 (that is what made it due), so it Succeeded,
- * and the kubelet stops what still runs in a terminal pod and restarts nothing.
+ * Under OnFailure the kubelet restarts a sidecar that exits non-zero when stopped, and the pod
+ * never ends (openkruise/kruise#1366). Ending the pod only after that restart (as ephemera
+ * did) is too late: the Job controller adds up the restartCount of an OnFailure Job's active
+ * pods and fails the Job once the sum reaches backoffLimit (job_controller.go
+ * pastBackoffLimitOnFailure), within a second of the restart, so a Job with backoffLimit 0
+ * that succeeded was failed (review71). Such a pod is due only once every main container's
+ * exit is final, so its outcome is known: write the phase first, as the ignore-exit-code stage
+ * does, and stop the sidecars only once that write took effect (assemble). A terminal pod is
+ * not active, so no restart is counted, and the kubelet stops what still runs and restarts nothing.
  */
-function endIfRestartedUnderOnFailure(ctx: Ctx): void {
-  if (ctx.due.restartPolicy !== 'OnFailure' || ctx.end) return;
-  const statuses = statusByName(ctx.ref.pod.status?.containerStatuses ?? []);
-  const restarted = ctx.due.unterminated.filter((s) => {
-    if (!ctx.issued.has(s.name)) return false;
-    // Counted by the kubelet where the CRR noted the count: no clocks compared.
-    const atIssue = ctx.countsAtIssue.get(s.name);
-    if (atIssue !== undefined) return (statuses.get(s.name)?.restartCount ?? 0) > atIssue;
-    const last = statuses.get(s.name)?.lastState?.terminated;
-    if (!last) return false;
-    const issuedAt = ctx.issued.get(s.name);
-    const finished = toDate(last.finishedAt);
-    return !issuedAt || !finished || finished.getTime() >= issuedAt.getTime() - CLOCK_SKEW_SECONDS * 1000;
-  });
-  if (restarted.length === 0) return;
-  const list = restarted.map((s) => s.name).join(' ');
-  ctx.end = { phase: mainsPhase(ctx), reason: 'SidecarRestartedOnFailure', why: `the kubelet restarted sidecar [${list}] after it was stopped (restartPolicy OnFailure; openkruise/kruise#1366) and ${mainsOutcome(ctx)}` };
-  ctx.notes.push(`ending the pod by status: sidecar [${list}] was restarted after termination`);
+function endFirstUnderOnFailure(ctx: Ctx): void {
+  if (ctx.due.restartPolicy !== 'OnFailure') return;
+  const list = ctx.due.unterminated.map((s) => s.name).join(' ');
+  ctx.end = { phase: mainsPhase(ctx), reason: 'RestartPolicyOnFailure', why: `${mainsOutcome(ctx)} under restartPolicy OnFailure, so the phase is set before sidecar [${list}] is stopped: a sidecar the kubelet restarted would count against the Job's backoffLimit (openkruise/kruise#1366)` };
 }
 
 /**
- * What an OnFailure pod ended by status is: Succeeded when every main container exited 0 —
+ * What a pod ended by status is: Succeeded when every main container exited 0 —
  * all of them do under the pod's OnFailure, unless a container's own restartPolicy Never made
  * a non-zero exit final (Kubernetes 1.35's container restart rules): then Failed, as the
  * kubelet would have said (version review).

@@ -41,6 +41,7 @@ export function podDue(pod: Pod): DueResult {
   if (phase === 'Pending') return notDue('pod is Pending');
   const policy = pod.spec.restartPolicy ?? 'Always';
   if (policy !== 'Never' && policy !== 'OnFailure') return notDue(`restartPolicy is ${policy}: its containers restart, there is no job to finish`);
+  if (restartingInPlace(pod)) return notDue(`the kubelet is restarting every container of the pod in place (condition ${ALL_CONTAINERS_RESTARTING}=True, a ${RESTART_ALL_CONTAINERS} rule)`);
   const roles = containerRoles(pod);
   if (roles.sidecars.length === 0) {
     return notDue(roles.nativeSidecars.length > 0 ? 'no sidecar containers (only native sidecars, which Kubernetes stops itself)' : 'no sidecar containers');
@@ -51,7 +52,33 @@ export function podDue(pod: Pod): DueResult {
   const unterminated = roles.sidecars.filter((s) => statuses.get(s.name)?.state?.terminated === undefined);
   if (unterminated.length === 0) return notDue('all sidecars have terminated');
   const specs = new Map(pod.spec.containers.map((c) => [c.name, c] as const));
+  const restarting = sidecarRestartingAll(roles, statuses, specs);
+  if (restarting) return notDue(restarting);
   return mainsVerdict({ policy, roles, unterminated, statuses, specs });
+}
+
+/** A sidecar's own rule too: its exit restarts the main containers with it (review71). */
+function sidecarRestartingAll(roles: ContainerRoles, statuses: Map<string, ContainerStatus>, specs: Map<string, Container>): string | undefined {
+  for (const s of roles.sidecars) {
+    const t = statuses.get(s.name)?.state?.terminated;
+    if (t && matchingRule(specs.get(s.name), t.exitCode)?.action === RESTART_ALL_CONTAINERS) return `sidecar ${s.name} exited ${t.exitCode} under ${RESTARTS_ALL}`;
+  }
+  return undefined;
+}
+
+/** The container restart rule action (Kubernetes 1.35 alpha, 1.36 beta) that restarts the whole pod in place (KEP-5532). */
+export const RESTART_ALL_CONTAINERS = 'RestartAllContainers';
+/** The pod condition the kubelet sets while it carries such a restart out. */
+export const ALL_CONTAINERS_RESTARTING = 'AllContainersRestarting';
+const RESTARTS_ALL = `a ${RESTART_ALL_CONTAINERS} rule: the kubelet restarts every container of the pod in place`;
+
+/**
+ * The kubelet is restarting the whole pod in place (review71): its exits are not final, and a
+ * sidecar stopped now would be started again with the rest while its CRR or signal container,
+ * fixed names both, stays behind and blocks the stop at the real finish.
+ */
+function restartingInPlace(pod: Pod): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === ALL_CONTAINERS_RESTARTING && c.status === 'True');
 }
 
 function mainsVerdict(p: { policy: JobRestartPolicy; roles: ContainerRoles; unterminated: SidecarInfo[]; statuses: Map<string, ContainerStatus>; specs: Map<string, Container> }): DueResult {
@@ -68,20 +95,25 @@ function mainsVerdict(p: { policy: JobRestartPolicy; roles: ContainerRoles; unte
 
 /**
  * Whether the kubelet restarts a container that exited with `exitCode`, and under what: its
- * own `restartPolicyRules` first (the first rule whose exit codes match decides; `Restart`
- * is the only action), then its own `restartPolicy`, then the pod's (KEP-5307, container
- * restart rules: beta and on by default from Kubernetes 1.35 — a `Never` pod's main container
- * may restart, an `OnFailure` pod's may not; version review). Undefined: the exit is final.
+ * own `restartPolicyRules` first (the first rule whose exit codes match decides: `Restart`
+ * restarts the container, `RestartAllContainers` the whole pod in place — it was taken for a
+ * final exit, and the pod was ended or its sidecars stopped mid-restart: review71), then its
+ * own `restartPolicy`, then the pod's (KEP-5307, container restart rules: beta and on by
+ * default from Kubernetes 1.35 — a `Never` pod's main container may restart, an `OnFailure`
+ * pod's may not; version review). Undefined: the exit is final.
  */
 function restartedAfter(container: Container | undefined, podPolicy: JobRestartPolicy, exitCode: number): string | undefined {
-  for (const rule of restartRules(container)) {
-    if (!rule.matches(exitCode)) continue;
-    return rule.action === 'Restart' ? 'a restartPolicyRules rule' : undefined;
-  }
+  const rule = matchingRule(container, exitCode);
+  if (rule) return rule.action === 'Restart' ? 'a restartPolicyRules rule' : rule.action === RESTART_ALL_CONTAINERS ? RESTARTS_ALL : undefined;
   const own = container?.restartPolicy;
   const policy = own ?? podPolicy;
   if (policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0)) return `${own ? 'its container ' : ''}restartPolicy ${policy}`;
   return undefined;
+}
+
+/** The first of the container's restartPolicyRules whose exit codes match: the kubelet applies that one. */
+function matchingRule(container: Container | undefined, exitCode: number): { action: unknown } | undefined {
+  return restartRules(container).find((rule) => rule.matches(exitCode));
 }
 
 /** A container's restartPolicyRules, read leniently (an odd rule matches nothing). */
@@ -130,10 +162,12 @@ export function trimPodForSidecar(pod: Pod): Pod {
   });
   const initContainers = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => ({ name: c.name, restartPolicy: c.restartPolicy }));
   const statuses = (pod.status?.containerStatuses ?? []).map((s) => ({ name: s.name, state: trimState(s.state) }));
+  // Of the conditions only AllContainersRestarting (review71): any other would only make changes the functions ignore.
+  const conditions = (pod.status?.conditions ?? []).filter((c) => c.type === ALL_CONTAINERS_RESTARTING).map((c) => ({ type: c.type, status: c.status }));
   return {
     metadata: { name: m.name, namespace: m.namespace, uid: m.uid, deletionTimestamp: m.deletionTimestamp, annotations: strategyAnnotation(m.annotations) },
     spec: { restartPolicy: pod.spec.restartPolicy, containers, initContainers },
-    status: { phase: pod.status?.phase, containerStatuses: statuses },
+    status: { phase: pod.status?.phase, containerStatuses: statuses, ...(conditions.length > 0 ? { conditions } : {}) },
   };
 }
 

@@ -25,7 +25,7 @@ function pods(rough: boolean): fc.Arbitrary<unknown> {
   const record = <T extends Record<string, fc.Arbitrary<unknown>>>(shape: T, required: (keyof T)[]): fc.Arbitrary<unknown> => fc.record(shape, { requiredKeys: (rough ? [] : required) as never });
   const str = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', 'Always', 'Never', '__proto__', TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV, IGNORE_EXIT_CODE_ENV, EJOB_ID_ENV, 'true'));
   const envVar = record({ name: field(str), value: field(str), valueFrom: field(fc.constant({ fieldRef: { fieldPath: 'x' } })) }, ['name']);
-  const rules = field(fc.constantFrom([{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }], []));
+  const rules = field(fc.constantFrom([{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }], [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }], []));
   const container = record({ name: field(str), image: field(str), env: field(fc.array(field(envVar), { maxLength: 4 })), restartPolicy: field(str), restartPolicyRules: rules }, ['name']);
   const containers = field(fc.array(field(container), { maxLength: 3 }));
   const timeish = field(fc.constantFrom('2026-01-01T00:00:00Z', 'x'));
@@ -38,7 +38,9 @@ function pods(rough: boolean): fc.Arbitrary<unknown> {
   const labels = field(fc.dictionary(str, field(str), { maxKeys: 3 }));
   const metadata = record({ name: field(fc.oneof(str, fc.constant('pod-1'))), namespace: field(str), uid: field(str), labels, annotations: field(fc.dictionary(fc.oneof(str, fc.constant(STRATEGY_ANNOTATION)), field(str), { maxKeys: 2 })), creationTimestamp: timeish, deletionTimestamp: timeish, resourceVersion: field(str) }, ['name']);
   const spec = record({ nodeName: field(str), restartPolicy: field(str), containers, initContainers: containers, ephemeralContainers: containers }, ['containers']);
-  const status = record({ phase: field(str), podIP: field(str), containerStatuses: statuses, ephemeralContainerStatuses: statuses }, []);
+  // The predicate reads AllContainersRestarting (review71); the other types must be dropped alike.
+  const condition = record({ type: field(fc.constantFrom('AllContainersRestarting', 'Ready', 'PodScheduled')), status: field(fc.constantFrom('True', 'False')), reason: field(str) }, ['type', 'status']);
+  const status = record({ phase: field(str), podIP: field(str), conditions: field(fc.array(field(condition), { maxLength: 3 })), containerStatuses: statuses, ephemeralContainerStatuses: statuses }, []);
   return record({ apiVersion: field(fc.constant('v1')), metadata: field(metadata), spec: field(spec), status: field(status) }, ['metadata', 'spec']);
 }
 

@@ -298,33 +298,25 @@ describe('KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE: the phase write refused', (
 });
 
 describe('restartPolicy OnFailure (openkruise/kruise#1366)', () => {
-  test('the stopped sidecar exits 143 and the kubelet restarts it: ephemera ends the pod Succeeded, once', async (t) => {
-    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { restartPolicy: 'OnFailure' })], { policy: jobPolicy({ sigterm: () => 143 }) });
-    t.after(() => w.close());
-    const results = await w.run('job-1', { until: terminal });
-    const p = w.pod('job-1');
-    assert.equal(p.status?.phase, 'Succeeded');
-    assert.equal(condition(p, 'SidecarTerminated')?.reason, 'SidecarRestartedOnFailure');
-    const sidecar = p.status?.containerStatuses?.find((s) => s.name === 'log-shipper');
-    assert.equal(sidecar?.restartCount, 1, 'restarted once by the kubelet before ephemera ended the pod');
-    assert.deepEqual(applied(results), [
-      `create ContainerRecreateRequest ${crrName(p.metadata.uid!, 'sidecars')}`, 'create Event SidecarTerminator',
-      'patch Pod/status job-1', 'create Event SidecarTerminator',
-    ]);
-    // A terminal pod restarts nothing, and ephemera writes nothing more.
-    const after = await w.run('job-1', { steps: 3 });
-    assert.deepEqual(applied(after), []);
-    assert.equal(w.pod('job-1').status?.containerStatuses?.find((s) => s.name === 'log-shipper')?.restartCount, 1);
-  });
-
-  test('a sidecar that exits 0 when stopped ends the pod by itself; ephemera does not touch the phase', async (t) => {
-    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { restartPolicy: 'OnFailure' })]);
-    t.after(() => w.close());
-    const results = await w.run('job-1', { until: terminal });
-    assert.equal(w.pod('job-1').status?.phase, 'Succeeded');
-    assert.equal(condition(w.pod('job-1'), 'SidecarTerminated'), undefined);
-    assert.ok(!applied(results).some((a) => a.startsWith('patch Pod/status')));
-  });
+  // review71: ending the pod only after the kubelet restarted the stopped sidecar let the Job
+  // controller count that restart against backoffLimit first. The phase now comes first.
+  for (const sigterm of [143, 0]) {
+    test(`the phase is written before the sidecar is stopped, so it is never restarted (it exits ${sigterm} on SIGTERM): Succeeded, once`, async (t) => {
+      const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { restartPolicy: 'OnFailure' })], { policy: jobPolicy({ sigterm: () => sigterm }) });
+      t.after(() => w.close());
+      const results = await w.run('job-1', { until: terminal });
+      const p = w.pod('job-1');
+      assert.equal(p.status?.phase, 'Succeeded');
+      assert.equal(condition(p, 'SidecarTerminated')?.reason, 'RestartPolicyOnFailure');
+      assert.deepEqual(applied(results).slice(0, 2), ['patch Pod/status job-1', 'create Event SidecarTerminator'], 'the phase, before anything is stopped');
+      // A terminal pod restarts nothing, and ephemera writes nothing more.
+      const after = await w.run('job-1', { steps: 3 });
+      assert.deepEqual(applied(after), []);
+      const sidecar = w.pod('job-1').status?.containerStatuses?.find((s) => s.name === 'log-shipper');
+      assert.equal(sidecar?.restartCount, 0, 'the kubelet never restarted the sidecar: no restart for the Job controller to count');
+      assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), `terminated ${sigterm}`);
+    });
+  }
 
   test('a main container that fails under OnFailure is restarted by the kubelet: not due, nothing is done', async (t) => {
     let runs = 0;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Action } from '../../functions/engine/plan.ts';
-import { crrName, RESTART_COUNTS_ANNOTATION, signalContainerName } from '../../functions/sidecar/actions.ts';
-import { crrView } from '../../functions/sidecar/controller.ts';
+import type { ContainerStatus, Pod } from '../../functions/api/pod.ts';
+import type { Action, Plan } from '../../functions/engine/plan.ts';
+import { crrName, signalContainerName } from '../../functions/sidecar/actions.ts';
 import { DEFAULT_SIDECAR_OPTIONS } from '../../functions/sidecar/config.ts';
 import { plan, type CrrView } from '../../functions/sidecar/planner.ts';
 import { basePod, env, exited, NOW, observed, podWith, running, SIDECAR_ENV, UID } from './support.ts';
@@ -47,6 +47,15 @@ describe('not due or not plannable: no actions, a note saying why', () => {
   test('pod without uid: cannot name or own a CRR', () => {
     const p = plan(observed(podWith({ metadata: { uid: undefined } })), NOW);
     assert.deepEqual(p.actions, []);
+  });
+  test('a main container that exited with a code its RestartAllContainers rule names: the pod restarts in place, so no phase is written and nothing is stopped (review71)', () => {
+    const rules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }];
+    for (const sidecar of [[SIDECAR_ENV], [SIDECAR_ENV, IGNORE_ENV]]) {
+      const pod = podWith({ containers: [{ name: 'main', restartPolicyRules: rules } as Pod['spec']['containers'][number], { name: 'log-shipper', env: sidecar }], statuses: [exited('main', 42), running('log-shipper')] });
+      const p = plan(observed(pod), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.match(p.notes?.join('\n') ?? '', /not due: main container main exited 42 under a RestartAllContainers rule/);
+    }
   });
   test('native sidecars only: nothing to do', () => {
     const pod = podWith({ containers: [{ name: 'main' }], spec: { initContainers: [{ name: 'proxy', restartPolicy: 'Always', env: [SIDECAR_ENV] }] }, statuses: [exited('main', 0)] });
@@ -248,6 +257,19 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.match(late.notes?.join('\n') ?? '', /phase is Succeeded: .* nothing is stuck/);
   });
 
+  test('a terminal pod whose node still reports the old image: no Warning that the swap was not acted on, no look again (review71)', () => {
+    const pod = podWith({
+      metadata: { annotations: { 'ephemera.io/sidecar-swapped-at': '2026-01-01T00:01:00Z' } },
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1' })],
+      status: { phase: 'Failed' },
+    });
+    const p = plan(observed(pod, { node: VK }), new Date('2026-01-01T00:10:00Z'));
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.requeueAfterSeconds, undefined);
+    assert.match(p.notes?.join('\n') ?? '', /phase is Failed: nothing is stuck/);
+  });
+
   const reportedAs: [string, string][] = [['example/exit:1', 'docker.io/example/exit:1'], ['busybox', 'docker.io/library/busybox:latest']];
   for (const [spec, reported] of reportedAs) {
     test(`the kubelet reports ${spec} as ${reported}: the swap is recognised as done (a requeue, then the Warning)`, () => {
@@ -288,16 +310,6 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
     assert.match(events(late.actions)[0]?.message ?? '', /has not acted on the image swap of sidecar a to example\/exit:1 120s after ephemera wrote it \(it reports the image docker\.io\/example\/envoy:1\)/);
     assert.equal(late.requeueAfterSeconds, undefined, 'said once; a change of the pod brings it back');
-  });
-
-  test('OnFailure: an old crash of the sidecar does not end the pod while the swap has not been acted on', () => {
-    const pod = podWith({
-      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
-      spec: { restartPolicy: 'OnFailure' },
-      statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1', restartCount: 1, lastState: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:00:30Z' } } })],
-    });
-    const p = plan(observed(pod, { node: VK }), NOW);
-    assert.equal(only(p.actions, 'Pod', 'status').length, 0, 'the old sidecar still runs: no phase yet');
   });
 
   test('OnFailure: the swapped image exits non-zero and the kubelet restarts it: the pod is ended Succeeded', () => {
@@ -350,6 +362,43 @@ describe('ephemeral-signal strategy (no daemon)', () => {
       { name: 'ephemera-stop-log-shipper', target: 'log-shipper', image: 'busybox:1.36', command: ['kill', '-TERM', '1'], sc: { runAsUser: 1000 } },
     );
     assert.equal(p.requeueAfterSeconds, 120, 'a sidecar deaf to SIGTERM changes nothing: look again after stuckAfterSeconds');
+  });
+
+  describe('only a running sidecar is signalled (review71): one signalled before its process handles SIGTERM never stops', () => {
+    // The main container finished at 00:01:00 (exited()); NOW is 60 s later.
+    const waiting = (reason: string, extra: Partial<ContainerStatus> = {}): ContainerStatus => ({ name: 'log-shipper', state: { waiting: { reason } }, ...extra });
+    for (const reason of ['ContainerCreating', 'ImagePullBackOff']) {
+      test(`${reason}: no signal container yet, a look again in 10 s`, () => {
+        const p = plan(observed(podWith({ statuses: [exited('main', 0), waiting(reason)] }), { options: signalOptions }), NOW);
+        assert.deepEqual(p.actions, []);
+        assert.equal(p.requeueAfterSeconds, 10);
+        assert.match(p.notes?.join('\n') ?? '', new RegExp(`sidecar \\[log-shipper \\(${reason}\\)\\] not running: signalled once it runs`));
+      });
+    }
+
+    test('still not running stuckAfterSeconds after the main containers finished: one Warning saying so, no signal, no look again (its start is a pod event)', () => {
+      const pod = podWith({ statuses: [exited('main', 0), waiting('ImagePullBackOff')] });
+      const p = plan(observed(pod, { options: signalOptions }), new Date('2026-01-01T00:03:01Z'));
+      assert.equal(only(p.actions, 'Pod', 'ephemeralcontainers').length, 0);
+      assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+      assert.match(events(p.actions)[0]?.message ?? '', /sidecar \[log-shipper \(ImagePullBackOff\)\] is still not running 120s after the main containers finished: ephemeral-signal signals only a running sidecar/);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
+
+    test('of two sidecars only the running one is signalled now', () => {
+      const pod = podWith({ containers: [{ name: 'main' }, { name: 'a', env: [SIDECAR_ENV] }, { name: 'b', env: [SIDECAR_ENV] }], statuses: [exited('main', 0), running('a'), { name: 'b', state: { waiting: { reason: 'ContainerCreating' } } }] });
+      const p = plan(observed(pod, { options: signalOptions }), NOW);
+      const injected = only(p.actions, 'Pod', 'ephemeralcontainers').map((a) => (a.body as { spec: { ephemeralContainers: { targetContainerName: string }[] } }).spec.ephemeralContainers[0]?.targetContainerName);
+      assert.deepEqual(injected, ['a']);
+      assert.equal(p.requeueAfterSeconds, 10);
+    });
+
+    test('OnFailure, the sidecar in CrashLoopBackOff: the phase write ends the pod, no signal and no look again (the kubelet starts nothing in a terminal pod)', () => {
+      const pod = podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), waiting('CrashLoopBackOff', { restartCount: 3, lastState: { terminated: { exitCode: 1 } } })] });
+      const p = plan(observed(pod, { options: signalOptions }), NOW);
+      assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event']);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
   });
 
   test('chosen per pod by annotation, over a crr default', () => {
@@ -447,9 +496,37 @@ describe('ephemeral-signal strategy (no daemon)', () => {
       status: { ephemeralContainerStatuses: [{ name, state: { waiting: { reason: 'RunContainerError', message: 'context deadline exceeded' } }, lastState: { terminated: { exitCode: 128, reason: 'StartError', message: 'exec: "kill": executable file not found in $PATH', startedAt: '1970-01-01T00:00:00Z', finishedAt: '2026-01-01T00:01:50Z' } } }] },
     });
     const p = plan(observed(pod, { options: signalOptions }), NOW);
-    assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
-    assert.match(events(p.actions)[0]?.message ?? '', /failed to start: StartError: exec: "kill"/);
+    // The phase is written first under OnFailure (review71): the Warning still says what is wrong with the image.
+    const warnings = events(p.actions).filter((e) => e.type === 'Warning');
+    assert.deepEqual(warnings.map((e) => e.reason), ['SidecarTerminationStuck']);
+    assert.match(warnings[0]?.message ?? '', /failed to start: StartError: exec: "kill"/);
     assert.equal(p.requeueAfterSeconds, undefined);
+  });
+
+  describe('a signal container killed (137) because its sidecar stopped first signalled it (review71)', () => {
+    const ec = signalContainerName('log-shipper');
+    const killed = { name: ec, state: { terminated: { exitCode: 137, reason: 'Error', startedAt: '2026-01-01T00:01:10Z', finishedAt: '2026-01-01T00:01:10Z' } } };
+    const pod = (phase: string, sidecar: ContainerStatus) => podWith({
+      spec: { restartPolicy: 'OnFailure', ephemeralContainers: [{ name: ec, image: 'busybox:1.36', targetContainerName: 'log-shipper' }] },
+      statuses: [exited('main', 0), sidecar],
+      status: { phase, ephemeralContainerStatuses: [killed] },
+    });
+    // Restarted by a kubelet that had not yet seen the phase ephemera wrote.
+    const restarted: ContainerStatus = { name: 'log-shipper', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:01:11Z' } }, lastState: { terminated: { exitCode: 143, finishedAt: '2026-01-01T00:01:10Z' } } };
+
+    for (const phase of ['Running', 'Succeeded']) {
+      test(`the sidecar stopped after it started (pod ${phase}): delivered, no Warning that it could not signal`, () => {
+        const p = plan(observed(pod(phase, restarted), { options: signalOptions }), NOW);
+        assert.deepEqual(events(p.actions).filter((e) => e.type === 'Warning'), []);
+        assert.match(p.notes?.join('\n') ?? '', /exited 137, but the sidecar stopped after it started: signal delivered/);
+      });
+    }
+
+    test('the sidecar kept running: its kill failed, and the Warning says so', () => {
+      const p = plan(observed(pod('Running', { ...running('log-shipper'), lastState: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:00:04Z' } } }), { options: signalOptions }), NOW);
+      assert.deepEqual(events(p.actions).filter((e) => e.type === 'Warning').map((e) => e.reason), ['SidecarTerminationStuck']);
+      assert.match(events(p.actions).find((e) => e.type === 'Warning')?.message ?? '', /ran but could not signal it: exit code 137/);
+    });
   });
 
   test('the pull failing then backing off is one Event (its name is fixed: a later look meets it)', () => {
@@ -496,76 +573,66 @@ describe('ephemeral-signal strategy (no daemon)', () => {
   });
 });
 
-describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
+describe('OnFailure pods: the phase first, then the sidecars (openkruise/kruise#1366, review71)', () => {
   const name = crrName(UID, 'sidecars');
-  const restarted = (finishedAt: string) => ({ name: 'log-shipper', restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 137, finishedAt } } });
-  const onFailure = (sidecar: ReturnType<typeof restarted> | ReturnType<typeof running>) => podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), sidecar] });
+  const onFailure = (sidecar: ContainerStatus, main = exited('main', 0)) => podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [main, sidecar] });
+  const statusOf = (p: Plan): StatusBody | undefined => only(p.actions, 'Pod', 'status')[0]?.body as StatusBody | undefined;
+  /** Every action but the status write is sent only if that write took effect. */
+  const afterThePhase = (p: Plan): boolean => {
+    const end = only(p.actions, 'Pod', 'status')[0];
+    return end?.id !== undefined && p.actions.filter((a) => a !== end).every((a) => [a.requires].flat().includes(end.id));
+  };
 
-  test('first: stop the sidecar like under Never; the CRR notes its restartCount', () => {
-    const p = plan(observed(onFailure({ ...running('log-shipper'), restartCount: 2 })), NOW);
-    assert.deepEqual(kinds(p.actions), ['create ContainerRecreateRequest', 'create Event']);
-    assert.deepEqual((p.actions[0]?.body as { metadata: { annotations: Record<string, string> } }).metadata.annotations, { [RESTART_COUNTS_ANNOTATION]: '{"log-shipper":2}' });
-  });
-
-  test("a node clock 10 s behind the API server's does not hide the restart: the kubelet's count tells it (time review)", () => {
-    const crr: CrrView = { ...existingCrr(name, ['log-shipper'], '2026-01-01T00:01:30Z'), restartCounts: { 'log-shipper': 0 } };
-    // Stopped and restarted at 00:01:31 by the API server's clock; the node stamps 00:01:21.
-    const p = plan(observed(onFailure(restarted('2026-01-01T00:01:21Z')), { crrs: { [name]: crr } }), NOW);
-    assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
-    // A CRR OpenKruise's webhook admitted carries the count in statusContext (ours too; OpenKruise's own CRRs have no annotation).
-    const admitted = crrView({ metadata: { creationTimestamp: '2026-01-01T00:01:30Z' }, spec: { podName: 'p', containers: [{ name: 'log-shipper', statusContext: { containerID: 'containerd://1', restartCount: 0 } }] } }, name);
-    assert.deepEqual(admitted.restartCounts, { 'log-shipper': 0 });
-    assert.equal((only(plan(observed(onFailure(restarted('2026-01-01T00:01:21Z')), { crrs: { [name]: admitted } }), NOW).actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
-    // A main container whose own restartPolicy Never made its exit 1 final (Kubernetes 1.35's container restart rules): ended Failed, not Succeeded.
-    const main = basePod().spec.containers[0]!;
-    const ownNever = podWith({ containers: [{ ...main, restartPolicy: 'Never' }, ...basePod().spec.containers.slice(1)], spec: { restartPolicy: 'OnFailure' }, statuses: [exited(main.name, 1), restarted('2026-01-01T00:01:21Z')] });
-    assert.equal((only(plan(observed(ownNever, { crrs: { [name]: crr } }), NOW).actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Failed');
-    // Counted, not timed: a count the CRR already saw is no restart, whatever the times say.
-    const seen = plan(observed(onFailure(restarted('2026-01-01T00:01:40Z')), { crrs: { [name]: { ...crr, restartCounts: { 'log-shipper': 1 } } } }), NOW);
-    assert.equal(only(seen.actions, 'Pod', 'status').length, 0);
-  });
-
-  test('the kubelet restarted the stopped sidecar: phase Succeeded with SidecarTerminated', () => {
-    const p = plan(observed(onFailure(restarted('2026-01-01T00:01:20Z')), { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
-    assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event']);
-    const body = p.actions[0]!.body as StatusBody;
-    assert.equal(body.status.phase, 'Succeeded');
-    assert.equal(body.status.conditions[0]?.reason, 'SidecarRestartedOnFailure');
-  });
-
-  test('a restart from before the CRR was created is not ours to judge: keep waiting', () => {
-    const p = plan(observed(onFailure(restarted('2026-01-01T00:00:30Z')), { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
-    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
-  });
-
-  test('also with the signal strategy (the signal container started before the restart)', () => {
-    const ec = signalContainerName('log-shipper');
-    const pod = podWith({
-      spec: { restartPolicy: 'OnFailure', ephemeralContainers: [{ name: ec, targetContainerName: 'log-shipper' }] },
-      statuses: [exited('main', 0), restarted('2026-01-01T00:01:20Z')],
-      status: { ephemeralContainerStatuses: [{ name: ec, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:01:15Z' } } }] },
+  for (const [strategy, stop] of [['crr', 'create ContainerRecreateRequest'], ['ephemeral-signal', 'patch Pod/ephemeralcontainers']] as const) {
+    test(`${strategy}: phase Succeeded with SidecarTerminated is written before the sidecar is stopped`, () => {
+      const p = plan(observed(onFailure(running('log-shipper')), { options: { ...DEFAULT_SIDECAR_OPTIONS, defaultStrategy: strategy } }), NOW);
+      assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event', stop, 'create Event']);
+      assert.equal(statusOf(p)?.status.phase, 'Succeeded');
+      assert.deepEqual(statusOf(p)?.status.conditions.map((c) => [c.type, c.status, c.reason]), [['SidecarTerminated', 'True', 'RestartPolicyOnFailure']]);
+      assert.ok(afterThePhase(p), 'the stop, and what it says, only once the pod is no longer active');
+      assert.match(events(p.actions)[0]?.message ?? '', /set the pod's phase to Succeeded: .*backoffLimit/);
     });
-    const p = plan(observed(pod, { options: { ...DEFAULT_SIDECAR_OPTIONS, defaultStrategy: 'ephemeral-signal' } }), NOW);
-    assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody | undefined)?.status.phase, 'Succeeded');
+  }
+
+  test('virtual-kubelet: the phase first, then the image swap (an in-place image change is a restart the Job controller counts too)', () => {
+    const pod = podWith({ containers: [{ name: 'main' }, { name: 'a', image: 'envoy:1', env: [WITH_IMAGE('exit:1')] }], spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), running('a')] });
+    const p = plan(observed(pod, { node: VK }), NOW);
+    assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event', 'patch Pod', 'create Event']);
+    assert.equal(statusOf(p)?.status.phase, 'Succeeded');
+    assert.ok(afterThePhase(p));
   });
 
-  test('under Never a restart cannot happen, and no phase is forced', () => {
-    const pod = podWith({ statuses: [exited('main', 0), restarted('2026-01-01T00:01:20Z')] });
-    const p = plan(observed(pod, { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
-    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+  test('a main container whose own restartPolicy Never made its exit 1 final (Kubernetes 1.35\'s container restart rules): Failed, as the kubelet would say', () => {
+    const main = basePod().spec.containers[0]!;
+    const pod = podWith({ containers: [{ ...main, restartPolicy: 'Never' }, ...basePod().spec.containers.slice(1)], spec: { restartPolicy: 'OnFailure' }, statuses: [exited(main.name, 1), running('log-shipper')] });
+    assert.equal(statusOf(plan(observed(pod), NOW))?.status.phase, 'Failed');
   });
 
-  test('a sidecar the existing CRR does not list (it had terminated when the CRR was made) runs again: the pod is ended Succeeded', () => {
-    // a was running and went into the CRR; b had exited 1 by itself then, and the kubelet restarted it.
-    const b = { name: 'b', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:01:10Z' } }, lastState: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:01:02Z' } } };
-    const two = podWith({ containers: fourContainers({ main: 0 }).spec.containers.slice(0, 3), spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), running('a'), b] });
+  test('the phase already terminal: no status write, the stop still goes out until it exists', () => {
+    const pod = onFailure(running('log-shipper'));
+    const ended = { ...pod, status: { ...pod.status, phase: 'Succeeded' } };
+    assert.deepEqual(kinds(plan(observed(ended), NOW).actions), ['create ContainerRecreateRequest', 'create Event']);
+    assert.deepEqual(plan(observed(ended, { crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW).actions, []);
+  });
+
+  test('a CRR that does not list a running sidecar (another controller made it) needs no Warning: the phase write ends the pod', () => {
+    const two = podWith({ containers: fourContainers({ main: 0 }).spec.containers.slice(0, 3), spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0), running('a'), running('b')] });
     const p = plan(observed(two, { crrs: { [name]: existingCrr(name, ['a']) } }), NOW);
     assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event']);
-    const body = p.actions[0]!.body as StatusBody;
-    assert.equal(body.status.phase, 'Succeeded', 'under OnFailure every main container exited 0');
-    assert.equal(body.status.conditions[0]?.reason, 'SidecarRestartedOnFailure');
-    assert.match(events(p.actions)[0]?.message ?? '', new RegExp(`ContainerRecreateRequest ${name} does not list sidecar \\[b\\] .*nothing would stop it, and every main container exited 0`));
     assert.equal(only(p.actions, 'ContainerRecreateRequest').length, 0, 'its name is taken: no second CRR');
+    assert.match(p.notes?.join('\n') ?? '', /does not list sidecar \[b\]/);
+  });
+
+  test('under Never no phase is forced', () => {
+    const p = plan(observed(basePod()), NOW);
+    assert.equal(only(p.actions, 'Pod', 'status').length, 0);
+  });
+
+  test('under Never, a terminal pod with a sidecar missing from the CRR still shown running: no Warning, no look again (review71)', () => {
+    const two = podWith({ containers: fourContainers({ main: 0 }).spec.containers.slice(0, 3), statuses: [exited('main', 0), exited('a', 0), running('b')], status: { phase: 'Succeeded' } });
+    const p = plan(observed(two, { crrs: { [name]: existingCrr(name, ['a']) } }), NOW);
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.requeueAfterSeconds, undefined);
   });
 
   test('under Never a sidecar missing from the CRR (made by OpenKruise, which lists only ..._WHEN_JOB_EXIT=true sidecars) gets a Warning saying how to get one that lists it, and a look again (review)', () => {
@@ -579,29 +646,36 @@ describe('OnFailure pods must end (openkruise/kruise#1366)', () => {
   });
 });
 
-describe('story: an OnFailure pod whose sidecar exits 137 when stopped still ends', () => {
-  test('CRR, kubelet restart, phase Succeeded, then nothing more', () => {
-    let pod = podWith({ spec: { restartPolicy: 'OnFailure' } });
-    const crrs: Record<string, CrrView | null> = {};
-    // 1. due: the CRR goes out.
-    const first = plan(observed(pod, { crrs }), NOW);
-    const crr = first.actions.find((a) => a.kind === 'ContainerRecreateRequest');
-    assert.ok(crr);
-    // As the controller reads back what was created (its restart counts included).
-    const created = crr.body as { metadata: Record<string, unknown> };
-    crrs[crr.name] = crrView({ ...created, metadata: { ...created.metadata, creationTimestamp: '2026-01-01T00:02:00Z' } }, crr.name);
-    assert.deepEqual(crrs[crr.name]?.restartCounts, { 'log-shipper': 0 });
-    // 2. kruise-daemon kills the sidecar (137); the kubelet restarts it (OnFailure).
-    pod = { ...pod, status: { ...pod.status, containerStatuses: [exited('main', 0), { name: 'log-shipper', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:02:12Z' } }, lastState: { terminated: { exitCode: 137, finishedAt: '2026-01-01T00:02:01Z' } } }] } };
-    const second = plan(observed(pod, { crrs }), new Date('2026-01-01T00:02:15Z'));
-    const end = only(second.actions, 'Pod', 'status')[0];
-    assert.ok(end, 'the pod is ended by status');
-    assert.equal(only(second.actions, 'ContainerRecreateRequest').length, 0, 'no second CRR');
-    // 3. the status patch lands; the kubelet stops the sidecar of the terminal pod and restarts nothing.
-    pod = { ...pod, status: { ...pod.status, phase: (end.body as StatusBody).status.phase, containerStatuses: [exited('main', 0), exited('log-shipper', 137)] } };
-    const third = plan(observed(pod, { crrs }), new Date('2026-01-01T00:02:30Z'));
-    assert.deepEqual(third.actions, []);
-    assert.equal(pod.status?.phase, 'Succeeded');
-    assert.match(third.notes?.join('\n') ?? '', /all sidecars have terminated/);
-  });
+/**
+ * kubernetes pkg/controller/job/job_controller.go pastBackoffLimitOnFailure: the restarts of
+ * an OnFailure Job's active pods (Running or Pending) count against its backoffLimit.
+ */
+function pastBackoffLimitOnFailure(backoffLimit: number, pods: Pod[]): boolean {
+  let restarts = 0;
+  for (const p of pods) {
+    if (p.status?.phase !== 'Running' && p.status?.phase !== 'Pending') continue;
+    for (const s of [...(p.status.initContainerStatuses ?? []), ...(p.status.containerStatuses ?? [])]) restarts += s.restartCount ?? 0;
+  }
+  return backoffLimit === 0 ? restarts > 0 : restarts >= backoffLimit;
+}
+
+describe('story: an OnFailure Job whose sidecar exits 143 when stopped is not failed by the Job controller (review71)', () => {
+  for (const [backoffLimit, mainRestarts] of [[0, 0], [6, 5]] as const) {
+    test(`backoffLimit ${backoffLimit}, main restarted ${mainRestarts} times before it exited 0`, () => {
+      let pod = podWith({ spec: { restartPolicy: 'OnFailure' }, statuses: [exited('main', 0, { restartCount: mainRestarts }), running('log-shipper', { restartCount: 0 })] });
+      assert.equal(pastBackoffLimitOnFailure(backoffLimit, [pod]), false, 'a Job with these retries is still within its limit');
+      // 1. due: the phase is written first, and only then is the sidecar stopped.
+      const first = plan(observed(pod), NOW);
+      assert.equal(first.actions[0]?.subresource, 'status', 'the first write ends the pod');
+      pod = { ...pod, status: { ...pod.status, phase: (first.actions[0]!.body as StatusBody).status.phase } };
+      // 2. the CRR runs before the kubelet has seen the phase: the sidecar exits 143 and is restarted, counted.
+      pod = { ...pod, status: { ...pod.status, containerStatuses: [exited('main', 0, { restartCount: mainRestarts }), { name: 'log-shipper', restartCount: 1, state: { running: { startedAt: '2026-01-01T00:02:02Z' } }, lastState: { terminated: { exitCode: 143, finishedAt: '2026-01-01T00:02:01Z' } } }] } };
+      assert.equal(pod.status?.phase, 'Succeeded');
+      assert.equal(pastBackoffLimitOnFailure(backoffLimit, [pod]), false, 'the pod is no longer active: its restart is not counted');
+      // 3. the kubelet stops what runs in the terminal pod; ephemera writes nothing more.
+      pod = { ...pod, status: { ...pod.status, containerStatuses: [exited('main', 0, { restartCount: mainRestarts }), exited('log-shipper', 143, { restartCount: 1 })] } };
+      const crr = first.actions.find((a) => a.kind === 'ContainerRecreateRequest')!;
+      assert.deepEqual(plan(observed(pod, { crrs: { [crr.name]: existingCrr(crr.name, ['log-shipper']) } }), new Date('2026-01-01T00:02:30Z')).actions, []);
+    });
+  }
 });

@@ -149,7 +149,20 @@ describe("a main container's own restart policy and rules (Kubernetes 1.35's con
     statuses: [exited(main.name, exitCode), running('log-shipper')],
   });
   const rule = { restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }] };
+  // Kubernetes 1.35 alpha, 1.36 beta: the kubelet restarts the whole pod in place (KEP-5532; review71).
+  const allRule = { restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }] };
+  const restarting = (pod: Pod, status: string): Pod => ({ ...pod, status: { ...pod.status, conditions: [{ type: 'Ready', status: 'False' }, { type: 'AllContainersRestarting', status }] } });
+  const sidecarRule = podWith({
+    containers: [{ name: 'main' }, { name: 'a', env: [SIDECAR_ENV], ...allRule } as Pod['spec']['containers'][number], { name: 'b', env: [SIDECAR_ENV] }],
+    statuses: [exited('main', 0), exited('a', 42), running('b')],
+  });
   const cases: [string, Pod, boolean | RegExp][] = [
+    ['a Never pod whose main container has a RestartAllContainers rule for 42 and exited 42: not final, the whole pod restarts in place (review71)', withMain(allRule, 'Never', 42), /exited 42 under a RestartAllContainers rule: the kubelet restarts every container of the pod in place/],
+    ['the same exiting 1: no rule matches, final (failed)', withMain(allRule, 'Never', 1), false],
+    ['the first matching rule decides: Restart before RestartAllContainers restarts the container alone', withMain({ restartPolicyRules: [...rule.restartPolicyRules, ...allRule.restartPolicyRules] }, 'Never', 42), /exited 42 under a restartPolicyRules rule/],
+    ['a pod the kubelet is restarting in place (condition AllContainersRestarting=True) is not due, whatever its exits show (review71)', restarting(withMain({}, 'Never', 0), 'True'), /restarting every container of the pod in place \(condition AllContainersRestarting=True/],
+    ['once that restart is over (AllContainersRestarting=False) the exits count again', restarting(withMain({}, 'Never', 0), 'False'), true],
+    ['a sidecar that exited with a code its RestartAllContainers rule names restarts the main containers too: not due (review71)', sidecarRule, /sidecar a exited 42 under a RestartAllContainers rule/],
     ['a Never pod whose main container restarts OnFailure and exited 1: not final', withMain({ restartPolicy: 'OnFailure' }, 'Never', 1), /exited 1 under its container restartPolicy OnFailure: the kubelet restarts it/],
     ['a Never pod whose main container has a Restart rule for 42 and exited 42: not final', withMain(rule, 'Never', 42), /exited 42 under a restartPolicyRules rule/],
     ['the same exiting 1: no rule matches, the pod\'s Never makes it final (failed)', withMain(rule, 'Never', 1), false],
