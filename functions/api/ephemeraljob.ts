@@ -4,7 +4,7 @@ import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 import { formatZodIssues } from './field-path.ts';
 import { ephemeralContainerProblems, fieldSegments, hasOuterSpace, type ContainerProblem } from './container-rules.ts';
 import { dns1123LabelProblems, labelKeyProblems, labelValueProblems } from './name-formats.ts';
-import { MAX_PARALLELISM } from './names.ts';
+import { runAsStored } from './spec-limits.ts';
 
 export { formatZodIssues } from './field-path.ts';
 export { DEFAULT_TTL_AFTER_FINISHED_SECONDS, EJOB, EJOB_CLEANUP_FINALIZER, EJOB_ID_ENV, MAX_PARALLELISM } from './names.ts';
@@ -22,22 +22,25 @@ export const EphemeralContainerTemplate = z.looseObject({
 export type EphemeralContainerTemplate = z.infer<typeof EphemeralContainerTemplate>;
 
 const count = z.number().int().nonnegative();
+const int = z.number().int();
 
-/** EphemeralJobSpec: OpenKruise's fields plus the proposal's ttlSecondsAfterCreated. */
+/**
+ * EphemeralJobSpec as stored: OpenKruise's fields plus the proposal's ttlSecondsAfterCreated.
+ * The counts are any integers here, and the selector may be empty, as OpenKruise's CRD and
+ * webhook let them be: the webhook's limits on them are for new and changed values, and a
+ * stored job outside them runs as OpenKruise runs it (spec-limits.ts, review72).
+ */
 export const EphemeralJobSpec = z.looseObject({
-  selector: LabelSelector.refine(
-    (s) => Object.keys(s.matchLabels ?? {}).length + (s.matchExpressions?.length ?? 0) > 0,
-    { message: 'selector must not be empty (it would match every pod)' },
-  ).superRefine(selectorSyntax),
-  replicas: count.optional(),
-  parallelism: count.max(MAX_PARALLELISM).optional(),
+  selector: LabelSelector.superRefine(selectorSyntax),
+  replicas: int.optional(),
+  parallelism: int.optional(),
   template: z.looseObject({
     ephemeralContainers: z.array(EphemeralContainerTemplate).min(1).superRefine(templateRules),
   }),
   paused: z.boolean().optional(),
-  activeDeadlineSeconds: z.number().int().positive().optional(),
-  ttlSecondsAfterFinished: count.optional(),
-  ttlSecondsAfterCreated: count.optional(),
+  activeDeadlineSeconds: int.optional(),
+  ttlSecondsAfterFinished: int.optional(),
+  ttlSecondsAfterCreated: int.optional(),
 });
 export type EphemeralJobSpec = z.infer<typeof EphemeralJobSpec>;
 
@@ -129,10 +132,14 @@ const POLICIES: readonly (readonly [string, readonly string[]])[] = [
   ['terminationMessagePolicy', ['File', 'FallbackToLogsOnError']],
 ];
 
-/** Parse a job's spec; on failure, a one-line message naming every bad field path. */
-export function parseEjobSpec(spec: unknown): { ok: true; spec: EphemeralJobSpec } | { ok: false; message: string } {
+/**
+ * Parse a job's spec; on failure, a one-line message naming every bad field path. A spec
+ * that parses comes as it runs (counts below 0 as 0), with a note for each value outside the
+ * webhook's limits (`outside`, spec-limits.ts).
+ */
+export function parseEjobSpec(spec: unknown): { ok: true; spec: EphemeralJobSpec; outside: string[] } | { ok: false; message: string } {
   const r = EphemeralJobSpec.safeParse(spec);
-  if (r.success) return { ok: true, spec: r.data };
+  if (r.success) return { ok: true, ...runAsStored(r.data) };
   return { ok: false, message: formatZodIssues(r.error.issues, 'spec') };
 }
 

@@ -13,9 +13,11 @@ export function jobFinished(status: { phase?: unknown; completionTime?: unknown 
 
 /**
  * A job's TTLs read from its raw spec, each on its own, as the planner acts on them and the
- * relay schedules their resync (so both say the same moment): a non-negative integer, or
- * nothing is deleted by it (undefined); an absent ttlSecondsAfterFinished is OpenKruise's
- * default. A valid spec's TTLs read the same (the schema takes only such integers).
+ * relay schedules their resync (so both say the same moment): an integer, one below 0 read
+ * as 0 (OpenKruise deletes a job whose ttlSecondsAfterFinished is negative as soon as it
+ * finishes: its time left is negative; api/spec-limits.ts, review72), or nothing is deleted
+ * by it (undefined); an absent ttlSecondsAfterFinished is OpenKruise's default. A spec that
+ * parses reads the same (parseEjobSpec runs such a TTL as 0 too).
  */
 export function jobTtls(spec: unknown): { created: number | undefined; finished: number | undefined } {
   const raw = typeof spec === 'object' && spec !== null ? (spec as { ttlSecondsAfterCreated?: unknown; ttlSecondsAfterFinished?: unknown }) : {};
@@ -23,5 +25,5 @@ export function jobTtls(spec: unknown): { created: number | undefined; finished:
 }
 
 function count(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  return typeof v === 'number' && Number.isSafeInteger(v) ? Math.max(0, v) : undefined;
 }

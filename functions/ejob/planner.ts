@@ -9,6 +9,7 @@ import {
   type EphemeralJobSpec,
 } from '../api/ephemeraljob.ts';
 import { omitEmpty } from '../api/container-rules.ts';
+import { OUTSIDE_LIMITS_REASON, outsideLimitsMessage } from '../api/spec-limits.ts';
 import { objectKey } from '../api/envelope.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { rfc3339, toDate } from '../api/meta.ts';
@@ -104,7 +105,9 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
 
   if (jobFinished(job.status)) return planFinished({ job, ttl: ttl.finished, createdTtl }, ttlNow);
   if (!parsed.ok) return planInvalid(job, parsed.message, { now, createdTtl });
-  return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now), told: observed.told, ...(observed.toldUnlisted ? { toldUnlisted: true as const } : {}) }, now);
+  // Values outside the webhook's limits run as OpenKruise runs them, told in the status (api/spec-limits.ts).
+  const outside = parsed.outside.length > 0 ? { outside: outsideLimitsMessage(parsed.outside) } : {};
+  return planActive({ job, spec: parsed.spec, pods: observed.pods, createdTtl, lease: observed.lease ?? freshLease(job, now), told: observed.told, ...outside, ...(observed.toldUnlisted ? { toldUnlisted: true as const } : {}) }, now);
 }
 
 function freshLease(job: EphemeralJobObject, now: Date): ObservedLease {
@@ -119,6 +122,8 @@ interface ActiveInput {
   lease: ObservedLease;
   told: ReadonlySet<string> | undefined;
   toldUnlisted?: true;
+  /** What the spec holds outside the webhook's limits, and what it runs as (api/spec-limits.ts). */
+  outside?: string;
 }
 
 /** The id of a plan's Lease write (claims, seal, repair), which injections and a sealed verdict `require`. */
@@ -130,7 +135,7 @@ const LEASE_WRITE = 'lease';
  * serialisation point, so a concurrent instance's 409 there stops it before any injection.
  */
 function planActive(input: ActiveInput, now: Date): Plan {
-  const { job, spec, pods, createdTtl, lease, told, toldUnlisted } = input;
+  const { job, spec, pods, createdTtl, lease, told, toldUnlisted, outside } = input;
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const budget = replicasLeft(spec, uid, pods, lease);
@@ -164,7 +169,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
   const namesakes = skipped.filter((s) => s.namesake).length;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, toldUnlisted, injections: claims.inject.map(injectionId), namesakes });
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, toldUnlisted, injections: claims.inject.map(injectionId), namesakes, outside });
   actions.push(...status.told, ...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -192,12 +197,12 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * (reviews: it said pods were waiting where nothing was claimed or injected; gated alone, it
  * froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[]; namesakes: number }): { told: Action[]; write: Action[]; verdict: Action[] } {
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[]; namesakes: number; outside: string | undefined }): { told: Action[]; write: Action[]; verdict: Action[] } {
   // Warnings that could not be listed for now: none told in a plan that writes a verdict (EjobObserved.toldUnlisted).
   const told = (x: Outcome): ReadonlySet<string> | undefined => (o.toldUnlisted && (x.phase === 'Succeeded' || x.phase === 'Failed') ? new Set() : o.told);
   const input = (x: Outcome): StatusInput => {
     const t = told(x);
-    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}) };
+    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}), ...(o.outside ? { outside: o.outside } : {}) };
   };
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
@@ -403,6 +408,8 @@ export interface StatusInput {
   told?: ReadonlySet<string>;
   /** Selected pods that are no targets because they hold a same-named ephemeral container of another job. */
   namesakes?: number;
+  /** What the spec holds outside the webhook's limits, and what it runs as (api/spec-limits.ts). */
+  outside?: string;
 }
 
 /**
@@ -411,7 +418,9 @@ export interface StatusInput {
  * containers still run in (review: the message said no pod matched).
  */
 function emptyWhy(job: EphemeralJobObject, namesakes: number | undefined): string {
-  if ((job.spec as { replicas?: unknown } | undefined)?.replicas === 0) return 'replicas is 0: no pod is targeted';
+  const replicas = (job.spec as { replicas?: unknown } | undefined)?.replicas;
+  // Below 0 as 0 (api/spec-limits.ts): OpenKruise targets no pod then either.
+  if (typeof replicas === 'number' && replicas <= 0) return `replicas is ${replicas}: no pod is targeted`;
   // Said apart (review: a job deleted and applied again under its name found its pods taken by
   // its own earlier containers, and the status said no pod matched).
   if (namesakes) return `no active pod can be targeted: ${namesakes} matching pod${namesakes === 1 ? ' holds' : 's hold'} an ephemeral container of the same name from another job (an earlier job of this name, say), and ephemeral containers cannot be removed; rename the template's containers to run in ${namesakes === 1 ? 'it' : 'them'}`;
@@ -447,7 +456,7 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { told:
 
   const write = jsonEqual({ ...normaliseStatus(prev), ...next }, normaliseStatus(prev)) ? [] : [{ ...writeStatus(job, next), id: STATUS_ID }];
   const { told, verdict } = statusEvents(job, input, { written: write.length > 0, before: prev, failedWhy });
-  return { told, write, verdict };
+  return { told, write, verdict: [...verdict, ...outsideLimitsEvent(job, input, write.length > 0)] };
 }
 
 /** The conditions a status of this phase says (mergeConditions keeps the others as they are). */
@@ -462,7 +471,11 @@ function wantedConditions(job: EphemeralJobObject, input: StatusInput, failedWhy
   ];
   if (phase === 'Succeeded') wanted.push({ type: 'JobSucceeded', status: 'True', reason: 'AllSucceeded', message: `all ${counts.match} pods succeeded` });
   if (failedWhy) wanted.push(failedWhy);
-  if (prev.some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
+  // Values outside the webhook's limits are no error (the job runs them as OpenKruise did), so
+  // JobError stays False, its reason and message saying what they run as: a condition of
+  // DESIGN's list, shown by `kubectl describe` and kept while the values are (review72).
+  if (input.outside) wanted.push({ type: 'JobError', status: 'False', reason: OUTSIDE_LIMITS_REASON, message: input.outside });
+  else if (prev.some((c) => c.type === 'JobError')) wanted.push({ type: 'JobError', status: 'False', reason: 'SpecValid' });
   // JobFailed comes with a Failed verdict only. OpenKruise sets it (CreateFailed) on a running
   // job as soon as one pod failed, and never clears it: a job taken over from it would say
   // JobFailed beside Running, or beside JobSucceeded, and a later Failed verdict would keep
@@ -474,6 +487,20 @@ function wantedConditions(job: EphemeralJobObject, input: StatusInput, failedWhy
 }
 
 const STATUS_ID = 'status';
+
+/**
+ * A Warning on the job when the status write first says what values outside the webhook's
+ * limits run as (or says it anew: a value changed), for alerts and `kubectl get events`;
+ * once that write took effect. Not at every look: its JobError condition, already saying
+ * it, is the record of it having been told.
+ */
+function outsideLimitsEvent(job: EphemeralJobObject, input: StatusInput, written: boolean): Action[] {
+  if (!written || !input.outside) return [];
+  const before = job.status?.conditions?.find((c) => c.type === 'JobError');
+  if (before?.reason === OUTSIDE_LIMITS_REASON && before.message === input.outside) return [];
+  const event = eventAction(jobRef(job), { type: 'Warning', reason: OUTSIDE_LIMITS_REASON, message: input.outside }, input.now);
+  return [{ ...event, group: 'verdict', requires: STATUS_ID }];
+}
 
 /**
  * The Events of a plan's status: a Warning on the job for each failure not told yet

@@ -1,7 +1,14 @@
 // Update rules: an EphemeralJob's work is fixed at creation; only how fast, how many, whether
 // paused and when it is cleaned up may change (DESIGN; OpenKruise's webhook checks no update
 // rule at all: README, "Next to OpenKruise"). Each changed spec field is reported at its own
-// path, with the deepest changes named in the detail.
+// path, with the deepest changes named in the detail. The selector and the template are
+// compared as a typed Go client reads them (api/go-json.ts): kruise-api's clients, and
+// kruise-manager's own finalizer Update, write them back re-encoded (`resources: {}` added,
+// `stdin: false` and `env: []` dropped), and a raw comparison denied every such no-op
+// update — pausing or scaling a job through them, or `kubectl replace` of its manifest over
+// a job OpenKruise had stored (review72). Only a change Go sees is denied.
+import { goCanonical } from '../api/go-json.ts';
+import { SPEC_FIELD_TYPES } from '../api/go-types.ts';
 import { forbidden, renderPath } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
 import { isObject, jsonEqual, own, unionKeys } from './json.ts';
@@ -24,11 +31,22 @@ export function validateImmutable(oldObject: unknown, newObject: unknown): Field
   const errors: FieldError[] = [];
   for (const key of unionKeys(oldSpec, newSpec)) {
     if (MUTABLE.has(key)) continue;
-    const [a, b] = [own(oldSpec, key), own(newSpec, key)];
+    const [a, b] = [goSpecField(oldSpec, key), goSpecField(newSpec, key)];
     if (jsonEqual(a, b)) continue;
     errors.push(forbidden(['spec', key], withChanges(a, b, ['spec', key])));
   }
   return errors;
+}
+
+/**
+ * A spec field as the update rules compare it: the selector and the template in their Go
+ * canonical form (api/go-json.ts); any other field as sent (null is unset: every other
+ * spec field is a pointer in kruise-api, or no field of it at all).
+ */
+export function goSpecField(spec: unknown, key: string): unknown {
+  const value = own(spec, key);
+  const type = Object.hasOwn(SPEC_FIELD_TYPES, key) ? SPEC_FIELD_TYPES[key] : undefined;
+  return type === undefined ? value : goCanonical(value, type);
 }
 
 function withChanges(a: unknown, b: unknown, path: FieldPath): string {

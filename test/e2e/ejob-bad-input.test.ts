@@ -23,9 +23,10 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
 
   test('a job whose spec fails the schema gets phase Error naming the field; a good job beside it is unaffected', async () => {
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
-    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { parallelism: number } };
+    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
     bad.metadata = { ...bad.metadata, name: 'broken-job', uid: 'broken-uid' };
-    bad.spec.parallelism = 42;
+    const [first] = bad.spec.template.ephemeralContainers;
+    bad.spec.template.ephemeralContainers = [{ ...first, image: '' }];
     const { server, deps } = await worldWith({ objects: [...objects, bad], crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', 'broken-job', 'ADDED'), deps());
@@ -33,9 +34,31 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
       const s = jobStatus(server, 'broken-job');
       assert.equal(s.phase, 'Error');
       const cond = (s.conditions as { type: string; message?: string }[]).find((c) => c.type === 'JobError');
-      assert.match(cond?.message ?? '', /spec\.parallelism/);
+      assert.match(cond?.message ?? '', /spec\.template\.ephemeralContainers\[0\]\.image/);
       assert.equal(jobStatus(server, 'hello-world-ephemeral-job').waiting, 1, 'the good job injected as usual');
       assert.equal(Object.values(injected(server)).flat().length, 1, 'the broken job injected nothing');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a job OpenKruise ran with parallelism 42 (no limit there) runs as it did, and its status and a Warning say so (review72)', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const wide = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { parallelism: number } };
+    wide.metadata = { ...wide.metadata, name: 'wide-job', uid: 'wide-uid' };
+    wide.spec.parallelism = 42;
+    const { server, deps } = await worldWith({ objects: [...objects.filter((o) => o.kind !== 'EphemeralJob'), wide], crd });
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', 'wide-job', 'ADDED'), deps());
+      const s = jobStatus(server, 'wide-job');
+      assert.equal(s.phase, 'Waiting');
+      assert.equal(s.waiting, s.match, 'every target injected at once');
+      assert.ok((s.match as number) > 1);
+      const cond = (s.conditions as { type: string; status: string; reason?: string; message?: string }[]).find((c) => c.type === 'JobError');
+      assert.deepEqual([cond?.status, cond?.reason], ['False', 'SpecOutsideLimits']);
+      assert.match(cond?.message ?? '', /spec\.parallelism 42 is above 10/);
+      const events = server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { reason?: string; type?: string; involvedObject?: { name?: string } }[];
+      assert.equal(events.filter((e) => e.reason === 'SpecOutsideLimits' && e.type === 'Warning' && e.involvedObject?.name === 'wide-job').length, 1);
     } finally {
       await server.close();
     }

@@ -285,9 +285,8 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
   });
 
   const bad: [string, Record<string, unknown>, RegExp][] = [
-    ['empty selector', { selector: {} }, /spec\.selector/],
     ['no containers', { template: { ephemeralContainers: [] } }, /spec\.template\.ephemeralContainers/],
-    ['parallelism 11', { parallelism: 11 }, /spec\.parallelism/],
+    ['a selector value the API server cannot parse', { selector: { matchLabels: { app: 'not a value!' } } }, /spec\.selector\.matchLabels\.app/],
     ['missing image', { template: { ephemeralContainers: [{ name: 'x' }] } }, /spec\.template\.ephemeralContainers\[0\]\.image/],
     // What kube-apiserver would refuse in every injection (functions/api/container-rules.ts).
     ['an env var reading all the labels', { template: { ephemeralContainers: [{ name: 'x', image: 'busybox', env: [{ name: 'L', valueFrom: { fieldRef: { fieldPath: 'metadata.labels' } } }] }] } }, /spec\.template\.ephemeralContainers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath: "metadata\.labels" is not one of metadata\.name, /],
@@ -313,10 +312,11 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     });
   }
 
-  test('a spec that does not parse: ttlSecondsAfterCreated still deletes the job, and a TTL that is not a count deletes nothing', () => {
-    assert.deepEqual(plan({ job: job({ selector: {}, ttlSecondsAfterCreated: 600 }), pods: [] }, NOW).actions.map((a) => a.verb), ['delete']);
-    assert.equal(plan({ job: job({ selector: {}, ttlSecondsAfterCreated: 3600 }), pods: [] }, NOW).requeueAfterSeconds, 1800);
-    const odd = plan({ job: job({ selector: {}, ttlSecondsAfterFinished: -1 }, { status: finished }), pods: [] }, NOW);
+  test('a spec that does not parse: ttlSecondsAfterCreated still deletes the job, and a TTL that is not an integer deletes nothing', () => {
+    const unparsable = { template: { ephemeralContainers: [] } };
+    assert.deepEqual(plan({ job: job({ ...unparsable, ttlSecondsAfterCreated: 600 }), pods: [] }, NOW).actions.map((a) => a.verb), ['delete']);
+    assert.equal(plan({ job: job({ ...unparsable, ttlSecondsAfterCreated: 3600 }), pods: [] }, NOW).requeueAfterSeconds, 1800);
+    const odd = plan({ job: job({ ...unparsable, ttlSecondsAfterFinished: 1.5 }, { status: finished }), pods: [] }, NOW);
     assert.deepEqual(odd.actions, []);
     assert.equal(odd.requeueAfterSeconds, undefined);
   });
@@ -372,6 +372,101 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual([claimed?.requires, claimed?.unless, unclaimed?.requires, unclaimed?.unless], [['lease', 'inject:a'], undefined, undefined, ['lease', 'inject:a']]);
     const waiting = (a: Action | undefined): unknown => (a?.body as { status: { waiting: number } }).status.waiting;
     assert.deepEqual([waiting(claimed), waiting(unclaimed)], [1, 0]);
+  });
+});
+
+describe("EphemeralJob planner: stored values outside the webhook's limits run as OpenKruise runs them (review72)", () => {
+  // OpenKruise's CRD, webhook and controller bound none of these, so a cluster that ran it
+  // holds such jobs; they used to go to phase Error mid-flight (api/spec-limits.ts).
+  const outsideCond = (s: Status | undefined): Cond | undefined => (cond(s, 'JobError')?.reason === 'SpecOutsideLimits' ? cond(s, 'JobError') : undefined);
+  const warnings = (actions: Action[]): Action[] => actions.filter((a) => a.kind === 'Event' && (a.body as { reason?: string }).reason === 'SpecOutsideLimits');
+  const pods = (n: number, labels: Record<string, string> = { app: 'x' }): Pod[] =>
+    Array.from({ length: n }, (_, i) => pod(`p${String(i).padStart(2, '0')}`, i, 'none', { metadata: { name: `p${String(i).padStart(2, '0')}`, namespace: 'ns', uid: `uid-p${i}`, labels, creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() } }));
+
+  test('parallelism 20: up to 20 pods at once; JobError False says so, and a Warning once the status says it', () => {
+    const p = plan({ job: job({ parallelism: 20 }), pods: pods(25) }, NOW);
+    assert.equal(injections(p.actions).length, 20);
+    const s = statusOf(p.actions);
+    assert.equal(s?.phase, 'Waiting');
+    assert.equal(cond(s, 'JobError')?.status, 'False');
+    assert.match(outsideCond(s)?.message ?? '', /spec\.parallelism 20 is above 10: up to 20 pods at once/);
+    const [w] = warnings(p.actions);
+    assert.equal((w?.body as { type?: string }).type, 'Warning');
+    assert.equal(w?.requires, 'status', 'told once the status write that says it took effect');
+  });
+
+  test('told once: a look whose status already says it sends no Warning and writes no status', () => {
+    const first = plan({ job: job({ parallelism: 20 }), pods: pods(3) }, NOW);
+    const status = statusOf(first.actions) as EphemeralJobObject['status'];
+    const injected = pods(3).map((x) => pod(x.metadata.name, Number(x.metadata.name.slice(1)), 'waiting'));
+    const again = plan({ job: job({ parallelism: 20 }, { status }), pods: injected }, new Date(NOW.getTime() + 5000));
+    assert.deepEqual(warnings(again.actions), []);
+    assert.equal(statusOf(again.actions), undefined);
+  });
+
+  test('parallelism lowered into the limits: JobError says SpecValid, no Warning', () => {
+    const first = plan({ job: job({ parallelism: 20 }), pods: [] }, NOW);
+    const status = statusOf(first.actions) as EphemeralJobObject['status'];
+    const p = plan({ job: job({ parallelism: 5 }, { status }), pods: [] }, new Date(NOW.getTime() + 5000));
+    const c = cond(statusOf(p.actions), 'JobError');
+    assert.deepEqual({ status: c?.status, reason: c?.reason }, { status: 'False', reason: 'SpecValid' });
+    assert.deepEqual(warnings(p.actions), []);
+  });
+
+  test('an empty selector: every pod of the namespace is a target, whatever its labels (util.ValidatedLabelSelectorAsSelector: labels.Everything())', () => {
+    const mixed = [...pods(2, { app: 'x' }), ...pods(4, { team: 'other' }).slice(2)];
+    const p = plan({ job: job({ selector: {}, parallelism: 10 }), pods: mixed }, NOW);
+    assert.deepEqual(injections(p.actions), ['p00', 'p01', 'p02', 'p03']);
+    const s = statusOf(p.actions);
+    assert.equal(s?.match, 4);
+    assert.match(outsideCond(s)?.message ?? '', /spec\.selector is empty: every pod of the namespace is a target/);
+    // matchLabels: {} is as empty.
+    assert.equal(injections(plan({ job: job({ selector: { matchLabels: {} } }), pods: mixed }, NOW).actions).length, 1);
+  });
+
+  test('replicas below 0: no pod is targeted, the job waits (as with 0)', () => {
+    const p = plan({ job: job({ replicas: -1 }), pods: pods(2) }, NOW);
+    assert.deepEqual(injections(p.actions), []);
+    const s = statusOf(p.actions);
+    assert.deepEqual({ phase: s?.phase, match: s?.match }, { phase: 'Waiting', match: 0 });
+    assert.equal(cond(s, 'MatchedEmpty')?.message, 'replicas is -1: no pod is targeted');
+    assert.match(outsideCond(s)?.message ?? '', /spec\.replicas -1 is below 0/);
+  });
+
+  test('parallelism below 0: nothing is injected (as with 0)', () => {
+    const p = plan({ job: job({ parallelism: -2 }), pods: pods(2) }, NOW);
+    assert.deepEqual(injections(p.actions), []);
+    assert.match(outsideCond(statusOf(p.actions))?.message ?? '', /spec\.parallelism -2 is below 0/);
+  });
+
+  for (const deadline of [0, -30]) {
+    test(`activeDeadlineSeconds ${deadline}: the deadline is past at once, Failed DeadlineExceeded, nothing injected`, () => {
+      const p = plan({ job: job({ activeDeadlineSeconds: deadline }), pods: pods(2) }, NOW);
+      assert.deepEqual(injections(p.actions), []);
+      const s = statusOf(p.actions);
+      assert.equal(s?.phase, 'Failed');
+      assert.equal(cond(s, 'JobFailed')?.reason, 'DeadlineExceeded');
+      assert.match(outsideCond(s)?.message ?? '', /spec\.activeDeadlineSeconds -?\d+ is not above 0/);
+    });
+  }
+
+  test('ttlSecondsAfterFinished below 0: a finished job is deleted at once (its time left is negative); running, it runs and says so', () => {
+    const done = { phase: 'Succeeded', completionTime: '2026-01-01T00:59:59Z', match: 1, succeeded: 1 } as EphemeralJobObject['status'];
+    assert.deepEqual(plan({ job: job({ ttlSecondsAfterFinished: -1 }, { status: done }), pods: [] }, NOW).actions.map((a) => a.verb), ['delete']);
+    const running = plan({ job: job({ ttlSecondsAfterFinished: -1 }), pods: pods(1) }, NOW);
+    assert.deepEqual(injections(running.actions), ['p00']);
+    assert.match(outsideCond(statusOf(running.actions))?.message ?? '', /spec\.ttlSecondsAfterFinished -1 is below 0: deleted as soon as it finishes/);
+  });
+
+  test('ttlSecondsAfterCreated below 0 (ephemera\'s own field): deleted at once, read as 0', () => {
+    assert.deepEqual(plan({ job: job({ ttlSecondsAfterCreated: -5 }), pods: pods(1) }, NOW).actions.map((a) => a.verb), ['delete']);
+  });
+
+  test('several at once: one condition, one Warning, every value named', () => {
+    const p = plan({ job: job({ parallelism: 11, replicas: -1, selector: {} }), pods: pods(1) }, NOW);
+    const message = outsideCond(statusOf(p.actions))?.message ?? '';
+    for (const f of ['parallelism 11', 'selector is empty', 'replicas -1']) assert.ok(message.includes(f), `${f}: ${message}`);
+    assert.equal(warnings(p.actions).length, 1);
   });
 });
 
