@@ -95,9 +95,9 @@ function withinBound(candidates: Pod[], kept: readonly Claim[], input: ClaimInpu
   if (at.holding) return { fresh: [] };
   const room = Math.max(0, MAX_RECORD_CLAIMS - kept.length);
   if (candidates.length <= room) return { fresh: candidates };
-  const oldest = Math.min(...kept.map((c) => toDate(c.at)?.getTime() ?? input.serverNow.getTime()));
+  const first = Math.min(...kept.map((c) => (toDate(c.at)?.getTime() ?? input.serverNow.getTime()) + claimRetentionMs(c, input.cfg)));
   at.notes.push(`the record holds ${kept.length} claims, at most ${MAX_RECORD_CLAIMS}: ${candidates.length - room} more wait until older ones leave it`);
-  return { fresh: candidates.slice(0, room), look: secondsUntil(new Date(oldest + retentionMs(input.cfg)), input.serverNow) };
+  return { fresh: candidates.slice(0, room), look: secondsUntil(new Date(first), input.serverNow) };
 }
 
 /** The sooner of two waits in seconds, either of which may be unset. */
@@ -148,6 +148,7 @@ export function decideClaims(input: ClaimInput): ClaimDecision {
 /** The record the claim write leaves: kept claims (the renewed ones with a new `at`), the new ones, the hold and seal. */
 function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Claim[]; total: number; fresh: readonly Pod[]; renewed: readonly Pod[]; holdUntil: Date | undefined; sealed: boolean; passed: ReadonlyMap<string, Passed> }): LeaseRecord {
   const at = input.serverNow.toISOString();
+  const w = claimWindowSeconds(input.cfg);
   const again = new Set(d.renewed.map((p) => p.metadata.name));
   return {
     v: RECORD_VERSION,
@@ -155,8 +156,9 @@ function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Cl
     // A renewed claim is the same pod: replicas counts it once.
     total: d.total + d.fresh.length,
     claims: [
-      ...d.kept.map((c): Claim => (again.has(c.pod) ? { ...c, at, renewed: true } : c)),
-      ...d.fresh.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at })),
+      // A renewed claim keeps the longer window: its first claimer may still inject under it.
+      ...d.kept.map((c): Claim => (again.has(c.pod) ? { ...c, at, renewed: true, w: Math.max(c.w ?? 0, w) } : c)),
+      ...d.fresh.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at, w })),
     ],
     keptSince: d.base.keptSince ?? at,
     ...(d.passed.size > 0 ? { passed: [...d.passed.values()] } : {}),
@@ -310,6 +312,22 @@ export function retentionMs(cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds
   return (cfg.leaseSeconds + 2 * cfg.skewSeconds) * 1000;
 }
 
+/** This instance's claim window in seconds, written on each claim it makes (`w`): leaseSeconds + skewSeconds. */
+export function claimWindowSeconds(cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds'>): number {
+  return cfg.leaseSeconds + cfg.skewSeconds;
+}
+
+/**
+ * How long this claim stays on the record, by this reader: the longer of its claimer's
+ * window (`w`) and the reader's own, then skewSeconds more (retentionMs). Each instance
+ * judged claims by its own settings, so during a rollout that shortened them an instance
+ * dropped a claim whose claimer could still inject under it, and claimed another pod: two
+ * in flight at parallelism 1 (review70). Never shorter than retentionMs.
+ */
+export function claimRetentionMs(c: Pick<Claim, 'w'>, cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds'>): number {
+  return (Math.max(c.w ?? 0, claimWindowSeconds(cfg)) + cfg.skewSeconds) * 1000;
+}
+
 /**
  * Whether `pods`, LISTed before this Lease was read (at most skewSeconds before: the
  * observation checks that), may stand for pods read after it (README.md, "Reading the pods
@@ -328,7 +346,9 @@ export function listBeforeLeaseStands(view: ReadLeaseView, serverNow: Date, cfg:
   if (view.kind === 'absent') return true;
   if (view.kind !== 'ours' || view.record.finished === true) return false;
   const since = toDate(view.record.keptSince);
-  if (since === undefined || since.getTime() + retentionMs(cfg) > serverNow.getTime()) return false;
+  // The longest retention any claim on the record asks (its claimer's window), at least ours.
+  const longest = Math.max(retentionMs(cfg), ...view.record.claims.map((c) => claimRetentionMs(c, cfg)));
+  if (since === undefined || since.getTime() + longest > serverNow.getTime()) return false;
   const shown = new Map(pods.map((p) => [p.metadata.name, p.metadata.uid]));
   return view.record.claims.every((c) => shown.has(c.pod) && (c.uid === undefined || shown.get(c.pod) === c.uid));
 }
@@ -352,7 +372,7 @@ function retainedClaims(claims: readonly Claim[], input: ClaimContext): Retained
     const found = byName.get(c.pod);
     const pod = found && (c.uid === undefined || found.metadata.uid === c.uid) ? found : undefined;
     const injected = pod !== undefined && ownedContainers(pod, input.jobUid).length > 0;
-    const ends = (toDate(c.at)?.getTime() ?? 0) + retentionMs(input.cfg);
+    const ends = (toDate(c.at)?.getTime() ?? 0) + claimRetentionMs(c, input.cfg);
     if (ends <= input.serverNow.getTime()) {
       // Its pod is here (the same uid) and shows no container of the job, now that nothing can
       // be sent under the claim: it was never used, active or not. A pod gone cannot show

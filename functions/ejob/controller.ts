@@ -11,7 +11,7 @@ import type { Kube, ObjectRef } from '../kube/kube.ts';
 import { isKubeError, refusedForGood } from '../kube/errors.ts';
 import { elapsedMs } from '../kube/elapsed.ts';
 import { jobFinished } from './finished.ts';
-import { listBeforeLeaseStands, retentionMs } from './claims.ts';
+import { claimRetentionMs, listBeforeLeaseStands } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
 import { leaseOwner, readLeaseView, RECORD_VERSION, type LeaseConfig } from './lease-record.ts';
 import { ownedBy, podState } from './pod-state.ts';
@@ -169,8 +169,8 @@ const MAX_UNLISTED_GETS = 20;
 async function unlistedClaims(kube: Kube, namespace: string, lease: ObservedLease, pods: readonly Pod[]): Promise<ObservedLease> {
   if (lease.view.kind !== 'ours') return lease;
   const listed = new Set(pods.map((p) => p.metadata.name));
-  const since = lease.serverNow.getTime() - retentionMs(lease.cfg);
-  const names = [...new Set(lease.view.record.claims.filter((c) => !listed.has(c.pod) && (toDate(c.at)?.getTime() ?? 0) > since).map((c) => c.pod))];
+  const now = lease.serverNow.getTime();
+  const names = [...new Set(lease.view.record.claims.filter((c) => !listed.has(c.pod) && (toDate(c.at)?.getTime() ?? 0) + claimRetentionMs(c, lease.cfg) > now).map((c) => c.pod))];
   if (names.length === 0) return lease;
   const unlisted = new Map<string, Pod | null>();
   await Promise.all(names.slice(0, MAX_UNLISTED_GETS).map(async (name) => {

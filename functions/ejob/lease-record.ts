@@ -29,9 +29,14 @@ export const KEY_ANNOTATION = 'ephemera.io/ejob-key';
 /**
  * One pod claimed for injection; `at` is the API server's time of the claim write.
  * `renewed`: the claim was made again, with a new `at`, after its injection did not show
- * (claims.ts renewAfterMs); a claim is renewed once.
+ * (claims.ts renewAfterMs); a claim is renewed once. `w`: its claimer's window in seconds
+ * (EPHEMERA_LEASE_SECONDS + EPHEMERA_LEASE_SKEW_SECONDS), after which no injection under it
+ * can land: a reader keeps the claim for the longer of that and its own window (claims.ts
+ * claimRetentionMs), so instances with different settings at once (a rollout that changes
+ * them) never drop a claim another may still inject under (review70). Added within version 1:
+ * a claim without it (an older writer) is judged by the reader's window, as before.
  */
-const Claim = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1), renewed: z.literal(true).optional() });
+const Claim = z.object({ pod: z.string().min(1), uid: z.string().optional(), at: z.string().min(1), renewed: z.literal(true).optional(), w: z.number().positive().optional() });
 export type Claim = z.infer<typeof Claim>;
 
 /** A pod passed over (LeaseRecord.passed), by uid (~80 bytes); `at`: when the claim on it ended its retention. */

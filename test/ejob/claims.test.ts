@@ -85,11 +85,29 @@ describe('claims: slots and replicas', () => {
     assert.deepEqual(withGet(elsewhere), [], 'relabelled out before its injection: the injection may still land once it is back');
   });
 
+  test('instances with different windows at once (a rollout changing EPHEMERA_LEASE_SECONDS): a claim is kept for its claimer\'s window when that is longer (review70)', () => {
+    // A (lease 30 s, skew 5) claims p0 at T0 and may still send its injection until T0+30 s;
+    // B (15 s, 5) looks at T0+26 s. By B's own retention (25 s) the claim had ended, and B
+    // claimed p1: two pods in flight at parallelism 1.
+    const long = { ...cfg, holder: 'A', leaseSeconds: 30 };
+    const a = decideClaims({ spec: spec(), jobUid: UID, pods: [pod(0), pod(1)], targets: selectTargets(spec(), UID, [pod(0), pod(1)]).targets, lease: { kind: 'absent' }, serverNow: new Date(NOW.getTime() - 26_000), cfg: long, mayClaim: true });
+    const record = written(a)!;
+    assert.deepEqual(record.claims.map((c) => [c.pod, c.w]), [['p0', 35]], 'the claim carries its claimer\'s window');
+    const b = decide([pod(0), pod(1)], ours(record));
+    assert.deepEqual([names(b), b.renewed.map((p) => p.metadata.name)], [['p0'], ['p0']], 'B keeps A\'s claim (35 s + 5 s, not its own 25 s): it may renew it (the same pod), never claim p1');
+    assert.deepEqual(names(decide([pod(0), pod(1)], ours(record), spec(), new Date(NOW.getTime() + 15_000))), ['p1'], 'after A\'s window and the skew (T0+41 s) the never-injected claim is passed over, p1 claimed');
+    // A shorter window on the claim than the reader's own changes nothing: the reader's counts.
+    assert.ok(!names(decide([pod(0), pod(1)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(22), w: 5 }] }))).includes('p1'), 'a claim is never kept less than the reader\'s own retention: p1 is not claimed');
+    // Renewing keeps the longer window: the first claimer may still inject under the claim.
+    const renewed = written(decide([pod(0), pod(1)], ours({ total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(6), w: 35 }] })));
+    assert.deepEqual(renewed?.claims.map((c) => [c.pod, c.renewed, c.w]), [['p0', true, 35]]);
+  });
+
   test('claims are written first, with the server time, the new total, the claims within their retention kept, and keptSince carried', () => {
     const d = decide([pod(0), pod(1), pod(2), pod(3, 'ok')], ours({ total: 2, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p4', uid: 'u4', at: at(26) }] }), spec({ parallelism: 3 }));
     assert.equal(d.write?.verb, 'update');
     assert.equal((d.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '7', 'fenced by the version read');
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 4, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString() }, { pod: 'p2', uid: 'u2', at: NOW.toISOString() }] });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 4, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString(), w: 20 }, { pod: 'p2', uid: 'u2', at: NOW.toISOString(), w: 20 }] });
     // A record written where no Lease was has kept every claim from the start; one written by an older instance, from its first write on.
     assert.equal(written(decide([pod(0)], { kind: 'absent' }))?.keptSince, '1970-01-01T00:00:00.000Z');
     assert.equal(written(decide([pod(0)], ours({})))?.keptSince, NOW.toISOString());
@@ -157,7 +175,7 @@ describe('claims: slots and replicas', () => {
   test('a claim whose injection has not shown a third of a lease (5 s) after it is made again: same pod and slot, a new `at`, marked renewed, replicas unchanged', () => {
     const d = decide([pod(0), pod(1)], ours({ total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(6) }] }), spec({ replicas: 1 }));
     assert.deepEqual([names(d), d.renewed.map((p) => p.metadata.name)], [['p0'], ['p0']]);
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: NOW.toISOString(), renewed: true }] });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: NOW.toISOString(), renewed: true, w: 20 }] });
     assert.equal(d.write?.verb, 'update', 'fenced like any claim');
     // With a free slot, a new claim and a renewal in one write.
     const both = decide([pod(0), pod(1)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(6) }] }), spec({ parallelism: 2 }));
@@ -209,7 +227,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.deepEqual(names(after), ['p0']);
     assert.equal(after.write?.verb, 'update');
     assert.equal((after.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '9');
-    assert.deepEqual(written(after), { v: 1, job: UID, total: 1, keptSince: new Date(NOW.getTime() + 16_000).toISOString(), claims: [{ pod: 'p0', uid: 'u0', at: new Date(NOW.getTime() + 16_000).toISOString() }] });
+    assert.deepEqual(written(after), { v: 1, job: UID, total: 1, keptSince: new Date(NOW.getTime() + 16_000).toISOString(), claims: [{ pod: 'p0', uid: 'u0', at: new Date(NOW.getTime() + 16_000).toISOString(), w: 20 }] });
     assert.match(after.write?.reason ?? '', /repair the Lease record/);
   });
 
