@@ -66,6 +66,35 @@ function structOf(value: Plain, fields: Readonly<Record<string, GoField>>): Plai
   return Object.fromEntries(out);
 }
 
+/** A key a value holds that is no field of its Go type: where (keys and list indices from the value's root), and its value as sent. */
+export interface GoExtra {
+  readonly path: readonly (string | number)[];
+  readonly value: unknown;
+}
+
+/**
+ * The keys `value` holds, at any depth along `t`, that are no field of the Go type: what a
+ * typed client drops, but the CRD (and ephemera's planner) keep, and the API server then
+ * refuses in every injection (strict field validation). The canonical form leaves them out,
+ * so the update rule asks of them apart (webhook/immutability.ts: one may be dropped, not
+ * added or changed; review73). Bounded as goCanonical is.
+ */
+export function goExtras(value: unknown, t: GoType, path: readonly (string | number)[] = []): GoExtra[] {
+  switch (t.kind) {
+    case 'pointer': return goExtras(value, t.to, path);
+    case 'slice': return Array.isArray(value) ? value.flatMap((v: unknown, i) => goExtras(v, t.of, [...path, i])) : [];
+    case 'map': return isPlain(value) ? Object.entries(value).flatMap(([k, v]) => goExtras(v, t.of, [...path, k])) : [];
+    case 'struct':
+      if (!isPlain(value)) return [];
+      return Object.keys(value).flatMap((key) => {
+        const f = Object.hasOwn(t.fields, key) ? t.fields[key] : undefined;
+        if (f !== undefined) return goExtras(value[key], f.type, [...path, key]);
+        return value[key] === undefined ? [] : [{ path: [...path, key], value: value[key] }];
+      });
+    default: return [];
+  }
+}
+
 /** The canonical form of Go's zero value of `t` (undefined: a nil pointer). */
 export function goZero(t: GoType): unknown {
   switch (t.kind) {

@@ -6,8 +6,10 @@
 // kruise-manager's own finalizer Update, write them back re-encoded (`resources: {}` added,
 // `stdin: false` and `env: []` dropped), and a raw comparison denied every such no-op
 // update — pausing or scaling a job through them, or `kubectl replace` of its manifest over
-// a job OpenKruise had stored (review72). Only a change Go sees is denied.
-import { goCanonical } from '../api/go-json.ts';
+// a job OpenKruise had stored (review72). Only a change Go sees is denied, and a key of the
+// template that is no field added or changed (review73: the API server refuses it in every
+// injection).
+import { goCanonical, goExtras } from '../api/go-json.ts';
 import { SPEC_FIELD_TYPES } from '../api/go-types.ts';
 import { forbidden, renderPath } from './field-errors.ts';
 import type { FieldError, FieldPath } from './field-errors.ts';
@@ -32,10 +34,31 @@ export function validateImmutable(oldObject: unknown, newObject: unknown): Field
   for (const key of unionKeys(oldSpec, newSpec)) {
     if (MUTABLE.has(key)) continue;
     const [a, b] = [goSpecField(oldSpec, key), goSpecField(newSpec, key)];
-    if (jsonEqual(a, b)) continue;
-    errors.push(forbidden(['spec', key], withChanges(a, b, ['spec', key])));
+    if (!jsonEqual(a, b)) errors.push(forbidden(['spec', key], withChanges(a, b, ['spec', key])));
+    else {
+      const added = extrasAdded(own(oldSpec, key), own(newSpec, key), key);
+      if (added.length > 0) errors.push(forbidden(['spec', key], `${DETAIL} (changed: ${added.slice(0, MAX_NAMED_CHANGES).map((p) => renderPath(['spec', key, ...p])).join(', ')}${added.length > MAX_NAMED_CHANGES ? ` and ${added.length - MAX_NAMED_CHANGES} more` : ''}: no field of the Kubernetes type, which the API server refuses in every injection)`));
+    }
   }
   return errors;
+}
+
+/**
+ * Keys the new value holds beyond its Go type's fields (api/go-json.ts goExtras) that the old
+ * one does not hold with the same value. A typed client drops such keys, so one dropped is a
+ * no-op; one added or changed is kept by the CRD and the planner and sent in every injection,
+ * which the API server refuses (strict field validation): the job would stall — the Go
+ * comparison alone admitted `imagePulPolicy: Always` added to a running job (review73).
+ */
+function extrasAdded(oldValue: unknown, newValue: unknown, key: string): (string | number)[][] {
+  // Only the template is sent to the API server; a selector's stray key changes nothing.
+  const type = key === 'template' ? SPEC_FIELD_TYPES[key] : undefined;
+  if (type === undefined) return [];
+  const before = new Map(goExtras(oldValue, type).map((x) => [JSON.stringify(x.path), x.value]));
+  return goExtras(newValue, type).filter((x) => {
+    const at = JSON.stringify(x.path);
+    return !before.has(at) || !jsonEqual(before.get(at), x.value);
+  }).map((x) => [...x.path]);
 }
 
 /**

@@ -191,11 +191,25 @@ describe('validateEphemeralJob on UPDATE', () => {
     assert.match(out[0] as string, /^spec\.template: Forbidden: .*changed: spec\.template\.ephemeralContainers\[0\]\.command(\.d)+\)$/);
   });
 
-  test('a very deeply nested key that is no field is dropped, as Go drops it, without overflowing the stack', () => {
+  test('a very deeply nested key that is no field, changed, is Forbidden without overflowing the stack; dropped, it passes', () => {
     const out = update(
       spec({ template: { ephemeralContainers: [container()], deep: nest('a') } }),
       spec({ template: { ephemeralContainers: [container()], deep: nest('b') } }),
     );
-    assert.deepEqual(out, []);
+    assert.deepEqual(out, [`spec.template: ${IMMUTABLE} (changed: spec.template.deep: no field of the Kubernetes type, which the API server refuses in every injection)`]);
+    assert.deepEqual(update(spec({ template: { ephemeralContainers: [container()], deep: nest('a') } }), spec()), []);
+  });
+
+  test('a key that is no field of the Go type: dropped passes (a typed client drops it), added or changed is Forbidden, naming it (review73)', () => {
+    // The CRD and the planner keep such a key and send it in every injection, which the API
+    // server refuses (strict field validation): admitted, it stalled a running job.
+    const typo = spec({ template: { ephemeralContainers: [container({ imagePulPolicy: 'Always' })] } });
+    const unknown = (where: string): string => `spec.template: ${IMMUTABLE} (changed: ${where}: no field of the Kubernetes type, which the API server refuses in every injection)`;
+    assert.deepEqual(update(spec(), typo), [unknown('spec.template.ephemeralContainers[0].imagePulPolicy')]);
+    assert.deepEqual(update(spec({ template: { ephemeralContainers: [container({ securityContext: { runAsUser: 1000 } })] } }), spec({ template: { ephemeralContainers: [container({ securityContext: { runAsUser: 1000, runAsNonRot: true } })] } })), [unknown('spec.template.ephemeralContainers[0].securityContext.runAsNonRot')]);
+    assert.deepEqual(update(spec(), spec({ selector: { matchLabels: { app: 'helloworld' }, matchLabel: { x: 'y' } } })), [], 'a selector is never sent to the API server: its stray key changes nothing');
+    assert.deepEqual(update(typo, spec({ template: { ephemeralContainers: [container({ imagePulPolicy: 'Never' })] } })), [unknown('spec.template.ephemeralContainers[0].imagePulPolicy')], 'changed');
+    assert.deepEqual(update(typo, typo), [], 'kept as it was');
+    assert.deepEqual(update(typo, spec()), [], 'dropped, as a typed client does');
   });
 });
