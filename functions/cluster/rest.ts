@@ -323,16 +323,22 @@ export class Rest {
     if (jsonEqual(old, next)) return old;
     this.admit?.({ def, operation: 'UPDATE', object: next, oldObject: old, sub });
     if (next.metadata.deletionTimestamp && finalizersOf(next).length === 0) {
-      const gone = this.store.remove(def, next);
+      // As the registry's Store.Update (errEmptiedFinalizers, then deleteWithoutFinalizers):
+      // the update is not written; the stored object is deleted (its DELETED event carries
+      // the finalizers it had), and the answer is the request's object at the version it
+      // was read at (review74).
+      this.store.remove(def, old);
       this.collectGarbage();
-      return gone;
+      return next;
     }
     return this.store.write(def, next, 'MODIFIED');
   }
 
   private nextObject(def: ResourceDef, old: KubeObject, req: KubeObject, sub: Subresource): KubeObject {
+    if (sub === 'status' && isPod(def)) return podStatusNext(old, req);
     if (sub === 'status') {
-      // Only status changes through /status (ResetObjectMetaForStatus and the spec kept).
+      // Only status changes through a custom resource's /status (apiextensions'
+      // status_strategy: ResetObjectMetaForStatus and the spec kept).
       const next = clone(old);
       if (req.status === undefined) delete next.status;
       else next.status = clone(req.status);
@@ -480,4 +486,26 @@ export function serializedParts(body: unknown): Buffer[] {
 function pathSegmentProblems(name: string): string[] {
   if (name === '.' || name === '..') return [`may not be '${name}'`];
   return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+}
+
+/**
+ * A pod written through pods/status, as podStatusStrategy.PrepareForUpdate makes it: the
+ * spec, deletionTimestamp and ownerReferences are the stored ones (and a qosClass left
+ * empty), everything else — labels, annotations and finalizers too — is the request's
+ * (review74: the fake kept the stored metadata, as a custom resource's /status does, so a
+ * status write that also set an annotation would have lost it here and kept it for real).
+ */
+function podStatusNext(old: KubeObject, req: KubeObject): KubeObject {
+  const next = clone(req);
+  next.apiVersion = old.apiVersion;
+  next.kind = old.kind;
+  next.spec = clone(old.spec);
+  for (const k of ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'ownerReferences']) {
+    if (old.metadata[k] === undefined) delete next.metadata[k];
+    else next.metadata[k] = clone(old.metadata[k]);
+  }
+  const qos = (old.status as { qosClass?: unknown } | undefined)?.qosClass;
+  const status = next.status as { qosClass?: unknown } | undefined;
+  if (qos !== undefined && status !== undefined && !status.qosClass) status.qosClass = qos;
+  return next;
 }

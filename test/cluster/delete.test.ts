@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { harness, mergePatch, pod, rejects } from './support.ts';
+import { eventually, harness, mergePatch, pod, rawWatch, rejects } from './support.ts';
 
 const EJOB = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'ephemeraljobs', namespace: 'default' };
 const CLEANUP = 'apps.kruise.io/ephemeralcontainers-cleanup';
@@ -44,6 +44,25 @@ describe('DELETE', () => {
     assert.ok(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }));
     await custom.patchNamespacedCustomObject({ ...EJOB, name: 'j', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
     assert.equal(server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'j' }), undefined);
+  });
+
+  test('an update that empties a deleting object\'s finalizers is not written: the stored object is deleted, and the answer is the request\'s at the version read (review74)', async () => {
+    // registry Store.Update: errEmptiedFinalizers, then deleteWithoutFinalizers.
+    const { custom, server } = await harness({ objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name: 'j', namespace: 'default', finalizers: [CLEANUP] } }] });
+    const marked = (await custom.deleteNamespacedCustomObject({ ...EJOB, name: 'j' })) as any;
+    const w = rawWatch(server.url, '/apis/apps.kruise.io/v1alpha1/namespaces/default/ephemeraljobs', { resourceVersion: marked.metadata.resourceVersion });
+    try {
+      const answer = (await custom.patchNamespacedCustomObject({ ...EJOB, name: 'j', body: { metadata: { finalizers: [] } } }, mergePatch)) as any;
+      assert.equal(answer.metadata.resourceVersion, marked.metadata.resourceVersion, 'the answer is the request\'s object, at the version it was read at');
+      assert.deepEqual(answer.metadata.finalizers ?? [], []);
+      await eventually(() => w.events.length > 0, 'the DELETED event');
+      const gone = w.events[0]!;
+      assert.equal(gone.type, 'DELETED');
+      assert.deepEqual(gone.object.metadata.finalizers, [CLEANUP], 'the stored object goes, its finalizers listed');
+      assert.ok(Number(gone.object.metadata.resourceVersion) > Number(marked.metadata.resourceVersion), 'at a new resourceVersion');
+    } finally {
+      w.stop();
+    }
   });
 
   test('a pod with a finalizer gets its grace period recorded', async () => {

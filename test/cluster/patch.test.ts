@@ -101,6 +101,14 @@ describe('PATCH', () => {
     const main = await core.patchNamespacedPod({ namespace: 'default', name: 'web', body: { metadata: { labels: { a: 'b' } }, status: { phase: 'Failed' } } }, mergePatch);
     assert.equal(main.status!.phase, 'Succeeded');
   });
+
+  test('pods/status stores the metadata it is sent but the ownerReferences, as podStatusStrategy does (a custom resource\'s /status keeps its metadata) (review74)', async () => {
+    const { core } = await harness({ objects: [pod('web', { status: { phase: 'Running' } })] });
+    const owner = { apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'u-j' };
+    const st = await core.patchNamespacedPodStatus({ namespace: 'default', name: 'web', body: { metadata: { annotations: { 'ephemera.io/x': 'y' }, labels: { a: 'b' }, ownerReferences: [owner] }, status: { phase: 'Succeeded' } } }, mergePatch);
+    assert.equal(st.status!.phase, 'Succeeded');
+    assert.deepEqual([st.metadata!.annotations, st.metadata!.labels?.a, st.metadata!.ownerReferences], [{ 'ephemera.io/x': 'y' }, 'b', undefined]);
+  });
 });
 
 describe('pod immutability on the main resource', () => {
