@@ -126,7 +126,7 @@ function kubeconfigProblem(kc: KubeConfig, files: string[]): string | undefined 
   } catch (err) {
     return `the kubeconfig ${files.join(delimiter)} cannot be read: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 160)}`;
   }
-  const problem = files.length > 0 ? contextProblem(kc, `the kubeconfig ${files.join(delimiter)}`, 'kubectl config use-context NAME') : undefined;
+  const problem = files.length > 0 ? contextProblem(kc, `the kubeconfig ${files.join(delimiter)}`, 'kubectl') : undefined;
   if (problem) return problem;
   try {
     prepareKubeConfig(kc);

@@ -72,10 +72,12 @@ export function forgetExecCredential(kc: KubeConfig, userName = kc.getCurrentUse
  * current-context, one naming no context, a context naming no cluster), as one line saying
  * what to fix, or undefined: the CLI's `--kubeconfig` and the relay's KUBECONFIG both ask it,
  * so client-node's "No active cluster!" never reaches a user. `where` names the file(s);
- * `useContext` is the kubectl command that chooses a context in them.
+ * `kubectl` is the command that edits them (`kubectl --kubeconfig FILE`, or `kubectl` for
+ * KUBECONFIG, which kubectl reads too).
  */
-export function contextProblem(kc: KubeConfig, where: string, useContext: string): string | undefined {
-  if (kc.getClusters().length === 0) return `${where} defines no clusters; add one (kubectl config set-cluster)`;
+export function contextProblem(kc: KubeConfig, where: string, kubectl: string): string | undefined {
+  const useContext = `${kubectl} config use-context NAME`;
+  if (kc.getClusters().length === 0) return `${where} defines no clusters; add one (${kubectl} config set-cluster NAME --server URL)`;
   const context = kc.getCurrentContext();
   if (!context) return `${where} has no current-context; choose one with: ${useContext}`;
   if (!kc.getContextObject(context)) {

@@ -67,8 +67,8 @@ function prepared(kc: KubeConfig): void {
 }
 
 function checkContext(kc: KubeConfig, file: string): { server: string; context: string } {
-  const problem = contextProblem(kc, `kubeconfig ${file}`, `kubectl --kubeconfig ${file} config use-context NAME`);
-  if (problem) throw new CliError(problem, 2);
+  const problem = contextProblem(kc, `kubeconfig ${file}`, `kubectl --kubeconfig ${file}`);
+  if (problem) throw new CliError(`${problem}; or pass another file with --kubeconfig`, 2);
   return { server: kc.getCurrentCluster()?.server ?? '', context: kc.getCurrentContext() };
 }
 

@@ -250,7 +250,7 @@ describe('ephemera invoke', () => {
 
   test('a kubeconfig without clusters, without a current context or with one it lacks, or not YAML: one line naming the fix, exit 2', async () => {
     const cases: [string, RegExp][] = [
-      ['apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n', /defines no clusters; add one \(kubectl config set-cluster\)/],
+      ['apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n', /defines no clusters; add one \(kubectl --kubeconfig .* config set-cluster NAME --server URL\); or pass another file with --kubeconfig\n$/],
       ['apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:6443"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {}\n', /has no current-context; choose one with: kubectl --kubeconfig .* config use-context NAME/],
       ['clusters: [unclosed\n', /cannot be read: .*; fix the file or pass another with --kubeconfig/],
       ['apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\ncontexts: [{name: ctx, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\ncurrent-context: nope\n', /: current-context "nope" is not one of its contexts \(ctx\); choose one with: kubectl --kubeconfig .* config use-context NAME/],
