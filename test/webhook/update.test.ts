@@ -200,6 +200,17 @@ describe('validateEphemeralJob on UPDATE', () => {
     assert.deepEqual(update(spec({ template: { ephemeralContainers: [container()], deep: nest('a') } }), spec()), []);
   });
 
+  test('hand-written against core/v1 (not from the type table the property test shares): a pointer set to false is set, a value field set to false is unset (review73)', () => {
+    const sc = (securityContext: Json): Json => spec({ template: { ephemeralContainers: [container({ securityContext })] } });
+    // SecurityContext.Privileged is *bool: false overrides, so it is a change from unset.
+    assert.equal(update(sc({ runAsUser: 1000 }), sc({ runAsUser: 1000, privileged: false })).length, 1, '*bool privileged: false is not unset');
+    assert.equal(update(sc({ runAsUser: 1000 }), sc({ runAsUser: 1000, readOnlyRootFilesystem: false })).length, 1, '*bool readOnlyRootFilesystem: false is not unset');
+    // VolumeMount.ReadOnly and EphemeralContainerCommon.Stdin are plain bools: false is Go's zero, as absent.
+    const mounts = (m: Json): Json => spec({ template: { ephemeralContainers: [container({ volumeMounts: [m] })] } });
+    assert.deepEqual(update(mounts({ name: 'data', mountPath: '/data' }), mounts({ name: 'data', mountPath: '/data', readOnly: false })), [], 'bool readOnly: false is unset');
+    assert.deepEqual(update(spec(), spec({ template: { ephemeralContainers: [container({ stdin: false, tty: false })] } })), [], 'bool stdin/tty: false is unset');
+  });
+
   test('a key that is no field of the Go type: dropped passes (a typed client drops it), added or changed is Forbidden, naming it (review73)', () => {
     // The CRD and the planner keep such a key and send it in every injection, which the API
     // server refuses (strict field validation): admitted, it stalled a running job.
