@@ -31,6 +31,8 @@ export interface FleetOptions {
   kubeconfig: (actor: string) => string;
   /** Extra environment (timeouts, lease length, log level). */
   env: Record<string, string>;
+  /** More environment for one slot's processes, over `env` (a claim window of its own). */
+  envFor?: (slot: number) => Record<string, string>;
 }
 
 interface Running {
@@ -65,7 +67,7 @@ export class Fleet {
     const logPath = join(this.options.dir, `${actor}.log`);
     const log = openSync(logPath, 'a');
     const child = spawn(process.execPath, [CLI, 'relay', '--sink', 'memory'], {
-      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env, ...this.options.env, KUBECONFIG: config, EPHEMERA_RELAY_ID: actor },
+      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env, ...this.options.env, ...this.options.envFor?.(slot), KUBECONFIG: config, EPHEMERA_RELAY_ID: actor },
       stdio: ['ignore', log, log],
     });
     closeSync(log);

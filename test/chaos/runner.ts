@@ -56,13 +56,26 @@ const PROCESS_ENV = {
   EPHEMERA_API_TIMEOUT_MS: '1000',
 };
 
+/**
+ * Odd slots run with a longer claim window than PROCESS_ENV's, longer than the others'
+ * retention (2 + 2 × 2 = 6 s) covers (5 + 2 = 7 s): every schedule mixes instances whose
+ * settings differ, as during a rollout that changes them. Each claim carries its claimer's
+ * window and readers keep the longer (functions/ejob/claims.ts claimRetentionMs; review70);
+ * judged by the reader's own, a claim could be dropped while its injection may still land.
+ */
+const LONG_WINDOW_ENV = { EPHEMERA_LEASE_SECONDS: '5' };
+const envFor = (slot: number): Record<string, string> => (slot % 2 === 1 ? LONG_WINDOW_ENV : {});
+
+/** The longest claim window of the fleet, in ms: what the checker allows a late write. */
+const LONGEST_WINDOW_MS = (Math.max(Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS), Number(LONG_WINDOW_ENV.EPHEMERA_LEASE_SECONDS)) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000;
+
 /** Runs one schedule to the end and checks it. */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<ScheduleResult> {
   const dir = mkdtempSync(join(tmpdir(), `ephemera-chaos-${schedule.seed}-`));
   const started = Date.now();
   const server = await startApiServer();
   const kubelet = new SimKubelet(server, chaosPolicy());
-  const fleet = new Fleet({ dir, kubeconfig: (actor) => server.kubeconfigYaml({ token: actor }), env: { ...PROCESS_ENV, LOG_LEVEL: options.logLevel ?? 'warn' } });
+  const fleet = new Fleet({ dir, kubeconfig: (actor) => server.kubeconfigYaml({ token: actor }), env: { ...PROCESS_ENV, LOG_LEVEL: options.logLevel ?? 'warn' }, envFor });
   const count = options.processes ?? schedule.processes;
   let outcome: { converged: boolean; pending: string[] };
   const deletes: DeleteSeen[] = [];
@@ -88,7 +101,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   const record: RunRecord = {
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome, notStarted,
     // The product's bound on writes planned before a job's delete: the processes' claim window.
-    lateWriteGraceMs: (Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
+    lateWriteGraceMs: LONGEST_WINDOW_MS,
     leaseSkewMs: Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS) * 1000,
   };
   // Counted, not excused: the next relay's first sync sweeps such a job's Lease.
