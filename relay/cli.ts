@@ -170,7 +170,8 @@ async function makeSink(choice: SinkChoice, config: RelayConfig, kc: KubeConfig,
  */
 async function appendable(path: string): Promise<string> {
   try {
-    await (await open(path, 'a')).close();
+    // Created readable by its owner only, as the sink would (review75 L4).
+    await (await open(path, 'a', 0o600)).close();
   } catch (err) {
     throw new Error(`--sink record:${path}: the file cannot be opened for append (${(err as Error).message})`, { cause: err });
   }

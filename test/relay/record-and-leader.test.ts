@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -73,6 +73,7 @@ describe('ephemera relay --sink record:PATH beside production', () => {
       const running = JSON.parse(out.split('\n').find((l) => l.includes('"relay running"')) ?? '{}') as { leaderElection?: string };
       assert.match(running.leaderElection ?? '', /^off: the record sink records beside the relay that leads/, 'the start line says so');
       assert.equal((server.store.get(ref) as unknown as { spec: { holderIdentity: string } }).spec.holderIdentity, 'prod-relay-7d9f', 'production keeps the lead');
+      assert.equal(statSync(recording).mode & 0o777, 0o600, 'the file it created is its owner\'s only (review75 L4)');
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('close', r));
