@@ -29,8 +29,8 @@ each with the reason, and when to look again.
   --state FILE       objects to start from: YAML or JSON, a kind: List or several documents
   --event FILE       a watch event {type, object}, or JSON lines of them (ephemera relay
                      --sink record:PATH, kubectl get --raw '…?watch=1': its BOOKMARK and
-                     ERROR events are skipped with a note); without it every object is
-                     reconciled once
+                     ERROR events are skipped with a note, and a last line cut off
+                     mid-write); without it every object is reconciled once
   --now RFC3339      the clock the handlers and the in-memory API server see (default: now),
                      with Z or an offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00
   --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
@@ -154,10 +154,11 @@ function parseOptions(argv: string[]): Options | 'help' {
 /** Run against an in-memory API server seeded from --state, whose clock is --now. */
 export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'now'>): Promise<Run> {
   const objects = opts.state ? await loadState(opts.state) : [];
-  const events = opts.event ? await loadEvents(opts.event) : undefined;
+  const loaded = opts.event ? await loadEvents(opts.event) : undefined;
   const cluster = await startCluster(objects, opts.now);
   try {
-    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), opts.now), events ?? asResync(objects), { once: events === undefined, live: false });
+    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), opts.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false });
+    tally.notes.unshift(...(loaded?.notes ?? []));
     return { tally, objects: cluster.store.all() };
   } finally {
     await cluster.close();
@@ -182,9 +183,10 @@ async function invokeLive(opts: Options): Promise<Run> {
   await probeCluster(cluster);
   const deps = engineDeps(cluster.kc, opts.now, opts.apply ? undefined : dryRunKube);
   const named = opts.state && !opts.event ? await readLive(deps.kube, await loadState(opts.state), cluster) : undefined;
-  const events = opts.event ? await loadEvents(opts.event) : asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
+  const loaded = opts.event ? await loadEvents(opts.event) : undefined;
+  const events = loaded?.events ?? asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
   const tally = await runHandlers(deps, events, { once: !opts.event, live: true });
-  tally.notes.unshift(...(named?.notes ?? []));
+  tally.notes.unshift(...(named?.notes ?? []), ...(loaded?.notes ?? []));
   return { tally, objects: [], live: { applied: opts.apply } };
 }
 

@@ -1,0 +1,60 @@
+// `ephemera invoke --event` of what `ephemera relay --sink record:PATH` writes: envelopes,
+// one per line, as a production relay leaves them (cut off, of several clusters, old).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ENVELOPE_TYPE } from '../../../functions/api/envelope.ts';
+import { runCli } from '../../support/cli.ts';
+
+const STORY1 = 'test/fixtures/stories/story1-state.yaml';
+const JOB = 'hello-world-ephemeral-job';
+const dir = mkdtempSync(join(tmpdir(), 'ephemera-invoke-recording-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+let seq = 0;
+/** One line as the record sink writes it. */
+function line(kind: 'Pod' | 'EphemeralJob', name: string, o: { time?: string; cluster?: string } = {}): string {
+  seq++;
+  return JSON.stringify({
+    specversion: '1.0', id: `rec-${seq}`, source: 'ephemera-relay/prod-0', type: ENVELOPE_TYPE, time: o.time ?? '2026-01-01T00:20:30.000Z',
+    subject: `${kind}/default/${name}`, datacontenttype: 'application/json', ...(o.cluster ? { cluster: o.cluster } : {}),
+    data: { kind, event: 'MODIFIED', namespace: 'default', name, ...(kind === 'Pod' ? { jobs: [JOB] } : {}) },
+  });
+}
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+type Out = { actions: { verb: string; kind: string; subresource?: string; name: string }[] };
+const injected = (stdout: string): string[] => (JSON.parse(stdout) as Out).actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name);
+
+describe('invoke --event: a recording whose last line was cut off', () => {
+  test('an unterminated last line that is not JSON is skipped with a note naming it; the lines before are replayed (review75 M1)', async () => {
+    const cut = line('Pod', 'helloworld-865cd8865b-xmtrv').slice(0, 70);
+    const events = file('cut.jsonl', `${line('EphemeralJob', JOB)}\n${line('Pod', 'helloworld-865cd8865b-nl8lq')}\n${cut}`);
+    const r = await runCli(['invoke', '--state', STORY1, '--event', events, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^ephemera invoke: note: \S+cut\.jsonl: line 3: skipped: not JSON \(.*\) and not ended by a newline, so cut off mid-write/m);
+    assert.deepEqual(injected(r.stdout), ['helloworld-865cd8865b-nl8lq']);
+  });
+
+  test('any other line that is not JSON still refuses the file (exit 2), naming it: in the middle, a last line ended by a newline, the only line', async () => {
+    const job = line('EphemeralJob', JOB);
+    const cases: [string, string, RegExp][] = [
+      ['middle.jsonl', `${job}\n{"specversion":"1.0","id\n${job}\n`, /middle\.jsonl: line 2: not JSON/],
+      ['middle-unterminated.jsonl', `${job}\n{"specversion":"1.0","id\n${job}`, /middle-unterminated\.jsonl: line 2: not JSON/],
+      ['terminated.jsonl', `${job}\n{"specversion":"1.0","id\n`, /terminated\.jsonl: line 2: not JSON/],
+      ['only.jsonl', '{"specversion":"1.0","id', /only\.jsonl: line 1: not JSON/],
+    ];
+    for (const [name, text, message] of cases) {
+      const r = await runCli(['invoke', '--state', STORY1, '--event', file(name, text), '--now', '2026-01-01T00:20:30Z']);
+      assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+      assert.match(r.stderr, message, name);
+    }
+  });
+});
