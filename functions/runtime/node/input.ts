@@ -80,7 +80,8 @@ export interface LoadedEvents {
  * Events from a file: one JSON document (a watch event `{type, object}` or an envelope),
  * or JSON lines of them (what the relay's record sink writes, or `kubectl get --raw
  * '…?watch=1'`, BOOKMARK and ERROR events included). Blank lines are skipped, and so is a
- * last line cut off mid-write (see jsonLines), with a note.
+ * last line cut off mid-write (see jsonLines), with a note. Envelopes of more than one
+ * cluster are refused (oneCluster).
  */
 export async function loadEvents(path: string): Promise<LoadedEvents> {
   const raw = await readText(path);
@@ -89,6 +90,7 @@ export async function loadEvents(path: string): Promise<LoadedEvents> {
   const single = tryJson(text);
   const { docs, notes } = single.ok ? { docs: [single.value], notes: [] } : jsonLines(path, raw.startsWith('\uFEFF') ? raw.slice(1) : raw);
   const events = docs.map((doc, i) => toInputEvent(doc, `${path}${docs.length > 1 ? `: event ${i + 1}` : ''}`));
+  oneCluster(path, events);
   return { events, notes };
 }
 
@@ -117,6 +119,24 @@ function jsonLines(path: string, text: string): { docs: unknown[]; notes: string
     throw new InputError(`${path}: line ${i + 1}: not JSON (${r.error})`);
   }
   return { docs, notes };
+}
+
+/**
+ * Refuse envelopes of several clusters (`cluster`, EPHEMERA_RELAY_CLUSTER): invoke replays
+ * them against one state, one in-memory cluster, or with --kubeconfig one live cluster, so
+ * they were merged without a word, and with --apply one cluster's events were applied to
+ * another (review75 M4).
+ */
+function oneCluster(path: string, events: InputEvent[]): void {
+  const counts = new Map<string, number>();
+  for (const ev of events) {
+    const cluster = 'envelope' in ev ? ev.envelope.cluster : undefined;
+    if (cluster !== undefined) counts.set(cluster, (counts.get(cluster) ?? 0) + 1);
+  }
+  if (counts.size <= 1) return;
+  const first = [...counts.keys()][0] ?? '';
+  const file = /^[\w./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
+  throw new InputError(`${path}: events of ${counts.size} clusters (${[...counts].map(([c, n]) => `${c}: ${n} event${n === 1 ? '' : 's'}`).join(', ')}); invoke replays one cluster at a time, against the state of that cluster: split the recording by its "cluster" field, e.g. jq -c 'select(.cluster == "${first}")' ${file} > ${first}.jsonl`);
 }
 
 function toInputEvent(doc: unknown, where: string): InputEvent {

@@ -58,3 +58,20 @@ describe('invoke --event: a recording whose last line was cut off', () => {
     }
   });
 });
+
+describe('invoke --event: a recording of several clusters', () => {
+  test('is refused (exit 2), naming the clusters and how to split it: they were merged into one state, and with --apply applied to one cluster (review75 M4)', async () => {
+    const events = file('two-clusters.jsonl', `${[line('EphemeralJob', JOB, { cluster: 'prod-eu' }), line('Pod', 'helloworld-865cd8865b-nl8lq', { cluster: 'prod-us' }), line('EphemeralJob', JOB, { cluster: 'prod-us' })].join('\n')}\n`);
+    const r = await runCli(['invoke', '--state', STORY1, '--event', events, '--now', '2026-01-01T00:20:30Z']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /two-clusters\.jsonl: events of 2 clusters \(prod-eu: 1 event, prod-us: 2 events\); invoke replays one cluster at a time.*jq -c 'select\(\.cluster == "prod-eu"\)' \S+two-clusters\.jsonl > prod-eu\.jsonl/);
+    assert.equal(r.stdout, '', 'nothing was planned');
+  });
+
+  test('one cluster named (with or without envelopes naming none) is replayed', async () => {
+    const events = file('one-cluster.jsonl', `${[line('EphemeralJob', JOB, { cluster: 'prod-eu' }), line('Pod', 'helloworld-865cd8865b-nl8lq')].join('\n')}\n`);
+    const r = await runCli(['invoke', '--state', STORY1, '--event', events, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(injected(r.stdout), ['helloworld-865cd8865b-nl8lq']);
+  });
+});
