@@ -31,8 +31,9 @@ each with the reason, and when to look again.
                      --sink record:PATH, kubectl get --raw '…?watch=1': its BOOKMARK and
                      ERROR events are skipped with a note, and a last line cut off
                      mid-write); without it every object is reconciled once
-  --now RFC3339      the clock the handlers and the in-memory API server see (default: now),
-                     with Z or an offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00
+  --now RFC3339      the clock the handlers and the in-memory API server see, with Z or an
+                     offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00. Default: now;
+                     in memory, a recorded envelope is planned at its own time (a note says so)
   --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
                      refused and errors when there are any; with --kubeconfig, objects is
                      empty (a live cluster's objects are not listed)
@@ -91,6 +92,8 @@ interface Options {
   state?: string;
   event?: string;
   now: Date;
+  /** Whether --now was given: without it, a recorded envelope is planned at its own time (eventClock). */
+  nowGiven: boolean;
   json: boolean;
   kubeconfig?: string;
   namespace?: string;
@@ -148,27 +151,56 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values.namespace !== undefined && (!values.kubeconfig || values.state || values.event)) throw new Error('--namespace only makes sense with --kubeconfig and no --state or --event');
   const now = values.now === undefined ? new Date() : parseRfc3339(values.now);
   if (!(now instanceof Date)) throw new Error(`--now ${now.error}, got "${values.now}"`);
-  return { state: values.state, event: values.event, now, json: values.output === 'json', kubeconfig: values.kubeconfig, namespace: values.namespace, apply: values.apply };
+  return { state: values.state, event: values.event, now, nowGiven: values.now !== undefined, json: values.output === 'json', kubeconfig: values.kubeconfig, namespace: values.namespace, apply: values.apply };
 }
 
-/** Run against an in-memory API server seeded from --state, whose clock is --now. */
-export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'now'>): Promise<Run> {
+/**
+ * Run against an in-memory API server seeded from --state, whose clock is --now; without
+ * --now, each recorded envelope's own time, else the wall clock (eventClock).
+ */
+export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'now'> & { nowGiven?: boolean }): Promise<Run> {
   const objects = opts.state ? await loadState(opts.state) : [];
   const loaded = opts.event ? await loadEvents(opts.event) : undefined;
-  const cluster = await startCluster(objects, opts.now);
+  const clock = { now: opts.now };
+  const replay = loaded && opts.nowGiven === false ? eventClock(loaded.events, opts.now, clock) : undefined;
+  const cluster = await startCluster(objects, () => clock.now);
   try {
-    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), opts.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false });
-    tally.notes.unshift(...(loaded?.notes ?? []));
+    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), () => clock.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false, ...(replay ? { at: replay.at } : {}) });
+    tally.notes.unshift(...(loaded?.notes ?? []), ...(replay ? [replay.note] : []));
     return { tally, objects: cluster.store.all() };
   } finally {
     await cluster.close();
   }
 }
 
+/**
+ * Without --now, a recorded envelope is planned at its own `time` (the handlers' clock and the
+ * in-memory API server's), an event without one at the wall clock: one wall clock for every
+ * event planned an old recording's TTLs and deadlines as long past, deletions production
+ * never made (review75 M3). Undefined when no envelope has a time to use. Only in memory:
+ * a live cluster's state is today's, and so is its clock.
+ */
+function eventClock(events: InputEvent[], wall: Date, clock: { now: Date }): { at: (ev: InputEvent) => void; note: string } | undefined {
+  const timeOf = (ev: InputEvent): Date | undefined => {
+    const t = 'envelope' in ev ? parseRfc3339(ev.envelope.time) : undefined;
+    return t instanceof Date ? t : undefined;
+  };
+  const times = events.map(timeOf).filter((t): t is Date => t !== undefined);
+  const first = times[0];
+  const last = times.at(-1);
+  if (first === undefined || last === undefined) return undefined;
+  const untimed = events.length - times.length;
+  const span = first.getTime() === last.getTime() ? first.toISOString() : `${first.toISOString()} … ${last.toISOString()}`;
+  return {
+    at: (ev) => void (clock.now = timeOf(ev) ?? wall),
+    note: `no --now: each recorded envelope is planned at its own time (${span})${untimed > 0 ? `, the ${untimed} event${untimed === 1 ? '' : 's'} without a time at the wall clock` : ''}; --now RFC3339 sets one clock for every event`,
+  };
+}
+
 /** The in-memory cluster; objects it cannot hold (unknown kinds) are an input error. */
-async function startCluster(objects: unknown[], now: Date): Promise<ApiServer> {
+async function startCluster(objects: unknown[], clock: () => Date): Promise<ApiServer> {
   try {
-    return await startApiServer({ objects, clock: () => now });
+    return await startApiServer({ objects, clock });
   } catch (err) {
     throw new InputError(`--state: ${(err as Error).message}`);
   }
@@ -181,7 +213,7 @@ async function startCluster(objects: unknown[], now: Date): Promise<ApiServer> {
 async function invokeLive(opts: Options): Promise<Run> {
   const cluster = loadCluster({ kubeconfig: opts.kubeconfig as string });
   await probeCluster(cluster);
-  const deps = engineDeps(cluster.kc, opts.now, opts.apply ? undefined : dryRunKube);
+  const deps = engineDeps(cluster.kc, () => opts.now, opts.apply ? undefined : dryRunKube);
   const named = opts.state && !opts.event ? await readLive(deps.kube, await loadState(opts.state), cluster) : undefined;
   const loaded = opts.event ? await loadEvents(opts.event) : undefined;
   const events = loaded?.events ?? asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
@@ -256,14 +288,14 @@ function ownedByJob(pod: Record<string, unknown>): boolean {
 }
 
 /**
- * Production's engine deps (unique lock holder, API timeout) with the --now clock; `wrap` may
- * stand in front of the client. `takeWrites` hands over the writes sent since it was last called.
+ * Production's engine deps (unique lock holder, API timeout) with the invoke's clock; `wrap`
+ * may stand in front of the client. `takeWrites` hands over the writes sent since it was last called.
  */
-function engineDeps(kc: KubeConfig, now: Date, wrap?: (kube: Kube) => Kube): EngineDeps & { takeWrites: () => Action[] } {
+function engineDeps(kc: KubeConfig, clock: () => Date, wrap?: (kube: Kube) => Kube): EngineDeps & { takeWrites: () => Action[] } {
   const config = parseEnv(FunctionsConfig, process.env);
   const deps = createEngineDeps(config, kc, process.env.LOG_LEVEL ? createLogger(config.LOG_LEVEL, 2) : silentLogger);
   const log = writeLog(wrap ? wrap(deps.kube) : deps.kube);
-  return { ...deps, kube: log.kube, clock: () => now, takeWrites: log.take };
+  return { ...deps, kube: log.kube, clock, takeWrites: log.take };
 }
 
 /** Without --event, every object is looked at once. */
@@ -278,11 +310,12 @@ function asResync(objects: unknown[]): InputEvent[] {
  * the others: its error is kept, and what was written before it stays reported (review: one
  * 403 hid the writes already made for other keys of a live cluster).
  */
-async function runHandlers(deps: EngineDeps & { takeWrites: () => Action[] }, events: InputEvent[], mode: { once: boolean; live: boolean }): Promise<Tally> {
+async function runHandlers(deps: EngineDeps & { takeWrites: () => Action[] }, events: InputEvent[], mode: { once: boolean; live: boolean; at?: (ev: InputEvent) => void }): Promise<Tally> {
   const tally: Tally = { actions: [], requeueAfterSeconds: null, refused: [], failed: [], notes: [] };
   const skipped = new Map<string, string[]>();
   const seen = new Set<string>();
   for (const ev of events) {
+    mode.at?.(ev);
     const routed = await guarded(tally, { key: eventKey(ev) }, () => relayRoute(ev, deps.kube, deps.clock()));
     if (routed === undefined) continue;
     if ('skipped' in routed) {

@@ -75,3 +75,27 @@ describe('invoke --event: a recording of several clusters', () => {
     assert.deepEqual(injected(r.stdout), ['helloworld-865cd8865b-nl8lq']);
   });
 });
+
+describe('invoke --event: the clock of a recording', () => {
+  const recording = (): string => file('old.jsonl', `${[line('EphemeralJob', JOB, { time: '2026-01-01T00:20:30.000Z' }), line('Pod', 'helloworld-865cd8865b-nl8lq', { time: '2026-01-01T00:21:00.000Z' })].join('\n')}\n`);
+  type Timed = Out & { requeueAfterSeconds: number | null };
+
+  test('without --now, each envelope is planned at its own time, with a note: not today, when the job\'s TTL has long passed (review75 M3)', async () => {
+    const r = await runCli(['invoke', '--state', STORY1, '--event', recording(), '--output', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Timed;
+    assert.deepEqual(out.actions.filter((a) => a.verb === 'delete').map((a) => `${a.kind} ${a.name}`), [], 'no TTL deletion production never made');
+    assert.deepEqual(injected(r.stdout), ['helloworld-865cd8865b-nl8lq'], 'what production did at 00:20:30');
+    assert.equal(out.requeueAfterSeconds, 1740, 'the pod\'s event planned at 00:21:00: 1800 s after the job\'s creation at 00:20:00');
+    assert.match(r.stderr, /^ephemera invoke: note: no --now: each recorded envelope is planned at its own time \(2026-01-01T00:20:30\.000Z … 2026-01-01T00:21:00\.000Z\); --now RFC3339 sets one clock for every event$/m);
+  });
+
+  test('--now still sets one clock for every event, and no note', async () => {
+    const late = await runCli(['invoke', '--state', STORY1, '--event', recording(), '--now', '2026-01-01T01:00:00Z', '--output', 'json']);
+    assert.equal(late.code, 0, late.stderr);
+    assert.deepEqual((JSON.parse(late.stdout) as Out).actions.filter((a) => a.verb === 'delete').map((a) => `${a.kind} ${a.name}`), [`EphemeralJob ${JOB}`], 'ttlSecondsAfterCreated has passed at 01:00');
+    assert.doesNotMatch(late.stderr, /its own time/);
+    const early = await runCli(['invoke', '--state', STORY1, '--event', recording(), '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal((JSON.parse(early.stdout) as Timed).requeueAfterSeconds, 1770, 'both events at 00:20:30');
+  });
+});
