@@ -79,6 +79,8 @@ interface Tally {
   refused: { action: Action; error: unknown }[];
   failed: { controller?: string; key: string; error: unknown }[];
   notes: string[];
+  /** The keys reconciled, and those of them not found (`gone`). */
+  keys: { looked: Set<string>; gone: Set<string> };
 }
 
 /** A run: what the handlers did, and the objects after it (in memory; none for a live cluster, whose writes were sent only if `applied`). */
@@ -167,6 +169,7 @@ export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'no
   try {
     const tally = await runHandlers(engineDeps(cluster.kubeConfig(), () => clock.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false, ...(replay ? { at: replay.at } : {}) });
     tally.notes.unshift(...(loaded?.notes ?? []), ...(replay ? [replay.note] : []));
+    if (loaded) tally.notes.push(...stateLacks(tally, opts.state));
     return { tally, objects: cluster.store.all() };
   } finally {
     await cluster.close();
@@ -195,6 +198,18 @@ function eventClock(events: InputEvent[], wall: Date, clock: { now: Date }): { a
     at: (ev) => void (clock.now = timeOf(ev) ?? wall),
     note: `no --now: each recorded envelope is planned at its own time (${span})${untimed > 0 ? `, the ${untimed} event${untimed === 1 ? '' : 's'} without a time at the wall clock` : ''}; --now RFC3339 sets one clock for every event`,
   };
+}
+
+/**
+ * A note when none of the objects a recording's events name is in the state: the handlers
+ * read --state, and a recording only says which objects changed (its snapshots are trimmed,
+ * for routing), so a recording without the state it goes with replays as "no actions"
+ * (review75 M2). Each key has its own note already; this one says what to do.
+ */
+function stateLacks(tally: Tally, state: string | undefined): string[] {
+  const { looked, gone } = tally.keys;
+  if (looked.size === 0 || gone.size < looked.size) return [];
+  return [`the state${state ? ` (${state})` : ''} has none of the ${looked.size} object${looked.size === 1 ? '' : 's'} the events name: invoke reads the objects from --state, an event only says which changed; capture the cluster's state with the recording (the README's "Replaying a recording" says how)`];
 }
 
 /** The in-memory cluster; objects it cannot hold (unknown kinds) are an input error. */
@@ -311,7 +326,7 @@ function asResync(objects: unknown[]): InputEvent[] {
  * 403 hid the writes already made for other keys of a live cluster).
  */
 async function runHandlers(deps: EngineDeps & { takeWrites: () => Action[] }, events: InputEvent[], mode: { once: boolean; live: boolean; at?: (ev: InputEvent) => void }): Promise<Tally> {
-  const tally: Tally = { actions: [], requeueAfterSeconds: null, refused: [], failed: [], notes: [] };
+  const tally: Tally = { actions: [], requeueAfterSeconds: null, refused: [], failed: [], notes: [], keys: { looked: new Set(), gone: new Set() } };
   const skipped = new Map<string, string[]>();
   const seen = new Set<string>();
   for (const ev of events) {
@@ -364,6 +379,8 @@ async function reconcileOne(c: Controller<unknown>, key: string, deps: EngineDep
   tally.actions.push(...(r?.actions ?? []), ...writes.filter((a) => !planned.has(a)));
   if (r === undefined) return;
   tally.requeueAfterSeconds = minRequeue(tally.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
+  tally.keys.looked.add(key);
+  if (r.outcome === 'gone') tally.keys.gone.add(key);
   if (r.outcome === 'gone') tally.notes.push(`${c.name} ${key}: not in the ${into.live ? 'cluster' : 'state'}, nothing to do`);
   tally.refused.push(...(r.refused ?? []));
 }

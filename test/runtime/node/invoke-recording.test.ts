@@ -1,11 +1,13 @@
 // `ephemera invoke --event` of what `ephemera relay --sink record:PATH` writes: envelopes,
 // one per line, as a production relay leaves them (cut off, of several clusters, old).
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ENVELOPE_TYPE } from '../../../functions/api/envelope.ts';
+import { startApiServer } from '../../../functions/cluster/index.ts';
 import { runCli } from '../../support/cli.ts';
 
 const STORY1 = 'test/fixtures/stories/story1-state.yaml';
@@ -97,5 +99,57 @@ describe('invoke --event: the clock of a recording', () => {
     assert.doesNotMatch(late.stderr, /its own time/);
     const early = await runCli(['invoke', '--state', STORY1, '--event', recording(), '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
     assert.equal((JSON.parse(early.stdout) as Timed).requeueAfterSeconds, 1770, 'both events at 00:20:30');
+  });
+});
+
+describe('invoke --event: a recording and the state it goes with', () => {
+  test('a state without any of the objects the events name gets a note saying so, not only "no actions" (review75 M2)', async () => {
+    const events = file('no-state.jsonl', `${[line('EphemeralJob', JOB), line('Pod', 'helloworld-865cd8865b-nl8lq')].join('\n')}\n`);
+    const nodeOnly = file('node-only.yaml', 'apiVersion: v1\nkind: Node\nmetadata: {name: kruise-worker}\n');
+    const r = await runCli(['invoke', '--state', nodeOnly, '--event', events, '--now', '2026-01-01T00:20:30Z']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^no actions$/m);
+    assert.match(r.stderr, /^ephemera invoke: note: the state \(\S+node-only\.yaml\) has none of the \d+ objects the events name: invoke reads the objects from --state, an event only says which changed; capture the cluster's state with the recording/m);
+    const withState = await runCli(['invoke', '--state', STORY1, '--event', events, '--now', '2026-01-01T00:20:30Z']);
+    assert.doesNotMatch(withState.stderr, /has none of/, 'the state has them');
+  });
+});
+
+describe('the README\'s capture of the state that goes with a recording', () => {
+  const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+  test('kubectl get … > state.yaml gives a --state that replays as production: the claims Lease updated, not created anew (review75 M2)', { skip: kubectl.status !== 0 && 'kubectl is not installed' }, async () => {
+    // The cluster a minute in: the first pod's check ran and exited 0, its claim on the job's Lease in ephemera-locks.
+    const first = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    const objects = (JSON.parse(first.stdout) as { objects: { kind: string; metadata: { name: string }; status?: Record<string, unknown> }[] }).objects.filter((o) => o.kind !== 'Event');
+    const done = objects.find((o) => o.metadata.name === 'helloworld-865cd8865b-nl8lq');
+    if (done?.status) done.status.ephemeralContainerStatuses = [{ name: 'helloworld-ec', state: { terminated: { exitCode: 0 } } }];
+    const server = await startApiServer({ objects });
+    try {
+      const kubeconfig = file('capture-kubeconfig', server.kubeconfigYaml());
+      const state = join(dir, 'captured.yaml');
+      // As the README has it.
+      const capture = `LOCKS=ephemera-locks
+{ kubectl get pods,nodes,ephemeraljobs.apps.kruise.io,containerrecreaterequests.apps.kruise.io -A -o yaml
+  echo ---
+  kubectl get leases.coordination.k8s.io -n "$LOCKS" -o yaml
+} > ${JSON.stringify(state)}`;
+      // Not spawnSync: the API server answering kubectl runs on this process's event loop.
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn('bash', ['-c', capture], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const events = file('captured.jsonl', `${line('Pod', 'helloworld-865cd8865b-nl8lq', { time: '2026-01-01T00:21:00.000Z' })}\n`);
+      const replay = await runCli(['invoke', '--state', state, '--event', events, '--output', 'json'], { EPHEMERA_LOCK_NAMESPACE: 'ephemera-locks' });
+      assert.equal(replay.code, 0, replay.stderr);
+      const actions = (JSON.parse(replay.stdout) as Out).actions;
+      assert.deepEqual(actions.filter((a) => a.kind === 'Lease').map((a) => a.verb), ['update'], 'the job\'s claims record, as production has it');
+      assert.deepEqual(injected(replay.stdout), ['helloworld-865cd8865b-xmtrv'], 'the next pod gets its turn');
+    } finally {
+      await server.close();
+    }
   });
 });
