@@ -17,7 +17,7 @@ import { agentProxyEnv } from '../functions/kube/proxy.ts';
 import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
 import type { Logger } from '../functions/engine/logger.ts';
-import { holdSeconds, leaderLock, RelayConfig } from './config.ts';
+import { holdSeconds, leaderElection, leaderLock, RelayConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
 import { createRelay, type Relay } from './relay.ts';
 import { startOpsServer } from './server.ts';
@@ -48,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const logger = relayLogger(config.LOG_LEVEL, config);
+  const election = leaderElection(config, choice.kind);
   const kc = new KubeConfig();
   const files = defaultKubeconfigFiles();
   // client-node falls back to http://localhost:8080 when it finds no kubeconfig and no
@@ -98,13 +99,14 @@ export async function main(argv: string[]): Promise<number> {
     deliveryGraceSeconds: config.EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS,
     logger,
     leaseSweep: { namespace: config.EPHEMERA_LOCK_NAMESPACE },
-    ...(config.EPHEMERA_RELAY_LEADER_ELECTION
+    ...(election.on
       ? { election: { kube: createKube(kc), lock: leaderLock(config) } }
       : {}),
   });
   box.relay = relay;
   // Which cluster it acts on, and as whom: the memory sink writes there (review: a laptop's ~/.kube/config was taken silently).
-  logger.info({ sink: sink.name, port: ops.port, server: kc.getCurrentCluster()?.server, context: kc.getCurrentContext(), kubeconfig: files.length > 0 ? files.join(delimiter) : 'in-cluster service account' }, 'relay running');
+  // And whether it competes for the leader Lease: a recording relay does not, unless told (review75 H1).
+  logger.info({ sink: sink.name, port: ops.port, server: kc.getCurrentCluster()?.server, context: kc.getCurrentContext(), kubeconfig: files.length > 0 ? files.join(delimiter) : 'in-cluster service account', leaderElection: `${election.on ? 'on' : 'off'}: ${election.why}` }, 'relay running');
   await stopping;
   await relay.stop();
   await ops.close();
@@ -168,7 +170,8 @@ async function makeSink(choice: SinkChoice, config: RelayConfig, kc: KubeConfig,
  */
 async function appendable(path: string): Promise<string> {
   try {
-    await (await open(path, 'a')).close();
+    // Created readable by its owner only, as the sink would (review75 L4).
+    await (await open(path, 'a', 0o600)).close();
   } catch (err) {
     throw new Error(`--sink record:${path}: the file cannot be opened for append (${(err as Error).message})`, { cause: err });
   }

@@ -25,7 +25,11 @@ export const RelayConfig = z.object({
   EPHEMERA_RELAY_ID: z.string().min(1).default(hostname()),
   /** This cluster's name, stamped on every envelope so one function deployment can serve many. */
   EPHEMERA_RELAY_CLUSTER: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name (lower-case letters, digits, "-" and ".")').max(100).optional(),
-  EPHEMERA_RELAY_LEADER_ELECTION: bool.default(true),
+  /**
+   * Whether to compete for the leader Lease. Unset: per sink (leaderElection()): on for sqs
+   * and memory, off for record, which records beside the relay that leads (review75 H1).
+   */
+  EPHEMERA_RELAY_LEADER_ELECTION: bool.optional(),
   EPHEMERA_RELAY_LEASE_NAMESPACE: z.string().min(1).default('ephemera-system'),
   /**
    * The functions' lock namespace, the same variable with the same default: where the
@@ -48,6 +52,20 @@ export type RelayConfig = z.infer<typeof RelayConfig>;
 /** The relay's hold in seconds (EPHEMERA_RELAY_HOLD_SECONDS, else the functions' claim window). */
 export function holdSeconds(config: RelayConfig): number {
   return config.EPHEMERA_RELAY_HOLD_SECONDS ?? config.EPHEMERA_LEASE_SECONDS + config.EPHEMERA_LEASE_SKEW_SECONDS;
+}
+
+/**
+ * Whether this relay competes for the leader Lease, and why. EPHEMERA_RELAY_LEADER_ELECTION
+ * when set; unset, on for the sqs and memory sinks (replicas of one deployment: one forwards)
+ * and off for record: a recording relay on a laptop took part in production's election on the
+ * same Lease, so it recorded nothing while production led, and took the lead (and every event)
+ * from production when its Lease lapsed (review75 H1).
+ */
+export function leaderElection(config: RelayConfig, sink: 'sqs' | 'memory' | 'record'): { on: boolean; why: string } {
+  const set = config.EPHEMERA_RELAY_LEADER_ELECTION;
+  if (set !== undefined) return { on: set, why: `EPHEMERA_RELAY_LEADER_ELECTION=${String(set)}` };
+  if (sink === 'record') return { on: false, why: 'the record sink records beside the relay that leads and never takes its Lease (EPHEMERA_RELAY_LEADER_ELECTION=true to join the election)' };
+  return { on: true, why: `the ${sink} sink (EPHEMERA_RELAY_LEADER_ELECTION unset)` };
 }
 
 /** The leader-election Lease this relay competes for (EPHEMERA_RELAY_LEASE_NAMESPACE, EPHEMERA_LEASE_*). */

@@ -1,15 +1,29 @@
-import { appendFile } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { Message } from '../envelope.ts';
 import { allFailed, type SendOutcome, type Sink } from './sink.ts';
 
-/** Appends one envelope per line: the JSON-lines format `ephemera invoke --event` replays. */
-export function recordSink(path: string): Sink {
+/** How a batch's bytes reach the open file: appended in full, or an error. */
+export type WriteAll = (file: FileHandle, data: Buffer) => Promise<void>;
+
+/**
+ * Appends one envelope per line: the JSON-lines format `ephemera invoke --event` replays. A
+ * batch is in the file whole or not at all; the file is created readable by its owner only
+ * (0600): it holds the pods' names, labels and images (review75 L4). `write` stands in for
+ * the file system's append in tests.
+ */
+export function recordSink(path: string, o: { write?: WriteAll } = {}): Sink {
+  const write = o.write ?? ((file, data) => file.appendFile(data));
+  // One batch at a time (the delivery queue sends so already): a batch cut back on error
+  // must not take another's lines with it.
+  let last: Promise<unknown> = Promise.resolve();
   return {
     name: `record:${path}`,
     // Encoded before the write, straight into one buffer outside the JS heap: no joined text
     // (~100 KB a batch), and nothing of the messages is held while the file is written.
     send(messages: Message[]): Promise<SendOutcome[]> {
-      return append(path, lines(messages), messages.length);
+      const sent = last.then(() => append(path, lines(messages), messages.length, write));
+      last = sent.catch(() => undefined);
+      return sent;
     },
   };
 }
@@ -27,12 +41,28 @@ function lines(messages: Message[]): Buffer {
   return out;
 }
 
-/** One append: the lines are written together or not at all (as far as the file system goes). */
-async function append(path: string, lines: Buffer, count: number): Promise<SendOutcome[]> {
+/**
+ * One append, whole or not at all. A write that fails part way (ENOSPC, EFBIG) has put some
+ * of the lines in the file already; left there, the relay's retry of the batch glued its first
+ * line to that fragment and the recording could not be replayed (review75 H2). So the file's
+ * size is noted before the write and the file cut back to it on error. This assumes no other
+ * process appends to the file meanwhile (one relay per recording).
+ */
+async function append(path: string, data: Buffer, count: number, write: WriteAll): Promise<SendOutcome[]> {
+  let file: FileHandle | undefined;
   try {
-    await appendFile(path, lines);
+    file = await open(path, 'a', 0o600);
+    const { size } = await file.stat();
+    try {
+      await write(file, data);
+    } catch (err) {
+      const cut = await file.truncate(size).then(() => '', (e: unknown) => `; cutting the file back to ${size} bytes failed too (${(e as Error).message}): its last line may be partial`);
+      throw new Error(`${(err as Error).message}${cut}`, { cause: err });
+    }
     return Array.from({ length: count }, () => ({ ok: true }));
   } catch (err) {
     return allFailed(count, (err as Error).message);
+  } finally {
+    await file?.close().catch(() => undefined);
   }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -7,13 +8,15 @@ import { Envelope } from '../../functions/api/envelope.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { createKube } from '../../functions/kube/client.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
+import { parseEnv } from '../../functions/config.ts';
+import { leaderElection, RelayConfig } from '../../relay/config.ts';
 import { startRelay, type Relay } from '../../relay/relay.ts';
 import { leaseName } from '../../functions/engine/lock.ts';
 import { startElection } from '../../relay/leader.ts';
 import type { Message } from '../../relay/envelope.ts';
 import { memorySink } from '../../relay/sinks/memory.ts';
 import { recordSink } from '../../relay/sinks/record.ts';
-import { runCli } from '../support/cli.ts';
+import { CLI, runCli } from '../support/cli.ts';
 import { fixture } from '../support/ejob-world.ts';
 import { CollectingSink, eventually, FAST_BACKOFF, job, pod } from '../support/relay-world.ts';
 
@@ -49,6 +52,40 @@ describe('record sink → ephemera invoke', () => {
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { actions: { subresource?: string; name: string }[] };
     assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq'], 'replaying every event still injects once, oldest first');
+  });
+});
+
+describe('ephemera relay --sink record:PATH beside production', () => {
+  test('records while another relay holds the leader Lease, and leaves that Lease alone: election is off for a record sink unless EPHEMERA_RELAY_LEADER_ELECTION is set (review75 H1)', async () => {
+    const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system', name: leaseName('relay', 'leader') } as const;
+    // Production's relay leads, and keeps leading (its Lease outlasts the test).
+    const held = { ...ref, metadata: { name: ref.name, namespace: ref.namespace }, spec: { holderIdentity: 'prod-relay-7d9f', leaseDurationSeconds: 3600, acquireTime: new Date().toISOString(), renewTime: new Date().toISOString() } };
+    const server = await startApiServer({ objects: [...fixture('test/fixtures/stories/story1-state.yaml'), held] });
+    const kubeconfig = join(dir, 'h1-kubeconfig');
+    writeFileSync(kubeconfig, server.kubeconfigYaml());
+    const recording = join(dir, 'h1.jsonl');
+    const { EPHEMERA_RELAY_LEADER_ELECTION: _unset, ...env } = process.env;
+    const child = spawn(process.execPath, [CLI, 'relay', '--sink', `record:${recording}`], { env: { ...env, KUBECONFIG: kubeconfig, EPHEMERA_RELAY_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_ID: 'laptop', EPHEMERA_RELAY_COALESCE_MS: '10' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    try {
+      await eventually(() => assert.match(readFileSync(recording, 'utf8'), /"subject":"EphemeralJob\/default\/hello-world-ephemeral-job"/), 10_000);
+      const running = JSON.parse(out.split('\n').find((l) => l.includes('"relay running"')) ?? '{}') as { leaderElection?: string };
+      assert.match(running.leaderElection ?? '', /^off: the record sink records beside the relay that leads/, 'the start line says so');
+      assert.equal((server.store.get(ref) as unknown as { spec: { holderIdentity: string } }).spec.holderIdentity, 'prod-relay-7d9f', 'production keeps the lead');
+      assert.equal(statSync(recording).mode & 0o777, 0o600, 'the file it created is its owner\'s only (review75 L4)');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('close', r));
+      await server.close();
+    }
+    assert.equal((server.store.get(ref) as unknown as { spec: { holderIdentity: string } }).spec.holderIdentity, 'prod-relay-7d9f', 'nor released on stop');
+  });
+
+  test('EPHEMERA_RELAY_LEADER_ELECTION decides when set; unset, on for sqs and memory, off for record', () => {
+    const on = (env: Record<string, string>, sink: 'sqs' | 'memory' | 'record'): boolean => leaderElection(parseEnv(RelayConfig, env), sink).on;
+    assert.deepEqual([on({}, 'sqs'), on({}, 'memory'), on({}, 'record')], [true, true, false]);
+    assert.deepEqual([on({ EPHEMERA_RELAY_LEADER_ELECTION: 'true' }, 'record'), on({ EPHEMERA_RELAY_LEADER_ELECTION: 'false' }, 'sqs')], [true, false]);
   });
 });
 

@@ -42,15 +42,19 @@ export interface WorldOptions {
   crd?: unknown;
   /** Ask for gzip, as against a real cluster (default: not, the embedded cluster's kubeconfig says so). */
   compression?: boolean;
+  /** The functions' lock namespace (default ephemera-system; production's default is ephemera-locks). */
+  lockNamespace?: string;
 }
 
 /** Like world(), with every knob: clocks, claim window, the installed CRD. */
 export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
   const objects = o.crd === undefined ? o.objects : [o.crd, ...o.objects];
   // The functions as deployed: the shipped RBAC enforced (their Leases in this world's lock namespace).
-  const server = grantChecked(await startApiServer({ objects, authorization: shippedAuthorization('ephemera-system'), ...(o.serverClock ? { clock: o.serverClock } : {}) }));
+  const lockNamespace = o.lockNamespace ?? 'ephemera-system';
+  const server = grantChecked(await startApiServer({ objects, authorization: shippedAuthorization(lockNamespace), ...(o.serverClock ? { clock: o.serverClock } : {}) }));
   const deps = (holder = 'engine-a'): EngineDeps => engineDeps(server.kubeConfig({ token: TOKENS.functions }), {
     holder,
+    lockNamespace,
     clock: o.now ?? (() => STORY_NOW),
     ...(o.leaseSeconds !== undefined ? { leaseSeconds: o.leaseSeconds } : {}),
     ...(o.skewSeconds !== undefined ? { skewSeconds: o.skewSeconds } : {}),

@@ -15,14 +15,16 @@ export interface InstanceOptions {
   monotonic?: () => number;
   /** Ask for gzip (default: as the kubeconfig says). */
   compression?: boolean;
+  /** Where the instance keeps its Leases (default ephemera-system). */
+  lockNamespace?: string;
 }
 
-/** The deps of one instance holding Leases in ephemera-system as `holder`. */
+/** The deps of one instance holding Leases in ephemera-system (or `lockNamespace`) as `holder`. */
 export function engineDeps(kc: KubeConfig, o: InstanceOptions): EngineDeps {
   return {
     kube: createKube(kc, { timeoutMs: 5000, ...(o.compression !== undefined ? { compression: o.compression } : {}) }),
     controllers: [ejobController],
-    lock: { namespace: 'ephemera-system', holder: o.holder, leaseSeconds: o.leaseSeconds ?? 15, skewSeconds: o.skewSeconds ?? 5 },
+    lock: { namespace: o.lockNamespace ?? 'ephemera-system', holder: o.holder, leaseSeconds: o.leaseSeconds ?? 15, skewSeconds: o.skewSeconds ?? 5 },
     clock: o.clock,
     logger: silentLogger,
     ...(o.monotonic ? { monotonic: o.monotonic } : {}),

@@ -6,11 +6,16 @@ export interface Recording {
   stop(): Promise<string[]>;
 }
 
-/** Starts a watch on each collection path (e.g. `/api/v1/namespaces/default/pods`). */
-export async function recordWatch(baseUrl: string, paths: string[]): Promise<Recording> {
+/**
+ * Starts a watch on each collection path (e.g. `/api/v1/namespaces/default/pods`), as the
+ * bearer of `token` when given: a world enforcing the shipped RBAC refuses an anonymous
+ * watch (403; review75 M5: `npm run record` broke on it unseen).
+ */
+export async function recordWatch(baseUrl: string, paths: string[], o: { token?: string } = {}): Promise<Recording> {
   const lines: string[] = [];
-  const streams = await Promise.all(paths.map(async (path) => {
-    const res = await fetch(`${baseUrl}${path}?watch=1`);
+  const headers: Record<string, string> = o.token ? { authorization: `Bearer ${o.token}` } : {};
+  const opened = await Promise.allSettled(paths.map(async (path) => {
+    const res = await fetch(`${baseUrl}${path}?watch=1`, { headers });
     if (!res.ok || !res.body) throw new Error(`watch ${path}: HTTP ${res.status}`);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     const pump = (async (): Promise<void> => {
@@ -28,6 +33,13 @@ export async function recordWatch(baseUrl: string, paths: string[]): Promise<Rec
     })();
     return { reader, pump };
   }));
+  const streams = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const refused = opened.find((o) => o.status === 'rejected');
+  if (refused) {
+    // Those that opened are closed, or they would hold the server open.
+    for (const s of streams) await s.reader.cancel();
+    throw refused.reason;
+  }
   return {
     async stop() {
       await new Promise((r) => setTimeout(r, 200)); // let the last events arrive

@@ -50,7 +50,8 @@ Variables (a bad value stops the relay, naming it; see the README's relay sectio
   EPHEMERA_RELAY_SEND_TIMEOUT_SECONDS     10     deadline of one send (SQS batch, in-process handling)
   EPHEMERA_RELAY_DELIVERY_GRACE_SECONDS   120    /readyz fails while the sink takes nothing longer
   EPHEMERA_RELAY_LISTEN                   :8080  /healthz, /readyz, /metrics (:PORT: every interface, IPv6 and IPv4)
-  EPHEMERA_RELAY_LEADER_ELECTION          true   only the Lease holder forwards
+  EPHEMERA_RELAY_LEADER_ELECTION          true   only the Lease holder forwards (false with --sink record:PATH:
+                                                 a recording relay never takes production's Lease)
   EPHEMERA_RELAY_LEASE_NAMESPACE          ephemera-system  namespace of the leader Lease
   EPHEMERA_LOCK_NAMESPACE                 ephemera-locks  the functions' claims Leases, swept at each resync
   EPHEMERA_LEASE_SECONDS, EPHEMERA_LEASE_SKEW_SECONDS  15, 5  leader Lease duration, clock allowance

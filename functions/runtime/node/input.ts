@@ -70,21 +70,73 @@ function expandList(v: unknown): unknown[] {
 /** One event from a recording: a raw watch event or a relay envelope, and where it was read (file, event number). */
 export type InputEvent = ({ watch: WatchEvent } | { envelope: Envelope }) & { where?: string };
 
+/** Events read from a file, and notes on what was skipped in it. */
+export interface LoadedEvents {
+  events: InputEvent[];
+  notes: string[];
+}
+
 /**
  * Events from a file: one JSON document (a watch event `{type, object}` or an envelope),
  * or JSON lines of them (what the relay's record sink writes, or `kubectl get --raw
- * '…?watch=1'`, BOOKMARK and ERROR events included). Blank lines are skipped.
+ * '…?watch=1'`, BOOKMARK and ERROR events included). Blank lines are skipped, and so is a
+ * last line cut off mid-write (see jsonLines), with a note. Envelopes of more than one
+ * cluster are refused (oneCluster).
  */
-export async function loadEvents(path: string): Promise<InputEvent[]> {
-  const text = (await readText(path)).trim();
-  if (text === '') return [];
+export async function loadEvents(path: string): Promise<LoadedEvents> {
+  const raw = await readText(path);
+  const text = raw.trim();
+  if (text === '') return { events: [], notes: [] };
   const single = tryJson(text);
-  const docs = single.ok ? [single.value] : text.split('\n').map((line, i) => ({ line, i })).filter((l) => l.line.trim() !== '').map(({ line, i }) => {
+  const { docs, notes } = single.ok ? { docs: [single.value], notes: [] } : jsonLines(path, raw.startsWith('\uFEFF') ? raw.slice(1) : raw);
+  const events = docs.map((doc, i) => toInputEvent(doc, `${path}${docs.length > 1 ? `: event ${i + 1}` : ''}`));
+  oneCluster(path, events);
+  return { events, notes };
+}
+
+/**
+ * The documents of JSON lines. A line that is not JSON is an error naming it, but for the
+ * last one when the file does not end with a newline and lines before it were read: that is
+ * a recording whose writer was killed in the middle of an append (SIGKILL, OOM, a node lost),
+ * and refusing the whole file for it hid everything before (review75 M1). It is skipped with
+ * a note naming it.
+ */
+function jsonLines(path: string, text: string): { docs: unknown[]; notes: string[] } {
+  const lines = text.split('\n').map((line, i) => ({ line, i })).filter((l) => l.line.trim() !== '');
+  const unterminated = !/\n\s*$/.test(text);
+  const docs: unknown[] = [];
+  const notes: string[] = [];
+  for (const [k, { line, i }] of lines.entries()) {
     const r = tryJson(line);
-    if (!r.ok) throw new InputError(`${path}: line ${i + 1}: not JSON (${r.error})`);
-    return r.value;
-  });
-  return docs.map((doc, i) => toInputEvent(doc, `${path}${docs.length > 1 ? `: event ${i + 1}` : ''}`));
+    if (r.ok) {
+      docs.push(r.value);
+      continue;
+    }
+    if (k === lines.length - 1 && unterminated && docs.length > 0) {
+      notes.push(`${path}: line ${i + 1}: skipped: not JSON (${r.error}) and not ended by a newline, so cut off mid-write (a relay stopped while appending); the ${docs.length} line${docs.length === 1 ? '' : 's'} before it are replayed`);
+      continue;
+    }
+    throw new InputError(`${path}: line ${i + 1}: not JSON (${r.error})`);
+  }
+  return { docs, notes };
+}
+
+/**
+ * Refuse envelopes of several clusters (`cluster`, EPHEMERA_RELAY_CLUSTER): invoke replays
+ * them against one state, one in-memory cluster, or with --kubeconfig one live cluster, so
+ * they were merged without a word, and with --apply one cluster's events were applied to
+ * another (review75 M4).
+ */
+function oneCluster(path: string, events: InputEvent[]): void {
+  const counts = new Map<string, number>();
+  for (const ev of events) {
+    const cluster = 'envelope' in ev ? ev.envelope.cluster : undefined;
+    if (cluster !== undefined) counts.set(cluster, (counts.get(cluster) ?? 0) + 1);
+  }
+  if (counts.size <= 1) return;
+  const first = [...counts.keys()][0] ?? '';
+  const file = /^[\w./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
+  throw new InputError(`${path}: events of ${counts.size} clusters (${[...counts].map(([c, n]) => `${c}: ${n} event${n === 1 ? '' : 's'}`).join(', ')}); invoke replays one cluster at a time, against the state of that cluster: split the recording by its "cluster" field, e.g. jq -c 'select(.cluster == "${first}")' ${file} > ${first}.jsonl`);
 }
 
 function toInputEvent(doc: unknown, where: string): InputEvent {

@@ -29,10 +29,11 @@ each with the reason, and when to look again.
   --state FILE       objects to start from: YAML or JSON, a kind: List or several documents
   --event FILE       a watch event {type, object}, or JSON lines of them (ephemera relay
                      --sink record:PATH, kubectl get --raw '…?watch=1': its BOOKMARK and
-                     ERROR events are skipped with a note); without it every object is
-                     reconciled once
-  --now RFC3339      the clock the handlers and the in-memory API server see (default: now),
-                     with Z or an offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00
+                     ERROR events are skipped with a note, and a last line cut off
+                     mid-write); without it every object is reconciled once
+  --now RFC3339      the clock the handlers and the in-memory API server see, with Z or an
+                     offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00. Default: now;
+                     in memory, a recorded envelope is planned at its own time (a note says so)
   --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
                      refused and errors when there are any; with --kubeconfig, objects is
                      empty (a live cluster's objects are not listed)
@@ -78,6 +79,8 @@ interface Tally {
   refused: { action: Action; error: unknown }[];
   failed: { controller?: string; key: string; error: unknown }[];
   notes: string[];
+  /** The keys reconciled, and those of them not found (`gone`). */
+  keys: { looked: Set<string>; gone: Set<string> };
 }
 
 /** A run: what the handlers did, and the objects after it (in memory; none for a live cluster, whose writes were sent only if `applied`). */
@@ -91,6 +94,8 @@ interface Options {
   state?: string;
   event?: string;
   now: Date;
+  /** Whether --now was given: without it, a recorded envelope is planned at its own time (eventClock). */
+  nowGiven: boolean;
   json: boolean;
   kubeconfig?: string;
   namespace?: string;
@@ -148,26 +153,69 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values.namespace !== undefined && (!values.kubeconfig || values.state || values.event)) throw new Error('--namespace only makes sense with --kubeconfig and no --state or --event');
   const now = values.now === undefined ? new Date() : parseRfc3339(values.now);
   if (!(now instanceof Date)) throw new Error(`--now ${now.error}, got "${values.now}"`);
-  return { state: values.state, event: values.event, now, json: values.output === 'json', kubeconfig: values.kubeconfig, namespace: values.namespace, apply: values.apply };
+  return { state: values.state, event: values.event, now, nowGiven: values.now !== undefined, json: values.output === 'json', kubeconfig: values.kubeconfig, namespace: values.namespace, apply: values.apply };
 }
 
-/** Run against an in-memory API server seeded from --state, whose clock is --now. */
-export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'now'>): Promise<Run> {
+/**
+ * Run against an in-memory API server seeded from --state, whose clock is --now; without
+ * --now, each recorded envelope's own time, else the wall clock (eventClock).
+ */
+export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'now'> & { nowGiven?: boolean }): Promise<Run> {
   const objects = opts.state ? await loadState(opts.state) : [];
-  const events = opts.event ? await loadEvents(opts.event) : undefined;
-  const cluster = await startCluster(objects, opts.now);
+  const loaded = opts.event ? await loadEvents(opts.event) : undefined;
+  const clock = { now: opts.now };
+  const replay = loaded && opts.nowGiven === false ? eventClock(loaded.events, opts.now, clock) : undefined;
+  const cluster = await startCluster(objects, () => clock.now);
   try {
-    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), opts.now), events ?? asResync(objects), { once: events === undefined, live: false });
+    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), () => clock.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false, ...(replay ? { at: replay.at } : {}) });
+    tally.notes.unshift(...(loaded?.notes ?? []), ...(replay ? [replay.note] : []));
+    if (loaded) tally.notes.push(...stateLacks(tally, opts.state));
     return { tally, objects: cluster.store.all() };
   } finally {
     await cluster.close();
   }
 }
 
+/**
+ * Without --now, a recorded envelope is planned at its own `time` (the handlers' clock and the
+ * in-memory API server's), an event without one at the wall clock: one wall clock for every
+ * event planned an old recording's TTLs and deadlines as long past, deletions production
+ * never made (review75 M3). Undefined when no envelope has a time to use. Only in memory:
+ * a live cluster's state is today's, and so is its clock.
+ */
+function eventClock(events: InputEvent[], wall: Date, clock: { now: Date }): { at: (ev: InputEvent) => void; note: string } | undefined {
+  const timeOf = (ev: InputEvent): Date | undefined => {
+    const t = 'envelope' in ev ? parseRfc3339(ev.envelope.time) : undefined;
+    return t instanceof Date ? t : undefined;
+  };
+  const times = events.map(timeOf).filter((t): t is Date => t !== undefined);
+  const first = times[0];
+  const last = times.at(-1);
+  if (first === undefined || last === undefined) return undefined;
+  const untimed = events.length - times.length;
+  const span = first.getTime() === last.getTime() ? first.toISOString() : `${first.toISOString()} … ${last.toISOString()}`;
+  return {
+    at: (ev) => void (clock.now = timeOf(ev) ?? wall),
+    note: `no --now: each recorded envelope is planned at its own time (${span})${untimed > 0 ? `, the ${untimed} event${untimed === 1 ? '' : 's'} without a time at the wall clock` : ''}; --now RFC3339 sets one clock for every event`,
+  };
+}
+
+/**
+ * A note when none of the objects a recording's events name is in the state: the handlers
+ * read --state, and a recording only says which objects changed (its snapshots are trimmed,
+ * for routing), so a recording without the state it goes with replays as "no actions"
+ * (review75 M2). Each key has its own note already; this one says what to do.
+ */
+function stateLacks(tally: Tally, state: string | undefined): string[] {
+  const { looked, gone } = tally.keys;
+  if (looked.size === 0 || gone.size < looked.size) return [];
+  return [`the state${state ? ` (${state})` : ''} has none of the ${looked.size} object${looked.size === 1 ? '' : 's'} the events name: invoke reads the objects from --state, an event only says which changed; capture the cluster's state with the recording (the README's "Replaying a recording" says how)`];
+}
+
 /** The in-memory cluster; objects it cannot hold (unknown kinds) are an input error. */
-async function startCluster(objects: unknown[], now: Date): Promise<ApiServer> {
+async function startCluster(objects: unknown[], clock: () => Date): Promise<ApiServer> {
   try {
-    return await startApiServer({ objects, clock: () => now });
+    return await startApiServer({ objects, clock });
   } catch (err) {
     throw new InputError(`--state: ${(err as Error).message}`);
   }
@@ -180,11 +228,12 @@ async function startCluster(objects: unknown[], now: Date): Promise<ApiServer> {
 async function invokeLive(opts: Options): Promise<Run> {
   const cluster = loadCluster({ kubeconfig: opts.kubeconfig as string });
   await probeCluster(cluster);
-  const deps = engineDeps(cluster.kc, opts.now, opts.apply ? undefined : dryRunKube);
+  const deps = engineDeps(cluster.kc, () => opts.now, opts.apply ? undefined : dryRunKube);
   const named = opts.state && !opts.event ? await readLive(deps.kube, await loadState(opts.state), cluster) : undefined;
-  const events = opts.event ? await loadEvents(opts.event) : asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
+  const loaded = opts.event ? await loadEvents(opts.event) : undefined;
+  const events = loaded?.events ?? asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
   const tally = await runHandlers(deps, events, { once: !opts.event, live: true });
-  tally.notes.unshift(...(named?.notes ?? []));
+  tally.notes.unshift(...(named?.notes ?? []), ...(loaded?.notes ?? []));
   return { tally, objects: [], live: { applied: opts.apply } };
 }
 
@@ -254,14 +303,14 @@ function ownedByJob(pod: Record<string, unknown>): boolean {
 }
 
 /**
- * Production's engine deps (unique lock holder, API timeout) with the --now clock; `wrap` may
- * stand in front of the client. `takeWrites` hands over the writes sent since it was last called.
+ * Production's engine deps (unique lock holder, API timeout) with the invoke's clock; `wrap`
+ * may stand in front of the client. `takeWrites` hands over the writes sent since it was last called.
  */
-function engineDeps(kc: KubeConfig, now: Date, wrap?: (kube: Kube) => Kube): EngineDeps & { takeWrites: () => Action[] } {
+function engineDeps(kc: KubeConfig, clock: () => Date, wrap?: (kube: Kube) => Kube): EngineDeps & { takeWrites: () => Action[] } {
   const config = parseEnv(FunctionsConfig, process.env);
   const deps = createEngineDeps(config, kc, process.env.LOG_LEVEL ? createLogger(config.LOG_LEVEL, 2) : silentLogger);
   const log = writeLog(wrap ? wrap(deps.kube) : deps.kube);
-  return { ...deps, kube: log.kube, clock: () => now, takeWrites: log.take };
+  return { ...deps, kube: log.kube, clock, takeWrites: log.take };
 }
 
 /** Without --event, every object is looked at once. */
@@ -276,11 +325,12 @@ function asResync(objects: unknown[]): InputEvent[] {
  * the others: its error is kept, and what was written before it stays reported (review: one
  * 403 hid the writes already made for other keys of a live cluster).
  */
-async function runHandlers(deps: EngineDeps & { takeWrites: () => Action[] }, events: InputEvent[], mode: { once: boolean; live: boolean }): Promise<Tally> {
-  const tally: Tally = { actions: [], requeueAfterSeconds: null, refused: [], failed: [], notes: [] };
+async function runHandlers(deps: EngineDeps & { takeWrites: () => Action[] }, events: InputEvent[], mode: { once: boolean; live: boolean; at?: (ev: InputEvent) => void }): Promise<Tally> {
+  const tally: Tally = { actions: [], requeueAfterSeconds: null, refused: [], failed: [], notes: [], keys: { looked: new Set(), gone: new Set() } };
   const skipped = new Map<string, string[]>();
   const seen = new Set<string>();
   for (const ev of events) {
+    mode.at?.(ev);
     const routed = await guarded(tally, { key: eventKey(ev) }, () => relayRoute(ev, deps.kube, deps.clock()));
     if (routed === undefined) continue;
     if ('skipped' in routed) {
@@ -329,6 +379,8 @@ async function reconcileOne(c: Controller<unknown>, key: string, deps: EngineDep
   tally.actions.push(...(r?.actions ?? []), ...writes.filter((a) => !planned.has(a)));
   if (r === undefined) return;
   tally.requeueAfterSeconds = minRequeue(tally.requeueAfterSeconds ?? undefined, r.requeueAfterSeconds) ?? null;
+  tally.keys.looked.add(key);
+  if (r.outcome === 'gone') tally.keys.gone.add(key);
   if (r.outcome === 'gone') tally.notes.push(`${c.name} ${key}: not in the ${into.live ? 'cluster' : 'state'}, nothing to do`);
   tally.refused.push(...(r.refused ?? []));
 }
