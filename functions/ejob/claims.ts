@@ -161,6 +161,8 @@ function nextRecord(input: ClaimInput, d: { base: LeaseRecord; kept: readonly Cl
       ...d.fresh.map((p): Claim => ({ pod: p.metadata.name, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}), at, w })),
     ],
     keptSince: d.base.keptSince ?? at,
+    // A keptSince set now starts the smallest skew anew; one carried keeps the smaller.
+    s: d.base.keptSince === undefined ? input.cfg.skewSeconds : Math.min(d.base.s ?? input.cfg.skewSeconds, input.cfg.skewSeconds),
     ...(d.passed.size > 0 ? { passed: [...d.passed.values()] } : {}),
     ...(d.holdUntil ? { holdUntil: d.holdUntil.toISOString() } : {}),
     ...(d.sealed ? { finished: true } : {}),
@@ -325,7 +327,26 @@ export function claimWindowSeconds(cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skew
  * in flight at parallelism 1 (review70). Never shorter than retentionMs.
  */
 export function claimRetentionMs(c: Pick<Claim, 'w'>, cfg: Pick<LeaseConfig, 'leaseSeconds' | 'skewSeconds'>): number {
-  return (Math.max(c.w ?? 0, claimWindowSeconds(cfg)) + cfg.skewSeconds) * 1000;
+  return (Math.max(Math.min(c.w ?? 0, MAX_CLAIM_WINDOW_SECONDS), claimWindowSeconds(cfg)) + cfg.skewSeconds) * 1000;
+}
+
+/**
+ * The longest window any valid setting gives (EPHEMERA_LEASE_SECONDS ≤ 300, skew ≤ 60): a
+ * recorded `w` beyond it (a record edited by hand) holds no slot longer than that (review76:
+ * w = 1e9 held the slot for 31 years).
+ */
+const MAX_CLAIM_WINDOW_SECONDS = 360;
+
+/**
+ * How long before the Lease was read a LIST of the pods may have been sent and still stand
+ * for them (listBeforeLeaseStands): the reader's skewSeconds, or the smallest a writer of the
+ * record since keptSince had (`s`), if smaller — each writer drops a claim skewSeconds past
+ * its window by its own setting, so a LIST older than that may miss an injection whose
+ * claim is already gone (review76).
+ */
+export function standingLagMs(view: LeaseView, cfg: Pick<LeaseConfig, 'skewSeconds'>): number {
+  const recorded = view.kind === 'ours' ? view.record.s : undefined;
+  return Math.min(cfg.skewSeconds, recorded ?? cfg.skewSeconds) * 1000;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Kube, ObjectRef } from '../kube/kube.ts';
 import { isKubeError, refusedForGood } from '../kube/errors.ts';
 import { elapsedMs } from '../kube/elapsed.ts';
 import { jobFinished } from './finished.ts';
-import { claimRetentionMs, listBeforeLeaseStands } from './claims.ts';
+import { claimRetentionMs, listBeforeLeaseStands, standingLagMs } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
 import { leaseOwner, readLeaseView, RECORD_VERSION, type LeaseConfig } from './lease-record.ts';
 import { ownedBy, podState } from './pod-state.ts';
@@ -148,7 +148,7 @@ async function observe(key: string, kube: Kube, lock?: LockConfig): Promise<Ejob
   // How long before the Lease came back the LIST was sent: by the local elapsed clock (kube/elapsed.ts), and
   // by the server's (a process stalled or a clock stepped shows there too).
   const lag = Math.max(elapsedMs() - listedAt.local, lease.serverNow.getTime() - (listedAt.server ?? Number.NEGATIVE_INFINITY));
-  if (lag <= cfg.skewSeconds * 1000 && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {
+  if (lag <= standingLagMs(lease.view, cfg) && listBeforeLeaseStands(lease.view, lease.serverNow, cfg, first.pods)) {
     return withTold(kube, spec.spec, { readable: true, job: job.data, pods: first.pods, lease, notes: [...first.notes, `Lease read: ${need.why}; the pods listed ${Math.round(lag)} ms before it stand (the record keeps every claim for its retention)`], ...warned(first) });
   }
   const second = await listPods(kube, ref.namespace, podQuery);

@@ -61,6 +61,15 @@ export const LeaseRecord = z.object({
    */
   keptSince: z.string().optional(),
   /**
+   * The smallest skewSeconds of the writers since `keptSince` (set with it, lowered by each
+   * write): each keeps a claim `skewSeconds` past its window by its own setting, so a LIST
+   * read before the Lease stands only if it lagged the Lease by no more than this (claims.ts
+   * standingLagMs; review76: a reader with a larger skew than a writer trusted a LIST the
+   * writer's drops had outrun, and a job ran one pod more than its parallelism). Absent
+   * (older writers): the reader's own skew, as before. Added within version 1.
+   */
+  s: z.number().positive().optional(),
+  /**
    * Pods passed over: a claim on each ended its retention with no injection showing (its
    * claimer stopped, or the API server refused the injection — a pod grown too large to take
    * one more container, a policy refusing that pod). Claims go first to the pods never passed

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
-import { decideClaims, MAX_RECORD_CLAIMS, MAX_RECORD_PASSED, type ClaimInput } from '../../functions/ejob/claims.ts';
+import { decideClaims, MAX_RECORD_CLAIMS, MAX_RECORD_PASSED, standingLagMs, type ClaimInput } from '../../functions/ejob/claims.ts';
 import { CLAIMS_ANNOTATION, KEY_ANNOTATION, LEASE_LABEL, readLeaseView, type LeaseRecord, type LeaseView } from '../../functions/ejob/lease-record.ts';
 import { selectTargets } from '../../functions/ejob/targets.ts';
 
@@ -98,16 +98,33 @@ describe('claims: slots and replicas', () => {
     assert.deepEqual(names(decide([pod(0), pod(1)], ours(record), spec(), new Date(NOW.getTime() + 15_000))), ['p1'], 'after A\'s window and the skew (T0+41 s) the never-injected claim is passed over, p1 claimed');
     // A shorter window on the claim than the reader's own changes nothing: the reader's counts.
     assert.ok(!names(decide([pod(0), pod(1)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(22), w: 5 }] }))).includes('p1'), 'a claim is never kept less than the reader\'s own retention: p1 is not claimed');
+    // A window no setting can give (a record edited by hand) is held to the longest one can (300 + 60 s).
+    assert.deepEqual(names(decide([pod(0), pod(1)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(366), w: 1e9 }] }))), ['p1'], 'w = 1e9 holds the slot 360 s + skew, not 31 years');
     // Renewing keeps the longer window: the first claimer may still inject under the claim.
     const renewed = written(decide([pod(0), pod(1)], ours({ total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(6), w: 35 }] })));
     assert.deepEqual(renewed?.claims.map((c) => [c.pod, c.renewed, c.w]), [['p0', true, 35]]);
+  });
+
+  test('instances with different skews: a LIST read before the Lease stands only within the smallest skew of the record\'s writers since keptSince (review76)', () => {
+    // D (skew 2) drops a claim 2 s past its window; R (skew 10) trusted a LIST up to 10 s
+    // older than the Lease, which could predate an injection whose claim D had dropped: R saw
+    // that pod pending and claimed another, one more than parallelism.
+    const short = { ...cfg, holder: 'D', skewSeconds: 2 };
+    const byD = decideClaims({ spec: spec(), jobUid: UID, pods: [pod(0)], targets: selectTargets(spec(), UID, [pod(0)]).targets, lease: ours({ keptSince: at(100), s: 5 }), serverNow: NOW, cfg: short, mayClaim: true });
+    assert.equal(written(byD)?.s, 2, 'a write lowers it to its own skew');
+    assert.equal(standingLagMs(ours(written(byD)!), { skewSeconds: 10 }), 2000, 'R trusts a LIST at most 2 s older than the Lease, not 10 s');
+    assert.equal(written(decide([pod(0)], ours({ keptSince: at(100), s: 2 })))?.s, 2, 'a larger skew never raises it while keptSince holds');
+    assert.equal(written(decide([pod(0)], ours({})))?.s, 5, 'a keptSince set anew starts it anew');
+    assert.equal(written(decide([pod(0)], ours({ keptSince: at(100) })))?.s, 5, 'a record from before it: the writer\'s own');
+    assert.equal(standingLagMs(ours({ keptSince: at(100) }), { skewSeconds: 10 }), 10_000, 'absent: the reader\'s own skew, as before');
+    assert.equal(standingLagMs({ kind: 'absent' }, { skewSeconds: 3 }), 3000);
   });
 
   test('claims are written first, with the server time, the new total, the claims within their retention kept, and keptSince carried', () => {
     const d = decide([pod(0), pod(1), pod(2), pod(3, 'ok')], ours({ total: 2, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p4', uid: 'u4', at: at(26) }] }), spec({ parallelism: 3 }));
     assert.equal(d.write?.verb, 'update');
     assert.equal((d.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '7', 'fenced by the version read');
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 4, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString(), w: 20 }, { pod: 'p2', uid: 'u2', at: NOW.toISOString(), w: 20 }] });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 4, keptSince: at(100), s: 5, claims: [{ pod: 'p0', uid: 'u0', at: at(3) }, { pod: 'p3', uid: 'u3', at: at(24) }, { pod: 'p1', uid: 'u1', at: NOW.toISOString(), w: 20 }, { pod: 'p2', uid: 'u2', at: NOW.toISOString(), w: 20 }] });
     // A record written where no Lease was has kept every claim from the start; one written by an older instance, from its first write on.
     assert.equal(written(decide([pod(0)], { kind: 'absent' }))?.keptSince, '1970-01-01T00:00:00.000Z');
     assert.equal(written(decide([pod(0)], ours({})))?.keptSince, NOW.toISOString());
@@ -175,7 +192,7 @@ describe('claims: slots and replicas', () => {
   test('a claim whose injection has not shown a third of a lease (5 s) after it is made again: same pod and slot, a new `at`, marked renewed, replicas unchanged', () => {
     const d = decide([pod(0), pod(1)], ours({ total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: at(6) }] }), spec({ replicas: 1 }));
     assert.deepEqual([names(d), d.renewed.map((p) => p.metadata.name)], [['p0'], ['p0']]);
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, keptSince: at(100), claims: [{ pod: 'p0', uid: 'u0', at: NOW.toISOString(), renewed: true, w: 20 }] });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, keptSince: at(100), s: 5, claims: [{ pod: 'p0', uid: 'u0', at: NOW.toISOString(), renewed: true, w: 20 }] });
     assert.equal(d.write?.verb, 'update', 'fenced like any claim');
     // With a free slot, a new claim and a renewal in one write.
     const both = decide([pod(0), pod(1)], ours({ total: 1, claims: [{ pod: 'p0', uid: 'u0', at: at(6) }] }), spec({ parallelism: 2 }));
@@ -227,7 +244,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.deepEqual(names(after), ['p0']);
     assert.equal(after.write?.verb, 'update');
     assert.equal((after.write?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '9');
-    assert.deepEqual(written(after), { v: 1, job: UID, total: 1, keptSince: new Date(NOW.getTime() + 16_000).toISOString(), claims: [{ pod: 'p0', uid: 'u0', at: new Date(NOW.getTime() + 16_000).toISOString(), w: 20 }] });
+    assert.deepEqual(written(after), { v: 1, job: UID, total: 1, keptSince: new Date(NOW.getTime() + 16_000).toISOString(), s: 5, claims: [{ pod: 'p0', uid: 'u0', at: new Date(NOW.getTime() + 16_000).toISOString(), w: 20 }] });
     assert.match(after.write?.reason ?? '', /repair the Lease record/);
   });
 
@@ -237,7 +254,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     assert.equal(decide([pod(0, 'running'), pod(1)], undated).write, undefined, 'the slot is full anyway: the hold stops nothing');
     const d = decide([pod(0), pod(1)], undated);
     assert.deepEqual(names(d), []);
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], keptSince: NOW.toISOString(), holdUntil: new Date(NOW.getTime() + 20_000).toISOString() });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], keptSince: NOW.toISOString(), s: 5, holdUntil: new Date(NOW.getTime() + 20_000).toISOString() });
     // The next reconcile reads the repaired record and waits for holdUntil too.
     const repaired = ours(written(d) ?? {});
     const soon = decide([pod(0), pod(1)], repaired, spec(), new Date(NOW.getTime() + 5_000));
@@ -249,7 +266,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     const ahead = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(-86_400)), UID);
     const d = decide([pod(0), pod(1)], ahead);
     assert.deepEqual(names(d), []);
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], keptSince: NOW.toISOString(), holdUntil: new Date(NOW.getTime() + 20_000).toISOString() }, 'a window (15 + 5 s) from now, written down so it does not move with each reader');
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 0, claims: [], keptSince: NOW.toISOString(), s: 5, holdUntil: new Date(NOW.getTime() + 20_000).toISOString() }, 'a window (15 + 5 s) from now, written down so it does not move with each reader');
     assert.deepEqual(names(decide([pod(0), pod(1)], ours(written(d) ?? {}), spec(), new Date(NOW.getTime() + 21_000))), ['p0']);
     // A second ahead (the reader's server time trails a fresh write's): held from that renewTime, as it says.
     const fresh = decide([pod(0), pod(1)], readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(-1)), UID));
@@ -260,7 +277,7 @@ describe('the Lease record: absent, ours, or unreadable (bad input)', () => {
     const view = readLeaseView(lease({ [CLAIMS_ANNOTATION]: 'garbage' }, at(5)), UID);
     const input: ClaimInput = { spec: spec(), jobUid: UID, pods: [pod(0, 'ok')], targets: selectTargets(spec(), UID, [pod(0, 'ok')]).targets, lease: view, serverNow: NOW, cfg, mayClaim: false, seal: true };
     const d = decideClaims(input);
-    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, claims: [], keptSince: NOW.toISOString(), holdUntil: new Date(NOW.getTime() + 15_000).toISOString(), finished: true });
+    assert.deepEqual(written(d), { v: 1, job: UID, total: 1, claims: [], keptSince: NOW.toISOString(), s: 5, holdUntil: new Date(NOW.getTime() + 15_000).toISOString(), finished: true });
   });
 
   test('an unreadable record older than a claim window, or one of an earlier job of the same name, is rebuilt from the pods at once', () => {
