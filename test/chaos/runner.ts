@@ -57,17 +57,18 @@ const PROCESS_ENV = {
 };
 
 /**
- * Odd slots run with a longer claim window than PROCESS_ENV's, longer than the others'
- * retention (2 + 2 × 2 = 6 s) covers (5 + 2 = 7 s): every schedule mixes instances whose
+ * Odd slots run with a longer claim window and a larger skew than PROCESS_ENV's (5 + 3 = 8 s,
+ * beyond the others' retention of 2 + 2 × 2 = 6 s): every schedule mixes instances whose
  * settings differ, as during a rollout that changes them. Each claim carries its claimer's
- * window and readers keep the longer (functions/ejob/claims.ts claimRetentionMs; review70);
- * judged by the reader's own, a claim could be dropped while its injection may still land.
+ * window and readers keep the longer (functions/ejob/claims.ts claimRetentionMs; review70),
+ * and a LIST read before the Lease stands only within the smallest skew of the record's
+ * writers (standingLagMs; review76).
  */
-const LONG_WINDOW_ENV = { EPHEMERA_LEASE_SECONDS: '5' };
+const LONG_WINDOW_ENV = { EPHEMERA_LEASE_SECONDS: '5', EPHEMERA_LEASE_SKEW_SECONDS: '3' };
 const envFor = (slot: number): Record<string, string> => (slot % 2 === 1 ? LONG_WINDOW_ENV : {});
 
 /** The longest claim window of the fleet, in ms: what the checker allows a late write. */
-const LONGEST_WINDOW_MS = (Math.max(Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS), Number(LONG_WINDOW_ENV.EPHEMERA_LEASE_SECONDS)) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000;
+const LONGEST_WINDOW_MS = Math.max(Number(PROCESS_ENV.EPHEMERA_LEASE_SECONDS) + Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS), Number(LONG_WINDOW_ENV.EPHEMERA_LEASE_SECONDS) + Number(LONG_WINDOW_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000;
 
 /** Runs one schedule to the end and checks it. */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<ScheduleResult> {
@@ -102,7 +103,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome, notStarted,
     // The product's bound on writes planned before a job's delete: the processes' claim window.
     lateWriteGraceMs: LONGEST_WINDOW_MS,
-    leaseSkewMs: Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS) * 1000,
+    leaseSkewMs: Math.max(Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS), Number(LONG_WINDOW_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
   };
   // Counted, not excused: the next relay's first sync sweeps such a job's Lease.
   if (unwatchedDeletes.length) server.faults.count('job deleted while no process lived to handle it', unwatchedDeletes.length);
