@@ -51,8 +51,8 @@ function lines(messages: Message[]): Buffer {
 async function append(path: string, data: Buffer, count: number, write: WriteAll): Promise<SendOutcome[]> {
   let file: FileHandle | undefined;
   try {
-    file = await open(path, 'a', 0o600);
-    const { size } = await file.stat();
+    file = await open(path, 'a+', 0o600);
+    const size = await afterLastLine(file, (await file.stat()).size);
     try {
       await write(file, data);
     } catch (err) {
@@ -65,4 +65,31 @@ async function append(path: string, data: Buffer, count: number, write: WriteAll
   } finally {
     await file?.close().catch(() => undefined);
   }
+}
+
+/** How much of the file is read at a time looking back for its last newline. */
+const TAIL_CHUNK = 64 * 1024;
+
+/**
+ * The file's size once a last line cut off mid-write is gone: a relay killed (SIGKILL, OOM)
+ * during an append leaves a line with no newline, and the next relay's first line was glued
+ * to it, mid-file, where `ephemera invoke` cannot skip it (review76: only a cut-off last line
+ * is skipped). The fragment is cut back to the last newline before anything is appended.
+ */
+async function afterLastLine(file: FileHandle, size: number): Promise<number> {
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - TAIL_CHUNK);
+    const chunk = Buffer.alloc(end - start);
+    await file.read(chunk, 0, chunk.length, start);
+    const nl = chunk.lastIndexOf(10);
+    if (nl === chunk.length - 1 && end === size) return size;
+    if (nl >= 0) {
+      await file.truncate(start + nl + 1);
+      return start + nl + 1;
+    }
+    end = start;
+  }
+  if (size > 0) await file.truncate(0);
+  return 0;
 }

@@ -1,7 +1,7 @@
 // The record sink's file: a batch is in it whole or not at all, and only its owner reads it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,6 +81,21 @@ console.log(JSON.stringify([a.map((o) => o.ok), b.map((o) => o.ok), b[0].error])
 });
 
 describe('record sink: the file', () => {
+  test('a last line cut off by a killed relay is cut back before the next append, so the file stays whole (review76)', async () => {
+    const path = join(dir, 'killed.jsonl');
+    assert.ok((await recordSink(path).send(messages(0, 3))).every((o) => o.ok));
+    // A relay killed mid-append leaves part of a line, with no newline (longer than the tail
+    // chunk read back, so the cut has to look further than one read).
+    appendFileSync(path, messages(3, 1, 100_000)[0]!.body.slice(0, 90_000));
+    assert.ok((await recordSink(path).send(messages(4, 2))).every((o) => o.ok), 'the next relay appends');
+    assert.deepEqual(ids(path), ['id-0', 'id-1', 'id-2', 'id-4', 'id-5'], 'the fragment is gone, every line whole');
+    // A file holding only a fragment is emptied.
+    const only = join(dir, 'fragment.jsonl');
+    writeFileSync(only, '{"specversion":"1.0","id":"cut');
+    assert.ok((await recordSink(only).send(messages(6, 1))).every((o) => o.ok));
+    assert.deepEqual(ids(only), ['id-6']);
+  });
+
   test('is created readable and writable by its owner only: it holds names, labels and images (review75 L4)', async () => {
     const path = join(dir, 'mode.jsonl');
     await recordSink(path).send(messages(0, 1));
