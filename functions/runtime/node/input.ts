@@ -129,12 +129,16 @@ function jsonLines(path: string, text: string): { docs: unknown[]; notes: string
  */
 function oneCluster(path: string, events: InputEvent[]): void {
   const counts = new Map<string, number>();
+  // An envelope naming no cluster (a relay without EPHEMERA_RELAY_CLUSTER) is one cluster
+  // more beside one that names one (review76: they were merged without a word).
+  const UNNAMED = '(no cluster named)';
   for (const ev of events) {
-    const cluster = 'envelope' in ev ? ev.envelope.cluster : undefined;
-    if (cluster !== undefined) counts.set(cluster, (counts.get(cluster) ?? 0) + 1);
+    if (!('envelope' in ev)) continue;
+    const cluster = ev.envelope.cluster ?? UNNAMED;
+    counts.set(cluster, (counts.get(cluster) ?? 0) + 1);
   }
   if (counts.size <= 1) return;
-  const first = [...counts.keys()][0] ?? '';
+  const first = [...counts.keys()].find((c) => c !== UNNAMED) ?? '';
   const file = /^[\w./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
   throw new InputError(`${path}: events of ${counts.size} clusters (${[...counts].map(([c, n]) => `${c}: ${n} event${n === 1 ? '' : 's'}`).join(', ')}); invoke replays one cluster at a time, against the state of that cluster: split the recording by its "cluster" field, e.g. jq -c 'select(.cluster == "${first}")' ${file} > ${first}.jsonl`);
 }

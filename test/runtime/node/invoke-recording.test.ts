@@ -70,8 +70,15 @@ describe('invoke --event: a recording of several clusters', () => {
     assert.equal(r.stdout, '', 'nothing was planned');
   });
 
-  test('one cluster named (with or without envelopes naming none) is replayed', async () => {
-    const events = file('one-cluster.jsonl', `${[line('EphemeralJob', JOB, { cluster: 'prod-eu' }), line('Pod', 'helloworld-865cd8865b-nl8lq')].join('\n')}\n`);
+  test('envelopes naming a cluster beside envelopes naming none are two clusters: refused (review76)', async () => {
+    const events = file('named-and-not.jsonl', `${[line('EphemeralJob', JOB, { cluster: 'prod-eu' }), line('Pod', 'helloworld-865cd8865b-nl8lq')].join('\n')}\n`);
+    const r = await runCli(['invoke', '--state', STORY1, '--event', events, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /events of 2 clusters \(prod-eu: 1 event, \(no cluster named\): 1 event\).*select\(\.cluster == "prod-eu"\)/);
+  });
+
+  test('one cluster named on every envelope is replayed', async () => {
+    const events = file('one-cluster.jsonl', `${[line('EphemeralJob', JOB, { cluster: 'prod-eu' }), line('Pod', 'helloworld-865cd8865b-nl8lq', { cluster: 'prod-eu' })].join('\n')}\n`);
     const r = await runCli(['invoke', '--state', STORY1, '--event', events, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(injected(r.stdout), ['helloworld-865cd8865b-nl8lq']);
