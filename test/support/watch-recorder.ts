@@ -40,13 +40,33 @@ export async function recordWatch(baseUrl: string, paths: string[], o: { token?:
     for (const s of streams) await s.reader.cancel();
     throw refused.reason;
   }
+  const rvOf = (line: string): number => Number((JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
+  /**
+   * Until every object a LIST of the paths shows now has arrived on the watches at that
+   * version (a stream delivers in order, so everything before it has too), or `boundMs`:
+   * a fixed pause lost the story's last event when the event loop was held up longer
+   * (review76). A deletion after the last object's change still rides on the pause after.
+   */
+  const caughtUp = async (boundMs: number): Promise<void> => {
+    const want = (await Promise.all(paths.map(async (path) => {
+      const res = await fetch(`${baseUrl}${path}`, { headers });
+      const list = (await res.json()) as { items?: { metadata: { resourceVersion: string } }[] };
+      return (list.items ?? []).map((i) => Number(i.metadata.resourceVersion));
+    }))).flat();
+    const until = Date.now() + boundMs;
+    while (Date.now() < until) {
+      const seen = new Set(lines.map(rvOf));
+      if (want.every((rv) => seen.has(rv))) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
   return {
     async stop() {
-      await new Promise((r) => setTimeout(r, 200)); // let the last events arrive
+      await caughtUp(10_000);
+      await new Promise((r) => setTimeout(r, 200)); // a deletion after the last change
       for (const s of streams) await s.reader.cancel();
       await Promise.all(streams.map((s) => s.pump.catch(() => undefined)));
-      const rv = (line: string): number => Number((JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
-      return lines.sort((a, b) => rv(a) - rv(b));
+      return lines.sort((a, b) => rvOf(a) - rvOf(b));
     },
   };
 }
