@@ -162,6 +162,10 @@ describe('a watch that brings nothing', () => {
           res.writeHead(ur.statusCode ?? 502, { ...headers, 'content-length': String(body.length) }).end(body);
         });
       });
+      // A watch the relay gives up on, or the proxy's own close, resets these sockets: an
+      // 'error' with no listener was an uncaught ECONNRESET after the test (a CI run failed so).
+      up.on('error', () => res.destroy());
+      req.on('error', () => up.destroy());
       req.pipe(up);
       res.on('close', () => up.destroy());
     });
