@@ -348,11 +348,7 @@ export class Rest {
     const next = clone(req);
     next.apiVersion = old.apiVersion;
     next.kind = old.kind;
-    const keep = ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'];
-    for (const k of keep) {
-      if (old.metadata[k] === undefined) delete next.metadata[k];
-      else next.metadata[k] = old.metadata[k];
-    }
+    keepMetadata(next, old, SERVER_SET_METADATA);
     if (hasStatus(def)) {
       if (old.status === undefined) delete next.status;
       else next.status = clone(old.status);
@@ -488,6 +484,17 @@ function pathSegmentProblems(name: string): string[] {
   return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
 }
 
+/** Metadata an update never sets: the stored object's is kept (ObjectMeta's update rules). */
+const SERVER_SET_METADATA = ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const;
+
+/** `next` takes `old`'s value (or absence) of each of these metadata fields. */
+function keepMetadata(next: KubeObject, old: KubeObject, keys: readonly string[]): void {
+  for (const k of keys) {
+    if (old.metadata[k] === undefined) delete next.metadata[k];
+    else next.metadata[k] = clone(old.metadata[k]);
+  }
+}
+
 /**
  * A pod written through pods/status, as podStatusStrategy.PrepareForUpdate makes it: the
  * spec, deletionTimestamp and ownerReferences are the stored ones (and a qosClass left
@@ -500,10 +507,7 @@ function podStatusNext(old: KubeObject, req: KubeObject): KubeObject {
   next.apiVersion = old.apiVersion;
   next.kind = old.kind;
   next.spec = clone(old.spec);
-  for (const k of ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'ownerReferences']) {
-    if (old.metadata[k] === undefined) delete next.metadata[k];
-    else next.metadata[k] = clone(old.metadata[k]);
-  }
+  keepMetadata(next, old, [...SERVER_SET_METADATA, 'ownerReferences']);
   const qos = (old.status as { qosClass?: unknown } | undefined)?.qosClass;
   const status = next.status as { qosClass?: unknown } | undefined;
   if (qos !== undefined && status !== undefined && !status.qosClass) status.qosClass = qos;

@@ -1,5 +1,5 @@
 import { toDate } from '../api/meta.ts';
-import type { Container, ContainerState, Pod } from '../api/pod.ts';
+import type { Container, ContainerState, ContainerStatus, Pod } from '../api/pod.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
 import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, SWAPPED_AT_ANNOTATION, type PodRef } from './actions.ts';
 import type { SidecarOptions } from './config.ts';
@@ -58,6 +58,8 @@ interface Ctx {
   path?: Path;
   /** Sidecars already asked to stop, and since when (null: unknown). */
   issued: Map<string, Date | null>;
+  /** The pod's container statuses by name, read once per plan. */
+  statuses: Map<string, ContainerStatus>;
   end?: { phase: 'Succeeded' | 'Failed'; reason: string; why: string };
   requeueAfterSeconds?: number;
 }
@@ -86,7 +88,7 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
     return { actions: [], notes: [...notes, `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`] };
   }
   if (node.kind === 'unknown') notes.push(`node ${node.name || '?'} ${node.detail ?? 'unknown'}: assuming a normal node`);
-  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map() };
+  const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map(), statuses: statusByName(pod.status?.containerStatuses ?? []) };
   if (node.kind === 'virtual-kubelet') planVirtualKubelet(ctx, node.name);
   else planNormalNode(ctx);
   warnIfStuck(ctx);
@@ -145,7 +147,7 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
  * again so that the pod is not forgotten.
  */
 function swapWritten(ctx: Ctx, name: string, image: string): void {
-  const status = statusByName(ctx.ref.pod.status?.containerStatuses ?? []).get(name);
+  const status = ctx.statuses.get(name);
   const refused = cannotStart(status?.state);
   if (refused) {
     const message = `sidecar ${name} cannot start the image ${image} from ${TERMINATE_WITH_IMAGE_ENV} (${refused}): fix the image or its registry (the kubelet keeps retrying), or end the pod`;
@@ -322,7 +324,7 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
     ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationUnsupported', message: unsupported.message, discriminator: unsupported.discriminator }, ctx.now));
     return;
   }
-  const statuses = statusByName(pod.status?.containerStatuses ?? []);
+  const statuses = ctx.statuses;
   const injected: string[] = [];
   const notRunning: { name: string; reason: string }[] = [];
   for (const s of stage.sidecars) {
@@ -386,7 +388,7 @@ function signalOnceRunning(ctx: Ctx, notRunning: { name: string; reason: string 
 
 /** When the last main container finished, by the node's clock; undefined when none says. */
 function mainsFinishedAt(ctx: Ctx): Date | undefined {
-  const statuses = statusByName(ctx.ref.pod.status?.containerStatuses ?? []);
+  const statuses = ctx.statuses;
   let last: Date | undefined;
   for (const name of ctx.due.roles.mains) {
     const at = toDate(statuses.get(name)?.state?.terminated?.finishedAt);
@@ -465,7 +467,7 @@ function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
  */
 function stoppedSinceSignal(ctx: Ctx, sidecar: string, state: ContainerState | undefined): boolean {
   const started = startedAt(state);
-  const stopped = toDate(statusByName(ctx.ref.pod.status?.containerStatuses ?? []).get(sidecar)?.lastState?.terminated?.finishedAt);
+  const stopped = toDate(ctx.statuses.get(sidecar)?.lastState?.terminated?.finishedAt);
   if (!started || !stopped || stopped < started) return false;
   ctx.notes.push(`signal container for sidecar ${sidecar} exited ${String(state?.terminated?.exitCode)}, but the sidecar stopped after it started: signal delivered`);
   return true;

@@ -77,19 +77,21 @@ const TAIL_CHUNK = 64 * 1024;
  * is skipped). The fragment is cut back to the last newline before anything is appended.
  */
 async function afterLastLine(file: FileHandle, size: number): Promise<number> {
+  // The usual case, on every batch: the file ends with a whole line (one byte read).
+  const last = Buffer.alloc(1);
+  if (size === 0 || ((await file.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] === 10)) return size;
   let end = size;
   while (end > 0) {
     const start = Math.max(0, end - TAIL_CHUNK);
     const chunk = Buffer.alloc(end - start);
     await file.read(chunk, 0, chunk.length, start);
     const nl = chunk.lastIndexOf(10);
-    if (nl === chunk.length - 1 && end === size) return size;
     if (nl >= 0) {
       await file.truncate(start + nl + 1);
       return start + nl + 1;
     }
     end = start;
   }
-  if (size > 0) await file.truncate(0);
+  await file.truncate(0);
   return 0;
 }

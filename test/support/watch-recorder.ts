@@ -13,6 +13,8 @@ export interface Recording {
  */
 export async function recordWatch(baseUrl: string, paths: string[], o: { token?: string } = {}): Promise<Recording> {
   const lines: string[] = [];
+  /** The resourceVersions the watches have brought, as they arrive (caughtUp polls this). */
+  const seen = new Set<number>();
   const headers: Record<string, string> = o.token ? { authorization: `Bearer ${o.token}` } : {};
   const opened = await Promise.allSettled(paths.map(async (path) => {
     const res = await fetch(`${baseUrl}${path}?watch=1`, { headers });
@@ -27,7 +29,10 @@ export async function recordWatch(baseUrl: string, paths: string[], o: { token?:
         for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
           const line = buf.slice(0, nl).trim();
           buf = buf.slice(nl + 1);
-          if (line) lines.push(line);
+          if (line) {
+            lines.push(line);
+            seen.add(rvOf(line));
+          }
         }
       }
     })();
@@ -40,7 +45,6 @@ export async function recordWatch(baseUrl: string, paths: string[], o: { token?:
     for (const s of streams) await s.reader.cancel();
     throw refused.reason;
   }
-  const rvOf = (line: string): number => Number((JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
   /**
    * Until every object a LIST of the paths shows now has arrived on the watches at that
    * version (a stream delivers in order, so everything before it has too), or `boundMs`:
@@ -55,7 +59,6 @@ export async function recordWatch(baseUrl: string, paths: string[], o: { token?:
     }))).flat();
     const until = Date.now() + boundMs;
     while (Date.now() < until) {
-      const seen = new Set(lines.map(rvOf));
       if (want.every((rv) => seen.has(rv))) return;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -69,4 +72,9 @@ export async function recordWatch(baseUrl: string, paths: string[], o: { token?:
       return lines.sort((a, b) => rvOf(a) - rvOf(b));
     },
   };
+}
+
+/** A watch line's object's resourceVersion. */
+function rvOf(line: string): number {
+  return Number((JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
 }
