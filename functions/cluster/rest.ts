@@ -2,7 +2,6 @@
 // and subresources), patch, delete with preconditions and finalizers, list with selectors.
 // The HTTP layer and the simulated kubelet both go through here.
 import { pruneForStorage } from './crd-prune.ts';
-import { randomUUID } from 'node:crypto';
 import { dns1123LabelProblems, dns1123SubdomainProblems } from '../api/name-formats.ts';
 import type { Admit } from './admission.ts';
 import { randomSuffix } from './names.ts';
@@ -268,10 +267,10 @@ export class Rest {
 
   private generateName(def: ResourceDef, namespace: string, prefix: string): string {
     for (let i = 0; i < 8; i++) {
-      const name = `${prefix}${randomSuffix()}`;
+      const name = `${prefix}${randomSuffix(this.store.ids.random)}`;
       if (!this.store.read(def, namespace, name)) return name;
     }
-    return `${prefix}${randomSuffix()}`;
+    return `${prefix}${randomSuffix(this.store.ids.random)}`;
   }
 
   private validateName(def: ResourceDef, meta: Meta): void {
@@ -285,7 +284,7 @@ export class Rest {
 
   private prepareCreate(def: ResourceDef, obj: KubeObject): void {
     const meta = obj.metadata;
-    meta.uid = randomUUID();
+    meta.uid = this.store.ids.uid();
     meta.creationTimestamp = timestamp(this.clock());
     for (const k of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[k];
     if (def.generation) meta.generation = 1;

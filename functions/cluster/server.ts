@@ -8,6 +8,7 @@ import { KubeConfig, type Cluster } from '@kubernetes/client-node';
 import { admit } from './admission.ts';
 import { installedCrds } from './crds.ts';
 import { discovery, VERSION_INFO } from './discovery.ts';
+import type { Ids } from './names.ts';
 import { checkFields } from './field-validation.ts';
 import { openApiDocument } from './openapi.ts';
 import { Faults, type FaultSpec, type FaultTarget } from './faults.ts';
@@ -32,6 +33,8 @@ export interface ApiServerOptions {
   objects?: unknown[];
   /** The server clock: timestamps and the Date header (default: real time). */
   clock?: () => Date;
+  /** Where uids and generated names come from (default random, as a real server's; `seededIds` repeats them). */
+  ids?: Ids;
   /** Watch events kept for resuming watches; older versions get 410 Gone (default 10000). */
   watchHistory?: number;
   /** How often a watch that allows bookmarks gets one (default 10 s). */
@@ -105,7 +108,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const seeded = (opts.objects ?? []).filter(isCrd);
   const crds = [...seeded, ...(opts.crds ?? installedCrds())];
   const registry = new ResourceRegistry(withCrdSchemas([...BUILTIN_RESOURCES, ...(opts.resources ?? [])], crds));
-  const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000 });
+  const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000, ...(opts.ids ? { ids: opts.ids } : {}) });
   seed(store, (opts.objects ?? []).filter((o) => !isCrd(o)));
   const ctx: Ctx = {
     registry, store, rest: new Rest(store, clock, opts.admission ? admit : undefined), faults: new Faults(), requests: new RequestLog(), history: new WriteHistory(store, clock), clock,

@@ -1,7 +1,7 @@
 // The object store behind the fake API server: every object of every served resource, one
 // global resourceVersion counter, and a bounded history of watch events.
 import { pruneForStorage } from './crd-prune.ts';
-import { randomUUID } from 'node:crypto';
+import { randomIds, type Ids } from './names.ts';
 import { clone } from './patch.ts';
 import { apiVersionOf, type ResourceDef, type ResourceRegistry } from './resources.ts';
 
@@ -54,10 +54,13 @@ export class ObjectStore {
   private readonly registry: ResourceRegistry;
   private readonly historyLimit: number;
   private readonly clock: () => Date;
+  /** Where uids and generated names come from (random, as a real server's, unless seeded). */
+  readonly ids: Ids;
 
-  constructor(registry: ResourceRegistry, options: { clock: () => Date; watchHistory: number }) {
+  constructor(registry: ResourceRegistry, options: { clock: () => Date; watchHistory: number; ids?: Ids }) {
     this.registry = registry;
     this.clock = options.clock;
+    this.ids = options.ids ?? randomIds;
     this.historyLimit = options.watchHistory;
   }
 
@@ -115,7 +118,7 @@ export class ObjectStore {
     if (!meta.name) throw new Error(`store.put: ${obj.kind} without metadata.name`);
     if (def.namespaced) meta.namespace = meta.namespace || 'default';
     else delete meta.namespace;
-    meta.uid ??= randomUUID();
+    meta.uid ??= this.ids.uid();
     meta.creationTimestamp ??= timestamp(this.clock());
     const exists = this.objects.has(keyOf(def, meta.namespace ?? '', meta.name));
     return this.write(def, obj, exists ? 'MODIFIED' : 'ADDED');

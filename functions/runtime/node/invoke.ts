@@ -14,7 +14,7 @@ import { describeCluster, loadCluster, probeCluster, unreachable, type Cluster }
 import { createEngineDeps } from '../deps.ts';
 import { createLogger } from '../logger.ts';
 import { InputError, loadEvents, loadState, type InputEvent, type KubeObject } from './input.ts';
-import { startApiServer, type ApiServer } from '../../cluster/index.ts';
+import { seededIds, startApiServer, type ApiServer } from '../../cluster/index.ts';
 import { dryRunKube } from './dry-run-kube.ts';
 import { parseRfc3339 } from './parse-time.ts';
 import { relayRoute } from './relay-route.ts';
@@ -167,7 +167,7 @@ export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'no
   const replay = loaded && opts.nowGiven === false ? eventClock(loaded.events, opts.now, clock) : undefined;
   const cluster = await startCluster(objects, () => clock.now);
   try {
-    const tally = await runHandlers(engineDeps(cluster.kubeConfig(), () => clock.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false, ...(replay ? { at: replay.at } : {}) });
+    const tally = await runHandlers(inMemoryDeps(cluster, () => clock.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false, ...(replay ? { at: replay.at } : {}) });
     tally.notes.unshift(...(loaded?.notes ?? []), ...(replay ? [replay.note] : []));
     if (loaded) tally.notes.push(...stateLacks(tally, opts.state));
     return { tally, objects: cluster.store.all() };
@@ -212,10 +212,13 @@ function stateLacks(tally: Tally, state: string | undefined): string[] {
   return [`the state${state ? ` (${state})` : ''} has none of the ${looked.size} object${looked.size === 1 ? '' : 's'} the events name: invoke reads the objects from --state, an event only says which changed; capture the cluster's state with the recording (the README's "Replaying a recording" says how)`];
 }
 
-/** The in-memory cluster; objects it cannot hold (unknown kinds) are an input error. */
+/**
+ * The in-memory cluster; objects it cannot hold (unknown kinds) are an input error. Its uids
+ * and generated names are seeded, so one input and one clock print one document (review75 L1).
+ */
 async function startCluster(objects: unknown[], clock: () => Date): Promise<ApiServer> {
   try {
-    return await startApiServer({ objects, clock });
+    return await startApiServer({ objects, clock, ids: seededIds('ephemera invoke') });
   } catch (err) {
     throw new InputError(`--state: ${(err as Error).message}`);
   }
@@ -311,6 +314,18 @@ function engineDeps(kc: KubeConfig, clock: () => Date, wrap?: (kube: Kube) => Ku
   const deps = createEngineDeps(config, kc, process.env.LOG_LEVEL ? createLogger(config.LOG_LEVEL, 2) : silentLogger);
   const log = writeLog(wrap ? wrap(deps.kube) : deps.kube);
   return { ...deps, kube: log.kube, clock, takeWrites: log.take };
+}
+
+/**
+ * The handlers' deps against the in-memory cluster, made repeatable: the one lock holder is
+ * named `ephemera-invoke` (production's is host/pid/random: one per instance, and here there
+ * is one), and the server's time, which claims and renewals are stamped with, is the
+ * cluster's own clock, read exactly (the client's estimate from Date headers moves with the
+ * milliseconds the run takes). Live, both stay production's.
+ */
+function inMemoryDeps(cluster: ApiServer, clock: () => Date): ReturnType<typeof engineDeps> {
+  const deps = engineDeps(cluster.kubeConfig(), clock);
+  return { ...deps, kube: { ...deps.kube, serverNow: () => cluster.now() }, lock: { ...deps.lock, holder: 'ephemera-invoke' } };
 }
 
 /** Without --event, every object is looked at once. */

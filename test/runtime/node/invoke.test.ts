@@ -40,6 +40,23 @@ describe('ephemera invoke', () => {
     assert.equal(out.requeueAfterSeconds, 1770, 'ttlSecondsAfterCreated 1800 from creation, 30 s in');
   });
 
+  test('one input and one --now print one document, byte for byte: seeded uids, one lock holder, the cluster\'s own clock (review75 L1)', async () => {
+    const run = async (): Promise<string> => {
+      const r = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+      assert.equal(r.code, 0, r.stderr);
+      return r.stdout;
+    };
+    const [a, b] = [await run(), await run()];
+    assert.equal(a, b);
+    const out = JSON.parse(a) as Out;
+    const lease = out.objects.find((o) => o.kind === 'Lease') as unknown as { spec: { holderIdentity: string; renewTime: string } };
+    assert.equal(lease.spec.holderIdentity, 'ephemera-invoke');
+    assert.equal(lease.spec.renewTime, '2026-01-01T00:20:30.000000Z', 'stamped with --now, not --now plus the run\'s milliseconds');
+    const uids = out.objects.map((o) => (o.metadata as { uid?: string }).uid ?? '');
+    assert.equal(new Set(uids).size, uids.length, 'every object its own uid');
+    for (const uid of uids) assert.match(uid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
   test('Story 2: a running injected sleep container reports the job Running', async () => {
     const out = await invokeJson('--state', STORY2, '--now', '2026-01-01T00:03:00Z');
     assert.equal(job(out)?.status?.phase, 'Running');
