@@ -21,8 +21,9 @@ export class InputError extends Error {
 }
 
 /**
- * Objects from a state file: JSON or YAML, a `kind: List` (or any `*List`), or several
- * YAML documents. Empty documents are ignored. YAML merge keys (`<<: *anchor`) are
+ * Objects from a state file: JSON or YAML, a `kind: List` (or any `*List`), an array of
+ * objects, `ephemera invoke --output json`'s document (its `objects`: one run's result is
+ * the next one's state), or several YAML documents. Empty documents are ignored. YAML merge keys (`<<: *anchor`) are
  * honoured, as kubectl's YAML reader does. Two objects of one name are refused, as
  * `kubectl create` of them would answer AlreadyExists the second time.
  */
@@ -37,7 +38,7 @@ export async function loadState(path: string): Promise<KubeObject[]> {
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) continue;
     for (const [j, item] of expandList(value).entries()) {
-      const where = `document ${i + 1}${isList(value) ? ` item ${j}` : ''}`;
+      const where = `document ${i + 1}${isList(value) || Array.isArray(value) || isInvokeOutput(value) ? ` item ${j}` : ''}`;
       const r = KubeObject.safeParse(item);
       if (!r.success) throw new InputError(`${path}: ${where}: ${formatZodIssues(r.error.issues, '')}`);
       const first = seen.get(identity(r.data));
@@ -63,8 +64,16 @@ function isList(v: unknown): v is { items: unknown[] } {
   return typeof v === 'object' && v !== null && Array.isArray((v as { items?: unknown }).items) && String((v as { kind?: unknown }).kind ?? '').endsWith('List');
 }
 
+/** `ephemera invoke --output json`'s document: its `objects` are the cluster after the run, the state of the next one. */
+function isInvokeOutput(v: unknown): v is { objects: unknown[] } {
+  return typeof v === 'object' && v !== null && Array.isArray((v as { objects?: unknown }).objects) && Array.isArray((v as { actions?: unknown }).actions);
+}
+
+/** A document's objects: a `kind: List`'s items, a plain array's elements, an invoke document's objects, or the document itself. */
 function expandList(v: unknown): unknown[] {
-  return isList(v) ? v.items : [v];
+  if (isList(v)) return v.items;
+  if (Array.isArray(v)) return v;
+  return isInvokeOutput(v) ? v.objects : [v];
 }
 
 /** One event from a recording: a raw watch event or a relay envelope, and where it was read (file, event number). */

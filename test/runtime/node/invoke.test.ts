@@ -57,6 +57,23 @@ describe('ephemera invoke', () => {
     for (const uid of uids) assert.match(uid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
+  test('runs chain: one run\'s --output json document, or a plain array of objects, is the next run\'s --state (review75 L2)', async () => {
+    const r = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const first = JSON.parse(r.stdout) as Out;
+    const asDocument = join(dir, 'first-output.json');
+    writeFileSync(asDocument, r.stdout);
+    const asArray = join(dir, 'first-objects.json');
+    writeFileSync(asArray, JSON.stringify(first.objects));
+    for (const state of [asDocument, asArray]) {
+      // Ten seconds on, the claimed pod is still waiting: its slot stays taken, so nothing is injected.
+      const next = await invokeJson('--state', state, '--now', '2026-01-01T00:20:40Z');
+      assert.deepEqual(next.actions.filter((a) => a.subresource === 'ephemeralcontainers'), [], state);
+      assert.equal(job(next)?.status?.waiting, 1, state);
+      assert.equal(next.objects.length, first.objects.length, `${state}: every object of the first run's result is there`);
+    }
+  });
+
   test('Story 2: a running injected sleep container reports the job Running', async () => {
     const out = await invokeJson('--state', STORY2, '--now', '2026-01-01T00:03:00Z');
     assert.equal(job(out)?.status?.phase, 'Running');
