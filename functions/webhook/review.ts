@@ -2,7 +2,7 @@
 import { EJOB } from '../api/names.ts';
 import { ADMISSION_API_VERSION, ADMISSION_KIND } from './admission.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, Status } from './admission.ts';
-import { errorBody, formatFieldErrors, renderPath } from './field-errors.ts';
+import { errorBody, formatFieldError, formatFieldErrors, renderPath } from './field-errors.ts';
 import type { FieldError } from './field-errors.ts';
 import { isObject, own } from './json.ts';
 import { validateEphemeralJob } from './validate.ts';
@@ -57,18 +57,26 @@ function objectName(request: AdmissionRequest): string {
   return typeof name === 'string' ? name : '';
 }
 
-/** A 422 Invalid status, worded as the API server's own (`EphemeralJob.apps.kruise.io "x" is invalid: …`). */
+/**
+ * The most field errors a denial lists. Every one is in the message and again in the causes,
+ * and a job can have as many as it has env entries (a name of "1" is twelve bytes of request
+ * and ~670 of answer): 30,000 of them made a 20 MiB answer that took the in-cluster webhook
+ * past its memory limit, and more a stack overflow (review79). The first ones name the
+ * problem as well as all of them would.
+ */
+export const MAX_LISTED_ERRORS = 100;
+
+/** A 422 Invalid status, worded as the API server's own (`EphemeralJob.apps.kruise.io "x" is invalid: …`); at most MAX_LISTED_ERRORS of the errors, and how many more. */
 export function invalidStatus(name: string, errors: readonly FieldError[]): Status {
+  const listed = errors.slice(0, MAX_LISTED_ERRORS);
+  const more = errors.length - listed.length;
+  const causes = listed.map((e) => ({ reason: e.type, message: errorBody(e), field: renderPath(e.path) }));
+  const tooMany = more > 0 ? { reason: 'FieldValueTooMany', message: `${more} more error${more === 1 ? '' : 's'} not shown (${errors.length} in all; the first ${listed.length} are listed)`, field: 'spec' } : undefined;
   return {
     status: 'Failure',
     code: 422,
     reason: 'Invalid',
-    message: `${EJOB.kind}.${EJOB.group} ${JSON.stringify(name)} is invalid: ${formatFieldErrors(errors)}`,
-    details: {
-      name,
-      group: EJOB.group,
-      kind: EJOB.kind,
-      causes: errors.map((e) => ({ reason: e.type, message: errorBody(e), field: renderPath(e.path) })),
-    },
+    message: `${EJOB.kind}.${EJOB.group} ${JSON.stringify(name)} is invalid: ${tooMany ? `[${[...listed.map(formatFieldError), tooMany.message].join(', ')}]` : formatFieldErrors(errors)}`,
+    details: { name, group: EJOB.group, kind: EJOB.kind, causes: tooMany ? [...causes, tooMany] : causes },
   };
 }

@@ -66,6 +66,30 @@ export function runContract(name: string, target: () => Send): void {
       ]);
     });
 
+    test('a denial lists at most 100 field errors and says how many more: 30,000 bad env names are a small answer, not 20 MiB (review79)', async () => {
+      const n = 30_000;
+      const bad = spec({ template: { ephemeralContainers: [container({ env: Array.from({ length: n }, () => ({ name: '1' })) })] } });
+      const res = await post(target(), admissionReview({ object: job(bad) }));
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      assert.ok(text.length < 128 * 1024, `answer of ${text.length} bytes`);
+      const r = AdmissionReviewResponse.parse(JSON.parse(text)).response;
+      assert.equal(r.allowed, false);
+      assert.equal(r.status?.code, 422);
+      const causes = r.status?.details?.causes ?? [];
+      assert.equal(causes.length, 101);
+      assert.deepEqual(causes.slice(0, 100).map((c) => c.field), Array.from({ length: 100 }, (_, i) => `spec.template.ephemeralContainers[0].env[${i}].name`));
+      assert.deepEqual(causes[100], { reason: 'FieldValueTooMany', field: 'spec', message: `${n - 100} more errors not shown (${n} in all; the first 100 are listed)` });
+      assert.match(String(r.status?.message), /^EphemeralJob\.apps\.kruise\.io "ejob-demo" is invalid: \[spec\.template\.ephemeralContainers\[0\]\.env\[0\]\.name: Invalid value: "1": .*, 29900 more errors not shown \(30000 in all; the first 100 are listed\)\]$/);
+    });
+
+    test('200,000 field errors are a denial too, not a 500 (a spread of them overflowed the stack; review79)', async () => {
+      const bad = spec({ template: { ephemeralContainers: [container({ env: Array.from({ length: 200_000 }, () => ({ name: '1' })) })] } });
+      const r = await decide(target(), admissionReview({ object: job(bad) }));
+      assert.equal(r.status?.code, 422);
+      assert.equal(r.status?.details?.causes?.length, 101);
+    });
+
     test('an UPDATE of an immutable field is denied as Forbidden at its path', async () => {
       const changed = job(spec({ selector: { matchLabels: { app: 'other' } } }));
       const r = await decide(target(), admissionReview({ operation: 'UPDATE', object: changed, oldObject: job() }));
