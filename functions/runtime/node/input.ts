@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { Envelope, WatchEvent } from '../../api/envelope.ts';
@@ -175,10 +175,22 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false; erro
   }
 }
 
+/**
+ * The most a file may hold: it is read whole, and a JavaScript string holds at most ~512 MiB
+ * (past it the read failed with "Invalid string length", review75 L3). A recording that
+ * large is hundreds of thousands of events; one replays a part of it.
+ */
+export const MAX_INPUT_BYTES = 500 * 1024 * 1024;
+
 async function readText(path: string): Promise<string> {
   try {
+    const { size } = await stat(path);
+    if (size > MAX_INPUT_BYTES) {
+      throw new InputError(`${path} is ${Math.round(size / 1024 / 1024)} MiB, more than the ${MAX_INPUT_BYTES / 1024 / 1024} MiB a file may be (it is read whole): replay a part of it, e.g. one hour: jq -c 'select(.time >= "2026-01-01T10:00:00Z" and .time < "2026-01-01T11:00:00Z")' ${path} > part.jsonl`);
+    }
     return await readFile(path, 'utf8');
   } catch (err) {
+    if (err instanceof InputError) throw err;
     throw new InputError(`cannot read ${path}: ${(err as Error).message}`);
   }
 }

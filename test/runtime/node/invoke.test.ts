@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -140,8 +140,13 @@ describe('ephemera invoke', () => {
   test('bad input: a clear error naming the problem, exit code 2, no stack trace', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'apiVersion: v1\nkind: Pod\nmetadata: {}\n');
+    // A sparse file: its size is what counts, and nothing of it is read (review75 L3).
+    const huge = join(dir, 'huge.jsonl');
+    writeFileSync(huge, '');
+    truncateSync(huge, 600 * 1024 * 1024);
     const cases: [string[], RegExp][] = [
       [['--state', bad], /metadata\.name/],
+      [['--state', STORY1, '--event', huge], /huge\.jsonl is 600 MiB, more than the 500 MiB a file may be \(it is read whole\): replay a part of it, e\.g\. one hour: jq -c/],
       [['--state', join(dir, 'missing.yaml')], /cannot read/],
       [['--state', STORY1, '--now', 'yesterday'], /--now must be an RFC 3339 time/],
       [['--state', STORY1, '--output', 'yaml'], /--output must be "json"/],
