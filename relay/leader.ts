@@ -4,7 +4,7 @@
 // Like client-go's leaderelection, a failed renewal is retried until the lease could
 // really have been lost (renewDeadline), so one slow API answer does not demote the leader.
 import type { LockConfig } from '../functions/engine/lock.ts';
-import { acquire, type HeldLock } from '../functions/engine/lock.ts';
+import { acquire, leaseName, type HeldLock } from '../functions/engine/lock.ts';
 import type { Logger } from '../functions/engine/logger.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 
@@ -47,7 +47,19 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, on: 
   let holdsUntil = 0;
   /** Since when (performance.now()) the rounds have failed with an error, and the last one. */
   let failure: { since: number; error: string } | undefined;
+  /** The holder a follower last said it follows: said once per holder, not every round. */
+  let following: string | undefined;
+  /**
+   * A relay that starts while another leads stayed silent (review75: a recorder beside
+   * production with election forced on wrote nothing, and its log said only "relay running").
+   */
+  const follow = (holder: string): void => {
+    if (leader || holder === following) return;
+    following = holder;
+    logger.info({ holder: lock.holder, leaderIs: holder }, `following: ${holder} holds the leader Lease ${lock.namespace}/${leaseName('relay', 'leader')}; this replica forwards nothing until it takes it`);
+  };
   const set = (v: boolean, why: string): void => {
+    if (v) following = undefined;
     if (v === leader) return;
     leader = v;
     logger.info({ holder: lock.holder, leader: v, why }, v ? 'became leader' : 'lost leadership');
@@ -86,7 +98,9 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, on: 
       } else {
         clearTimeout(expiry);
         holdsUntil = 0;
-        set(false, `held by ${'holder' in got ? got.holder : 'another replica'}`);
+        const holder = 'holder' in got ? got.holder : 'another replica';
+        set(false, `held by ${holder}`);
+        follow(holder);
       }
     } catch (err) {
       failure = { since: failure?.since ?? begunAt, error: (err as Error).message };

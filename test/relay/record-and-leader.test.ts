@@ -308,6 +308,31 @@ describe('a slow renewal', () => {
   });
 });
 
+describe('a follower says whom it follows', () => {
+  test('once per holder: a replica that starts while another leads logs that it forwards nothing, and who leads (review75: a recorder with election forced on was silent)', { timeout: 20_000 }, async () => {
+    const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system', name: leaseName('relay', 'leader') } as const;
+    const lease = (holder: string): unknown => ({ ...ref, metadata: { name: ref.name, namespace: ref.namespace }, spec: { holderIdentity: holder, leaseDurationSeconds: 3600, acquireTime: new Date().toISOString(), renewTime: new Date().toISOString() } });
+    const server = await startApiServer({ objects: [lease('prod-relay-1')] });
+    const lines: { msg: string; leaderIs?: string }[] = [];
+    const logger = { ...silentLogger, info: (o: object, msg: string) => void lines.push({ ...(o as { leaderIs?: string }), msg }), child: () => logger };
+    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'laptop', leaseSeconds: 3, skewSeconds: 1 }, logger as unknown as typeof silentLogger, { change: () => {} });
+    try {
+      await eventually(() => assert.equal(lines.length, 1));
+      assert.equal(lines[0]?.leaderIs, 'prod-relay-1');
+      assert.match(lines[0]?.msg ?? '', /^following: prod-relay-1 holds the leader Lease ephemera-system\/\S+; this replica forwards nothing until it takes it$/);
+      // Rounds go on (every second); the same holder is not said again, a new one is.
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.equal(lines.length, 1, 'said once');
+      server.store.put({ ...(server.store.get(ref) as object), spec: (lease('prod-relay-2') as { spec: unknown }).spec } as never);
+      await eventually(() => assert.deepEqual(lines.map((l) => l.leaderIs), ['prod-relay-1', 'prod-relay-2']), 5000);
+      assert.equal(elector.isLeader(), false);
+    } finally {
+      await elector.stop();
+      await server.close();
+    }
+  });
+});
+
 describe('stopping an election', () => {
   test('a follower whose round takes the Lease after stopRenewing does not become leader (no replay while stopping), and stop() gives the Lease back (review)', async () => {
     let expired = false;
