@@ -26,6 +26,23 @@ export interface ElectionEvents {
 }
 
 /**
+ * A follower's one line on whom it follows, said once per holder: a relay that started while
+ * another led stayed silent (review75: a recorder beside production with election forced on
+ * wrote nothing, and its log said only "relay running"). `led`: said again after leading.
+ */
+function followLog(lock: LockConfig, logger: Logger): { seen: (holder: string) => void; led: () => void } {
+  let following: string | undefined;
+  return {
+    seen: (holder) => {
+      if (holder === following) return;
+      following = holder;
+      logger.info({ holder: lock.holder, leaderIs: holder }, `following: ${holder} holds the leader Lease ${lock.namespace}/${leaseName('relay', 'leader')}; this replica forwards nothing until it takes it`);
+    },
+    led: () => void (following = undefined),
+  };
+}
+
+/**
  * Try to lead every leaseSeconds/3. A renewal that fails with an error is retried every
  * second; the leader steps down only when no renewal succeeded for leaseSeconds (another
  * replica can take over only after leaseSeconds + skew by the server's clock), or at once
@@ -47,19 +64,9 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, on: 
   let holdsUntil = 0;
   /** Since when (performance.now()) the rounds have failed with an error, and the last one. */
   let failure: { since: number; error: string } | undefined;
-  /** The holder a follower last said it follows: said once per holder, not every round. */
-  let following: string | undefined;
-  /**
-   * A relay that starts while another leads stayed silent (review75: a recorder beside
-   * production with election forced on wrote nothing, and its log said only "relay running").
-   */
-  const follow = (holder: string): void => {
-    if (leader || holder === following) return;
-    following = holder;
-    logger.info({ holder: lock.holder, leaderIs: holder }, `following: ${holder} holds the leader Lease ${lock.namespace}/${leaseName('relay', 'leader')}; this replica forwards nothing until it takes it`);
-  };
+  const follow = followLog(lock, logger);
   const set = (v: boolean, why: string): void => {
-    if (v) following = undefined;
+    if (v) follow.led();
     if (v === leader) return;
     leader = v;
     logger.info({ holder: lock.holder, leader: v, why }, v ? 'became leader' : 'lost leadership');
@@ -100,7 +107,7 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, on: 
         holdsUntil = 0;
         const holder = 'holder' in got ? got.holder : 'another replica';
         set(false, `held by ${holder}`);
-        follow(holder);
+        follow.seen(holder);
       }
     } catch (err) {
       failure = { since: failure?.since ?? begunAt, error: (err as Error).message };
