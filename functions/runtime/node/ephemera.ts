@@ -15,8 +15,8 @@ const COMMANDS: Record<string, () => Promise<{ main: (argv: string[]) => Promise
 const USAGE = `usage: ephemera <command> [options]     (ephemera <command> --help for its options)
 
 commands:
-  start    relay + in-memory queue + functions + webhook in one process; the embedded
-           cluster unless --kubeconfig FILE or --in-cluster
+  start    relay + in-memory queue + functions + webhook in one process, against the
+           cluster of --kubeconfig FILE, KUBECONFIG or the pod, else an embedded one
   invoke   --state FILE [--event FILE] [--now RFC3339] [--output json]
            run the handlers against an in-memory cluster (or --kubeconfig, plan only unless --apply)
   webhook  [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]

@@ -1,11 +1,12 @@
 // `npm start` / `ephemera start`: everything in one process (relay + in-memory queue +
-// functions + webhook). It never touches a real cluster unless told which one: by default it
-// runs against an embedded in-memory cluster playing the proposal's Story 1, even when
-// KUBECONFIG or ~/.kube/config exist, because acting cluster-wide with a person's own
-// credentials must be a choice (--kubeconfig FILE or --in-cluster), not an accident.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
-import { join } from 'node:path';
+// functions + webhook), as DESIGN.md's contract has it: with a kubeconfig or in-cluster
+// config, against that cluster; with none, against an embedded in-memory cluster playing the
+// proposal's Story 1. A kubeconfig is one given to the process (--kubeconfig FILE, or the
+// KUBECONFIG variable), or the pod's service account; ~/.kube/config alone is not taken, so a
+// laptop's default context is never acted on by accident (it is named, with the flag to use).
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { constants, homedir, tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
@@ -23,17 +24,19 @@ import { startOpsServer } from '../../../relay/server.ts';
 import { memorySink } from '../../../relay/sinks/memory.ts';
 import { startDemo, type Demo } from './demo.ts';
 
-const USAGE = `usage: ephemera start [--kubeconfig FILE | --in-cluster] [--namespace NS]...
+const USAGE = `usage: ephemera start [--kubeconfig FILE | --in-cluster | --embedded] [--namespace NS]...
 
 Runs everything in one process: the relay, an in-memory queue, the functions (EphemeralJob
 and SidecarTerminator) and the validating webhook.
 
-Without --kubeconfig or --in-cluster it runs against an embedded in-memory cluster playing
-the proposal's Story 1 (4 pods, parallelism 1) and prints how to look inside with kubectl.
-It never uses KUBECONFIG or ~/.kube/config on its own.
+The cluster: --kubeconfig FILE; else the KUBECONFIG variable's file; else, in a pod, its
+service account; else an embedded in-memory cluster playing the proposal's Story 1 (4 pods,
+parallelism 1), with how to look inside with kubectl. ~/.kube/config is not used on its
+own (pass it with --kubeconfig). It says which cluster before it acts.
 
   --kubeconfig FILE  act on the cluster of this kubeconfig's current context
   --in-cluster       act on the cluster this pod runs in (its service account)
+  --embedded         the embedded in-memory cluster, whatever KUBECONFIG or the pod say
   --namespace NS     act only in these namespaces (repeat, or comma-separate; default: all)
   -h, --help         this help
 
@@ -54,6 +57,8 @@ type StartConfig = z.infer<typeof StartConfig>;
 
 interface StartOptions {
   source?: ClusterSource;
+  /** Where the source came from when no flag named it (KUBECONFIG, the pod): said before acting. */
+  implied?: string;
   namespaces: string[];
 }
 
@@ -82,6 +87,7 @@ function parseOptions(argv: string[]): StartOptions | 'help' {
       options: {
         kubeconfig: { type: 'string' },
         'in-cluster': { type: 'boolean', default: false },
+        embedded: { type: 'boolean', default: false },
         namespace: { type: 'string', short: 'n', multiple: true, default: [] },
         help: { type: 'boolean', short: 'h' },
       },
@@ -90,10 +96,30 @@ function parseOptions(argv: string[]): StartOptions | 'help' {
     throw usageError((err as Error).message);
   }
   if (values.help) return 'help';
-  if (values.kubeconfig !== undefined && values['in-cluster']) throw usageError('--kubeconfig and --in-cluster exclude each other: choose one cluster');
+  if ([values.kubeconfig !== undefined, values['in-cluster'], values.embedded].filter(Boolean).length > 1) throw usageError('--kubeconfig, --in-cluster and --embedded exclude each other: choose one cluster');
   const namespaces = values.namespace.flatMap((n) => n.split(',')).map((n) => n.trim()).filter(Boolean);
-  const source: ClusterSource | undefined = values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : values['in-cluster'] ? { inCluster: true } : undefined;
-  return { ...(source ? { source } : {}), namespaces };
+  if (values.embedded) return { namespaces };
+  if (values.kubeconfig !== undefined) return { source: { kubeconfig: values.kubeconfig }, namespaces };
+  if (values['in-cluster']) return { source: { inCluster: true }, namespaces };
+  return { ...impliedSource(process.env), namespaces };
+}
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * No flag: the KUBECONFIG variable's file, else the pod's service account (the variable the
+ * kubelet sets, and a token mounted), else none. KUBECONFIG with several files (kubectl merges
+ * them) is a usage error naming the flag: start acts on one cluster, and says which.
+ */
+export function impliedSource(env: NodeJS.ProcessEnv): { source?: ClusterSource; implied?: string } {
+  const kubeconfig = env.KUBECONFIG?.trim();
+  if (kubeconfig) {
+    const files = kubeconfig.split(delimiter).filter(Boolean);
+    if (files.length > 1) throw usageError(`KUBECONFIG names ${files.length} files (${files.join(', ')}); start acts on one cluster: pass --kubeconfig FILE, or --embedded for the demo`);
+    return { source: { kubeconfig: files[0] as string }, implied: 'KUBECONFIG' };
+  }
+  if (env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) return { source: { inCluster: true }, implied: 'this pod\'s service account' };
+  return {};
 }
 
 function usageError(message: string): CliError {
@@ -121,8 +147,7 @@ async function run(opts: StartOptions, config: StartConfig): Promise<number> {
 /** Start each part, noting in `started` how to stop it; stops starting once a signal came. */
 async function startAll(opts: StartOptions, config: StartConfig, stop: Stopper, started: (() => Promise<void> | void)[]): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
-  const cluster = opts.source ? loadCluster(opts.source) : undefined;
-  if (cluster) await probeCluster(cluster);
+  const cluster = opts.source ? await openCluster(opts.source, opts.implied) : undefined;
   if (stop.stopping) return;
   const metrics = createMetrics({ process: true });
   const box: { relay?: Relay } = {};
@@ -134,7 +159,7 @@ async function startAll(opts: StartOptions, config: StartConfig, stop: Stopper, 
   if (demo) started.push(() => demo.stop());
   if (stop.stopping) return;
   const kc = cluster?.kc ?? (demo as Demo).server.kubeConfig();
-  announce(cluster, opts.namespaces, config);
+  announce(cluster, opts, config);
   const deps = createEngineDeps(config, kc, logger);
   const relay = await startRelay({
     kubeConfig: kc, metrics, namespaces: opts.namespaces, relayId: 'ephemera-start', coalesceMs: 200, holdMs: (config.EPHEMERA_LEASE_SECONDS + config.EPHEMERA_LEASE_SKEW_SECONDS) * 1000, resyncSeconds: 600, bufferMax: 50_000, logger,
@@ -147,6 +172,18 @@ async function startAll(opts: StartOptions, config: StartConfig, stop: Stopper, 
   logServing(logger, { cluster: cluster ? cluster.server : 'embedded demo', webhook: webhook.url, ops: `http://${formatListen({ host: config.EPHEMERA_RELAY_LISTEN.host ?? 'localhost', port: ops.port })}` });
   // The demo's kubeconfig folder is made by the Stopper, which removes it however the process stops.
   demo?.narrate(stop.tempDir('ephemera-demo-'));
+}
+
+/** The cluster, checked and reachable; one no flag named says where it came from when it is not (a stale KUBECONFIG). */
+async function openCluster(source: ClusterSource, implied: string | undefined): Promise<Cluster> {
+  try {
+    const cluster = loadCluster(source);
+    await probeCluster(cluster);
+    return cluster;
+  } catch (err) {
+    if (!(err instanceof CliError) || implied === undefined) throw err;
+    throw new CliError(`${err.message} (the cluster of ${implied}, as no flag named one; --embedded runs the demo instead)`, err.exitCode, { cause: err });
+  }
 }
 
 function logServing(logger: Logger, fields: Record<string, string>): void {
@@ -163,11 +200,18 @@ async function listen<T>(variable: 'EPHEMERA_WEBHOOK_LISTEN' | 'EPHEMERA_RELAY_L
   }
 }
 
-/** Say, before acting, which cluster and namespaces the controllers will write to. */
-function announce(cluster: Cluster | undefined, namespaces: string[], config: StartConfig): void {
-  const where = namespaces.length > 0 ? `namespaces ${namespaces.join(', ')}` : 'all namespaces';
+/**
+ * Say, before acting, which cluster and namespaces the controllers will write to; a cluster
+ * no flag named says where it came from and how to run the demo instead, and the demo names
+ * a ~/.kube/config it leaves alone.
+ */
+function announce(cluster: Cluster | undefined, opts: StartOptions, config: StartConfig): void {
+  const where = opts.namespaces.length > 0 ? `namespaces ${opts.namespaces.join(', ')}` : 'all namespaces';
   const target = cluster ? `the cluster at ${describeCluster(cluster)}` : 'the embedded in-memory cluster (no real cluster is touched)';
   process.stderr.write(`ephemera: acting on ${target}, ${where}; controllers ${config.EPHEMERA_CONTROLLERS}; Leases in ${config.EPHEMERA_LOCK_NAMESPACE}.\n`);
+  if (cluster && opts.implied) process.stderr.write(`ephemera: the cluster of ${opts.implied}, as no flag named one; --embedded runs the demo instead.\n`);
+  const home = join(homedir(), '.kube', 'config');
+  if (!cluster && existsSync(home)) process.stderr.write(`ephemera: ${home} is not used on its own; --kubeconfig ${home} acts on its cluster.\n`);
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

@@ -11,7 +11,7 @@ import { CLI, runCli } from '../../support/cli.ts';
 const dir = mkdtempSync(join(tmpdir(), 'ephemera-start-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const QUIET = { LOG_LEVEL: 'warn', EPHEMERA_DEMO_TICK_MS: '20', EPHEMERA_WEBHOOK_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0' };
+const QUIET = { LOG_LEVEL: 'warn', EPHEMERA_DEMO_TICK_MS: '20', EPHEMERA_WEBHOOK_LISTEN: '127.0.0.1:0', EPHEMERA_RELAY_LISTEN: '127.0.0.1:0', KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' };
 
 /** `ephemera start …` as a child; `until` resolves once stderr matches. */
 function start(args: string[], env: Record<string, string>): { child: ChildProcessWithoutNullStreams; stderr: () => string; until: (re: RegExp) => Promise<void>; stop: () => Promise<number | null>; exited: Promise<number | null> } {
@@ -38,25 +38,52 @@ function start(args: string[], env: Record<string, string>): { child: ChildProce
   };
 }
 
-test('`ephemera start` runs the embedded demo visibly to its end even when KUBECONFIG and ~/.kube/config point at a cluster, which it never touches', async () => {
+test('`ephemera start` without KUBECONFIG runs the embedded demo visibly to its end, and leaves a ~/.kube/config alone, naming it', async () => {
   const real = await startApiServer();
   const home = join(dir, 'home');
   mkdirSync(join(home, '.kube'), { recursive: true });
   writeFileSync(join(home, '.kube', 'config'), real.kubeconfigYaml());
-  writeFileSync(join(dir, 'env.kubeconfig'), real.kubeconfigYaml());
-  const s = start([], { HOME: home, KUBECONFIG: join(dir, 'env.kubeconfig') });
+  const s = start([], { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' });
   try {
     await s.until(/every demo job has finished/);
     assert.match(s.stderr(), /acting on the embedded in-memory cluster \(no real cluster is touched\), all namespaces/);
+    assert.ok(s.stderr().includes(`ephemera: ${join(home, '.kube', 'config')} is not used on its own; --kubeconfig ${join(home, '.kube', 'config')} acts on its cluster.`), s.stderr());
     assert.match(s.stderr(), /following every EphemeralJob/);
     assert.match(s.stderr(), /default\s+hello-world-ephemeral-job\s+Failed\s+4\s+2\s+2\s+0\s+0/, 'kubectl-like row: MATCH 4, SUCCEED 2, FAILED 2');
     const kubeconfig = /kubectl --kubeconfig (\S+) get/.exec(s.stderr())?.[1];
     assert.ok(kubeconfig && existsSync(kubeconfig), 'a kubeconfig for kubectl while it runs');
     assert.equal(await s.stop(), 0);
     assert.equal(existsSync(kubeconfig), false, 'the demo kubeconfig is removed on exit');
-    assert.equal(real.requests.filter(() => true).length, 0, 'not one request to the cluster of KUBECONFIG or ~/.kube/config');
+    assert.equal(real.requests.filter(() => true).length, 0, 'not one request to the cluster of ~/.kube/config');
   } finally {
     s.child.kill('SIGKILL');
+    await real.close();
+  }
+});
+
+test('`ephemera start` with KUBECONFIG acts on its cluster, as DESIGN\'s contract has it, and says so; --embedded runs the demo instead (review77 H1)', async () => {
+  const real = await startApiServer();
+  const kubeconfig = join(dir, 'env.kubeconfig');
+  writeFileSync(kubeconfig, real.kubeconfigYaml());
+  const s = start([], { KUBECONFIG: kubeconfig });
+  try {
+    await s.until(/--embedded runs the demo instead/);
+    assert.ok(s.stderr().includes(`acting on the cluster at ${real.url} (context ephemera-fake, kubeconfig ${kubeconfig}), all namespaces`), s.stderr());
+    assert.match(s.stderr(), /ephemera: the cluster of KUBECONFIG, as no flag named one; --embedded runs the demo instead\./);
+    for (let i = 0; i < 100 && real.requests.filter((r) => r.watch).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(real.requests.filter((r) => r.watch).length >= 2, 'it watches that cluster');
+    assert.equal(await s.stop(), 0);
+  } finally {
+    s.child.kill('SIGKILL');
+  }
+  const before = real.requests.filter(() => true).length;
+  const demo = start(['--embedded'], { KUBECONFIG: kubeconfig });
+  try {
+    await demo.until(/acting on the embedded in-memory cluster/);
+    assert.equal(await demo.stop(), 0);
+    assert.equal(real.requests.filter(() => true).length, before, '--embedded: not one request to the cluster of KUBECONFIG');
+  } finally {
+    demo.child.kill('SIGKILL');
     await real.close();
   }
 });
@@ -100,7 +127,10 @@ test('`ephemera start` errors are one line naming the fix', async () => {
       [['--kubeconfig', goneConfig], {}, 1, /^ephemera start: cannot reach the API server http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\): connect ECONNREFUSED/],
       [['--kubeconfig', join(dir, 'nope')], {}, 2, /^ephemera start: kubeconfig .*nope does not exist; pass --kubeconfig/],
       [['--in-cluster'], { KUBERNETES_SERVICE_HOST: '' }, 2, /^ephemera start: --in-cluster: KUBERNETES_SERVICE_HOST is not set/],
-      [['--kubeconfig', goneConfig, '--in-cluster'], {}, 2, /--kubeconfig and --in-cluster exclude each other/],
+      [['--kubeconfig', goneConfig, '--in-cluster'], {}, 2, /--kubeconfig, --in-cluster and --embedded exclude each other/],
+      [['--embedded', '--in-cluster'], {}, 2, /--kubeconfig, --in-cluster and --embedded exclude each other/],
+      [[], { KUBECONFIG: goneConfig }, 1, /^ephemera start: cannot reach the API server http:\/\/127\.0\.0\.1:\d+ \(context ephemera-fake, kubeconfig .*\): .* \(the cluster of KUBECONFIG, as no flag named one; --embedded runs the demo instead\)\n$/],
+      [[], { KUBECONFIG: `${goneConfig}:${join(dir, 'other')}` }, 2, /^ephemera start: KUBECONFIG names 2 files \(.*\); start acts on one cluster: pass --kubeconfig FILE, or --embedded for the demo/],
       [['--frob'], {}, 2, /^ephemera start: Unknown option '--frob'\nRun "ephemera start --help"/],
       [[], { EPHEMERA_WEBHOOK_LISTEN: `127.0.0.1:${port}` }, 1, new RegExp(`^ephemera start: 127\\.0\\.0\\.1:${port} \\(the webhook\\) is already in use; set EPHEMERA_WEBHOOK_LISTEN to a free HOST:PORT \\(127\\.0\\.0\\.1:0 picks any free port\\)\\n$`)],
       [[], { EPHEMERA_RELAY_LISTEN: `127.0.0.1:${port}` }, 1, new RegExp(`^ephemera start: 127\\.0\\.0\\.1:${port} \\(the relay's /healthz, /readyz, /metrics\\) is already in use; set EPHEMERA_RELAY_LISTEN to a free HOST:PORT`)],
@@ -128,7 +158,7 @@ test('`ephemera start --in-cluster` in a pod without a mounted service account s
 test('`ephemera start --help` names the flags and every variable start reads', async () => {
   const r = await runCli(['start', '--help']);
   assert.equal(r.code, 0);
-  for (const word of ['--kubeconfig FILE', '--in-cluster', '--namespace NS', 'EPHEMERA_WEBHOOK_LISTEN', 'EPHEMERA_RELAY_LISTEN', 'EPHEMERA_DEMO_TICK_MS', 'never uses KUBECONFIG']) {
+  for (const word of ['--kubeconfig FILE', '--in-cluster', '--embedded', '--namespace NS', 'KUBECONFIG variable', '~/.kube/config is not used', 'EPHEMERA_WEBHOOK_LISTEN', 'EPHEMERA_RELAY_LISTEN', 'EPHEMERA_DEMO_TICK_MS']) {
     assert.ok(r.stdout.includes(word), word);
   }
 });
