@@ -70,13 +70,13 @@ export const MAX_LISTED_ERRORS = 100;
 export function invalidStatus(name: string, errors: readonly FieldError[]): Status {
   const listed = errors.slice(0, MAX_LISTED_ERRORS);
   const more = errors.length - listed.length;
-  const causes = listed.map((e) => ({ reason: e.type, message: errorBody(e), field: renderPath(e.path) }));
-  const tooMany = more > 0 ? { reason: 'FieldValueTooMany', message: `${more} more error${more === 1 ? '' : 's'} not shown (${errors.length} in all; the first ${listed.length} are listed)`, field: 'spec' } : undefined;
+  // Said in the message only: a cause is a fault at a field, and none is at fault for this (review77).
+  const notShown = more > 0 ? `${more} more error${more === 1 ? '' : 's'} not shown (${errors.length} in all; the first ${listed.length} are listed)` : undefined;
   return {
     status: 'Failure',
     code: 422,
     reason: 'Invalid',
-    message: `${EJOB.kind}.${EJOB.group} ${JSON.stringify(name)} is invalid: ${tooMany ? `[${[...listed.map(formatFieldError), tooMany.message].join(', ')}]` : formatFieldErrors(errors)}`,
-    details: { name, group: EJOB.group, kind: EJOB.kind, causes: tooMany ? [...causes, tooMany] : causes },
+    message: `${EJOB.kind}.${EJOB.group} ${JSON.stringify(name)} is invalid: ${notShown ? `[${[...listed.map(formatFieldError), notShown].join(', ')}]` : formatFieldErrors(errors)}`,
+    details: { name, group: EJOB.group, kind: EJOB.kind, causes: listed.map((e) => ({ reason: e.type, message: errorBody(e), field: renderPath(e.path) })) },
   };
 }

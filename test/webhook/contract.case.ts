@@ -77,9 +77,7 @@ export function runContract(name: string, target: () => Send): void {
       assert.equal(r.allowed, false);
       assert.equal(r.status?.code, 422);
       const causes = r.status?.details?.causes ?? [];
-      assert.equal(causes.length, 101);
-      assert.deepEqual(causes.slice(0, 100).map((c) => c.field), Array.from({ length: 100 }, (_, i) => `spec.template.ephemeralContainers[0].env[${i}].name`));
-      assert.deepEqual(causes[100], { reason: 'FieldValueTooMany', field: 'spec', message: `${n - 100} more errors not shown (${n} in all; the first 100 are listed)` });
+      assert.deepEqual(causes.map((c) => c.field), Array.from({ length: 100 }, (_, i) => `spec.template.ephemeralContainers[0].env[${i}].name`), 'the first 100, each at its field; none made up for the rest');
       assert.match(String(r.status?.message), /^EphemeralJob\.apps\.kruise\.io "ejob-demo" is invalid: \[spec\.template\.ephemeralContainers\[0\]\.env\[0\]\.name: Invalid value: "1": .*, 29900 more errors not shown \(30000 in all; the first 100 are listed\)\]$/);
     });
 
@@ -87,7 +85,7 @@ export function runContract(name: string, target: () => Send): void {
       const bad = spec({ template: { ephemeralContainers: [container({ env: Array.from({ length: 200_000 }, () => ({ name: '1' })) })] } });
       const r = await decide(target(), admissionReview({ object: job(bad) }));
       assert.equal(r.status?.code, 422);
-      assert.equal(r.status?.details?.causes?.length, 101);
+      assert.equal(r.status?.details?.causes?.length, 100);
     });
 
     test('an UPDATE of an immutable field is denied as Forbidden at its path', async () => {
