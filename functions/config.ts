@@ -5,8 +5,22 @@ import { SIDECAR_STRATEGIES } from './sidecar/config.ts';
  * The functions' configuration, from the environment. Every variable is optional with a
  * default; a bad value stops the process with the variable's name and what was expected.
  */
+/** A namespace name (DNS-1123 label), as the API server checks one. */
+export const NamespaceName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name (DNS-1123 label)').max(63);
+
+/**
+ * An image reference as the kubelet parses it (distribution/reference): an optional registry
+ * host, lower-case path components, an optional tag and digest. Anything else the kubelet
+ * answers InvalidImageName for every signal container, and an ephemeral container, once
+ * added, stays in the pod (review77 H3).
+ */
+const IMAGE_REFERENCE = /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/;
+
+/** An AWS region name (us-east-1, us-gov-west-1, eusc-de-east-1). */
+export const AwsRegion = z.string().regex(/^[a-z]{2,4}(-[a-z]+)+-\d+$/, 'an AWS region name, such as eu-west-1');
+
 export const FunctionsConfig = z.object({
-  EPHEMERA_LOCK_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name (DNS-1123 label)').default('ephemera-locks'),
+  EPHEMERA_LOCK_NAMESPACE: NamespaceName.default('ephemera-locks'),
   EPHEMERA_LEASE_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
   // At least 2: a claim's last injection is sent `skew − 1 s − latency` before any other
   // instance may drop the claim (the Date header's 1 s resolution; ejob/README.md step 4).
@@ -16,7 +30,7 @@ export const FunctionsConfig = z.object({
   /** How sidecars are ended: OpenKruise CRRs (needs kruise-daemon) or an ephemeral container that signals them. */
   // The sidecar's defaults live in SidecarOptions; unset passes through to them.
   EPHEMERA_SIDECAR_STRATEGY: z.enum(SIDECAR_STRATEGIES).optional(),
-  EPHEMERA_SIGNAL_IMAGE: z.string().trim().min(1, 'an image reference').optional(),
+  EPHEMERA_SIGNAL_IMAGE: z.string().trim().max(4096).regex(IMAGE_REFERENCE, 'an image reference, such as busybox:1.36 or registry.example.com/tools/busybox@sha256:…').optional(),
   EPHEMERA_CONTROLLERS: z.string().regex(/^(ejob|sidecar)(,(ejob|sidecar))*$/, 'a comma-separated list of: ejob, sidecar').default('ejob,sidecar'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
@@ -86,8 +100,9 @@ function shown(name: string, value: string | undefined): string {
 /** Parse a schema from an environment; errors read "EPHEMERA_LEASE_SECONDS: expected …, got "abc"". */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   // An empty variable is an unset one, as a manifest's `value: ''` means: its default, never
-  // 0 (z.coerce.number() took '' for 0: a hold or coalescing window of nothing, review).
-  const r = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  // 0 (z.coerce.number() took '' for 0: a hold or coalescing window of nothing, review), and
+  // so is one of spaces alone (Number(' ') is 0 as well: review77 H3).
+  const r = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v === undefined || v.trim() !== '')));
   if (r.success) return r.data;
   const lines = r.error.issues.map((i) => {
     const name = String(i.path[0] ?? '?');

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { FunctionsConfig, Listen } from '../functions/config.ts';
+import { AwsRegion, FunctionsConfig, Listen, NamespaceName } from '../functions/config.ts';
 import type { LockConfig } from '../functions/engine/lock.ts';
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
@@ -30,7 +30,7 @@ export const RelayConfig = z.object({
    * and memory, off for record, which records beside the relay that leads (review75 H1).
    */
   EPHEMERA_RELAY_LEADER_ELECTION: bool.optional(),
-  EPHEMERA_RELAY_LEASE_NAMESPACE: z.string().min(1).default('ephemera-system'),
+  EPHEMERA_RELAY_LEASE_NAMESPACE: NamespaceName.default('ephemera-system'),
   /**
    * The functions' lock namespace, the same variable with the same default: where the
    * EphemeralJobs' claims Leases are, which the relay lists at each resync (lease-sweep.ts).
@@ -44,7 +44,7 @@ export const RelayConfig = z.object({
   // ready (review70 L1): refused here, before anything is sent.
   EPHEMERA_SQS_QUEUE_URL: z.url().refine((u) => URL.parse(u)?.pathname.endsWith('.fifo') !== true, 'a FIFO queue (.fifo): the functions need a standard queue, whose messages can each be delayed; use the queue the infra/aws stack makes').optional(),
   EPHEMERA_SQS_ENDPOINT: z.url().optional(),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
+  AWS_REGION: AwsRegion.default('us-east-1'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 export type RelayConfig = z.infer<typeof RelayConfig>;

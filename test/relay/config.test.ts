@@ -215,3 +215,30 @@ test('an empty variable is an unset one: its default, never 0, never an error (r
   assert.equal(holdSeconds(blank), holdSeconds(unset));
   assert.ok(blank.EPHEMERA_RELAY_COALESCE_MS > 0);
 });
+
+test('a variable of spaces alone is an unset one too: Number(" ") is 0, which turned the hold and coalescing off (review77 H3)', () => {
+  const unset = parseEnv(RelayConfig, {});
+  for (const blank of [' ', '\t', '\n', '  \t ']) {
+    assert.deepEqual(parseEnv(RelayConfig, { EPHEMERA_RELAY_HOLD_SECONDS: blank, EPHEMERA_RELAY_COALESCE_MS: blank, AWS_REGION: blank, EPHEMERA_RELAY_LEASE_NAMESPACE: blank }), unset, JSON.stringify(blank));
+  }
+});
+
+test('the leader Lease\'s namespace, the signal image and the region are checked at start, naming the variable (review77 H3)', () => {
+  const refused: [typeof RelayConfig | typeof FunctionsConfig | typeof LambdaConfig, Record<string, string>, RegExp][] = [
+    [RelayConfig, { EPHEMERA_RELAY_LEASE_NAMESPACE: 'Bad_Value' }, /EPHEMERA_RELAY_LEASE_NAMESPACE: a namespace name \(DNS-1123 label\) \(got "Bad_Value"\)/],
+    [RelayConfig, { AWS_REGION: 'Europe' }, /AWS_REGION: an AWS region name, such as eu-west-1 \(got "Europe"\)/],
+    [LambdaConfig, { AWS_REGION: 'eu west 1' }, /AWS_REGION: an AWS region name/],
+    [FunctionsConfig, { EPHEMERA_SIGNAL_IMAGE: 'Bad_Value' }, /EPHEMERA_SIGNAL_IMAGE: an image reference, such as busybox:1\.36/],
+    [FunctionsConfig, { EPHEMERA_SIGNAL_IMAGE: 'busybox:' }, /EPHEMERA_SIGNAL_IMAGE: an image reference/],
+    [FunctionsConfig, { EPHEMERA_SIGNAL_IMAGE: 'busybox@sha256:abc' }, /EPHEMERA_SIGNAL_IMAGE: an image reference/],
+  ];
+  for (const [schema, env, message] of refused) {
+    assert.throws(() => parseEnv(schema as typeof RelayConfig, env), (err: Error) => err instanceof ConfigError && message.test(err.message), JSON.stringify(env));
+  }
+  for (const image of ['busybox', 'busybox:1.36', 'registry.example.com:5000/tools/busybox@sha256:' + 'a'.repeat(64), '[::1]:5000/x:y', 'public.ecr.aws/docker/library/busybox:stable']) {
+    assert.equal(parseEnv(FunctionsConfig, { EPHEMERA_SIGNAL_IMAGE: image }).EPHEMERA_SIGNAL_IMAGE, image);
+  }
+  for (const region of ['us-east-1', 'us-gov-west-1', 'cn-north-1', 'eusc-de-east-1', 'ap-southeast-5']) {
+    assert.equal(parseEnv(RelayConfig, { AWS_REGION: region }).AWS_REGION, region);
+  }
+});

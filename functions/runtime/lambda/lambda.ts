@@ -4,7 +4,7 @@
 // no credential is ever placed in it.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { z } from 'zod';
-import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
+import { AwsRegion, ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
 import { awsLookups } from '../../kube/aws-lookups.ts';
 import { ClusterSources } from '../../kube/cluster-source.ts';
 import { clusterConnections, type AwsLookups } from '../../kube/credentials.ts';
@@ -29,7 +29,7 @@ export const LambdaConfig = FunctionsConfig.extend({
   /** Cluster name → where its endpoint and credentials come from (functions/kube/cluster-source.ts). */
   EPHEMERA_CLUSTERS: json.pipe(ClusterSources).default({ default: { kubeconfig: {} } }),
   EPHEMERA_DEFAULT_CLUSTER: z.string().min(1).optional(),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
+  AWS_REGION: AwsRegion.default('us-east-1'),
 });
 export type LambdaConfig = z.infer<typeof LambdaConfig>;
 
