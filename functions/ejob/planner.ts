@@ -723,9 +723,13 @@ function planInvalid(job: EphemeralJobObject, message: string, at: { now: Date; 
     { type: 'Initialized', status: 'True', reason: 'Initialized' },
     { type: 'JobError', status: 'True', reason: 'InvalidSpec', message },
   ], now);
-  const next = { ...normaliseStatus(prev), phase: 'Error', conditions };
+  // The counters `kubectl get ejob` shows, which OpenKruise always writes (not omitempty): 0
+  // where no look counted them, rather than blank columns (review78); the counts of a look made
+  // before the spec went bad are kept (no pod is looked at while it is), as OpenKruise keeps them.
+  const counts = { match: prev.match ?? 0, succeeded: prev.succeeded ?? 0, failed: prev.failed ?? 0, running: prev.running ?? 0, waiting: prev.waiting ?? 0 };
+  const next = { ...normaliseStatus(prev), phase: 'Error', ...counts, conditions };
   if (jsonEqual(next, normaliseStatus(prev))) return { actions: [], ...requeue, notes: [`invalid spec: ${message}`] };
-  const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: { phase: 'Error', conditions } };
+  const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: { phase: 'Error', ...counts, conditions } };
   const actions: Action[] = [
     { verb: 'patch', apiVersion: EJOB.apiVersion, kind: EJOB.kind, subresource: 'status', namespace: job.metadata.namespace ?? '', name: job.metadata.name, patchType: 'merge', body, reason: `status: Error (${message})`, ...(job.metadata.uid ? { uid: job.metadata.uid } : {}) },
   ];

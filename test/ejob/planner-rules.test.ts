@@ -312,6 +312,26 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     });
   }
 
+  test('phase Error writes the counters `kubectl get ejob` shows: 0 where none were counted, as OpenKruise writes them, and then nothing more (review78)', () => {
+    const invalid = { template: { ephemeralContainers: [] } };
+    const first = plan({ job: job(invalid), pods: [pod('a', 1)] }, NOW);
+    const s = statusOf(first.actions);
+    assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed, s?.running, s?.waiting], ['Error', 0, 0, 0, 0, 0]);
+    const again = plan({ job: job(invalid, { status: s as EphemeralJobObject['status'] }), pods: [pod('a', 1)] }, new Date(NOW.getTime() + 5000));
+    assert.deepEqual(again.actions, [], 'status is written only when it changed');
+    // Written by an earlier version, without counters: filled in once.
+    const old = { phase: 'Error', conditions: s?.conditions } as EphemeralJobObject['status'];
+    const filled = statusOf(plan({ job: job(invalid, { status: old }), pods: [] }, NOW).actions);
+    assert.deepEqual([filled?.match, filled?.waiting], [0, 0]);
+    assert.equal(plan({ job: job(invalid, { status: old }), pods: [] }, NOW).actions.filter((a) => a.kind === 'Event').length, 0, 'no Warning told again');
+  });
+
+  test('a job whose spec went bad mid-flight keeps the counts its last look made (no pod is looked at in Error)', () => {
+    const running = { phase: 'Running', match: 3, succeeded: 1, failed: 1, running: 1, waiting: 0, conditions: [] } as EphemeralJobObject['status'];
+    const s = statusOf(plan({ job: job({ template: { ephemeralContainers: [] } }, { status: running }), pods: [] }, NOW).actions);
+    assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed, s?.running, s?.waiting], ['Error', 3, 1, 1, 1, 0]);
+  });
+
   test('a spec that does not parse: ttlSecondsAfterCreated still deletes the job, and a TTL that is not an integer deletes nothing', () => {
     const unparsable = { template: { ephemeralContainers: [] } };
     assert.deepEqual(plan({ job: job({ ...unparsable, ttlSecondsAfterCreated: 600 }), pods: [] }, NOW).actions.map((a) => a.verb), ['delete']);
