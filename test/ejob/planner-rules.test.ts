@@ -348,6 +348,24 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     assert.deepEqual(a.map((e) => e.name), b.map((e) => e.name));
   });
 
+  test('a failure\'s Warning quotes the kubelet\'s message; that message changing at every retry makes no status write and no other Warning (review78)', () => {
+    const stuck = (message: string): Pod => {
+      const p = pod('a', 1, 'waiting');
+      return { ...p, status: { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state: { waiting: { reason: 'CreateContainerError', message } } }] } };
+    };
+    const other = pod('b', 2, 'running');
+    const first = plan({ job: job({ parallelism: 2 }), pods: [stuck('failed to create task (attempt 1): exec: "pidof": executable file not found in $PATH'), other] }, NOW);
+    const warnings = first.actions.filter((a) => a.kind === 'Event' && (a.body as { type: string }).type === 'Warning');
+    assert.deepEqual(warnings.map((a) => (a.body as { message: string }).message), ['pod a: container ec cannot start: CreateContainerError: failed to create task (attempt 1): exec: "pidof": executable file not found in $PATH']);
+    const status = statusOf(first.actions) as EphemeralJobObject['status'];
+    assert.deepEqual([status?.phase, status?.failed], ['Running', 1]);
+    assert.ok(!JSON.stringify(status).includes('pidof'), 'no status field holds the message');
+    for (const told of [undefined, new Set(warnings.map((w) => w.name))]) {
+      const retried = plan({ job: job({ parallelism: 2 }, { status }), pods: [stuck('failed to create task (attempt 2): exec: "pidof": executable file not found in $PATH'), other], ...(told ? { told } : {}) }, new Date(NOW.getTime() + 5000));
+      assert.deepEqual(retried.actions, [], 'named by the job and the pod alone: told once, whatever the message says now');
+    }
+  });
+
   test('a failure is told on the job when the status first counts it: the latest to fail, one Warning per pod, after the status write', () => {
     const ended = (p: Pod, at: string): Pod => ({ ...p, status: { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 1, reason: 'Error', finishedAt: at } } }] } });
     const pods = [ended(pod('a', 1, 1), '2026-01-01T00:50:00Z'), ended(pod('b', 2, 1), '2026-01-01T00:55:00Z'), pod('c', 3, 'running'), pod('d', 4)];
