@@ -498,7 +498,9 @@ function outsideLimitsEvent(job: EphemeralJobObject, input: StatusInput, written
   if (!written || !input.outside) return [];
   const before = job.status?.conditions?.find((c) => c.type === 'JobError');
   if (before?.reason === OUTSIDE_LIMITS_REASON && before.message === input.outside) return [];
-  const event = eventAction(jobRef(job), { type: 'Warning', reason: OUTSIDE_LIMITS_REASON, message: input.outside }, input.now);
+  // Named by its message too: told anew after a value changed, it is a new Event; under the
+  // name of the first it would be refused as there already, leaving the old values on show (review78).
+  const event = eventAction(jobRef(job), { type: 'Warning', reason: OUTSIDE_LIMITS_REASON, message: input.outside, discriminator: input.outside }, input.now);
   return [{ ...event, group: 'verdict', requires: STATUS_ID }];
 }
 
@@ -721,13 +723,21 @@ function planInvalid(job: EphemeralJobObject, message: string, at: { now: Date; 
     { type: 'Initialized', status: 'True', reason: 'Initialized' },
     { type: 'JobError', status: 'True', reason: 'InvalidSpec', message },
   ], now);
-  const next = { ...normaliseStatus(prev), phase: 'Error', conditions };
+  // The counters `kubectl get ejob` shows, which OpenKruise always writes (not omitempty): 0
+  // where no look counted them, rather than blank columns (review78); the counts of a look made
+  // before the spec went bad are kept (no pod is looked at while it is), as OpenKruise keeps them.
+  const counts = { match: prev.match ?? 0, succeeded: prev.succeeded ?? 0, failed: prev.failed ?? 0, running: prev.running ?? 0, waiting: prev.waiting ?? 0 };
+  const next = { ...normaliseStatus(prev), phase: 'Error', ...counts, conditions };
   if (jsonEqual(next, normaliseStatus(prev))) return { actions: [], ...requeue, notes: [`invalid spec: ${message}`] };
-  const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: { phase: 'Error', conditions } };
+  const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: { phase: 'Error', ...counts, conditions } };
   const actions: Action[] = [
     { verb: 'patch', apiVersion: EJOB.apiVersion, kind: EJOB.kind, subresource: 'status', namespace: job.metadata.namespace ?? '', name: job.metadata.name, patchType: 'merge', body, reason: `status: Error (${message})`, ...(job.metadata.uid ? { uid: job.metadata.uid } : {}) },
   ];
-  if (prev.phase !== 'Error') actions.push(eventAction(jobRef(job), { type: 'Warning', reason: 'InvalidSpec', message }, now));
+  // Told when the job goes to Error, or when what is wrong changed (an edit without the
+  // webhook): named by its message, so a new message is a new Event (review78).
+  const before = prev.conditions?.find((c) => c.type === 'JobError');
+  const told = prev.phase === 'Error' && (before?.reason !== 'InvalidSpec' || before.message === message);
+  if (!told) actions.push(eventAction(jobRef(job), { type: 'Warning', reason: 'InvalidSpec', message, discriminator: message }, now));
   return { actions, ...requeue, notes: [`invalid spec: ${message}`] };
 }
 

@@ -175,15 +175,50 @@ export function isActive(pod: Pod): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed' && pod.metadata.deletionTimestamp === undefined;
 }
 
-/** A short, human reason for a failed pod (for events and status messages). */
+/**
+ * A short, human reason for a failed pod, with the kubelet's or the container's own words:
+ * the waiting message says why it cannot start (`exec: "pidof": executable file not found`),
+ * the termination message is the check's output (the log tail under FallbackToLogsOnError).
+ * Only for the Warning Events that tell a failure (review78): their names do not depend on
+ * it, so a message the kubelet rewrites at every retry makes no new Event, and no status
+ * field holds it, so it makes no status write either.
+ */
 export function failureReason(pod: Pod, jobUid: string): string {
   const names = new Set(ownedContainers(pod, jobUid).map((c) => c.name));
   for (const s of pod.status?.ephemeralContainerStatuses ?? []) {
     if (!names.has(s.name)) continue;
     const t = s.state?.terminated;
-    if (t && t.exitCode !== 0) return `container ${s.name} exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}`;
-    const w = s.state?.waiting?.reason;
-    if (w && TERMINAL_WAITING_REASONS.has(w)) return `container ${s.name} cannot start: ${w}`;
+    if (t && t.exitCode !== 0) return `container ${s.name} exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}${saying(t.message)}`;
+    const w = s.state?.waiting;
+    if (w?.reason && TERMINAL_WAITING_REASONS.has(w.reason)) return `container ${s.name} cannot start: ${w.reason}${saying(w.message)}`;
   }
   return 'failed';
+}
+
+/**
+ * The most of a kubelet's or container's message a failure quotes, in characters. A
+ * termination message may hold 4 KiB (80 log lines under FallbackToLogsOnError), a runtime's
+ * error as much. core/v1 Events set no limit on a message (kube-apiserver's
+ * legacyValidateEvent checks none without eventTime), but events.k8s.io caps a note at 1024
+ * characters, and this keeps the whole Warning (pod and job names up to 253 each) under it.
+ */
+export const QUOTED_MAX = 400;
+
+function saying(message: string | undefined): string {
+  const text = message === undefined ? '' : quoted(message);
+  return text === '' ? '' : `: ${text}`;
+}
+
+/**
+ * A message on one line (kubectl's tables and `describe` show Events a line each), at most
+ * `max` characters: the start (what failed) and the end (where a runtime's error and a log
+ * tail say why), cut in the middle. Cut between code points, never inside a surrogate pair.
+ */
+export function quoted(message: string, max = QUOTED_MAX): string {
+  const line = message.replace(/\s+/g, ' ').trim();
+  if (line.length <= max) return line;
+  const chars = Array.from(line);
+  if (chars.length <= max) return line;
+  const head = Math.floor(max / 3);
+  return `${chars.slice(0, head).join('').trimEnd()} … ${chars.slice(chars.length - (max - head - 3)).join('').trimStart()}`;
 }

@@ -97,6 +97,7 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
 
 const END_POD = 'end-pod';
 const CRR_CREATE = 'crr';
+const IMAGE_SWAP = 'swap';
 
 function assemble(ctx: Ctx): Plan {
   const actions: Action[] = [];
@@ -128,9 +129,11 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   }
   if (swaps.length > 0) {
     const list = swaps.map((s) => s.name);
-    ctx.actions.push(imageSwapAction(ctx.ref, swaps, ctx.now));
+    ctx.actions.push({ ...imageSwapAction(ctx.ref, swaps, ctx.now), id: IMAGE_SWAP });
     lookAgainWhenStuck(ctx);
-    ctx.actions.push(podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using in-place update`, discriminator: `swap/${list.join(',')}` }, ctx.now));
+    // Said only once the swap is in the spec (review78: said when an admission policy refused it).
+    const event = podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using in-place update`, discriminator: `swap/${list.join(',')}` }, ctx.now);
+    ctx.actions.push({ ...event, requires: IMAGE_SWAP });
   }
   if (unsupported.length > 0) {
     const message = `sidecar [${unsupported.join(' ')}] runs on virtual-kubelet node ${nodeName}, where no daemon can stop it and ephemeral containers are not reliable: set KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE to an image that exits at once`;

@@ -64,6 +64,54 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
     }
   });
 
+  test('a Warning told anew after the value changed (edited past the webhook) is a new Event with the new message, and only then (review78)', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const wide = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { parallelism: number } };
+    wide.metadata = { ...wide.metadata, name: 'wide-job', uid: 'wide-uid' };
+    wide.spec.parallelism = 42;
+    const { server, deps } = await worldWith({ objects: [...objects.filter((o) => o.kind !== 'EphemeralJob'), wide], crd });
+    const warnings = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { reason?: string; message?: string }[])
+      .filter((e) => e.reason === 'SpecOutsideLimits').map((e) => /parallelism (\d+)/.exec(e.message ?? '')?.[1] ?? '?').sort();
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', 'wide-job', 'ADDED'), deps());
+      assert.deepEqual(warnings(), ['42']);
+      const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'wide-job' }) as unknown as { spec: Record<string, unknown> };
+      server.store.put({ ...stored, spec: { ...stored.spec, parallelism: 50 } } as never);
+      await handle(envelopeFor('EphemeralJob', 'default', 'wide-job'), deps());
+      assert.deepEqual(warnings(), ['42', '50'], 'the new values are told, not refused as told already under the first Warning\'s name');
+      await handle(envelopeFor('EphemeralJob', 'default', 'wide-job'), deps());
+      assert.deepEqual(warnings(), ['42', '50'], 'nothing new: nothing more');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a template edited (past the webhook) from one error to another: a new InvalidSpec Warning naming the new one, and only then (review78)', async () => {
+    const objects = fixture('test/fixtures/stories/story1-state.yaml');
+    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
+    bad.metadata = { ...bad.metadata, name: 'broken-job', uid: 'broken-uid' };
+    const [first] = bad.spec.template.ephemeralContainers;
+    bad.spec.template.ephemeralContainers = [{ ...first, image: '' }];
+    const { server, deps } = await worldWith({ objects: [...objects.filter((o) => o.kind !== 'EphemeralJob'), bad], crd });
+    const warnings = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { reason?: string; message?: string }[])
+      .filter((e) => e.reason === 'InvalidSpec').map((e) => (/\.(image|imagePullPolicy)\b/.exec(e.message ?? '')?.[1] ?? '?')).sort();
+    try {
+      await handle(envelopeFor('EphemeralJob', 'default', 'broken-job', 'ADDED'), deps());
+      assert.deepEqual(warnings(), ['image']);
+      await handle(envelopeFor('EphemeralJob', 'default', 'broken-job'), deps());
+      assert.deepEqual(warnings(), ['image'], 'told once');
+      const stored = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'broken-job' }) as unknown as { spec: Record<string, unknown> };
+      server.store.put({ ...stored, spec: { ...stored.spec, template: { ephemeralContainers: [{ ...first, imagePullPolicy: 'Sometimes' }] } } } as never);
+      await handle(envelopeFor('EphemeralJob', 'default', 'broken-job'), deps());
+      assert.equal(jobStatus(server, 'broken-job').phase, 'Error');
+      assert.deepEqual(warnings(), ['image', 'imagePullPolicy']);
+      await handle(envelopeFor('EphemeralJob', 'default', 'broken-job'), deps());
+      assert.deepEqual(warnings(), ['image', 'imagePullPolicy'], 'nothing new: nothing more');
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a job whose selector the API server's parser refuses (seeded past the webhook) gets phase Error naming the value, not a 400 on every LIST", async () => {
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
     const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: Record<string, unknown> };

@@ -312,6 +312,26 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     });
   }
 
+  test('phase Error writes the counters `kubectl get ejob` shows: 0 where none were counted, as OpenKruise writes them, and then nothing more (review78)', () => {
+    const invalid = { template: { ephemeralContainers: [] } };
+    const first = plan({ job: job(invalid), pods: [pod('a', 1)] }, NOW);
+    const s = statusOf(first.actions);
+    assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed, s?.running, s?.waiting], ['Error', 0, 0, 0, 0, 0]);
+    const again = plan({ job: job(invalid, { status: s as EphemeralJobObject['status'] }), pods: [pod('a', 1)] }, new Date(NOW.getTime() + 5000));
+    assert.deepEqual(again.actions, [], 'status is written only when it changed');
+    // Written by an earlier version, without counters: filled in once.
+    const old = { phase: 'Error', conditions: s?.conditions } as EphemeralJobObject['status'];
+    const filled = statusOf(plan({ job: job(invalid, { status: old }), pods: [] }, NOW).actions);
+    assert.deepEqual([filled?.match, filled?.waiting], [0, 0]);
+    assert.equal(plan({ job: job(invalid, { status: old }), pods: [] }, NOW).actions.filter((a) => a.kind === 'Event').length, 0, 'no Warning told again');
+  });
+
+  test('a job whose spec went bad mid-flight keeps the counts its last look made (no pod is looked at in Error)', () => {
+    const running = { phase: 'Running', match: 3, succeeded: 1, failed: 1, running: 1, waiting: 0, conditions: [] } as EphemeralJobObject['status'];
+    const s = statusOf(plan({ job: job({ template: { ephemeralContainers: [] } }, { status: running }), pods: [] }, NOW).actions);
+    assert.deepEqual([s?.phase, s?.match, s?.succeeded, s?.failed, s?.running, s?.waiting], ['Error', 3, 1, 1, 1, 0]);
+  });
+
   test('a spec that does not parse: ttlSecondsAfterCreated still deletes the job, and a TTL that is not an integer deletes nothing', () => {
     const unparsable = { template: { ephemeralContainers: [] } };
     assert.deepEqual(plan({ job: job({ ...unparsable, ttlSecondsAfterCreated: 600 }), pods: [] }, NOW).actions.map((a) => a.verb), ['delete']);
@@ -326,6 +346,24 @@ describe('EphemeralJob planner: TTLs, deletion and bad specs', () => {
     const b = plan({ job: job(), pods: [pod('a', 1)] }, new Date(NOW.getTime() + 5000)).actions.filter((x) => x.kind === 'Event');
     assert.deepEqual(a.map((e) => (e.body as { involvedObject: { kind: string; name: string } }).involvedObject), [{ apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'a', uid: 'uid-a' }]);
     assert.deepEqual(a.map((e) => e.name), b.map((e) => e.name));
+  });
+
+  test('a failure\'s Warning quotes the kubelet\'s message; that message changing at every retry makes no status write and no other Warning (review78)', () => {
+    const stuck = (message: string): Pod => {
+      const p = pod('a', 1, 'waiting');
+      return { ...p, status: { ...p.status, ephemeralContainerStatuses: [{ name: 'ec', state: { waiting: { reason: 'CreateContainerError', message } } }] } };
+    };
+    const other = pod('b', 2, 'running');
+    const first = plan({ job: job({ parallelism: 2 }), pods: [stuck('failed to create task (attempt 1): exec: "pidof": executable file not found in $PATH'), other] }, NOW);
+    const warnings = first.actions.filter((a) => a.kind === 'Event' && (a.body as { type: string }).type === 'Warning');
+    assert.deepEqual(warnings.map((a) => (a.body as { message: string }).message), ['pod a: container ec cannot start: CreateContainerError: failed to create task (attempt 1): exec: "pidof": executable file not found in $PATH']);
+    const status = statusOf(first.actions) as EphemeralJobObject['status'];
+    assert.deepEqual([status?.phase, status?.failed], ['Running', 1]);
+    assert.ok(!JSON.stringify(status).includes('pidof'), 'no status field holds the message');
+    for (const told of [undefined, new Set(warnings.map((w) => w.name))]) {
+      const retried = plan({ job: job({ parallelism: 2 }, { status }), pods: [stuck('failed to create task (attempt 2): exec: "pidof": executable file not found in $PATH'), other], ...(told ? { told } : {}) }, new Date(NOW.getTime() + 5000));
+      assert.deepEqual(retried.actions, [], 'named by the job and the pod alone: told once, whatever the message says now');
+    }
   });
 
   test('a failure is told on the job when the status first counts it: the latest to fail, one Warning per pod, after the status write', () => {

@@ -230,6 +230,22 @@ describe('virtual-kubelet node', () => {
     assert.equal(pod.spec.containers[1]?.image, 'example/exit0:1');
   });
 
+  test('an admission policy refuses the swap: a Warning ActionRefused on the pod, no Event says it is trying (review78)', async (t) => {
+    const w = await sidecarWorld([mainAndSidecar('job-1', [withImage('example/exit0:1')], { nodeName: 'vk-1' })]);
+    t.after(() => w.close());
+    w.tickUntil('job-1', (p) => stateOf(p, 'main') === 'terminated 0');
+    w.server.faults.add({ method: 'PATCH', pathIncludes: '/pods/job-1', status: 403, message: 'admission webhook "policy.example.com" denied the request: image example/exit0:1 is not allowed', times: Infinity });
+    const r = await w.event('job-1');
+    assert.equal(r.keys[0]?.outcome, 'refused');
+    assert.deepEqual(w.events('job-1'), ['Warning ActionRefused']);
+    assert.equal(w.pod('job-1').spec.containers[1]?.image, 'example/fluent-bit:3');
+    // The cause is fixed: the swap goes through, and only now is it said.
+    w.server.faults.clear();
+    await w.event('job-1');
+    assert.equal(w.pod('job-1').spec.containers[1]?.image, 'example/exit0:1');
+    assert.deepEqual(w.events('job-1').sort(), ['Normal SidecarTerminator', 'Warning ActionRefused']);
+  });
+
   test('a sidecar without _WITH_IMAGE cannot be stopped there: a Warning names it, no write to the pod', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { nodeName: 'vk-1' })]);
     t.after(() => w.close());

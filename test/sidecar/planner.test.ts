@@ -217,6 +217,14 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.equal(p.requeueAfterSeconds, 120);
   });
 
+  test('the Event saying it is trying is sent only if the swap took effect (review78: said next to the swap\'s ActionRefused)', () => {
+    const pod = podWith({ containers: [{ name: 'main' }, { name: 'a', image: 'envoy:1', env: [WITH_IMAGE('exit:1')] }], statuses: [exited('main', 0), running('a')] });
+    const [swap, event] = plan(observed(pod, { node: VK }), NOW).actions;
+    assert.equal(swap?.kind, 'Pod');
+    assert.equal(event?.kind, 'Event');
+    assert.ok(swap.id !== undefined && [event.requires].flat().includes(swap.id));
+  });
+
   test('a later swap (another sidecar) keeps the time of the first: its Warning is not put off (review)', () => {
     const pod = podWith({
       metadata: { annotations: { 'ephemera.io/sidecar-swapped-at': '2026-01-01T00:00:10Z' } },

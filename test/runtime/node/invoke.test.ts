@@ -208,6 +208,10 @@ describe('ephemera invoke', () => {
     assert.match(r.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: inject helloworld-ec for ephemeral job hello-world-ephemeral-job$/m);
     assert.match(r.stdout, /^patch EphemeralJob default\/hello-world-ephemeral-job\/status: status: Waiting match=4/m);
     assert.match(r.stdout, /^requeue after: 1770s$/m);
+    // The README shows this very run: its example is what it prints (review78: an Event name with the old 32-bit hash).
+    const readme = readFileSync('README.md', 'utf8');
+    const shown = /npx ephemera invoke --state test\/fixtures\/stories\/story1-state\.yaml --now 2026-01-01T00:20:30Z\n```\n\n```\n([^`]*)```/.exec(readme)?.[1];
+    assert.equal(shown, r.stdout);
   });
 
   test('--kubeconfig without --state lists the cluster\'s jobs and Job pods and plans for them; --namespace narrows it', async () => {
