@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../functions/runtime/node/args.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { bindFailure, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
@@ -34,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
   let sinkArg: string | undefined;
   let config: RelayConfig;
   try {
-    sinkArg = parseArgs({ args: argv, strict: true, options: { sink: { type: 'string' } } }).values.sink;
+    sinkArg = parseFlags(argv, { sink: { type: 'string' } }).sink;
     config = parseEnv(RelayConfig, process.env);
   } catch (err) {
     process.stderr.write(`ephemera relay: ${(err as Error).message}\n${USAGE}\n`);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseFlags } from './args.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { envelopeKey, objectKey, type WatchEvent } from '../../api/envelope.ts';
 import { ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
@@ -132,19 +132,15 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      state: { type: 'string' },
-      event: { type: 'string' },
-      now: { type: 'string' },
-      output: { type: 'string', short: 'o' },
-      kubeconfig: { type: 'string' },
-      namespace: { type: 'string', short: 'n' },
-      apply: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
+  const values = parseFlags(argv, {
+    state: { type: 'string' },
+    event: { type: 'string' },
+    now: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    kubeconfig: { type: 'string' },
+    namespace: { type: 'string', short: 'n' },
+    apply: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return 'help';
   if (!values.state && !values.kubeconfig) throw new Error('--state FILE is required (or --kubeconfig FILE for a live cluster)');

@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { constants, homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseFlags } from './args.ts';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { bindFailure, ConfigError, formatListen, FunctionsConfig, Listen, parseEnv } from '../../config.ts';
@@ -81,17 +81,13 @@ export async function main(argv: string[]): Promise<number> {
 function parseOptions(argv: string[]): StartOptions | 'help' {
   let values;
   try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        kubeconfig: { type: 'string' },
-        'in-cluster': { type: 'boolean', default: false },
-        embedded: { type: 'boolean', default: false },
-        namespace: { type: 'string', short: 'n', multiple: true, default: [] },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }).values;
+    values = parseFlags(argv, {
+      kubeconfig: { type: 'string' },
+      'in-cluster': { type: 'boolean', default: false },
+      embedded: { type: 'boolean', default: false },
+      namespace: { type: 'string', short: 'n', multiple: true, default: [] },
+      help: { type: 'boolean', short: 'h' },
+    });
   } catch (err) {
     throw usageError((err as Error).message);
   }

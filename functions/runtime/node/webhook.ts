@@ -1,7 +1,7 @@
 // `ephemera webhook --listen HOST:PORT [--tls-cert FILE --tls-key FILE]`.
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import { parseArgs } from 'node:util';
+import { parseFlags } from './args.ts';
 import { pino } from 'pino';
 import { formatListen, parseListen } from '../../config.ts';
 import { startWebhookServer } from './webhook-server.ts';
@@ -19,18 +19,13 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 export async function main(argv: string[]): Promise<number> {
   let values;
   try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        listen: { type: 'string', default: '127.0.0.1:8443' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        'log-level': { type: 'string', default: 'info' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    values = parseFlags(argv, {
+      listen: { type: 'string', default: '127.0.0.1:8443' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
+      help: { type: 'boolean', short: 'h' },
+    });
   } catch (err) {
     return usageError((err as Error).message);
   }

@@ -27,6 +27,23 @@ describe('the ephemera command', () => {
     assert.match(top.stdout, /--version/);
   });
 
+  test('a flag given twice is a usage error naming it, in every command; a flag meant to repeat repeats (review77 M1)', async () => {
+    const cases: [string[], string][] = [
+      [['invoke', '--state', 'a.yaml', '--state', 'b.yaml'], '--state'],
+      [['invoke', '--state', 'a.yaml', '-o', 'json', '--output', 'json'], '--output'],
+      [['webhook', '--listen', '127.0.0.1:1', '--listen=127.0.0.1:2'], '--listen'],
+      [['relay', '--sink', 'memory', '--sink', 'sqs'], '--sink'],
+      [['start', '--kubeconfig', 'a', '--kubeconfig', 'b'], '--kubeconfig'],
+    ];
+    for (const [args, flag] of cases) {
+      const r = await runCli(args, { KUBECONFIG: '/nonexistent' });
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(`${flag} is given more than once; give it once`), r.stderr);
+    }
+    const help = await runCli(['start', '--embedded', '-n', 'a', '--namespace', 'b', '--help']);
+    assert.equal(help.code, 0, help.stderr);
+  });
+
   test('no command is a usage error: the usage on stderr, nothing on stdout, exit 2 (review)', async () => {
     const r = await runCli([]);
     assert.equal(r.code, 2);

@@ -176,7 +176,8 @@ describe('ephemera invoke', () => {
     assert.equal(r.code, 2);
     assert.match(r.stderr, /EPHEMERA_SIDECAR_STRATEGY: .*"crr"\|"ephemeral-signal"/);
     assert.doesNotMatch(r.stderr, /\n\s+at /);
-    const blank = await runCli(['invoke', '--state', STORY1], { EPHEMERA_SIGNAL_IMAGE: '  ' });
+    // Spaces alone are an unset variable, as '' is (review77 H3); a value that is no image reference is refused.
+    const blank = await runCli(['invoke', '--state', STORY1], { EPHEMERA_SIGNAL_IMAGE: 'Bad_Value' });
     assert.equal(blank.code, 2, blank.stderr);
     assert.match(blank.stderr, /EPHEMERA_SIGNAL_IMAGE: an image reference/);
     assert.doesNotMatch(blank.stderr, /\n\s+at /);
