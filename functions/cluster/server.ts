@@ -33,6 +33,11 @@ export interface ApiServerOptions {
   objects?: unknown[];
   /** The server clock: timestamps and the Date header (default: real time). */
   clock?: () => Date;
+  /**
+   * Called for each of `objects` of a kind the server does not serve, which is then left out
+   * (`ephemera invoke --state` of `kubectl get all`); without it such an object is an error.
+   */
+  onUnserved?: (object: { apiVersion: string; kind: string }) => void;
   /** Where uids and generated names come from (default random, as a real server's; `seededIds` repeats them). */
   ids?: Ids;
   /** Watch events kept for resuming watches; older versions get 410 Gone (default 10000). */
@@ -109,7 +114,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const crds = [...seeded, ...(opts.crds ?? installedCrds())];
   const registry = new ResourceRegistry(withCrdSchemas([...BUILTIN_RESOURCES, ...(opts.resources ?? [])], crds));
   const store = new ObjectStore(registry, { clock, watchHistory: opts.watchHistory ?? 10_000, ...(opts.ids ? { ids: opts.ids } : {}) });
-  seed(store, (opts.objects ?? []).filter((o) => !isCrd(o)));
+  seed(store, (opts.objects ?? []).filter((o) => !isCrd(o)), opts.onUnserved);
   const ctx: Ctx = {
     registry, store, rest: new Rest(store, clock, opts.admission ? admit : undefined), faults: new Faults(), requests: new RequestLog(), history: new WriteHistory(store, clock), clock,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 10_000, address: '', rbac: opts.authorization ? new Rbac(opts.authorization) : undefined,
@@ -135,10 +140,14 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   };
 }
 
-function seed(store: ObjectStore, objects: unknown[]): void {
+function seed(store: ObjectStore, objects: unknown[], onUnserved: ApiServerOptions['onUnserved']): void {
   const flat = objects.flatMap((o) => (isList(o) ? o.items : [o]));
   for (const o of flat) {
     const obj = structuredClone(o) as Record<string, unknown>;
+    if (onUnserved && typeof obj?.apiVersion === 'string' && typeof obj.kind === 'string' && !store.serves(obj.apiVersion, obj.kind)) {
+      onUnserved({ apiVersion: obj.apiVersion, kind: obj.kind });
+      continue;
+    }
     if (obj && obj.apiVersion === 'v1' && obj.kind === 'Pod') defaultPod(obj);
     const def = typeof obj?.apiVersion === 'string' && typeof obj.kind === 'string' ? store.defFor(obj.apiVersion, obj.kind) : undefined;
     // A stored object of a kind that keeps a generation has one from its first write.

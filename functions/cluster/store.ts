@@ -74,10 +74,15 @@ export class ObjectStore {
     return this.compactedAt;
   }
 
+  /** Whether this server serves apiVersion + kind. */
+  serves(apiVersion: string, kind: string): boolean {
+    return this.registry.byKind(apiVersion, kind) !== undefined;
+  }
+
   /** The resource that serves this apiVersion + kind; throws for kinds the server does not serve. */
   defFor(apiVersion: string, kind: string): ResourceDef {
     const def = this.registry.byKind(apiVersion, kind);
-    if (!def) throw new Error(`the fake API server does not serve ${apiVersion} ${kind}; served: ${this.registry.defs.map((d) => `${apiVersionOf(d)}/${d.kind}`).join(', ')}`);
+    if (!def) throw new Error(`the in-memory API server does not serve ${apiVersion} ${kind}; served: ${this.registry.defs.map((d) => `${apiVersionOf(d)}/${d.kind}`).join(', ')}`);
     return def;
   }
 

@@ -95,7 +95,8 @@ export interface LoadedEvents {
 export async function loadEvents(path: string): Promise<LoadedEvents> {
   const raw = await readText(path);
   const text = raw.trim();
-  if (text === '') return { events: [], notes: [] };
+  // An empty (or not yet flushed) recording looked exactly like "nothing to do" (review77 L4).
+  if (text === '') return { events: [], notes: [`${path}: no events in it: nothing was replayed`] };
   const single = tryJson(text);
   const { docs, notes } = single.ok ? { docs: [single.value], notes: [] } : jsonLines(path, raw.startsWith('\uFEFF') ? raw.slice(1) : raw);
   const events = docs.map((doc, i) => toInputEvent(doc, `${path}${docs.length > 1 ? `: event ${i + 1}` : ''}`));
@@ -125,7 +126,9 @@ function jsonLines(path: string, text: string): { docs: unknown[]; notes: string
       notes.push(`${path}: line ${i + 1}: skipped: not JSON (${r.error}) and not ended by a newline, so cut off mid-write (a relay stopped while appending); the ${docs.length} line${docs.length === 1 ? '' : 's'} before it are replayed`);
       continue;
     }
-    throw new InputError(`${path}: line ${i + 1}: not JSON (${r.error})`);
+    // kubectl get -w -o json prints each event over many lines (review77 L4).
+    const hint = i === 0 && line.trim() === '{' ? `: events go one per line, as kubectl get --raw '…?watch=1' prints them (or pipe pretty JSON through jq -c .)` : '';
+    throw new InputError(`${path}: line ${i + 1}: not JSON (${r.error})${hint}`);
   }
   return { docs, notes };
 }

@@ -161,10 +161,11 @@ export async function invokeInMemory(opts: Pick<Options, 'state' | 'event' | 'no
   const loaded = opts.event ? await loadEvents(opts.event) : undefined;
   const clock = { now: opts.now };
   const replay = loaded && opts.nowGiven === false ? eventClock(loaded.events, opts.now, clock) : undefined;
-  const cluster = await startCluster(objects, () => clock.now);
+  const unserved = new Map<string, number>();
+  const cluster = await startCluster(objects, () => clock.now, (o) => void unserved.set(`${o.apiVersion} ${o.kind}`, (unserved.get(`${o.apiVersion} ${o.kind}`) ?? 0) + 1));
   try {
     const tally = await runHandlers(inMemoryDeps(cluster, () => clock.now), loaded?.events ?? asResync(objects), { once: loaded === undefined, live: false, ...(replay ? { at: replay.at } : {}) });
-    tally.notes.unshift(...(loaded?.notes ?? []), ...(replay ? [replay.note] : []));
+    tally.notes.unshift(...unservedNote(unserved), ...(loaded?.notes ?? []), ...(replay ? [replay.note] : []));
     if (loaded) tally.notes.push(...stateLacks(tally, opts.state));
     return { tally, objects: cluster.store.all() };
   } finally {
@@ -208,13 +209,22 @@ function stateLacks(tally: Tally, state: string | undefined): string[] {
   return [`the state${state ? ` (${state})` : ''} has none of the ${looked.size} object${looked.size === 1 ? '' : 's'} the events name: invoke reads the objects from --state, an event only says which changed; capture the cluster's state with the recording (the README's "Replaying a recording" says how)`];
 }
 
+/** One note for the objects of kinds the in-memory cluster does not model, which were left out. */
+function unservedNote(unserved: Map<string, number>): string[] {
+  if (unserved.size === 0) return [];
+  const n = [...unserved.values()].reduce((a, b) => a + b, 0);
+  return [`--state: left out ${n} object${n === 1 ? '' : 's'} of kinds the in-memory cluster does not model (the handlers read none of them): ${[...unserved.entries()].map(([k, c]) => `${k} (${c})`).join(', ')}`];
+}
+
 /**
- * The in-memory cluster; objects it cannot hold (unknown kinds) are an input error. Its uids
- * and generated names are seeded, so one input and one clock print one document (review75 L1).
+ * The in-memory cluster; objects of kinds it does not serve are left out, each counted by
+ * `unserved` (review77 L2: `kubectl get all -o yaml`, with its Deployments and Services, was
+ * refused whole). Its uids and generated names are seeded, so one input and one clock print
+ * one document (review75 L1).
  */
-async function startCluster(objects: unknown[], clock: () => Date): Promise<ApiServer> {
+async function startCluster(objects: unknown[], clock: () => Date, unserved: (o: { apiVersion: string; kind: string }) => void): Promise<ApiServer> {
   try {
-    return await startApiServer({ objects, clock, ids: seededIds('ephemera invoke') });
+    return await startApiServer({ objects, clock, ids: seededIds('ephemera invoke'), onUnserved: unserved });
   } catch (err) {
     throw new InputError(`--state: ${(err as Error).message}`);
   }

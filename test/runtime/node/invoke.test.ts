@@ -74,6 +74,35 @@ describe('ephemera invoke', () => {
     }
   });
 
+  test('--state from kubectl get all: kinds the in-memory cluster does not model are left out with one note, not refused (review77 L2)', async () => {
+    const extra = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'helloworld', namespace: 'default' }, spec: {} },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'other', namespace: 'default' }, spec: {} },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'helloworld', namespace: 'default' }, spec: {} },
+    ];
+    const state = join(dir, 'get-all.yaml');
+    writeFileSync(state, `${readFileSync(STORY1, 'utf8')}\n---\n${extra.map((o) => JSON.stringify(o)).join('\n---\n')}\n`);
+    const r = await runCli(['invoke', '--state', state, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /note: --state: left out 3 objects of kinds the in-memory cluster does not model \(the handlers read none of them\): apps\/v1 Deployment \(2\), v1 Service \(1\)/);
+    const out = JSON.parse(r.stdout) as Out;
+    assert.deepEqual(out.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['helloworld-865cd8865b-nl8lq']);
+    assert.equal(out.objects.some((o) => o.kind === 'Deployment' || o.kind === 'Service'), false);
+  });
+
+  test('an empty --event file says it replayed nothing; pretty-printed JSON events get a hint (review77 L4)', async () => {
+    const empty = join(dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    const r = await runCli(['invoke', '--state', STORY1, '--event', empty, '--now', '2026-01-01T00:20:30Z']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stderr.includes(`note: ${empty}: no events in it: nothing was replayed`), r.stderr);
+    const pretty = join(dir, 'pretty.json');
+    writeFileSync(pretty, `${JSON.stringify({ type: 'ADDED', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' } } }, null, 2)}\n${JSON.stringify({ type: 'MODIFIED', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' } } }, null, 2)}\n`);
+    const p = await runCli(['invoke', '--state', STORY1, '--event', pretty]);
+    assert.equal(p.code, 2);
+    assert.match(p.stderr, /line 1: not JSON \(.*\): events go one per line, as kubectl get --raw '…\?watch=1' prints them \(or pipe pretty JSON through jq -c \.\)/);
+  });
+
   test('Story 2: a running injected sleep container reports the job Running', async () => {
     const out = await invokeJson('--state', STORY2, '--now', '2026-01-01T00:03:00Z');
     assert.equal(job(out)?.status?.phase, 'Running');
