@@ -97,6 +97,21 @@ function shown(name: string, value: string | undefined): string {
   return JSON.stringify(value);
 }
 
+/**
+ * Where in a structured value (EPHEMERA_CLUSTERS' JSON) an issue is, and what it says: a
+ * record key's own rule, and of a union the branch that got furthest (its issue deepest in
+ * the value), else the union's message. The value itself is not shown (it may hold a
+ * credential), so "Invalid input" alone left the operator nothing to fix (review77 L1).
+ */
+function within(issue: z.core.$ZodIssue, at: PropertyKey[]): { at: string[]; message: string } {
+  const path = at.map(String);
+  if (issue.code === 'invalid_key' && issue.issues[0]) return { at: path, message: `the key: ${issue.issues[0].message}` };
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return { at: path, message: issue.message };
+  const deepest = issue.errors.flat().reduce<z.core.$ZodIssue | undefined>((best, i) => (best === undefined || i.path.length > best.path.length ? i : best), undefined);
+  if (deepest === undefined || deepest.path.length < 2) return { at: path, message: issue.message };
+  return within(deepest, [...at, ...deepest.path]);
+}
+
 /** Parse a schema from an environment; errors read "EPHEMERA_LEASE_SECONDS: expected …, got "abc"". */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   // An empty variable is an unset one, as a manifest's `value: ''` means: its default, never
@@ -106,7 +121,8 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
   if (r.success) return r.data;
   const lines = r.error.issues.map((i) => {
     const name = String(i.path[0] ?? '?');
-    return `${name}: ${i.message} (got ${shown(name, env[name])})`;
+    const { at, message } = within(i, i.path.slice(1));
+    return `${name}${at.length > 0 ? ` at ${at.join('.')}` : ''}: ${message} (got ${shown(name, env[name])})`;
   });
   throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
 }

@@ -16,7 +16,7 @@ export const ClusterSource = z.union([
   z.object({ eks: z.object({ name: z.string().min(1).max(100), region: z.string().min(1).optional(), accessEntry: z.boolean().default(true) }).strict() }).strict(),
   z.object({ secret: z.object({ secretId: z.string().min(1), region: z.string().min(1).optional() }).strict() }).strict(),
   z.object({ kubeconfig: z.object({}).strict() }).strict(),
-]);
+], { error: 'a cluster source: exactly one of {"eks":{"name":…}}, {"secret":{"secretId":…}}, {"kubeconfig":{}}' });
 export type ClusterSource = z.infer<typeof ClusterSource>;
 
 /** Every cluster one deployment serves, by the name relays stamp. */

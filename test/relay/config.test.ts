@@ -242,3 +242,20 @@ test('the leader Lease\'s namespace, the signal image and the region are checked
     assert.equal(parseEnv(RelayConfig, { AWS_REGION: region }).AWS_REGION, region);
   }
 });
+
+test('EPHEMERA_CLUSTERS: an error says where in the JSON and what is wrong, still without its value (review77 L1)', () => {
+  const err = (clusters: string): string => {
+    try {
+      parseEnv(LambdaConfig, { EPHEMERA_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/q', EPHEMERA_CLUSTERS: clusters });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'accepted';
+  };
+  assert.match(err('{"a":{"eks":{}}}'), /EPHEMERA_CLUSTERS at a\.eks\.name: Invalid input: expected string, received undefined \(got 16 characters, not shown\)/);
+  assert.match(err('{"a":{"secret":{"secretId":""}}}'), /EPHEMERA_CLUSTERS at a\.secret\.secretId: Too small/);
+  assert.match(err('{"Prod":{"kubeconfig":{}}}'), /EPHEMERA_CLUSTERS at Prod: the key: a cluster name \(lower-case letters, digits, "-" and "\."\)/);
+  assert.match(err('{"a":{"nope":{}}}'), /EPHEMERA_CLUSTERS at a: a cluster source: exactly one of \{"eks":\{"name":…\}\}, \{"secret":\{"secretId":…\}\}, \{"kubeconfig":\{\}\}/);
+  assert.match(err('{"a":{"eks":{"name":"x"},"kubeconfig":{}}}'), /EPHEMERA_CLUSTERS at a: a cluster source: exactly one of/);
+  assert.doesNotMatch(err('{"a":{"secret":{"secretId":"","token":"s3cr3t"}}}'), /s3cr3t/);
+});
