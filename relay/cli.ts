@@ -47,6 +47,15 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ephemera relay: ${choice}\n${USAGE}\n`);
     return 2;
   }
+  // The functions' variables too, before the kubeconfig: "no cluster to watch" hid a bad one (review77 L5).
+  if (choice.kind === 'memory') {
+    try {
+      parseEnv(FunctionsConfig, process.env);
+    } catch (err) {
+      process.stderr.write(`ephemera relay: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
   const logger = relayLogger(config.LOG_LEVEL, config);
   const election = leaderElection(config, choice.kind);
   const kc = new KubeConfig();

@@ -116,6 +116,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    // Before any other work: a cluster out of reach, or a state file's error, hid a bad variable (review77 L5).
+    parseEnv(FunctionsConfig, process.env);
     const run = opts.kubeconfig ? await invokeLive(opts) : await invokeInMemory(opts);
     return report(run, opts.json);
   } catch (err) {

@@ -77,3 +77,11 @@ describe('errors that reach the dispatcher', () => {
     assert.equal(other, 'something (LOG_LEVEL=debug shows the stack)');
   });
 });
+
+test('a bad variable of the functions is told before the cluster is looked for: invoke --kubeconfig, relay --sink memory (review77 L5)', async () => {
+  for (const args of [['invoke', '--kubeconfig', '/nonexistent'], ['relay', '--sink', 'memory']]) {
+    const r = await runCli(args, { EPHEMERA_API_TIMEOUT_MS: '5', KUBECONFIG: '/nonexistent', HOME: '/nonexistent' });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /EPHEMERA_API_TIMEOUT_MS: /, args.join(' '));
+  }
+});
