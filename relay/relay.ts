@@ -75,6 +75,11 @@ export interface RelayOptions {
    * whose job the watch cache lacks is sent as a job event (lease-sweep.ts). Unset: no sweep.
    */
   leaseSweep?: LeaseSweepOptions;
+  /**
+   * How long stop() sends what is queued and waits for the sends under way before it
+   * releases the leader Lease (ms, default FLUSH_ON_STOP_MS; never past the lease held).
+   */
+  stopWaitMs?: number;
 }
 
 export interface Relay {
@@ -221,10 +226,8 @@ export function createRelay(opts: RelayOptions): Relay {
       await Promise.all(all.map((r) => r.stop()));
       elector?.stopRenewing();
       queue.dropReplays();
-      // Never past the lease still held (then a successor may lead); the batch in flight ends
-      // (by the sink's deadline) and none follows before the release (review).
-      await Promise.race([queue.flush(), delay(Math.min(FLUSH_ON_STOP_MS, elector?.leadsForMs() ?? FLUSH_ON_STOP_MS), undefined, { ref: false })]);
-      await queue.stop();
+      // Never past the lease still held (then a successor may lead).
+      await drain(queue, Math.min(opts.stopWaitMs ?? FLUSH_ON_STOP_MS, elector?.leadsForMs() ?? Infinity));
       await elector?.stop();
       await opts.sink.close?.();
     },
@@ -233,6 +236,19 @@ export function createRelay(opts: RelayOptions): Relay {
   if (opts.election) elector = startElection(opts.election.kube, opts.election.lock, opts.logger, { change: (v) => onLeadership(st, relay, v), failed: () => metrics.leaderElectionFailures.inc() });
   metrics.leader.set(st.leader ? 1 : 0);
   return relay;
+}
+
+/**
+ * At stop: send what is queued, then stop sending, within `waitMs` in all. No send starts
+ * after the flush, and the sends under way are waited for within the same bound, not past
+ * it: an in-process handling can hang for its whole timeout (60 s), past the pod's grace
+ * period, and the leader Lease was then never released (review80 M1). A send cut short is
+ * not lost: it goes on, and the successor replays everything.
+ */
+async function drain(queue: DeliveryQueue, waitMs: number): Promise<void> {
+  const bound = delay(waitMs, undefined, { ref: false });
+  await Promise.race([queue.flush(), bound]);
+  await Promise.race([queue.stop(), bound]);
 }
 
 /** The replay after an overflow; a follower's replays nothing, its next lead replays everything (st.missed). */
