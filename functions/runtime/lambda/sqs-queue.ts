@@ -1,4 +1,4 @@
-import { sqsAttributeText, sqsJson } from '../../api/sqs-text.ts';
+import { fitSqsJson, SQS_MAX_BYTES, sqsAttributeText } from '../../api/sqs-text.ts';
 import { AWS_CALL_TIMEOUTS } from '../../kube/aws-lookups.ts';
 import type { SendMessageCommand, SendMessageCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../../api/envelope.ts';
@@ -32,7 +32,10 @@ export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => num
   return async (envelope, delaySeconds) => {
     const wait = Math.max(0, Math.ceil(delaySeconds));
     const now = clock();
-    const body = sqsJson(JSON.stringify({ ...envelope, id: `${envelope.id.split('+requeue@')[0]}+requeue@${now}`, time: new Date(now).toISOString() }));
+    const copy: Envelope = { ...envelope, id: `${envelope.id.split('+requeue@')[0]}+requeue@${now}`, time: new Date(now).toISOString() };
+    // Within SQS's limit as the relay fits its own (review80 L1): the copy is a little longer
+    // than the envelope received (its id, looksSince, reported), which may have just fitted.
+    const body = fitSqsJson(JSON.stringify(copy), () => copy);
     await client.send(await sendMessage({
       QueueUrl: queueUrl,
       MessageBody: body,
@@ -41,13 +44,23 @@ export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => num
   };
 }
 
-/** Dead-letter through SQS: the original body, with the reason as a message attribute. */
+/** The most of a dead letter's reason kept (code points). */
+const REASON_MAX = 1000;
+
+/**
+ * Dead-letter through SQS: the original body, with the reason as a message attribute, cut to
+ * what fits beside the body: SQS counts attributes toward its 1 MiB, so a body near the limit
+ * could not be dead-lettered with its reason at all (review80 L1); the log line has it whole.
+ */
 export function sqsDeadLetter(client: SqsSender, dlqUrl: string): (body: string, reason: string) => Promise<void> {
   return async (body, reason) => {
+    const text = body.length > 0 ? body : '(empty)';
+    const room = SQS_MAX_BYTES - Buffer.byteLength(text) - Buffer.byteLength('reason') - Buffer.byteLength('String');
+    const value = sqsAttributeText(reason, REASON_MAX, room);
     await client.send(await sendMessage({
       QueueUrl: dlqUrl,
-      MessageBody: body.length > 0 ? body : '(empty)',
-      MessageAttributes: { reason: { DataType: 'String', StringValue: sqsAttributeText(reason, 1000) } },
+      MessageBody: text,
+      ...(value.length > 0 ? { MessageAttributes: { reason: { DataType: 'String', StringValue: value } } } : {}),
     }));
   };
 }
