@@ -13,12 +13,17 @@ const sendMessage = async (input: SendMessageCommandInput): Promise<SendMessageC
 /** An SQS client made on its first send, for the given region. */
 export function lazySqsClient(region: string): SqsSender {
   let client: Promise<SQSClient> | undefined;
-  const send = async (command: Parameters<SQSClient['send']>[0]): Promise<unknown> => {
+  const send = async (command: Parameters<SQSClient['send']>[0], options?: { abortSignal?: AbortSignal }): Promise<unknown> => {
     // Bounded as the cluster lookups are (review: a VPC with no route to SQS hung until the Lambda's timeout).
     client ??= import('@aws-sdk/client-sqs').then((m) => new m.SQSClient({ region, requestHandler: AWS_CALL_TIMEOUTS }));
-    return (await client).send(command);
+    return (await client).send(command, options);
   };
   return { send: send as SQSClient['send'] };
+}
+
+/** The SDK's per-call options: the abort signal that ends the call (its HTTP request with it). */
+function sendOptions(signal: AbortSignal | undefined): { abortSignal?: AbortSignal } {
+  return signal ? { abortSignal: signal } : {};
 }
 
 /** SQS's per-message delay limit (standard queues). */
@@ -28,8 +33,8 @@ export const MAX_SQS_DELAY_SECONDS = 900;
  * Requeue through a standard SQS queue with a per-message delay of at most 900 s (the
  * consumer sends no longer wait: sqs-consumer.ts). FIFO queues are refused at start.
  */
-export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => number = Date.now): (envelope: Envelope, delaySeconds: number) => Promise<void> {
-  return async (envelope, delaySeconds) => {
+export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => number = Date.now): (envelope: Envelope, delaySeconds: number, signal?: AbortSignal) => Promise<void> {
+  return async (envelope, delaySeconds, signal) => {
     const wait = Math.max(0, Math.ceil(delaySeconds));
     const now = clock();
     const copy: Envelope = { ...envelope, id: `${envelope.id.split('+requeue@')[0]}+requeue@${now}`, time: new Date(now).toISOString() };
@@ -40,7 +45,7 @@ export function sqsRequeue(client: SqsSender, queueUrl: string, clock: () => num
       QueueUrl: queueUrl,
       MessageBody: body,
       DelaySeconds: Math.min(MAX_SQS_DELAY_SECONDS, wait),
-    }));
+    }), sendOptions(signal));
   };
 }
 
@@ -52,8 +57,8 @@ const REASON_MAX = 1000;
  * what fits beside the body: SQS counts attributes toward its 1 MiB, so a body near the limit
  * could not be dead-lettered with its reason at all (review80 L1); the log line has it whole.
  */
-export function sqsDeadLetter(client: SqsSender, dlqUrl: string): (body: string, reason: string) => Promise<void> {
-  return async (body, reason) => {
+export function sqsDeadLetter(client: SqsSender, dlqUrl: string): (body: string, reason: string, signal?: AbortSignal) => Promise<void> {
+  return async (body, reason, signal) => {
     const text = body.length > 0 ? body : '(empty)';
     const room = SQS_MAX_BYTES - Buffer.byteLength(text) - Buffer.byteLength('reason') - Buffer.byteLength('String');
     const value = sqsAttributeText(reason, REASON_MAX, room);
@@ -61,6 +66,6 @@ export function sqsDeadLetter(client: SqsSender, dlqUrl: string): (body: string,
       QueueUrl: dlqUrl,
       MessageBody: text,
       ...(value.length > 0 ? { MessageAttributes: { reason: { DataType: 'String', StringValue: value } } } : {}),
-    }));
+    }), sendOptions(signal));
   };
 }

@@ -23,6 +23,16 @@ test('a delay within SQS\'s limit is a plain DelaySeconds', async () => {
   assert.equal(sent[0]?.MessageAttributes, undefined);
 });
 
+test('the consumer\'s deadline reaches the SDK: a requeue and a dead letter pass their signal as the call\'s abortSignal (review80 L2)', async () => {
+  const options: unknown[] = [];
+  const client = { send: async (_cmd: unknown, o?: unknown) => void options.push(o) } as unknown as SQSClient;
+  const signal = AbortSignal.timeout(60_000);
+  await sqsRequeue(client, 'https://q')(envelopeFor('Pod', 'ns', 'p'), 0, signal);
+  await sqsDeadLetter(client, 'https://dlq')('{}', 'bad', signal);
+  await sqsRequeue(client, 'https://q')(envelopeFor('Pod', 'ns', 'p'), 0);
+  assert.deepEqual(options, [{ abortSignal: signal }, { abortSignal: signal }, {}]);
+});
+
 test('a requeued envelope and a dead letter whose text holds what SQS refuses (U+FFFE, U+FFFF from a pod annotation; an emoji cut in two) are sent, meaning the same', async () => {
   const q = await startFauxqs({ port: 0, logger: false });
   const client = new SQSClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${q.port}`, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
