@@ -9,7 +9,10 @@
 // - outage buffering: what the sink could not take stays as the latest state per key;
 // - workqueue semantics (client-go): a key is queued once however often it is added, and a
 //   key being sent is never sent again in parallel (its newer state waits its turn); a
-//   requeue (requeue()) adds nothing for an object that already waits;
+//   requeue (requeue()) adds nothing for an object that already waits. A sink takes one send
+//   at a time, or as many as its `concurrency` (the memory sink: one key each), so there a
+//   slow key holds one worker while the others take the keys that come due (review80 M1:
+//   one slow handling held every other key for the whole handling timeout);
 // - holding: a change that only starts ephemeral containers (pod-event.ts startsOnly: an
 //   injection's echo, a container's start) may wait up to `holdMs` for the next change of
 //   its key, which ends the hold at once (a short container's exit goes as one event with
@@ -19,6 +22,7 @@
 //   its own exponential delay, so one failing key never slows the others. The whole queue
 //   backs off only when a batch with a key that had not failed before failed entirely
 //   (the sink, not a key, is down); a batch of keys already backing off says nothing new.
+//   A sink with several sends under way (the memory sink) fails keys only, never itself.
 // Memory is bounded by `capacity` entries whatever happens to the sink; past it, new keys
 // are not queued but a resync is requested once the sink takes envelopes again, so the need
 // to reconcile is replayed from the watch cache, never silently lost. Replays are pulled
@@ -110,6 +114,9 @@ export class DeliveryQueue {
   private readonly held = new Map<string, Slot>();
   private heldDue = Infinity;
   private inFlight = new Map<string, Slot>();
+  /** Sends under way (at most `concurrency`). */
+  private readonly sending = new Set<Promise<void>>();
+  private readonly concurrency: number;
   private overflowed = false;
   /** Replays waiting to be pulled into the queue, oldest first. */
   /** Replays: the first is being pulled in; at most one waits behind it (backfill()). */
@@ -119,7 +126,6 @@ export class DeliveryQueue {
   private lastAckAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
-  private running: Promise<void> | undefined;
   private stopped = false;
   private readonly opts: DeliveryQueueOptions;
   private readonly now: () => number;
@@ -134,6 +140,7 @@ export class DeliveryQueue {
     // stepped back (NTP, a VM restored) stopped delivery for as long as the step (time review).
     this.now = opts.now ?? (() => performance.now());
     this.replayRoom = Math.max(1, Math.floor(opts.capacity / 2));
+    this.concurrency = Math.max(1, opts.sink.concurrency ?? 1);
   }
 
   /** Keys queued or being sent: the real backlog. */
@@ -263,31 +270,41 @@ export class DeliveryQueue {
     for (const s of this.pending.values()) s.due = Math.min(s.due, now);
     for (const [key, s] of this.held) this.unhold(key, s, now);
     this.kick();
-    while (this.running) await this.running;
+    while (this.sending.size > 0) await Promise.all(this.sending);
   }
 
-  /** Stop sending (after the current batch); queued entries are dropped with the process. */
+  /** Stop sending (no send starts after this) and wait for the sends under way; queued entries are dropped with the process. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running;
+    await Promise.all(this.sending);
   }
 
+  /** Start sends of what is due, up to the sink's concurrency; each goes on while keys are due. */
   private kick(): void {
-    if (this.running || this.stopped) return;
+    if (this.stopped) return;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.running = this.pump().finally(() => {
-      this.running = undefined;
-      this.schedule();
-    });
+    while (this.sending.size < this.concurrency) {
+      const batch = this.takeNext();
+      if (batch.length === 0) break;
+      const send: Promise<void> = this.work(batch).finally(() => {
+        this.sending.delete(send);
+        this.schedule();
+      });
+      this.sending.add(send);
+    }
+    this.schedule();
   }
 
-  /** Send due batches, one at a time, until nothing is due or the sink is backing off. */
-  private async pump(): Promise<void> {
-    while (!this.stopped && this.now() >= this.retryAt) {
-      const batch = this.takeDue();
-      if (batch.length === 0) return;
+  /** The next batch, or none while stopped or while the sink backs off. */
+  private takeNext(): Slot[] {
+    return this.stopped || this.now() < this.retryAt ? [] : this.takeDue();
+  }
+
+  /** Send `first`, then further due batches, one at a time, until nothing is due or the sink is backing off. */
+  private async work(first: Slot[]): Promise<void> {
+    for (let batch = first; batch.length > 0; batch = this.takeNext()) {
       const started = performance.now();
       let outcomes: SendOutcome[];
       try {
@@ -314,17 +331,17 @@ export class DeliveryQueue {
     this.releaseHeld(now);
     const batch: Slot[] = [];
     const keys = new Set<string>();
-    const max = this.opts.batchMax ?? 100;
-    const first = this.firstOfKeys();
+    const max = this.opts.batchMax ?? this.opts.sink.batchMax ?? 100;
+    const waits = this.waiting();
     // Insertion order is (nearly) due order: stop at the first key still inside its window,
     // and at a second object of a key in the batch (a pod and its same-name replacement):
     // it goes in the next batch, once this one is settled, so a key is never sent twice at once.
     // Of two objects of one key the earlier goes first, and the later waits while the earlier
     // is sent, retried or held (review64 R2: the replacement's ADDED went before the retry of
-    // the old pod's DELETED).
+    // the old pod's DELETED). A key another send has under way waits for it (waiting()).
     for (const [key, s] of this.pending) {
       const objectKey = queuedKey(s.item);
-      if (first !== undefined && (first.get(objectKey) ?? s) !== s) continue;
+      if (waits(s, objectKey)) continue;
       if (batch.length >= max || s.due > now || keys.has(objectKey)) break;
       keys.add(objectKey);
       this.pending.delete(key);
@@ -332,6 +349,25 @@ export class DeliveryQueue {
       batch.push(s);
     }
     return batch;
+  }
+
+  /**
+   * Whether a pending slot must wait for another of its key: one being sent (by another of
+   * the sink's workers), or an earlier object of its key anywhere in the queue (firstOfKeys).
+   * With one send at a time and one object per key, as nearly always, none waits.
+   */
+  private waiting(): (s: Slot, objectKey: string) => boolean {
+    const first = this.firstOfKeys();
+    const busy = this.inFlight.size > 0 ? new Set(Array.from(this.inFlight.values(), (s) => queuedKey(s.item))) : undefined;
+    if (first === undefined && busy === undefined) return () => false;
+    return (s, objectKey) => busy?.has(objectKey) === true || (first !== undefined && (first.get(objectKey) ?? s) !== s);
+  }
+
+  /** When the first pending slot that need not wait for another of its key is due (Infinity: none). */
+  private pendingDue(): number {
+    const waits = this.waiting();
+    for (const s of this.pending.values()) if (!waits(s, queuedKey(s.item))) return s.due;
+    return Infinity;
   }
 
   /**
@@ -483,7 +519,10 @@ export class DeliveryQueue {
     }
     if (failed.length === 0) return;
     this.opts.hooks.failed?.(failed.length);
-    const sinkDown = failed.length === batch.length && failed.some((f) => f.slot.failures === 0);
+    // A sink with several sends under way (the memory sink, one key each) fails keys, not
+    // itself: its failures back off per key only, or one slow or failing key would hold the
+    // others' sends again (review80 M1).
+    const sinkDown = this.concurrency === 1 && failed.length === batch.length && failed.some((f) => f.slot.failures === 0);
     for (const f of failed) this.requeueFailed(f.slot, sinkDown);
     if (sinkDown) this.backOff(failed.length, failed[0]?.error ?? '');
     // Every one of a batch of keys already retrying reads as what it is, not as a partial failure (operability review).
@@ -538,12 +577,13 @@ export class DeliveryQueue {
 
   /** Wake up for the next due key or the end of a backoff. */
   private schedule(): void {
-    if (this.running || this.stopped || this.timer || (this.pending.size === 0 && this.retrying.size === 0 && this.held.size === 0 && this.backfills.length === 0)) return;
-    const first = this.pending.values().next().value as Slot | undefined;
+    if (this.sending.size >= this.concurrency || this.stopped || this.timer || (this.pending.size === 0 && this.retrying.size === 0 && this.held.size === 0 && this.backfills.length === 0)) return;
     // A replay waiting for room wakes the queue at once only if it has room now; else it
-    // waits for a key to go (a settled batch runs fill() again), not on a zero timer.
+    // waits for a key to go (a settled batch runs fill() again), not on a zero timer. A key
+    // waiting for another send of its key is woken by that send's end, not by a timer.
     const replayNow = this.backfills.length > 0 && this.replayHasRoom();
-    const at = Math.max(Math.min(first?.due ?? Infinity, this.retryingDue, this.heldDue, replayNow ? 0 : Infinity), this.retryAt);
+    const at = Math.max(Math.min(this.pendingDue(), this.retryingDue, this.heldDue, replayNow ? 0 : Infinity), this.retryAt);
+    if (at === Infinity) return;
     this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = undefined;

@@ -63,11 +63,8 @@ export function podEnvelope(event: EventType, pod: Pod, jobsInNamespace: Iterabl
   return { envelope: makeEnvelope({ kind: 'Pod', event, object: pod, ...from }) };
 }
 
-/** The same envelope without its snapshot (for a queue's size limit); handlers then read the object. */
-export function withoutSnapshot(e: Envelope): Envelope {
-  const { snapshot: _drop, ...data } = e.data;
-  return { ...e, data };
-}
+/** The same envelope without its snapshot (functions/api/envelope.ts). */
+export { withoutSnapshot } from '../functions/api/envelope.ts';
 
 /**
  * An event as the delivery queue keeps it until it is sent: the envelope's fields, minus

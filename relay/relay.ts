@@ -15,7 +15,7 @@ import { concernedJobs } from './filter.ts';
 import { indexJob, type JobsByNamespace } from './job-index.ts';
 import { decidePod, type NamespaceJobs } from './pod-event.ts';
 import { startElection, type Elector } from './leader.ts';
-import { listLeaseJobs, type LeaseSweepOptions } from './lease-sweep.ts';
+import { listLeaseJobs, type LeaseSweepOptions, type UnusableLease } from './lease-sweep.ts';
 import { createMetrics, type RelayMetrics } from './metrics.ts';
 import { listRaw } from './raw-list.ts';
 import { Reflector, type Absent, type Decoded, type ReflectorEvent, type Unreadable } from './reflector.ts';
@@ -75,6 +75,11 @@ export interface RelayOptions {
    * whose job the watch cache lacks is sent as a job event (lease-sweep.ts). Unset: no sweep.
    */
   leaseSweep?: LeaseSweepOptions;
+  /**
+   * How long stop() sends what is queued and waits for the sends under way before it
+   * releases the leader Lease (ms, default FLUSH_ON_STOP_MS; never past the lease held).
+   */
+  stopWaitMs?: number;
 }
 
 export interface Relay {
@@ -121,6 +126,8 @@ interface State {
   queue: DeliveryQueue;
   /** Where this relay's envelopes come from, and their ids. */
   origin: Origin;
+  /** The labelled Leases the last sweep skipped as naming no possible job (warned about once). */
+  unusableLeases: Set<string>;
 }
 
 /** How long stop() sends what is queued before it releases the leader Lease (a pod's grace period is 30 s). */
@@ -143,7 +150,7 @@ export function createRelay(opts: RelayOptions): Relay {
     build: (q, sameId) => box.build!(q, sameId),
   });
   metrics.observeQueue({ depth: () => queue.depth, oldestAgeSeconds: () => queue.oldestAgeSeconds() });
-  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobLoops: new Map(), leader: opts.election === undefined, missed: false, jobsUnheld: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() } };
+  const st: State = { opts, metrics, clock: opts.clock ?? ((): Date => new Date()), jobs: new Map(), jobsAbsent: new Set(), jobLoops: new Map(), leader: opts.election === undefined, missed: false, jobsUnheld: false, queue, origin: { relayId: opts.relayId, cluster: opts.cluster, nextId: idSequence() }, unusableLeases: new Set() };
   const { pods, jobs } = buildReflectors(st);
   box.replay = (scope) => replay(st, pods, scope);
   box.build = (q, sameId) => build(st, pods, q, sameId);
@@ -221,10 +228,8 @@ export function createRelay(opts: RelayOptions): Relay {
       await Promise.all(all.map((r) => r.stop()));
       elector?.stopRenewing();
       queue.dropReplays();
-      // Never past the lease still held (then a successor may lead); the batch in flight ends
-      // (by the sink's deadline) and none follows before the release (review).
-      await Promise.race([queue.flush(), delay(Math.min(FLUSH_ON_STOP_MS, elector?.leadsForMs() ?? FLUSH_ON_STOP_MS), undefined, { ref: false })]);
-      await queue.stop();
+      // Never past the lease still held (then a successor may lead).
+      await drain(queue, Math.min(opts.stopWaitMs ?? FLUSH_ON_STOP_MS, elector?.leadsForMs() ?? Infinity));
       await elector?.stop();
       await opts.sink.close?.();
     },
@@ -233,6 +238,19 @@ export function createRelay(opts: RelayOptions): Relay {
   if (opts.election) elector = startElection(opts.election.kube, opts.election.lock, opts.logger, { change: (v) => onLeadership(st, relay, v), failed: () => metrics.leaderElectionFailures.inc() });
   metrics.leader.set(st.leader ? 1 : 0);
   return relay;
+}
+
+/**
+ * At stop: send what is queued, then stop sending, within `waitMs` in all. No send starts
+ * after the flush, and the sends under way are waited for within the same bound, not past
+ * it: an in-process handling can hang for its whole timeout (60 s), past the pod's grace
+ * period, and the leader Lease was then never released (review80 M1). A send cut short is
+ * not lost: it goes on, and the successor replays everything.
+ */
+async function drain(queue: DeliveryQueue, waitMs: number): Promise<void> {
+  const bound = delay(waitMs, undefined, { ref: false });
+  await Promise.race([queue.flush(), bound]);
+  await Promise.race([queue.stop(), bound]);
 }
 
 /** The replay after an overflow; a follower's replays nothing, its next lead replays everything (st.missed). */
@@ -312,11 +330,12 @@ async function sweepLeases(st: State, reason: string, signal: AbortSignal): Prom
     opts.logger.warn({ namespace: sweep.namespace, reason, err: (err as Error).message }, 'claims Lease sweep: the Lease list failed; trying again at the next resync');
     return undefined;
   }
+  warnUnusable(st, named.unusable);
   // The cache as it is now, after the LIST: a job it has is alive or on its way out by its own events.
   if (!st.leader) return undefined;
   const watched = (ns: string): boolean => opts.namespaces.length === 0 || opts.namespaces.includes(ns);
   let n = 0;
-  for (const job of named) {
+  for (const job of named.jobs) {
     if (!watched(job.namespace) || !namespaceJobs(st, job.namespace).known || st.jobs.get(job.namespace)?.has(job.name)) continue;
     forward(st, queuedJob('DELETED', { namespace: job.namespace, name: job.name, finished: true }, st.clock().getTime()));
     n++;
@@ -324,6 +343,18 @@ async function sweepLeases(st: State, reason: string, signal: AbortSignal): Prom
   st.metrics.leaseSweeps.inc(n);
   if (n > 0) opts.logger.info({ namespace: sweep.namespace, reason, jobs: n }, 'claims Lease sweep: sent the keys of jobs the watch cache does not have');
   return n;
+}
+
+/**
+ * One warning per labelled Lease whose key names a job that cannot exist, the first sweep
+ * that finds it, not at every sweep: remembered while the Lease (with that key) is listed.
+ */
+function warnUnusable(st: State, unusable: UnusableLease[]): void {
+  const id = (u: UnusableLease): string => `${u.lease} ${u.key}`;
+  for (const u of unusable) {
+    if (!st.unusableLeases.has(id(u))) st.opts.logger.warn({ lease: u.lease, key: u.key, problem: u.problem }, 'claims Lease sweep: a labelled Lease names a job that cannot exist; skipped (delete the Lease if nothing uses it)');
+  }
+  st.unusableLeases = new Set(unusable.map(id));
 }
 
 /** The cache as RESYNC events, lazily: the queue pulls them as it has room. */

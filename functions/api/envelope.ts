@@ -110,6 +110,12 @@ export const Envelope = z.object({
 });
 export type Envelope = z.infer<typeof Envelope>;
 
+/** The same envelope without its snapshot (for a queue's size limit); handlers then read the object. */
+export function withoutSnapshot(e: Envelope): Envelope {
+  const { snapshot: _drop, ...data } = e.data;
+  return { ...e, data };
+}
+
 /** The key a handler serialises on: Kind/namespace/name. */
 export function envelopeKey(e: Envelope): string {
   return objectKey(e.data.kind, e.data.namespace, e.data.name);

@@ -3,7 +3,7 @@
 // demand. Every fault that fires is counted by kind (`fired`), so a run can report what it did.
 import type { ActiveWatch } from './watch.ts';
 
-/** Which requests a fault hits and how. Give `status` (an error answer), `reset`, or `delayMs`. */
+/** Which requests a fault hits and how. Give `status` (an error answer), `reset`, `delayMs` or `hold`. */
 export interface FaultSpec {
   /** HTTP method (GET, POST, PUT, PATCH, DELETE); any when unset. */
   method?: string;
@@ -34,6 +34,8 @@ export interface FaultSpec {
   after?: boolean;
   /** Hold the request this long before handling it (a slow or, past the client's timeout, stalled server). */
   delayMs?: number;
+  /** Hold the request until this settles (a write that hangs until the test says so; after `delayMs`, if both). */
+  hold?: Promise<unknown>;
   /** Only requests of this actor (bearer token, else User-Agent). */
   actor?: string;
   /** The kind this fault is counted under in `fired` (default: derived from the spec, e.g. "503 after write"). */
@@ -69,7 +71,7 @@ export class Faults {
 
   /** Adds a fault; the first matching fault with hits left fires, in the order added. */
   add(spec: FaultSpec): Fault {
-    if (spec.status === undefined && !spec.reset && !spec.delayMs) throw new Error('faults.add needs a status, reset: true or delayMs');
+    if (spec.status === undefined && !spec.reset && !spec.delayMs && !spec.hold) throw new Error('faults.add needs a status, reset: true, delayMs or hold');
     if (spec.delayMs !== undefined && !(spec.delayMs >= 0)) throw new Error(`faults.add: delayMs must be ≥ 0, got ${spec.delayMs}`);
     if (spec.status !== undefined && (spec.status < 400 || spec.status > 599)) throw new Error(`faults.add: status must be 400..599, got ${spec.status}`);
     const entry: Entry = { spec, left: spec.times ?? 1, hits: 0 };

@@ -329,6 +329,7 @@ function serveResource(ctx: Ctx, r: ResourceRequest): void {
 async function failingFault(ctx: Ctx, target: FaultTarget): Promise<FaultSpec | undefined> {
   const fault = ctx.faults.take(target);
   if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+  if (fault?.hold) await fault.hold.catch(() => undefined);
   return fault && (fault.reset || fault.status !== undefined) ? fault : undefined;
 }
 

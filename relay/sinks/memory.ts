@@ -10,8 +10,13 @@ export type Handler = (envelope: Envelope) => Promise<{ requeueAfterSeconds: num
 
 /** Workers and the deadline per handling. */
 export interface MemorySinkOptions {
+  /** Handlings at once (default 4): the delivery queue's sends in flight, one key each. */
   concurrency?: number;
-  /** A handling not done by then counts as failed (and is retried once it has ended). */
+  /**
+   * A handling not done by then frees its worker and its entry fails (the key is handled
+   * again once it has ended); its result, when it comes, is kept: its requeue is armed, and
+   * only a failure counts toward `maxAttempts`.
+   */
   timeoutMs?: number;
   /** Failed handlings of one key in a row before it is dropped (default 15, as client-go controllers' maxRetries). */
   maxAttempts?: number;
@@ -51,6 +56,41 @@ class Remembered {
   }
 }
 
+type Handled = Awaited<ReturnType<Handler>>;
+
+/** What becomes of a handling's result when it comes after its deadline. */
+interface Overdue {
+  done(r: Handled): void;
+  failed(): void;
+}
+
+/**
+ * `handling`'s result, or 'overdue' after `timeoutMs`; what an overdue handling ends with
+ * goes to `overdue`, then `ended` runs (however it ended, on time or not).
+ */
+async function raced(handling: Promise<Handled>, timeoutMs: number, overdue: Overdue, ended: () => void): Promise<Handled | 'overdue'> {
+  // Set by the deadline's timer itself, before the race is answered: a result that comes
+  // after it is the overdue handling's, however close the two are.
+  let late = false;
+  const watched = handling.then((r) => {
+    if (late) overdue.done(r);
+    return r;
+  }, (err: unknown) => {
+    if (late) overdue.failed();
+    throw err;
+  }).finally(ended);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'overdue'>((r) => (timer = setTimeout(() => {
+    late = true;
+    r('overdue');
+  }, timeoutMs)));
+  try {
+    return await Promise.race([watched, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Errors that retrying cannot fix: a refused request (403, 400, 422, a 404 naming nothing; not 401) or bad input. */
 function isPermanent(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
@@ -60,10 +100,13 @@ function isPermanent(err: unknown): boolean {
 }
 
 /**
- * Calls the functions in this process, `concurrency` envelopes at a time. A failed or
- * overdue handling is reported failed (the relay retries it); a requeue goes to `requeue`,
- * which keeps one timer per key. As in client-go's workqueue, a key is never handled twice
- * at once: while an overdue handling of it still runs, the key is reported failed.
+ * Calls the functions in this process, `concurrency` envelopes at a time: the delivery queue
+ * keeps that many sends in flight, one envelope each, so a slow handling holds one worker,
+ * not the others' keys (review80 M1). A failed or overdue handling is reported failed (the
+ * relay retries it); a requeue goes to `requeue`, which keeps one timer per key, also when
+ * it comes from a handling that ended after its deadline. As in client-go's workqueue, a key
+ * is never handled twice at once: while an overdue handling of it still runs, the key is
+ * reported failed.
  * The dead-letter path: an error retrying cannot fix, or the `maxAttempts`-th failure of a
  * key in a row, is reported `permanent`, so the queue logs the key, counts and drops it
  * (the periodic resync brings the key back if it still needs work).
@@ -86,6 +129,21 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
     attempts.delete(key);
     return { ok: false, permanent: true, error: permanent ? `not retryable: ${error}` : `gave up after ${n} attempts: ${error}` };
   };
+  /**
+   * What an overdue handling's result does when it comes: its requeue is armed and its key's
+   * failures are forgotten, or its failure is counted (review80 M1: the requeue was dropped,
+   * and a key whose handlings always overran was dropped after maxAttempts "failures" that
+   * had each done their work).
+   */
+  const late = (key: string, e: Envelope): Overdue => ({
+    done(r): void {
+      attempts.delete(key);
+      if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
+    },
+    failed(): void {
+      attempts.set(key, (attempts.get(key) ?? 0) + 1);
+    },
+  });
   const handleOne = async (m: Message): Promise<SendOutcome> => {
     const key = m.key;
     // The key's earlier handling still runs, past its deadline: not an attempt (a slow one
@@ -99,12 +157,10 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
     }
     running.set(key, performance.now());
     const e = envelopeOf(m);
-    const handling = handler(e).finally(() => running.delete(key));
-    let timer: NodeJS.Timeout | undefined;
-    const overdue = new Promise<'overdue'>((r) => (timer = setTimeout(() => r('overdue'), timeoutMs)));
     try {
-      const r = await Promise.race([handling, overdue]);
-      if (r === 'overdue') return failed(key, `handling ${key} took longer than ${timeoutMs} ms`, false);
+      const r = await raced(handler(e), timeoutMs, late(key, e), () => running.delete(key));
+      // Not an attempt: the handling goes on, and what it ends with counts then (late()).
+      if (r === 'overdue') return { ok: false, error: `handling ${key} took longer than ${timeoutMs} ms (its result is kept when it ends)` };
       attempts.delete(key);
       if (r.requeueAfterSeconds !== null) requeue(e, r.requeueAfterSeconds * 1000);
       // Keys refused for good beside others that were handled: reported (logged and counted
@@ -115,12 +171,12 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       return { ok: true };
     } catch (err) {
       return failed(key, (err as Error).message ?? String(err), isPermanent(err));
-    } finally {
-      clearTimeout(timer);
     }
   };
   return {
     name: 'memory',
+    concurrency: opts.concurrency ?? 4,
+    batchMax: 1,
     async send(messages: Message[]): Promise<SendOutcome[]> {
       const out = new Array<SendOutcome>(messages.length);
       let next = 0;

@@ -14,6 +14,15 @@ export type SendOutcome = { ok: true } | { ok: false; error: string; permanent?:
  */
 export interface Sink {
   readonly name: string;
+  /**
+   * Sends the delivery queue may have in flight at once, each with keys of its own (default
+   * 1: one send at a time). A sink whose send lasts as long as its slowest entry (the memory
+   * sink: a handling) takes several, with `batchMax` 1, so a slow key holds one of them, not
+   * every other key (a worker pool, as client-go's workqueue has).
+   */
+  readonly concurrency?: number;
+  /** Most messages in one send (default: the queue's own, 100). */
+  readonly batchMax?: number;
   send(messages: Message[]): Promise<SendOutcome[]>;
   close?(): Promise<void>;
 }

@@ -1,13 +1,13 @@
-import { sqsJson } from '../../functions/api/sqs-text.ts';
+import { fitSqsJson, SQS_MAX_BYTES } from '../../functions/api/sqs-text.ts';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { envelopeOf, withoutSnapshot, type Message } from '../envelope.ts';
+import { envelopeOf, type Message } from '../envelope.ts';
 import { allFailed, type SendOutcome, type Sink } from './sink.ts';
 
 // The client class too, so `ephemera relay --sink sqs` loads the SDK with this module only.
 export { SQSClient };
 
 /** SQS's message size limit, which is also the limit of a SendMessageBatch's payload (all its entries together). */
-export const SQS_MAX_BYTES = 1024 * 1024;
+export { SQS_MAX_BYTES };
 /** Most entries in one SendMessageBatch. */
 const BATCH = 10;
 
@@ -136,13 +136,7 @@ export function packBatches(entries: SendMessageBatchRequestEntry[], maxBytes = 
  * characters SQS takes (sqsJson: a pod's annotation may hold U+FFFE, which SQS refuses for good).
  */
 export function fitBody(m: Message): string {
-  const whole = sqsJson(m.body);
-  if (Buffer.byteLength(whole) <= SQS_MAX_BYTES) return whole;
-  const lean = withoutSnapshot(envelopeOf(m));
-  const body = sqsJson(JSON.stringify(lean));
-  if (Buffer.byteLength(body) <= SQS_MAX_BYTES) return body;
-  const { jobs: _drop, ...data } = lean.data;
-  return sqsJson(JSON.stringify({ ...lean, data }));
+  return fitSqsJson(m.body, () => envelopeOf(m));
 }
 
 /** `fn` over `items` with at most `limit` at once; results in input order. */

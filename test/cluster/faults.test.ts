@@ -62,7 +62,7 @@ describe('fault injection', () => {
     server.faults.add({ status: 500, times: Infinity });
     server.faults.clear();
     await core.listNamespacedPod({ namespace: 'default' });
-    assert.throws(() => server.faults.add({}), /needs a status, reset: true or delayMs/);
+    assert.throws(() => server.faults.add({}), /needs a status, reset: true, delayMs or hold/);
     assert.throws(() => server.faults.add({ delayMs: -1 }), /delayMs must be ≥ 0/);
     assert.throws(() => server.faults.add({ status: 200 }), /400\.\.599/);
   });
@@ -107,6 +107,19 @@ describe('faults after the write, slow requests, actors, counts', () => {
     await new Promise((r) => setTimeout(r, 400));
     assert.equal(server.store.list({ kind: 'Pod' }).length, 1);
     assert.deepEqual(server.faults.fired(), { stalled: 1 });
+  });
+
+  test('hold keeps a request until its promise settles, then handles it', async () => {
+    const { server } = await harness();
+    let answer = (): void => undefined;
+    const fault = server.faults.add({ method: 'POST', hold: new Promise<void>((r) => (answer = r)), label: 'held' });
+    const res = fetch(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(pod('held')) });
+    await new Promise<void>((r) => { const poll = (): void => void (fault.hits > 0 ? r() : setTimeout(poll, 5)); poll(); });
+    assert.equal(server.store.list({ kind: 'Pod' }).length, 0, 'not applied while held');
+    answer();
+    assert.equal((await res).status, 201);
+    assert.equal(server.store.list({ kind: 'Pod' }).length, 1);
+    assert.deepEqual(server.faults.fired(), { held: 1 });
   });
 
   test('the actor is the bearer token of the kubeconfig (else the User-Agent); faults can target one actor', async () => {

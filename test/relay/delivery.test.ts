@@ -521,6 +521,156 @@ describe('in-memory sink and requeues (workqueue semantics)', () => {
   });
 });
 
+describe('the in-process path: a slow key holds one worker, not the others (review80 M1)', () => {
+  const item = (name: string, resourceVersion = '1'): Queued => ({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, uid: name, resourceVersion, at: Date.now() });
+  const queueOver = (sink: ConstructorParameters<typeof DeliveryQueue>[0]['sink']): DeliveryQueue => new DeliveryQueue({ sink, capacity: 100, windowMs: 5, logger: silentLogger, build: (x, id) => messageFor(x, { relayId: 't' }, undefined, id), hooks: { resyncNeeded: () => [].values() } });
+  /** A gate per name: `wait(name)` resolves once `open(name)` (or openAll) is called. */
+  const gates = () => {
+    const opens = new Map<string, () => void>();
+    const waits = new Map<string, Promise<void>>();
+    const gate = (name: string): Promise<void> => {
+      if (!waits.has(name)) waits.set(name, new Promise<void>((r) => opens.set(name, r)));
+      return waits.get(name)!;
+    };
+    return { wait: gate, open: (name: string) => { void gate(name); opens.get(name)?.(); }, openAll: () => { for (const o of opens.values()) o(); } };
+  };
+
+  test('keys that come due while a handling hangs are handled before it ends (the handling timeout is 60 s: the old queue waited for it)', async () => {
+    const order: string[] = [];
+    const g = gates();
+    const sink = memorySink(async (e) => {
+      order.push(`start ${e.data.name}`);
+      if (e.data.name === 'slow') await g.wait('slow');
+      order.push(`end ${e.data.name}`);
+      return { requeueAfterSeconds: null };
+    }, () => undefined);
+    const q = queueOver(sink);
+    try {
+      q.add(item('slow'));
+      await eventually(() => assert.deepEqual(order, ['start slow']));
+      for (const n of ['a', 'b', 'c', 'd', 'e']) q.add(item(n));
+      await eventually(() => assert.equal(order.filter((o) => o.startsWith('end ')).length, 5), 10_000);
+      assert.ok(!order.includes('end slow'), `every other key was handled while the slow one ran: ${order.join(', ')}`);
+      g.open('slow');
+      await eventually(() => assert.ok(order.includes('end slow')));
+    } finally {
+      g.openAll();
+      await q.stop();
+    }
+  });
+
+  test('the sink\'s concurrency bounds the handlings at once; a key freed by an ending handling is taken then', async () => {
+    let now = 0;
+    let most = 0;
+    const started: string[] = [];
+    const g = gates();
+    const sink = memorySink(async (e) => {
+      started.push(e.data.name);
+      most = Math.max(most, ++now);
+      await g.wait(e.data.name);
+      now--;
+      return { requeueAfterSeconds: null };
+    }, () => undefined, { concurrency: 2 });
+    const q = queueOver(sink);
+    try {
+      for (const n of ['a', 'b', 'c']) q.add(item(n));
+      await eventually(() => assert.deepEqual(started, ['a', 'b']));
+      g.open('b');
+      await eventually(() => assert.deepEqual(started, ['a', 'b', 'c'], 'c is taken by the worker b left'));
+      g.openAll();
+      await q.flush();
+      assert.equal(most, 2);
+    } finally {
+      g.openAll();
+      await q.stop();
+    }
+  });
+
+  test('a key is never in two sends at once: its newer state waits for the send under way while other keys go; then it goes', async () => {
+    const sent: string[] = [];
+    const g = gates();
+    const sink = {
+      name: 'pool', concurrency: 4, batchMax: 1,
+      async send(messages: Message[]): Promise<SendOutcome[]> {
+        const e = envelopeOf(messages[0]!);
+        sent.push(`${e.data.name}@${e.data.resourceVersion}`);
+        await g.wait(`${e.data.name}@${e.data.resourceVersion}`);
+        return [{ ok: true }];
+      },
+    };
+    const q = queueOver(sink);
+    try {
+      q.add(item('a', '1'));
+      await eventually(() => assert.deepEqual(sent, ['a@1']));
+      q.add(item('a', '2'));
+      q.add(item('b'));
+      g.open('b@1');
+      await eventually(() => assert.deepEqual(sent, ['a@1', 'b@1']));
+      g.open('a@1');
+      await eventually(() => assert.deepEqual(sent, ['a@1', 'b@1', 'a@2'], 'its newer state once the first send ended'));
+      g.openAll();
+      await q.flush();
+      assert.equal(q.depth, 0);
+    } finally {
+      g.openAll();
+      await q.stop();
+    }
+  });
+
+  test('an overdue handling that ends is no failure: its requeue is armed, and a key whose handlings always overrun is never given up', async () => {
+    const requeued: number[] = [];
+    let release = (): void => undefined;
+    const sink = memorySink(async () => {
+      await new Promise<void>((r) => (release = r));
+      return { requeueAfterSeconds: 7 };
+    }, (_e, ms) => void requeued.push(ms), { timeoutMs: 10, maxAttempts: 2 });
+    for (let round = 1; round <= 3; round++) {
+      const [out] = await sink.send([message('a')]);
+      assert.deepEqual(out, { ok: false, error: 'handling Pod/ns/a took longer than 10 ms (its result is kept when it ends)' }, `round ${round}: failed for now, not given up`);
+      release();
+      await eventually(() => assert.equal(requeued.length, round, 'the requeue it asked for is armed when it ends'));
+    }
+    assert.deepEqual(requeued, [7000, 7000, 7000]);
+  });
+
+  test('an overdue handling that ends failing counts as a failed attempt then', async () => {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const sink = memorySink(async () => {
+      await gate;
+      throw new KubeError({ status: 503, message: 'unavailable' });
+    }, () => undefined, { timeoutMs: 10, maxAttempts: 2 });
+    assert.equal((await sink.send([message('a')]))[0]?.ok, false);
+    release();
+    // Retries while it still runs are no attempts; the next handling's failure is the second.
+    await eventually(async () => assert.deepEqual((await sink.send([message('a')]))[0], { ok: false, permanent: true, error: 'gave up after 2 attempts: unavailable' }));
+  });
+
+  test('relay.stop() returns while handlings hang: the leader Lease is not held past the pod\'s grace period (nothing is lost: the successor replays)', { timeout: 30_000 }, async () => {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = 0;
+    let ended = 0;
+    const sink = memorySink(async () => {
+      started++;
+      await gate;
+      ended++;
+      return { requeueAfterSeconds: null };
+    }, () => undefined);
+    const w = await relayWorld([job('j', { app: 'web' })], { sink, stopWaitMs: 100 });
+    try {
+      await eventually(() => assert.equal(started, 1, 'the job\'s handling hangs'));
+      w.server.store.put(pod('web-1', { app: 'web' }));
+      await eventually(() => assert.equal(started, 2, 'and its pod\'s'));
+      await w.relay.stop();
+      assert.equal(ended, 0, 'stop() returned while both still hung');
+    } finally {
+      release();
+      await w.server.close();
+    }
+  });
+});
+
 describe('a failing key', () => {
   test('backs off on its own: a key added after it failed many times is delivered at once', async () => {
     // Were the whole queue to back off with the failing key, after six failures it would

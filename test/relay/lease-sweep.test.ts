@@ -104,6 +104,27 @@ describe('relay: the claims Lease sweep', () => {
     }
   });
 
+  test('a labelled Lease whose key names a job that cannot exist is skipped, with one warning naming it, not one per sweep (review80 L3)', async () => {
+    const log = warnings();
+    const forged = { ...claimsLease('default', 'x'), metadata: { name: 'left-over', namespace: LOCKS, labels: { [LEASE_LABEL]: 'true' }, annotations: { [KEY_ANNOTATION]: 'EphemeralJob/Team_A/Nightly.Check' } } };
+    const w = await world([forged, claimsLease('default', 'gone')], { logger: log.logger });
+    try {
+      await eventually(async () => {
+        await w.relay.flush();
+        assert.deepEqual(w.swept(), ['DELETED EphemeralJob/default/gone']);
+      });
+      assert.equal(await w.relay.sweepLeases('periodic resync'), 1, 'the other Lease\'s key is still sent');
+      assert.equal(await w.relay.sweepLeases('periodic resync'), 1);
+      await w.relay.flush();
+      assert.ok(!w.sink.subjects().some((s) => s.includes('Team_A')), 'the impossible key is never sent');
+      const lines = log.lines.filter((l) => l.includes('cannot exist'));
+      assert.equal(lines.length, 1, 'one warning over three sweeps');
+      assert.match(lines[0]!, /"lease":"ephemera-locks\/left-over","key":"EphemeralJob\/Team_A\/Nightly.Check","problem":"namespace \\"Team_A\\": a lowercase RFC 1123 label/);
+    } finally {
+      await w.close();
+    }
+  });
+
   test('a Lease list that fails is logged once and the relay goes on; the next sweep sends the key', async () => {
     const log = warnings();
     const w = await world([claimsLease('default', 'gone')], { logger: log.logger }, (s) => void s.faults.add({ pathIncludes: `/namespaces/${LOCKS}/leases`, method: 'GET', watch: false, status: 500, times: 1 }));

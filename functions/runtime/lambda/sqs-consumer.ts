@@ -24,10 +24,13 @@ export interface SqsConsumerDeps {
   engineFor?(cluster: string | undefined): Promise<EngineDeps>;
   /** A single-cluster deployment may pass its engine deps directly. */
   engine?: EngineDeps;
-  /** Put the envelope back on the queue to be looked at after `delaySeconds` (at most 900). */
-  requeue(envelope: Envelope, delaySeconds: number): Promise<void>;
-  /** Park a message that can never be handled, with the reason; without it, SQS's redrive does. */
-  deadLetter?(body: string, reason: string): Promise<void>;
+  /**
+   * Put the envelope back on the queue to be looked at after `delaySeconds` (at most 900).
+   * `signal`: aborted when the invocation has no time left to wait for the send.
+   */
+  requeue(envelope: Envelope, delaySeconds: number, signal?: AbortSignal): Promise<void>;
+  /** Park a message that can never be handled, with the reason; without it, SQS's redrive does. `signal`: as for requeue. */
+  deadLetter?(body: string, reason: string, signal?: AbortSignal): Promise<void>;
   logger?: Logger;
   /** Time kept back from the invocation's remaining time for answering (default 3 s). */
   marginMs?: number;
@@ -48,10 +51,22 @@ interface Job {
 interface Batch {
   deps: SqsConsumerDeps;
   log: Logger;
+  /** When handlings must have ended (ms since the epoch): the invocation's end less the margin. */
   deadline: number;
+  /** When the queue sends after a handling must have ended: the invocation's end less ANSWER_MS (half the margin when that is less). */
+  sendsEnd: number;
   /** Clusters whose credentials were refused in this batch: their other records fail at once. */
   refused: Set<string>;
 }
+
+/**
+ * Time kept for answering after the last send (ms; half the margin when that is less): the
+ * sends after a handling (requeues, dead letters) may use the rest of the margin, and no
+ * more, so the batch response always reaches Lambda (review80 L2: a slow SQS held them past
+ * the invocation's end, and with no response every record of the batch was redelivered,
+ * the ones handled too).
+ */
+const ANSWER_MS = 500;
 
 /** The Lambda handler body: records in, the ones to redeliver out. */
 export function createSqsConsumer(deps: SqsConsumerDeps): (event: SQSEvent, context?: InvocationContext) => Promise<SQSBatchResponse> {
@@ -59,7 +74,9 @@ export function createSqsConsumer(deps: SqsConsumerDeps): (event: SQSEvent, cont
   return async (event, context) => {
     if (event.Records.some((r) => r.attributes?.MessageGroupId !== undefined)) throw new FifoQueueError();
     const log = deps.logger ?? deps.engine?.logger ?? silent;
-    const batch: Batch = { deps, log, deadline: Date.now() + (context ? context.getRemainingTimeInMillis() - (deps.marginMs ?? 3000) : Infinity), refused: new Set() };
+    const end = context ? Date.now() + context.getRemainingTimeInMillis() : Infinity;
+    const margin = deps.marginMs ?? 3000;
+    const batch: Batch = { deps, log, deadline: end - margin, sendsEnd: end - Math.min(margin / 2, ANSWER_MS), refused: new Set() };
     const failures: string[] = [];
     const groups = new Map<string, Job[]>();
     for (const record of event.Records) {
@@ -110,7 +127,11 @@ async function consumeOne({ record, envelope }: Job, b: Batch): Promise<Outcome>
     return 'fail';
   }
   try {
-    const engine = b.deps.engineFor ? await b.deps.engineFor(envelope.cluster) : b.deps.engine!;
+    const engine = b.deps.engineFor ? await withDeadline(b.deps.engineFor(envelope.cluster), left) : b.deps.engine!;
+    if (engine === 'timeout') {
+      log.warn({ leftMs: left, alarm: ALARM_REDELIVERY }, 'the cluster\'s credentials were not ready within the invocation: leaving the message for redelivery');
+      return 'fail';
+    }
     const progress = newProgress();
     // The engine's lines carry the record's messageId, cluster and subject too: an on-call
     // joins a key's failure to its message without a time window (operability review).
@@ -133,7 +154,7 @@ async function afterHandle({ record, envelope }: Job, result: HandleResult, b: B
   const withReported = (e: Envelope): Envelope => (reported.length > 0 ? { ...e, data: { ...e.data, reported } } : e);
   // The keys there was no time for go on now as their own message; this one is done with
   // the keys it ran (a redelivery would start again from the first, and stop at the same place).
-  if (result.rest && (await settle(() => b.deps.requeue(withReported(result.rest!), 0), b, record, log)) === 'fail') return 'fail';
+  if (result.rest && (await settle((signal) => b.deps.requeue(withReported(result.rest!), 0, signal), b, record, log)) === 'fail') return 'fail';
   const fresh = result.failed.filter((f) => !seen.has(failedKey(f)));
   if (fresh.length > 0) {
     const why = fresh.map((f) => `${failedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');
@@ -159,7 +180,7 @@ async function afterHandle({ record, envelope }: Job, result: HandleResult, b: B
   // message (review: requeued whole, each requeue split again, and the messages multiplied).
   const ran = result.rest ? restOf(envelope, [...result.keys.map((k) => k.key), ...result.failed.flatMap((f) => (f.key === undefined ? [] : [f.key]))]) : envelope;
   const look = withReported(ran);
-  return settle(() => b.deps.requeue({ ...look, data: { ...look.data, looksSince: new Date(since).toISOString() } }, result.requeueAfterSeconds!), b, record, log);
+  return settle((signal) => b.deps.requeue({ ...look, data: { ...look.data, looksSince: new Date(since).toISOString() } }, result.requeueAfterSeconds!, signal), b, record, log);
 }
 
 /** When the chain of looks this envelope belongs to began: its `looksSince`, or now for a message the relay sent (or an unreadable or future time). */
@@ -209,7 +230,7 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
     // visibility timeout. The copy is a new message, so a throttle that never ends never
     // reaches the dead letters, nor fails an invocation: its own alarm value (review).
     log.warn({ retryAfterSeconds: err.retryAfterSeconds, status: err.status, err: err.message, alarm: ALARM_THROTTLED }, 'API server asked to retry later: requeued with its delay');
-    return settle(() => b.deps.requeue(envelope, err.retryAfterSeconds!), b, record, log);
+    return settle((signal) => b.deps.requeue(envelope, err.retryAfterSeconds!, signal), b, record, log);
   }
   const final = refusedForGood(err);
   if (final) {
@@ -227,13 +248,20 @@ async function deadLetter(record: SQSRecord, reason: string, b: Batch, o: { what
   const { what = 'bad message', log = b.log.child({ messageId: record.messageId }) } = o;
   log.error({ reason }, `${what}: dead-lettering`);
   if (!b.deps.deadLetter) return 'fail'; // the queue's redrive policy moves it after maxReceiveCount
-  return settle(() => b.deps.deadLetter!(record.body, reason), b, record, log);
+  return settle((signal) => b.deps.deadLetter!(record.body, reason, signal), b, record, log);
 }
 
-/** Acknowledge once a send worked; if the send fails, let SQS redeliver the original. */
-async function settle(send: () => Promise<void>, b: Batch, record: SQSRecord, log: Logger = b.log.child({ messageId: record.messageId })): Promise<Outcome> {
+/**
+ * Acknowledge once a send worked; if the send fails, or has not answered by `sendsEnd` (its
+ * signal is aborted then, and it is not waited for), let SQS redeliver the original: this
+ * record only, the others' outcomes still reach Lambda in the batch response.
+ */
+async function settle(send: (signal?: AbortSignal) => Promise<void>, b: Batch, record: SQSRecord, log: Logger = b.log.child({ messageId: record.messageId })): Promise<Outcome> {
+  const left = b.sendsEnd - Date.now();
   try {
-    await send();
+    if (left <= 0) throw new Error('no invocation time left to send');
+    const sent = await withDeadline(send(Number.isFinite(left) ? AbortSignal.timeout(left) : undefined), left);
+    if (sent === 'timeout') throw new Error(`the queue did not answer within the invocation's remaining time (${Math.round(left)} ms)`);
     return 'ack';
   } catch (err) {
     log.warn({ err: (err as Error).message, alarm: ALARM_REDELIVERY }, 'queue send failed: leaving the message for redelivery');

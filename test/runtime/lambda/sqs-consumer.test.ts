@@ -40,7 +40,7 @@ const probe: Controller<string> = {
   plan: (key) => ({ actions: [], requeueAfterSeconds: key.includes('/far') ? 3600 : 30 }),
 };
 
-function consumer(extra: Partial<Omit<SqsConsumerDeps, 'deadLetter'>> & { deadLetter?: false } = {}) {
+function consumer(extra: Partial<Omit<SqsConsumerDeps, 'deadLetter'>> & { deadLetter?: false | SqsConsumerDeps['deadLetter'] } = {}) {
   const requeued: [string, number][] = [];
   const dead: [string, string][] = [];
   seen.length = 0;
@@ -49,10 +49,12 @@ function consumer(extra: Partial<Omit<SqsConsumerDeps, 'deadLetter'>> & { deadLe
   const consume = createSqsConsumer({
     engineFor: async (cluster) => {
       if (cluster === 'nowhere') throw new UnknownClusterError('cluster "nowhere" is not served by this deployment');
+      // Its credentials never come (a lookup that hangs).
+      if (cluster === 'stuck') return new Promise<never>(() => undefined);
       return engine;
     },
     requeue: async (e: Envelope, s: number) => void requeued.push([e.data.name, s]),
-    ...(noDlq === false ? {} : { deadLetter: async (body: string, reason: string) => void dead.push([body, reason]) }),
+    ...(noDlq === false ? {} : { deadLetter: noDlq ?? (async (body: string, reason: string) => void dead.push([body, reason])) }),
     ...rest,
   });
   return { consume, requeued, dead };
@@ -131,6 +133,29 @@ describe('Lambda SQS consumer', () => {
     const { consume } = consumer({ marginMs: 100 });
     const r = await consume(ev(record('1', pod('slow-1')), record('2', pod('ok-2')), record('3', pod('slow-1'))), remaining(1300));
     assert.deepEqual(ids(r), ['1', '3']);
+    assert.ok(seen.includes('-:ok-2'));
+  });
+
+  test('a requeue or dead letter the queue does not answer ends with the invocation\'s time: that record is redelivered, the others acknowledged (review80 L2)', { timeout: 20_000 }, async () => {
+    // Neither send ever answers: that consume() answers at all is the bound being applied.
+    const signals: (AbortSignal | undefined)[] = [];
+    const { consume } = consumer({
+      marginMs: 500,
+      // One that ignores its signal, one that gives up when it is aborted, as the SDK does.
+      requeue: (e, _delay, signal) => (signals.push(signal), e.data.name.startsWith('later') ? new Promise<void>(() => undefined) : Promise.resolve()),
+      deadLetter: (_body, _reason, signal) => (signals.push(signal), new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error)))),
+    });
+    const r = await consume(ev(record('1', pod('later-1')), record('2', pod('ok-2')), record('3', pod('forbid-3'))), remaining(1600));
+    assert.deepEqual(ids(r), ['1', '3']);
+    assert.ok(seen.includes('-:ok-2'));
+    assert.equal(signals.length, 2);
+    assert.ok(signals.every((x) => x?.aborted === true), 'each send was given a deadline, aborted by the time the batch answered');
+  });
+
+  test('a cluster whose credentials do not come within the invocation fails its record only (review80 L2)', { timeout: 20_000 }, async () => {
+    const { consume } = consumer({ marginMs: 100 });
+    const r = await consume(ev(record('1', pod('ok-1', 'stuck')), record('2', pod('ok-2'))), remaining(1300));
+    assert.deepEqual(ids(r), ['1']);
     assert.ok(seen.includes('-:ok-2'));
   });
 
@@ -255,14 +280,15 @@ describe('Lambda SQS consumer', () => {
     const side: Controller<string> = { name: 'side', route: async (e) => ({ keys: [`Pod/${e.data.namespace}/${e.data.name}`] }), observe: slow, plan: () => ({ actions: [] }) };
     const engine = { kube: new ScriptedKube(), controllers: [fan, side], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
     const sent: [Envelope, number][] = [];
-    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    // The handlings get 2.5 s per pass; the sends after them, the margin.
+    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
     const jobs = Array.from({ length: 10 }, (_, i) => `job-${i}`);
     let body = JSON.stringify({ ...envelopeFor('Pod', 'ns', 'web-0'), data: { ...envelopeFor('Pod', 'ns', 'web-0').data, jobs } });
     let passes = 0;
     const later: string[] = [];
     for (;;) {
       const before = handled.length;
-      const r = await consume(ev(record(String(++passes), body)), remaining(2500));
+      const r = await consume(ev(record(String(++passes), body)), remaining(3000));
       assert.deepEqual(ids(r), [], `pass ${passes} is acknowledged: its keys are not run again by a redelivery`);
       assert.ok(handled.length > before, `pass ${passes} reconciled at least one key`);
       // The next look 30 s on names only the jobs this pass ran (review: requeued whole, each requeue split again, and the messages multiplied).
@@ -305,9 +331,9 @@ describe('Lambda SQS consumer', () => {
     const engine = { kube: new ScriptedKube(), controllers: [fan, side], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger };
     const sent: [Envelope, number][] = [];
     const dead: string[] = [];
-    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]), deadLetter: async (_body: string, reason: string) => void dead.push(reason) });
+    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]), deadLetter: async (_body: string, reason: string) => void dead.push(reason) });
     const e = envelopeFor('Pod', 'ns', 'web-0');
-    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0', 'job-1', 'job-2', 'job-3'] } }))), remaining(1500));
+    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0', 'job-1', 'job-2', 'job-3'] } }))), remaining(2000));
     assert.deepEqual(ids(r), [], 'acknowledged: job-0 and job-1 are not run again');
     assert.deepEqual(handled, ['EphemeralJob/ns/job-0']);
     const now = sent.find(([, delay]) => delay === 0)?.[0];
@@ -318,7 +344,7 @@ describe('Lambda SQS consumer', () => {
     assert.equal(dead.length, 1);
     assert.match(dead[0] ?? '', /fan EphemeralJob\/ns\/job-1: the API server refused it for good \(HTTP 403 Forbidden\)/);
     sent.length = 0;
-    const stuck = await consume(ev(record('2', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-2'] } }))), remaining(1500));
+    const stuck = await consume(ev(record('2', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-2'] } }))), remaining(2000));
     assert.deepEqual(ids(stuck), ['2'], 'no key finished: left for redelivery, which counts toward the dead letters');
     assert.equal(sent.length, 0);
   });
@@ -338,16 +364,16 @@ describe('Lambda SQS consumer', () => {
     };
     const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
     const sent: [Envelope, number][] = [];
-    const consume = createSqsConsumer({ engine, marginMs: 0, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
     const e = envelopeFor('Pod', 'ns', 'web-0');
     const jobs = ['job-0', 'job-1', 'job-2', 'job-3', 'job-4', 'job-5', 'job-6', 'job-7'];
-    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs } }))), remaining(2000));
+    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs } }))), remaining(2500));
     assert.deepEqual(ids(r), []);
     const rest = sent.find(([, delay]) => delay === 0)?.[0].data.jobs ?? [];
     assert.ok(handled.length >= 1 && rest.length > 1, `${handled.join(' ')} | ${rest.join(' ')}`);
     assert.equal(rest.at(-1), 'job-0', 'the key that failed for now, last');
     assert.deepEqual([...rest.slice(0, -1), ...handled.map((k) => k.split('/')[2])].sort(), jobs.slice(1), 'every other job either ran or goes on');
-    const alone = await consume(ev(record('2', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0'] } }))), remaining(2000));
+    const alone = await consume(ev(record('2', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0'] } }))), remaining(2500));
     assert.deepEqual(ids(alone), ['2'], 'alone, it is thrown as before: redelivered, toward the dead letters');
   });
 
