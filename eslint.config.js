@@ -26,6 +26,11 @@ export default tseslint.config(
     },
   },
   {
+    // The Node version guard is plain CommonJS so that any Node can run it.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
     // Tests: table-driven suites are long by nature.
     files: ['test/**/*.ts'],
     rules: {

@@ -1,7 +1,7 @@
 // `ephemera invoke --event` of what `ephemera relay --sink record:PATH` writes: envelopes,
 // one per line, as a production relay leaves them (cut off, of several clusters, old).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { after, describe, test } from 'node:test';
 import { ENVELOPE_TYPE } from '../../../functions/api/envelope.ts';
 import { startApiServer } from '../../../functions/cluster/index.ts';
 import { runCli } from '../../support/cli.ts';
+import { kubectlShortfall, kubectlVersion, skipOutsideCi } from '../../support/kubectl.ts';
 
 const STORY1 = 'test/fixtures/stories/story1-state.yaml';
 const JOB = 'hello-world-ephemeral-job';
@@ -123,8 +124,10 @@ describe('invoke --event: a recording and the state it goes with', () => {
 });
 
 describe('the README\'s capture of the state that goes with a recording', () => {
-  const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
-  test('kubectl get … > state.yaml gives a --state that replays as production: the claims Lease updated, not created anew (review75 M2)', { skip: kubectl.status !== 0 && 'kubectl is not installed' }, async () => {
+  // Any kubectl does (1.20 passes); outside CI a missing one skips, under CI it fails (review81 M2).
+  const missing = kubectlShortfall(kubectlVersion(), 0);
+  test('kubectl get … > state.yaml gives a --state that replays as production: the claims Lease updated, not created anew (review75 M2)', { skip: skipOutsideCi(missing) }, async () => {
+    assert.equal(missing, undefined, missing);
     // The cluster a minute in: the first pod's check ran and exited 0, its claim on the job's Lease in ephemera-locks.
     const first = await runCli(['invoke', '--state', STORY1, '--now', '2026-01-01T00:20:30Z', '--output', 'json']);
     const objects = (JSON.parse(first.stdout) as { objects: { kind: string; metadata: { name: string }; status?: Record<string, unknown> }[] }).objects.filter((o) => o.kind !== 'Event');
