@@ -28,11 +28,9 @@ export async function listLeaseJobs(kc: KubeConfig, namespace: string, page: { l
   const out: NamedJob[] = [];
   let cont: string | undefined;
   do {
-    const res = await listRaw(kc, path, { ...page, continue: cont, labelSelector: `${LEASE_LABEL}=true` });
-    for (const item of res.items) {
-      const job = namedJob(item);
-      if (job) out.push(job);
-    }
+    // Each Lease is read down to the job it names as it arrives (raw-list.ts: map).
+    const res = await listRaw(kc, path, { ...page, continue: cont, labelSelector: `${LEASE_LABEL}=true`, map: namedJob });
+    for (const job of res.items) if (job) out.push(job);
     cont = res.continue;
   } while (cont);
   return out;
