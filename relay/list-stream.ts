@@ -95,6 +95,8 @@ export class ListStream<T> {
 
   /** Read the next chunk of the answer. */
   write(chunk: Buffer): void {
+    // An empty chunk says nothing (and must not take the place of a byte escaped across chunks).
+    if (chunk.length === 0) return;
     let i = 0;
     if (this.state === IN_VALUE) this.from = 0;
     for (;;) {

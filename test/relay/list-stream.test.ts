@@ -182,6 +182,12 @@ describe('ListStream: the items of a LIST answer, read as they arrive', () => {
     assert.throws(() => read('{"items":[1] }x'), /unexpected 'x'/);
   });
 
+  test('an empty chunk changes nothing, even between a backslash and the byte it escapes', () => {
+    const text = '{"items":[{"a":"x\\"}"}]}';
+    const parts = [text.slice(0, text.indexOf('\\') + 1), '', text.slice(text.indexOf('\\') + 1)].map((p) => Buffer.from(p));
+    assert.deepEqual(streamed(parts).items, [{ item: { a: 'x"}' } }]);
+  });
+
   test('one value longer than the bound is refused (a broken server cannot make it hold a page)', () => {
     const big = Buffer.from(JSON.stringify({ items: [{ a: 'x'.repeat(5000) }] }));
     assert.throws(() => streamed(chunks(big, [100, 2000, 4000], false), 1000), /a value longer than 1000 bytes/);
