@@ -39,9 +39,9 @@ export async function listLeaseJobs(kc: KubeConfig, namespace: string, page: { l
   const unusable: UnusableLease[] = [];
   let cont: string | undefined;
   do {
-    const res = await listRaw(kc, path, { ...page, continue: cont, labelSelector: `${LEASE_LABEL}=true` });
-    for (const item of res.items) {
-      const job = namedJob(item);
+    // Each Lease is read down to the job it names as it arrives (raw-list.ts: map).
+    const res = await listRaw(kc, path, { ...page, continue: cont, labelSelector: `${LEASE_LABEL}=true`, map: namedJob });
+    for (const job of res.items) {
       if (job && 'problem' in job) unusable.push(job);
       else if (job) jobs.push(job);
     }

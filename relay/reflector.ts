@@ -41,8 +41,12 @@ export interface ReflectorOptions<T> {
   /** Collection path, e.g. /api/v1/pods or /api/v1/namespaces/ns/pods. */
   path: string;
   kubeConfig: KubeConfig;
-  /** One page of the LIST as raw JSON (see raw-list.ts); `signal` aborts it on stop(). */
-  listPage(cont: string | undefined, signal: AbortSignal): Promise<ListPage>;
+  /**
+   * One page of the LIST (see raw-list.ts), each item through `map` as it arrives (listRaw's
+   * `map`): the reflector decodes there, so an item's raw JSON is dropped at once and a page
+   * of large objects is never whole in memory (review82 H1). `signal` aborts it on stop().
+   */
+  listPage(cont: string | undefined, signal: AbortSignal, map: (raw: unknown) => Decoded<T> | Unreadable): Promise<ListPage<Decoded<T> | Unreadable>>;
   /** Trim and fingerprint a raw object, from a list or a watch alike (one normal form). */
   decode(raw: unknown): Decoded<T> | Unreadable;
   /** The object back from its fingerprint (deletions seen only by a re-list; replays). */
@@ -308,7 +312,8 @@ export class Reflector<T> {
   }
 
   /**
-   * LIST page by page (the peak is one page, not the cluster) and emit what is new or
+   * LIST page by page, each object decoded as it arrives (the peak is one raw object and a
+   * page of trimmed ones, not a page of raw objects nor the cluster) and emit what is new or
    * changed; then DELETED for what the list no longer has. Runs only while no watch does.
    */
   private async list(reason: string): Promise<void> {
@@ -319,12 +324,12 @@ export class Reflector<T> {
     let cont: string | undefined;
     let rv: string | undefined;
     do {
-      const page = await this.opts.listPage(cont, this.stopping.signal);
+      const page = await this.opts.listPage(cont, this.stopping.signal, (raw) => this.decode(raw));
       // Every page of one list is the same snapshot; its version is the first page's.
       rv ??= page.resourceVersion;
       // An item it cannot read is still there: its key is seen (its cached state, if any, kept),
       // so the re-list does not report a living object DELETED.
-      for (const item of page.items) this.guard(item, (d) => this.listed(d, seen), (key) => seen.add(key));
+      for (const d of page.items) this.take(d, (ok) => this.listed(ok, seen), (key) => seen.add(key));
       cont = page.continue;
     } while (cont && !this.stopped);
     if (this.stopped) return;
@@ -360,20 +365,31 @@ export class Reflector<T> {
     return this.opts.uid(this.opts.fromFingerprint(previous)) !== this.opts.uid(object);
   }
 
+  /** Decode one raw object, never throwing: a decoder's exception is the object's Unreadable. */
+  private decode(raw: unknown): Decoded<T> | Unreadable {
+    try {
+      return this.opts.decode(raw);
+    } catch (err) {
+      return { key: keyHint(raw), error: (err as Error).message ?? String(err) };
+    }
+  }
+
   /** Decode one raw object and hand it on; a bad object is reported (and its key to `bad`), never thrown. */
   private guard(raw: unknown, use: (d: Decoded<T>) => void, bad?: (key: string) => void): void {
-    let key = keyHint(raw);
+    this.take(this.decode(raw), use, bad);
+  }
+
+  /** Hand a decoded object on, or report one that could not be read (and its key to `bad`); never throws. */
+  private take(d: Decoded<T> | Unreadable, use: (d: Decoded<T>) => void, bad?: (key: string) => void): void {
+    if ('error' in d) {
+      bad?.(d.key);
+      return void this.opts.onUnreadable?.(d);
+    }
     try {
-      const d = this.opts.decode(raw);
-      if ('error' in d) {
-        bad?.(d.key);
-        return void this.opts.onUnreadable?.(d);
-      }
-      key = d.key;
       use(d);
     } catch (err) {
-      bad?.(key);
-      this.opts.onUnreadable?.({ key, error: (err as Error).message ?? String(err) });
+      bad?.(d.key);
+      this.opts.onUnreadable?.({ key: d.key, error: (err as Error).message ?? String(err) });
     }
   }
 

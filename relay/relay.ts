@@ -501,7 +501,7 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     kind,
     path,
     kubeConfig: opts.kubeConfig,
-    listPage: (cont: string | undefined, signal: AbortSignal) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal }),
+    listPage: <T>(cont: string | undefined, signal: AbortSignal, map: (raw: unknown) => T) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal, map }),
     onRestart: (reason: string, waitMs: number) => {
       metrics.watchRestarts.inc({ kind });
       log.info({ kind, path, reason, retryInMs: waitMs }, 'watch restarted');

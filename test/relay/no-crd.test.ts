@@ -198,10 +198,10 @@ describe('absent lists are tried again quickly a few times, then every retryMs',
     const jobs = [0, 1, 2].map((i) => ({ metadata: { namespace: 'default', name: `j${i}`, uid: `u${i}` } }));
     const r = new Reflector<{ metadata: { name: string; uid: string } }>({
       kind: 'EphemeralJob', path: '/apis/apps.kruise.io/v1alpha1/ephemeraljobs', kubeConfig: server.kubeConfig(), logger: silentLogger,
-      listPage: async () => {
+      listPage: async (_cont, _signal, map) => {
         n++;
         if (answer(n) === 'absent') throw Object.assign(new Error('the server could not find the requested resource'), { statusCode: 404 });
-        return { items: jobs, resourceVersion: '1' };
+        return { items: jobs.map(map), resourceVersion: '1' };
       },
       decode: (raw: unknown) => {
         const o = raw as { metadata: { name: string; uid: string } };

@@ -146,7 +146,7 @@ async function play(answers: Answer[], lists: ListAnswer[] = []): Promise<Played
   const reachedEnd = new Promise<void>((r) => (lastWatch = r));
   const r = new Reflector<Pod>({
     kind: 'Pod', path: '/api/v1/pods', kubeConfig: kc, logger: silentLogger,
-    listPage: (cont, signal) => listRaw(kc, '/api/v1/pods', { limit: 500, continue: cont, timeoutMs: 5000, signal }),
+    listPage: (cont, signal, map) => listRaw(kc, '/api/v1/pods', { limit: 500, continue: cont, timeoutMs: 5000, signal, map }),
     decode: decodePod,
     fromFingerprint: (fp) => JSON.parse(fp) as Pod,
     uid: (p) => p.metadata.uid,

@@ -96,7 +96,7 @@ test('a change on a line that cannot be read is not lost: the watch ends before 
   const unreadable: string[] = [];
   const r = new Reflector<Pod>({
     kind: 'Pod', path: '/api/v1/pods', kubeConfig: kube, logger: silentLogger, backoff: FAST_BACKOFF,
-    listPage: (cont, signal) => listRaw(kube, '/api/v1/pods', { limit: 500, continue: cont, timeoutMs: 5000, signal }),
+    listPage: (cont, signal, map) => listRaw(kube, '/api/v1/pods', { limit: 500, continue: cont, timeoutMs: 5000, signal, map }),
     decode: decodePod, fromFingerprint: (fp) => JSON.parse(fp) as Pod, uid: (p) => p.metadata.uid,
     onEvent: (type, d, changed) => void (changed && seen.push(`${type} ${d.key} ${d.object.status?.phase}`)),
     onUnreadable: (u) => void unreadable.push(u.error),
