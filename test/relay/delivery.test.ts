@@ -777,3 +777,46 @@ test('a wall clock stepped back an hour does not stop delivery: the queue keeps 
     await q.stop();
   }
 });
+
+describe('several sends at once: a send\'s end does not leave a due key waiting for a later timer (review83 M1)', () => {
+  const item = (name: string, rv = '1'): Queued => ({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name, uid: name, resourceVersion: rv, at: Date.now() });
+  const build = (x: Queued, id?: string): Message => messageFor(x, { relayId: 't' }, undefined, id);
+
+  test('a failed key\'s retry goes at its time, not when a pod held for a minute is due', async () => {
+    const order: string[] = [];
+    let failures = 0;
+    const sink = memorySink(async (e) => {
+      order.push(e.data.name);
+      if (e.data.name === 'b' && failures++ === 0) throw new Error('transient');
+      return { requeueAfterSeconds: null };
+    }, () => undefined);
+    const q = new DeliveryQueue({ sink, capacity: 100, windowMs: 20, logger: silentLogger, backoff: { minMs: 100, maxMs: 30_000, random: () => 0.5 }, build, hooks: { resyncNeeded: () => [].values() } });
+    // Held for a minute: before the fix the retry waited for that timer.
+    q.add(item('held'), 60_000);
+    q.add(item('b'));
+    await eventually(() => assert.deepEqual(order, ['b', 'b']), 5000);
+    await q.stop();
+  });
+
+  test('a key\'s newer state, queued while its older one was sent, goes once that send ends, not when a pod held for a minute is due', async () => {
+    const order: string[] = [];
+    let release: () => void = () => {};
+    const sink = {
+      name: 'pool', concurrency: 4, batchMax: 1,
+      async send(messages: Message[]) {
+        const e = envelopeOf(messages[0] as Message);
+        order.push(`${e.data.name}@${e.data.resourceVersion}`);
+        if (e.data.name === 'a' && e.data.resourceVersion === '1') await new Promise<void>((r) => (release = r));
+        return [{ ok: true as const }];
+      },
+    };
+    const q = new DeliveryQueue({ sink, capacity: 100, windowMs: 50, logger: silentLogger, build, hooks: { resyncNeeded: () => [].values() } });
+    q.add(item('held'), 60_000);
+    q.add(item('a', '1'));
+    await eventually(() => assert.deepEqual(order, ['a@1']));
+    q.add(item('a', '2'));
+    release();
+    await eventually(() => assert.deepEqual(order, ['a@1', 'a@2']), 5000);
+    await q.stop();
+  });
+});
