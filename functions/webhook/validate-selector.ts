@@ -41,9 +41,8 @@ function validateMatchLabels(labels: unknown, path: FieldPath): FieldError[] {
 
 function validateRequirement(req: unknown, path: FieldPath): FieldError[] {
   if (!isObject(req)) return [invalid(path, req, 'must be an object')];
-  const errors = requiredString(own(req, 'key'), [...path, 'key'], labelKeyProblems);
-  errors.push(...validateOperatorAndValues(own(req, 'operator'), own(req, 'values'), path));
-  return errors;
+  // Not push(...): a requirement's errors are as many as its values, past what a spread may pass (review83 L3).
+  return requiredString(own(req, 'key'), [...path, 'key'], labelKeyProblems).concat(validateOperatorAndValues(own(req, 'operator'), own(req, 'values'), path));
 }
 
 function validateOperatorAndValues(operator: unknown, values: unknown, path: FieldPath): FieldError[] {

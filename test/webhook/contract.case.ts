@@ -91,6 +91,13 @@ export function runContract(name: string, target: () => Send, otherPath404 = /no
       assert.equal(r.status?.details?.causes?.length, 100);
     });
 
+    test('200,000 bad values of a selector requirement are a denial, not a 500 (review83)', async () => {
+      const bad = spec({ selector: { matchExpressions: [{ key: 'app', operator: 'In', values: Array.from({ length: 200_000 }, () => '-') }] } });
+      const r = await decide(target(), admissionReview({ object: job(bad) }));
+      assert.equal(r.status?.code, 422);
+      assert.equal(r.status?.details?.causes?.length, 100);
+    });
+
     test('an UPDATE of an immutable field is denied as Forbidden at its path', async () => {
       const changed = job(spec({ selector: { matchLabels: { app: 'other' } } }));
       const r = await decide(target(), admissionReview({ operation: 'UPDATE', object: changed, oldObject: job() }));
