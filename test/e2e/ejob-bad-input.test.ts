@@ -4,6 +4,17 @@ import { handle } from '../../functions/engine/engine.ts';
 import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import { CRDS, envelopeFor, worldWith, fixture, injected, jobStatus } from '../support/ejob-world.ts';
 
+
+type BrokenJob = { metadata: { name: string; uid?: string }; spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
+
+/** Story 1's job as broken-job, its container's image emptied (a spec that fails the schema), and that container as it was. */
+function brokenJob(objects: Record<string, unknown>[]): BrokenJob & { first: Record<string, unknown> | undefined } {
+  const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as unknown as BrokenJob;
+  bad.metadata = { ...bad.metadata, name: 'broken-job', uid: 'broken-uid' };
+  const [first] = bad.spec.template.ephemeralContainers;
+  bad.spec.template.ephemeralContainers = [{ ...first, image: '' }];
+  return Object.assign(bad, { first });
+}
 for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`, () => {
   test('a malformed pod is skipped with a reason; the job goes on with the others', async () => {
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
@@ -23,10 +34,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
 
   test('a job whose spec fails the schema gets phase Error naming the field; a good job beside it is unaffected', async () => {
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
-    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
-    bad.metadata = { ...bad.metadata, name: 'broken-job', uid: 'broken-uid' };
-    const [first] = bad.spec.template.ephemeralContainers;
-    bad.spec.template.ephemeralContainers = [{ ...first, image: '' }];
+    const { first: _first, ...bad } = brokenJob(objects);
     const { server, deps } = await worldWith({ objects: [...objects, bad], crd });
     try {
       await handle(envelopeFor('EphemeralJob', 'default', 'broken-job', 'ADDED'), deps());
@@ -88,10 +96,7 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob bad input (${label})`,
 
   test('a template edited (past the webhook) from one error to another: a new InvalidSpec Warning naming the new one, and only then (review78)', async () => {
     const objects = fixture('test/fixtures/stories/story1-state.yaml');
-    const bad = structuredClone(objects.find((o) => o.kind === 'EphemeralJob')) as { metadata: { name: string; uid?: string }; spec: { template: { ephemeralContainers: Record<string, unknown>[] } } };
-    bad.metadata = { ...bad.metadata, name: 'broken-job', uid: 'broken-uid' };
-    const [first] = bad.spec.template.ephemeralContainers;
-    bad.spec.template.ephemeralContainers = [{ ...first, image: '' }];
+    const { first, ...bad } = brokenJob(objects);
     const { server, deps } = await worldWith({ objects: [...objects.filter((o) => o.kind !== 'EphemeralJob'), bad], crd });
     const warnings = (): string[] => (server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: 'default' }) as unknown as { reason?: string; message?: string }[])
       .filter((e) => e.reason === 'InvalidSpec').map((e) => (/\.(image|imagePullPolicy)\b/.exec(e.message ?? '')?.[1] ?? '?')).sort();
