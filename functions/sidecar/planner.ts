@@ -7,6 +7,7 @@ import { IGNORE_EXIT_CODE_ENV, TERMINATE_WITH_IMAGE_ENV, type SidecarInfo } from
 import { sameImage } from './image-ref.ts';
 import { podDue, statusByName, type Due } from './predicate.ts';
 import { currentStage, podStrategy, STRATEGY_ANNOTATION, type Stage } from './strategy.ts';
+import { quoted } from '../api/quoted.ts';
 
 /** A ContainerRecreateRequest as far as the planner cares. */
 export interface CrrView {
@@ -553,8 +554,9 @@ function failedToRun(status: { state?: ContainerState | undefined; lastState?: C
 function cannotStart(state: ContainerState | undefined): string | undefined {
   const reason = state?.waiting?.reason;
   if (reason === undefined || !CANNOT_START.has(reason)) return undefined;
+  // The kubelet's message, bounded as the EphemeralJob's failures quote it: a runtime's error can run to kilobytes.
   const message = state?.waiting?.message;
-  return message ? `${reason}: ${message}` : reason;
+  return message ? `${reason}: ${quoted(message)}` : reason;
 }
 
 // ---- OnFailure: the kubelet restarts a stopped sidecar (openkruise/kruise#1366) ----

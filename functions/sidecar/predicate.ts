@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { Pod, type Container, type ContainerStatus } from '../api/pod.ts';
+import { SIDECAR_STRATEGIES } from './config.ts';
 import { containerRoles, IGNORE_EXIT_CODE_ENV, TERMINATE_SIDECAR_ENV, TERMINATE_WITH_IMAGE_ENV, type ContainerRoles, type SidecarInfo } from './env.ts';
 import { STRATEGY_ANNOTATION } from './strategy.ts';
 
@@ -178,7 +180,24 @@ export function trimPodForSidecar(pod: Pod): Pod {
  */
 export function strategyAnnotation(annotations: Record<string, string> | undefined): Record<string, string> | undefined {
   const v = annotations !== undefined && Object.hasOwn(annotations, STRATEGY_ANNOTATION) ? annotations[STRATEGY_ANNOTATION] : undefined;
-  return v === undefined ? undefined : { [STRATEGY_ANNOTATION]: v };
+  return v === undefined ? undefined : { [STRATEGY_ANNOTATION]: keptStrategy(v) };
+}
+
+/** The longest strategy value kept as it is: the valid ones are a few characters. */
+const MAX_KEPT_STRATEGY = 64;
+
+/**
+ * A strategy value as a trimmed pod keeps it. One past MAX_KEPT_STRATEGY characters (an
+ * annotation may hold 256 KiB: a tenant made every kept pod that large, review82) becomes
+ * the strategy it names, if it does, else a short stand-in that names none and changes when
+ * the value does (its length and a SHA-256 of it), so the pod is still refused as asking for
+ * no known strategy and a fix of the value still reaches the functions.
+ */
+function keptStrategy(value: string): string {
+  if (value.length <= MAX_KEPT_STRATEGY) return value;
+  const known = SIDECAR_STRATEGIES.find((s) => s === value.trim());
+  if (known) return known;
+  return `${value.slice(0, 16)}… (${value.length} characters, sha256 ${createHash('sha256').update(value).digest('hex').slice(0, 16)})`;
 }
 
 /** Which state, and the exit code: termination messages can be kilobytes. */

@@ -1,3 +1,4 @@
+import { quoted } from '../api/quoted.ts';
 import type { Pod } from '../api/pod.ts';
 import { SIDECAR_STRATEGIES, type SidecarOptions, type SidecarStrategy } from './config.ts';
 import type { Due } from './predicate.ts';
@@ -17,7 +18,7 @@ export function podStrategy(pod: Pod, options: SidecarOptions): StrategyChoice {
   if (value === undefined) return { ok: true, strategy: options.defaultStrategy };
   const known = SIDECAR_STRATEGIES.find((s) => s === value.trim());
   if (known) return { ok: true, strategy: known };
-  return { ok: false, reason: `annotation ${STRATEGY_ANNOTATION}=${JSON.stringify(value)} is not one of ${SIDECAR_STRATEGIES.join(', ')}` };
+  return { ok: false, reason: `annotation ${STRATEGY_ANNOTATION}=${JSON.stringify(quoted(value, 64))} is not one of ${SIDECAR_STRATEGIES.join(', ')}` };
 }
 
 /** Which sidecars to stop now on a normal node, and as which stage. */

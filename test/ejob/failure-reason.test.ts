@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ContainerStatus, Pod } from '../../functions/api/pod.ts';
-import { failureReason, QUOTED_MAX, quoted } from '../../functions/ejob/pod-state.ts';
+import { QUOTED_MAX, quoted } from '../../functions/api/quoted.ts';
+import { failureReason } from '../../functions/ejob/pod-state.ts';
 
 const JOB = 'job-uid';
 const withState = (state: ContainerStatus['state']): Pod => ({

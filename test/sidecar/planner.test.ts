@@ -341,6 +341,17 @@ describe('virtual-kubelet nodes: swap images', () => {
     assert.equal(p.requeueAfterSeconds, 120);
   });
 
+  test('the kubelet\'s message is quoted on one line and bounded: a runtime\'s error can run to kilobytes (review78)', () => {
+    const pod = podWith({
+      containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+      statuses: [exited('main', 0), { name: 'a', image: 'docker.io/example/envoy:1', state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image\n${'x'.repeat(20_000)}\nend` } } }],
+    });
+    const message = events(plan(observed(pod, { node: VK }), NOW).actions)[0]?.message ?? '';
+    assert.ok(message.length < 1024, `${message.length} characters`);
+    assert.doesNotMatch(message, /\n/);
+    assert.match(message, /ImagePullBackOff: Back-off pulling image x+ … x+ end/);
+  });
+
   test('a sidecar without WITH_IMAGE cannot be stopped there: a Warning, no action on it', () => {
     const p = plan(observed(basePod(), { node: VK }), NOW);
     assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationUnsupported']]);

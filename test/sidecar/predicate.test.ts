@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Pod } from '../../functions/api/pod.ts';
 import { containerRoles, sidecarInfo } from '../../functions/sidecar/env.ts';
+import { DEFAULT_SIDECAR_OPTIONS } from '../../functions/sidecar/config.ts';
 import { dueFromSnapshot, podDue, trimPodForSidecar } from '../../functions/sidecar/predicate.ts';
+import { podStrategy } from '../../functions/sidecar/strategy.ts';
 import { decodePod } from '../../relay/trim.ts';
 import { basePod, env, exited, podWith, running, SIDECAR_ENV } from './support.ts';
 
@@ -180,4 +182,34 @@ describe("a main container's own restart policy and rules (Kubernetes 1.35's con
       assert.equal(podDue(decoded.object).due, d.due, 'the relay\'s own decoding and trim decide the same');
     });
   }
+});
+
+describe('a long strategy annotation is not kept whole (review82: an annotation may hold 256 KiB)', () => {
+  const STRATEGY = 'ephemera.io/sidecar-termination';
+  const annotated = (value: string): Pod => podWith({ metadata: { annotations: { [STRATEGY]: value, other: 'x'.repeat(1000) } } });
+  const kept = (value: string): string | undefined => {
+    const d = decodePod(JSON.parse(JSON.stringify(annotated(value))));
+    assert.ok(!('error' in d), JSON.stringify(d));
+    return d.object.metadata.annotations?.[STRATEGY];
+  };
+
+  test('the relay keeps a short stand-in, which changes with the value and names no strategy', () => {
+    const long = 'x'.repeat(200_000);
+    const a = kept(long);
+    assert.ok(a !== undefined && a.length < 100, `${a?.length} characters kept`);
+    assert.notEqual(kept(`${long}y`), a, 'a change of the value is still a change');
+    assert.equal(kept(long), a, 'the same value, the same stand-in');
+    assert.equal(podStrategy(trimPodForSidecar(annotated(long)), { ...DEFAULT_SIDECAR_OPTIONS }).ok, false, 'refused as the whole value is');
+  });
+
+  test('a long value that names a strategy keeps it; a short one is kept as it is', () => {
+    assert.equal(kept(`  crr${' '.repeat(500)}`), 'crr');
+    assert.equal(kept(' ephemeral-signal '), ' ephemeral-signal ');
+  });
+
+  test('the refusal quotes at most 64 characters of the value', () => {
+    const choice = podStrategy(annotated('y'.repeat(100_000)), { ...DEFAULT_SIDECAR_OPTIONS });
+    assert.equal(choice.ok, false);
+    assert.ok(!choice.ok && choice.reason.length < 200, !choice.ok ? `${choice.reason.length}` : '');
+  });
 });
