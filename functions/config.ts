@@ -1,10 +1,6 @@
 import { z } from 'zod';
 import { SIDECAR_STRATEGIES } from './sidecar/config.ts';
 
-/**
- * The functions' configuration, from the environment. Every variable is optional with a
- * default; a bad value stops the process with the variable's name and what was expected.
- */
 /** A namespace name (DNS-1123 label), as the API server checks one. */
 export const NamespaceName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a namespace name (DNS-1123 label)').max(63);
 
@@ -19,6 +15,10 @@ const IMAGE_REFERENCE = /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-
 /** An AWS region name (us-east-1, us-gov-west-1, eusc-de-east-1). */
 export const AwsRegion = z.string().regex(/^[a-z]{2,4}(-[a-z]+)+-\d+$/, 'an AWS region name, such as eu-west-1');
 
+/**
+ * The functions' configuration, from the environment. Every variable is optional with a
+ * default; a bad value stops the process with the variable's name and what was expected.
+ */
 export const FunctionsConfig = z.object({
   EPHEMERA_LOCK_NAMESPACE: NamespaceName.default('ephemera-locks'),
   EPHEMERA_LEASE_SECONDS: z.coerce.number().int().min(1).max(300).default(15),

@@ -14,7 +14,7 @@ import { bindFailure, FunctionsConfig, parseEnv } from '../functions/config.ts';
 import { createKube } from '../functions/kube/client.ts';
 import { contextProblem, prepareKubeConfig } from '../functions/kube/kubeconfig-endpoint.ts';
 import { agentProxyEnv } from '../functions/kube/proxy.ts';
-import { defaultKubeconfigFiles, useTokenFiles } from '../functions/kube/token-files.ts';
+import { defaultKubeconfigFiles, SERVICE_ACCOUNT_TOKEN, useTokenFiles } from '../functions/kube/token-files.ts';
 import { createLogger } from '../functions/runtime/logger.ts';
 import type { Logger } from '../functions/engine/logger.ts';
 import { holdSeconds, leaderElection, leaderLock, RelayConfig } from './config.ts';
@@ -27,7 +27,6 @@ import type { Sink } from './sinks/sink.ts';
 const USAGE = 'usage: ephemera relay [--sink sqs|memory|record:PATH]';
 
 /** Where a pod's service account token is mounted (client-node's loadFromDefault looks there last). */
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /** Run the relay until SIGTERM/SIGINT. */
 export async function main(argv: string[]): Promise<number> {

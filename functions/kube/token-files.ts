@@ -31,9 +31,17 @@ export function useTokenFiles(kc: KubeConfig, file: string): void {
   }
 }
 
+/** Where client-node's loadFromCluster reads the pod's service-account token. */
+export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** The files the KUBECONFIG variable lists (none when it is unset or empty). */
+export function kubeconfigVariableFiles(env: Record<string, string | undefined> = process.env): string[] {
+  return (env.KUBECONFIG ?? '').split(delimiter).filter((f) => f.trim() !== '');
+}
+
 /** The files client-node's loadFromDefault reads: KUBECONFIG's, else ~/.kube/config if there is one. */
 export function defaultKubeconfigFiles(env: Record<string, string | undefined> = process.env): string[] {
-  const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '');
+  const listed = kubeconfigVariableFiles(env);
   if (listed.length > 0) return listed;
   const home = join(homedir(), '.kube', 'config');
   return existsSync(home) ? [home] : [];

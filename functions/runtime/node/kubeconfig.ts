@@ -8,12 +8,11 @@ import { KubeConfig, VersionApi, type ObservableMiddleware } from '@kubernetes/c
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import { isKubeError } from '../../kube/errors.ts';
 import { contextProblem, prepareKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
-import { useTokenFiles } from '../../kube/token-files.ts';
+import { SERVICE_ACCOUNT_TOKEN, useTokenFiles } from '../../kube/token-files.ts';
 import { CliError, rootCause } from './cli-error.ts';
 
 /** Where client-node's loadFromCluster reads the pod's service account. */
 const SERVICE_ACCOUNT_CA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /** Where to find the cluster. */
 export type ClusterSource = { kubeconfig: string } | { inCluster: true };

@@ -6,8 +6,9 @@
 // laptop's default context is never acted on by accident (it is named, with the flag to use).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { constants, homedir, tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { parseFlags } from './args.ts';
+import { kubeconfigVariableFiles, SERVICE_ACCOUNT_TOKEN } from '../../kube/token-files.ts';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { bindFailure, ConfigError, formatListen, FunctionsConfig, Listen, parseEnv } from '../../config.ts';
@@ -100,17 +101,14 @@ function parseOptions(argv: string[]): StartOptions | 'help' {
   return { ...impliedSource(process.env), namespaces };
 }
 
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-
 /**
  * No flag: the KUBECONFIG variable's file, else the pod's service account (the variable the
  * kubelet sets, and a token mounted), else none. KUBECONFIG with several files (kubectl merges
  * them) is a usage error naming the flag: start acts on one cluster, and says which.
  */
 export function impliedSource(env: NodeJS.ProcessEnv): { source?: ClusterSource; implied?: string } {
-  const kubeconfig = env.KUBECONFIG?.trim();
-  if (kubeconfig) {
-    const files = kubeconfig.split(delimiter).filter(Boolean);
+  const files = kubeconfigVariableFiles(env);
+  if (files.length > 0) {
     if (files.length > 1) throw usageError(`KUBECONFIG names ${files.length} files (${files.join(', ')}); start acts on one cluster: pass --kubeconfig FILE, or --embedded for the demo`);
     return { source: { kubeconfig: files[0] as string }, implied: 'KUBECONFIG' };
   }
