@@ -291,6 +291,10 @@ export class DeliveryQueue {
       if (batch.length === 0) break;
       const send: Promise<void> = this.work(batch).finally(() => {
         this.sending.delete(send);
+        // A timer another worker left may be set for later than what this send's end makes
+        // due (its key's newer state, its retry): set anew (review83 M1: 250 ms became 5 s).
+        clearTimeout(this.timer);
+        this.timer = undefined;
         this.schedule();
       });
       this.sending.add(send);
@@ -576,18 +580,13 @@ export class DeliveryQueue {
 
   /** Wake up for the next due key or the end of a backoff. */
   private schedule(): void {
-    if (this.sending.size >= this.concurrency || this.stopped || (this.pending.size === 0 && this.retrying.size === 0 && this.held.size === 0 && this.backfills.length === 0)) return;
+    if (this.sending.size >= this.concurrency || this.stopped || this.timer || (this.pending.size === 0 && this.retrying.size === 0 && this.held.size === 0 && this.backfills.length === 0)) return;
     // A replay waiting for room wakes the queue at once only if it has room now; else it
     // waits for a key to go (a settled batch runs fill() again), not on a zero timer. A key
     // waiting for another send of its key is woken by that send's end, not by a timer.
     const replayNow = this.backfills.length > 0 && this.replayHasRoom();
     const at = Math.max(Math.min(this.pendingDue(), this.retryingDue, this.heldDue, replayNow ? 0 : Infinity), this.retryAt);
     if (at === Infinity) return;
-    // A timer already set for this or earlier stays; one set for later (a held pod, a key
-    // backing off) is moved: with several sends under way, a send's end found it and left a
-    // retry or a newer state waiting for it (review83 M1: 250 ms became 5 s).
-    if (this.timer && this.timerAt <= at) return;
-    clearTimeout(this.timer);
     this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = undefined;

@@ -7,6 +7,6 @@ export { RequestLog, type RequestRecord } from './request-log.ts';
 export { WriteHistory, type RejectedWrite, type WriteCause, type WriteRecord } from './history.ts';
 export { BUILTIN_RESOURCES, ResourceRegistry, apiVersionOf, type ResourceDef } from './resources.ts';
 export { ApiError, type StatusBody, type StatusCause } from './status.ts';
-export { randomIds, seededIds, type Ids } from './names.ts';
+export { seededIds, type Ids } from './names.ts';
 export { SimKubelet, stateOf, type ContainerFate, type ContainerSpec, type ContainerStatus, type KubeletPolicy } from './kubelet.ts';
 export { Rbac, serviceAccountUser, type Attributes, type Authorization, type User } from './rbac.ts';

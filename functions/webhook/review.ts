@@ -64,7 +64,7 @@ function objectName(request: AdmissionRequest): string {
  * past its memory limit, and more a stack overflow (review79). The first ones name the
  * problem as well as all of them would.
  */
-export const MAX_LISTED_ERRORS = 100;
+const MAX_LISTED_ERRORS = 100;
 
 /** A 422 Invalid status, worded as the API server's own (`EphemeralJob.apps.kruise.io "x" is invalid: …`); at most MAX_LISTED_ERRORS of the errors, and how many more. */
 export function invalidStatus(name: string, errors: readonly FieldError[]): Status {

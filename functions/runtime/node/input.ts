@@ -183,7 +183,7 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false; erro
  * (past it the read failed with "Invalid string length", review75 L3). A recording that
  * large is hundreds of thousands of events; one replays a part of it.
  */
-export const MAX_INPUT_BYTES = 500 * 1024 * 1024;
+const MAX_INPUT_BYTES = 500 * 1024 * 1024;
 
 async function readText(path: string): Promise<string> {
   try {

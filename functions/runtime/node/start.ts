@@ -106,7 +106,7 @@ function parseOptions(argv: string[]): StartOptions | 'help' {
  * kubelet sets, and a token mounted), else none. KUBECONFIG with several files (kubectl merges
  * them) is a usage error naming the flag: start acts on one cluster, and says which.
  */
-export function impliedSource(env: NodeJS.ProcessEnv): { source?: ClusterSource; implied?: string } {
+function impliedSource(env: NodeJS.ProcessEnv): { source?: ClusterSource; implied?: string } {
   const files = kubeconfigVariableFiles(env);
   if (files.length > 0) {
     if (files.length > 1) throw usageError(`KUBECONFIG names ${files.length} files (${files.join(', ')}); start acts on one cluster: pass --kubeconfig FILE, or --embedded for the demo`);
