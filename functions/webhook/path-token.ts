@@ -10,6 +10,17 @@ import type { WebhookLog } from './app.ts';
 /** What a token may be: one path segment that no URL encoding changes, long enough to guess at no cost. */
 export const PATH_TOKEN_PATTERN = /^[A-Za-z0-9._~-]{16,256}$/;
 
+/**
+ * The secret's value: one token, or two separated by a comma while a rotation is under way
+ * (the new one and the old: the API server keeps calling the old URL until the
+ * ValidatingWebhookConfiguration names the new one). Undefined when a token is malformed or
+ * there are more than two.
+ */
+export function parsePathTokens(value: string): readonly string[] | undefined {
+  const tokens = value.split(',');
+  return tokens.length <= 2 && tokens.every((t) => PATH_TOKEN_PATTERN.test(t)) ? tokens : undefined;
+}
+
 /** The paths served behind the token, as the inner fetch knows them. */
 const SERVED = new Set([WEBHOOK_PATH, '/healthz']);
 
@@ -34,25 +45,36 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
+/** Whether `given` is one of `digests`, every one compared: the time taken does not say which matched. */
+function oneOf(given: Uint8Array, digests: readonly Uint8Array[]): boolean {
+  let found = false;
+  for (const d of digests) found = sameBytes(given, d) || found;
+  return found;
+}
+
 /**
  * `(request, token) → Response`: `inner` behind the token, when one is set ('' counts as
- * unset). A token that does not match PATH_TOKEN_PATTERN is a misconfiguration: every
- * request gets a 500 and `log.failed` says why, rather than the webhook being served openly.
+ * unset; `NEW,OLD` serves both, for a rotation). A value parsePathTokens refuses is a
+ * misconfiguration: every request gets a 500 and `log.failed` says why, rather than the
+ * webhook being served openly.
  */
 export function createPathTokenGate(inner: Fetch, log?: Pick<WebhookLog, 'failed'>): (request: Request, token: string | undefined) => Promise<Response> {
-  let known: { token: string; digest: Promise<Uint8Array> } | undefined;
+  let known: { value: string; digests: Promise<Uint8Array[]> | undefined } | undefined;
   return async (request, token) => {
     if (token === undefined || token === '') return inner(request);
-    if (!PATH_TOKEN_PATTERN.test(token)) {
-      log?.failed(new Error('EPHEMERA_WEBHOOK_TOKEN must be 16 to 256 letters, digits, "-", ".", "_" or "~" (openssl rand -hex 32 makes one); every request is refused until it is'));
+    if (known?.value !== token) {
+      const tokens = parsePathTokens(token);
+      known = { value: token, digests: tokens && Promise.all(tokens.map(sha256)) };
+    }
+    if (known.digests === undefined) {
+      log?.failed(new Error('EPHEMERA_WEBHOOK_TOKEN must be a token of 16 to 256 letters, digits, "-", ".", "_" or "~" (openssl rand -hex 32 makes one), or two joined by a comma while rotating; every request is refused until it is'));
       return status(500, 'InternalError', 'internal error');
     }
-    if (known?.token !== token) known = { token, digest: sha256(token) };
     const url = new URL(request.url);
     const slash = url.pathname.indexOf('/', 1);
     const rest = slash < 0 ? '' : url.pathname.slice(slash);
     const given = await sha256(slash < 0 ? '' : url.pathname.slice(1, slash));
-    if (!sameBytes(given, await known.digest) || !SERVED.has(rest)) return status(404, 'NotFound', 'not found');
+    if (!oneOf(given, await known.digests) || !SERVED.has(rest)) return status(404, 'NotFound', 'not found');
     url.pathname = rest;
     return inner(new Request(url, request));
   };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, mock, test } from 'node:test';
 import worker from '../../functions/runtime/workers/worker.ts';
 import type { WorkerEnv } from '../../functions/runtime/workers/worker.ts';
-import { createPathTokenGate, PATH_TOKEN_PATTERN } from '../../functions/webhook/path-token.ts';
+import { createPathTokenGate, PATH_TOKEN_PATTERN, parsePathTokens } from '../../functions/webhook/path-token.ts';
 import { runContract } from './contract.case.ts';
 import type { Send } from './contract.case.ts';
 import { admissionReview, PATH } from './support.ts';
@@ -73,9 +73,38 @@ describe('EPHEMERA_WEBHOOK_TOKEN: only /<token>/… is served', () => {
       assert.equal(((await res.json()) as { message: string }).message, 'internal error');
     }
     assert.equal(failed.length, 6);
-    assert.match(String(failed[0]), /EPHEMERA_WEBHOOK_TOKEN must be 16 to 256 letters, digits/);
+    assert.match(String(failed[0]), /EPHEMERA_WEBHOOK_TOKEN must be a token of 16 to 256 letters, digits/);
     assert.match('0123456789abcdef', PATH_TOKEN_PATTERN);
     assert.match('A-Za-z0.9_~-xyzw', PATH_TOKEN_PATTERN);
+  });
+
+  test('while rotating, NEW,OLD serves both tokens and nothing else; then NEW alone refuses the old one', async () => {
+    const next = 'feedface0feedface0feedface0feed';
+    const rotating = viaWorker({ EPHEMERA_WEBHOOK_TOKEN: `${next},${TOKEN}` });
+    for (const t of [TOKEN, next]) {
+      assert.equal((await rotating(`/${t}${PATH}`, review())).status, 200, t);
+      assert.equal((await rotating(`/${t}/healthz`)).status, 200, t);
+    }
+    for (const path of [PATH, `/${next},${TOKEN}${PATH}`, `/${TOKEN}${next}${PATH}`, `/${next.slice(1)}${PATH}`]) {
+      await assertBare404(await rotating(path, review()), path);
+    }
+    const rotated = viaWorker({ EPHEMERA_WEBHOOK_TOKEN: next });
+    assert.equal((await rotated(`/${next}${PATH}`, review())).status, 200);
+    await assertBare404(await rotated(`/${TOKEN}${PATH}`, review()), 'the old token after the rotation');
+  });
+
+  test('more than two tokens, or an empty or malformed one beside a good one, refuses every request with a 500', async () => {
+    const failed: unknown[] = [];
+    const gate = createPathTokenGate(() => new Response('served'), { failed: (e) => failed.push(e) });
+    const other = 'feedface0feedface0feedface0feed';
+    for (const bad of [`${TOKEN},${other},${TOKEN}x`, `${TOKEN},`, `,${TOKEN}`, `${TOKEN}, ${other}`, `${TOKEN},short`]) {
+      assert.equal(parsePathTokens(bad), undefined, bad);
+      const res = await gate(new Request(`https://w/${TOKEN}${PATH}`, review()), bad);
+      assert.equal(res.status, 500, bad);
+    }
+    assert.equal(failed.length, 5);
+    assert.match(String(failed[0]), /or two joined by a comma while rotating/);
+    assert.deepEqual(parsePathTokens(`${TOKEN},${other}`), [TOKEN, other]);
   });
 
   test('the inner app sees the path without the token, method, headers and body unchanged', async () => {
