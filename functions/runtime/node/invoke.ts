@@ -33,7 +33,8 @@ each with the reason, and when to look again.
                      mid-write); without it every object is reconciled once
   --now RFC3339      the clock the handlers and the in-memory API server see, with Z or an
                      offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00. Default: now;
-                     in memory, a recorded envelope is planned at its own time (a note says so)
+                     in memory, a recorded envelope is planned at its own time (a note says so);
+                     with --kubeconfig, what would be planned then (not with --apply)
   --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
                      refused and errors when there are any; with --kubeconfig, objects is
                      empty (a live cluster's objects are not listed)
@@ -148,6 +149,9 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (!values.state && !values.kubeconfig) throw new Error('--state FILE is required (or --kubeconfig FILE for a live cluster)');
   if (values.output !== undefined && values.output !== 'json') throw new Error(`--output must be "json", got "${values.output}"`);
   if (values.apply && !values.kubeconfig) throw new Error('--apply only makes sense with --kubeconfig');
+  // A verdict planned at another time is final once written (a deadline judged three hours
+  // early fails a running job): --now previews only (review84).
+  if (values.apply && values.now !== undefined) throw new Error('--now cannot be used with --apply: what is planned at another time would be written for real (a deadline judged early fails a running job); drop --apply to preview, or --now to apply');
   if (values.namespace !== undefined && (!values.kubeconfig || values.state || values.event)) throw new Error('--namespace only makes sense with --kubeconfig and no --state or --event');
   const now = values.now === undefined ? new Date() : parseRfc3339(values.now);
   if (!(now instanceof Date)) throw new Error(`--now ${now.error}, got "${values.now}"`);

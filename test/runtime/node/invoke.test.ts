@@ -182,6 +182,7 @@ describe('ephemera invoke', () => {
       [[], /--state FILE is required/],
       [['--kubeconfig', join(dir, 'no-such-kubeconfig')], /kubeconfig .*no-such-kubeconfig does not exist; pass --kubeconfig/],
       [['--kubeconfig', 'x', '--state', STORY1, '--namespace', 'a'], /--namespace only makes sense with --kubeconfig and no --state/],
+      [['--kubeconfig', 'x', '--apply', '--now', '2026-01-01T03:00:00Z'], /--now cannot be used with --apply: .*drop --apply to preview, or --now to apply/],
       [['--frobnicate'], /Unknown option '--frobnicate'\nRun "ephemera invoke --help"/],
     ];
     for (const [args, message] of cases) {
