@@ -58,7 +58,7 @@ export const DeploySettings = z.object({
    */
   sidecarStrategy: z.enum(SIDECAR_STRATEGIES).default(DEFAULT_SIDECAR_OPTIONS.defaultStrategy),
   /** Image of the ephemeral container that signals a sidecar (strategy `ephemeral-signal`). */
-  signalImage: z.string().trim().min(1, 'an image reference').default(DEFAULT_SIDECAR_OPTIONS.signalImage),
+  signalImage: FunctionsConfig.shape.EPHEMERA_SIGNAL_IMAGE.unwrap().default(DEFAULT_SIDECAR_OPTIONS.signalImage),
   /** The reconciler's pino level. */
   // The alarms on refused writes and redeliveries count warn lines (functions-stack.ts).
   logLevel: FunctionsConfig.shape.LOG_LEVEL.refine((l) => !['error', 'fatal', 'silent'].includes(l), 'trace, debug, info or warn: the alarms on refused writes and messages left for redelivery count warn lines'),

@@ -293,6 +293,11 @@ describe('deployment settings', () => {
     assert.throws(() => parseSettings({ clusters, controllers: 'ejob,sidecars' }), /controllers: a comma-separated list of: ejob, sidecar/);
     assert.throws(() => parseSettings({ clusters, controllers: 'ejob, sidecar' }), /controllers: /);
     assert.equal(parseSettings({ clusters, controllers: 'sidecar', lockNamespace: 'ops-locks' }).controllers, 'sidecar');
+    // The Lambda refuses these at start, so every invocation would fail after the deploy (review84).
+    for (const image of ['Busybox:1.36', 'busybox::1', ' ', 'a b']) {
+      assert.throws(() => parseSettings({ clusters, signalImage: image }), /signalImage: an image reference/, image);
+    }
+    assert.equal(parseSettings({ clusters, signalImage: 'registry.example.com:5000/tools/busybox:1.36' }).signalImage, 'registry.example.com:5000/tools/busybox:1.36');
   });
 
   test('defaults fill in the rest', () => {
