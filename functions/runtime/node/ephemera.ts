@@ -30,8 +30,9 @@ commands:
 // `ephemera relay --help` answers without connecting to anything.
 const RELAY_USAGE = `usage: ephemera relay [--sink sqs|memory|record:PATH]
 
-Watches Pods and EphemeralJobs of the cluster of KUBECONFIG (or the in-cluster service
-account) and forwards the events that matter to a queue.
+Watches Pods and EphemeralJobs of the cluster of KUBECONFIG, else ~/.kube/config, else the
+in-cluster service account, and forwards the events that matter to a queue (with --sink
+memory it also writes there; its first log line names the server and context).
 
   --sink sqs           send to EPHEMERA_SQS_QUEUE_URL (the default when it is set)
   --sink memory        run the functions in this process (the default otherwise)
