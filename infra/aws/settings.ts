@@ -102,9 +102,13 @@ export function reconcilerEnvironment(s: DeploySettings, queues: { queueUrl: str
   };
 }
 
-/** The cluster map as the functions read it: `accessEntry` is the deploy's alone (bytes of a 4 KB environment). */
+/** The cluster map as the functions read it: `accessEntry` and `kmsKeyArn` are the deploy's alone (bytes of a 4 KB environment). */
 function runtimeClusters(clusters: DeploySettings['clusters']): Record<string, unknown> {
   return Object.fromEntries(Object.entries(clusters).map(([name, source]) => {
+    if ('secret' in source) {
+      const { kmsKeyArn: _deployOnly, ...secret } = source.secret;
+      return [name, { secret }];
+    }
     if (!('eks' in source)) return [name, source];
     const { accessEntry: _deployOnly, ...eks } = source.eks;
     return [name, { eks }];

@@ -123,6 +123,30 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.match(JSON.stringify(statements.find((s) => s.Action === 'secretsmanager:GetSecretValue')?.Resource), /secret:ephemera\/edge-\?\?\?\?\?\?/);
   });
 
+  test('a secret encrypted with a customer-managed key: kms:Decrypt on that key, only through Secrets Manager in its region; the key stays out of the environment (review: no kms right could be had)', () => {
+    const key = 'arn:aws:kms:eu-west-1:999999999999:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    const { functions: t, app } = synth({ clusters: { ...base.clusters, far: { secret: { secretId: 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:ephemera/far-AbCdEf', kmsKeyArn: key } } } }, undefined, true);
+    assert.doesNotThrow(() => app.synth(), 'cdk-nag passes');
+    const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[] }).Statement);
+    const kms = statements.filter((x) => JSON.stringify(x.Action).includes('kms:'));
+    assert.deepEqual(kms.map((x) => [x.Action, x.Resource, x.Condition]), [['kms:Decrypt', key, { StringEquals: { 'kms:ViaService': 'secretsmanager.eu-west-1.amazonaws.com' } }]]);
+    const env = (ofType(t, 'AWS::Lambda::Function')[0]!.Properties.Environment as { Variables: Record<string, string> }).Variables;
+    assert.deepEqual(JSON.parse(env.EPHEMERA_CLUSTERS!).far, { secret: { secretId: 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:ephemera/far-AbCdEf' } }, 'deploy-only, like accessEntry');
+    assert.equal(ofType(functions, 'AWS::IAM::Policy').some((p) => JSON.stringify(p).includes('kms:')), false, 'no key, no kms right');
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'x', kmsKeyArn: 'arn:aws:kms:eu-west-1:999999999999:alias/ephemera' } } } }), /clusters\.far\.secret\.kmsKeyArn: a KMS key ARN: .*\(not an alias\)/);
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'x', region: 'us-east-1', kmsKeyArn: key } } } }), /clusters\.far\.secret\.kmsKeyArn: the key is in eu-west-1, the secret in us-east-1/);
+  });
+
+  test('a secret ARN is allowed as Secrets Manager reads it: a whole one as given, a partial one with its random suffix\'s -??????; one without a region, or whose region the settings contradict, is refused (review)', () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:';
+    const { functions: t } = synth({ clusters: { ...base.clusters, whole: { secret: { secretId: `${arn}ephemera/whole-AbC123` } }, partial: { secret: { secretId: `${arn}ephemera/partial` } } } });
+    const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown[] }[] }).Statement);
+    const resources = statements.find((x) => x.Action === 'secretsmanager:GetSecretValue')!.Resource.filter((r) => typeof r === 'string');
+    assert.deepEqual(resources, [`${arn}ephemera/whole-AbC123`, `${arn}ephemera/partial-??????`]);
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'arn:aws:secretsmanager::999999999999:secret:x' } } } }), /clusters\.far\.secret\.secretId: a secret name, or a secret ARN: arn:<partition>:secretsmanager:<region>/);
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: `${arn}x`, region: 'us-east-1' } } } }), /clusters\.far\.secret\.region: the secret's ARN is in eu-west-1, region says us-east-1/);
+  });
+
   test('in a VPC: network-interface rights narrowed to the subnets and groups; "*" only for EC2 Describe calls', () => {
     const { functions: t } = synth({ vpc: { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['us-east-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] } });
     const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement);
