@@ -6,7 +6,7 @@
 import { Annotations, Arn, ArnFormat, Aws, CfnCondition, CfnOutput, Duration, Fn, Stack, Token, type StackProps } from 'aws-cdk-lib';
 import { Vpc, Subnet, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AccountPrincipal, ArnPrincipal, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, RecursiveLoop, Runtime, type FunctionProps } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -90,6 +90,9 @@ export class FunctionsStack extends Stack {
       maxConcurrency: r.maxConcurrency,
     }));
     this.grant(role, s, logGroup.logGroupArn);
+    // A relay in another account needs the queue's own policy to let it send (review: only
+    // the TLS Deny was there); its identity's policy still needs sqs:SendMessage on QueueArn.
+    for (const p of s.relayPrincipals) this.queue.grantSendMessages(/^\d{12}$/.test(p) ? new AccountPrincipal(p) : new ArnPrincipal(p));
     this.accessEntries(role, s);
     this.alarms(s);
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl, description: 'EPHEMERA_SQS_QUEUE_URL for the relays' });

@@ -66,6 +66,23 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     functions.resourcePropertiesCountIs('AWS::SQS::QueuePolicy', { PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] } }, 2);
   });
 
+  test('relayPrincipals: the event queue\'s policy lets those relays send (a grant across accounts needs it, review); the dead-letter queue\'s does not', () => {
+    const role = 'arn:aws:iam::444455556666:role/ephemera-relay';
+    const { functions: t, app } = synth({ relayPrincipals: ['111122223333', role] }, undefined, true);
+    assert.doesNotThrow(() => app.synth(), 'cdk-nag passes');
+    const [main] = Object.keys(t.findResources('AWS::SQS::Queue', { Properties: { RedrivePolicy: Match.anyValue() } }));
+    const policies = ofType(t, 'AWS::SQS::QueuePolicy').map((p) => ({ queue: (p.Properties.Queues as { Ref: string }[])[0]!.Ref, statements: (p.Properties.PolicyDocument as { Statement: { Effect: string; Action: unknown; Principal: { AWS: unknown } }[] }).Statement }));
+    const allows = (queue: string) => policies.filter((p) => p.queue === queue).flatMap((p) => p.statements).filter((x) => x.Effect === 'Allow');
+    assert.deepEqual(allows(main!).map((x) => [x.Principal.AWS, x.Action]), [
+      [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::111122223333:root']] }, ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']],
+      [role, ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']],
+    ]);
+    assert.deepEqual(policies.filter((p) => p.queue !== main).flatMap((p) => p.statements).filter((x) => x.Effect === 'Allow'), [], 'nobody else sends to the dead-letter queue');
+    assert.deepEqual(ofType(functions, 'AWS::SQS::QueuePolicy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Effect: string }[] }).Statement).filter((x) => x.Effect === 'Allow'), [], 'none by default');
+    assert.throws(() => parseSettings({ ...base, relayPrincipals: ['ephemera-relay'] }), /relayPrincipals\.0: an AWS account id \(12 digits\) or an IAM ARN/);
+    assert.throws(() => parseSettings({ ...base, relayPrincipals: ['arn:aws:sts::444455556666:assumed-role/r/s'] }), /relayPrincipals\.0: /);
+  });
+
   test('reconciler: recursive loops allowed, or Lambda stops every requeue chain at its 17th link (a job waiting on its pods, a sidecar that will not stop)', () => {
     const fn = ofType(functions, 'AWS::Lambda::Function')[0]!;
     assert.equal(fn.Properties.RecursiveLoop, 'Allow');
