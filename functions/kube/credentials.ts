@@ -200,7 +200,7 @@ function unreadable(err: unknown): string {
   // secret's customer-managed key, DecryptionFailure when KMS refuses it (a disabled key, a key
   // policy that leaves the role out): the hint named only GetSecretValue (review).
   const e = err as { name?: unknown; message?: unknown } | null;
-  if (e?.name === 'DecryptionFailure' || /\bKMS\b|kms:/i.test(String(e?.message))) {
+  if (e?.name === 'DecryptionFailure' || /\bKMS\b|\bkms:/.test(String(e?.message))) {
     return 'the secret\'s KMS key refused the role: set the cluster\'s "kmsKeyArn" in the deploy settings to the key the secret is encrypted with (a customer-managed key; the stack then grants kms:Decrypt through Secrets Manager), and the key\'s policy must allow the role (FunctionsRoleArn) when the key is in another account';
   }
   return 'does it exist, and may the role call secretsmanager:GetSecretValue on it? A secret in another account needs a resource policy allowing the role too';

@@ -105,6 +105,7 @@ describe('cluster credentials', () => {
       assert.doesNotMatch(m, /may the role call secretsmanager:GetSecretValue/);
     }
     assert.match(await refusedBy('AccessDeniedException', 'User: r is not authorized to perform: secretsmanager:GetSecretValue'), /may the role call secretsmanager:GetSecretValue on it\? A secret in another account needs a resource policy allowing the role too\): /);
+    assert.match(await refusedBy('ResourceNotFoundException', 'Secrets Manager can\'t find the specified secret ephemera/kms-edge.'), /may the role call secretsmanager:GetSecretValue/, 'a secret\'s name is not a KMS error');
   });
 
   test('a secret named by its ARN is read in the ARN\'s region, not the function\'s (review)', async () => {
