@@ -4,7 +4,7 @@
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { formatZodIssues } from '../api/field-path.ts';
 import type { KubeAuth } from './auth.ts';
-import { ClusterSecret, type ClusterSource, type ClusterSources } from './cluster-source.ts';
+import { ClusterSecret, secretRegion, type ClusterSource, type ClusterSources } from './cluster-source.ts';
 import { eksTokenSource } from './eks-token.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
@@ -143,7 +143,8 @@ async function eksConnection(name: string, eks: { name: string; region?: string 
 }
 
 async function secretConnection(name: string, secret: { secretId: string; region?: string | undefined }, aws: AwsLookups): Promise<ClusterConnection> {
-  const region = secret.region ?? aws.region;
+  // An ARN is read in its own region (review: it was read in the function's, where it is not).
+  const region = secretRegion(secret) ?? aws.region;
   const read = (): Promise<ClusterSecret> => readClusterSecret(name, secret.secretId, () => aws.getSecret(secret.secretId, region));
   const first = await read();
   let token: Promise<string> | undefined = Promise.resolve(first.token);
@@ -174,8 +175,7 @@ export async function readClusterSecret(cluster: string, secretId: string, get: 
   try {
     text = await get();
   } catch (err) {
-    const why = unreachable(err) ? 'no answer from Secrets Manager: in a VPC, the function needs a NAT gateway or an interface endpoint for secretsmanager' : 'does it exist, and may the role call secretsmanager:GetSecretValue on it?';
-    throw new CredentialError(`cluster "${cluster}": cannot read secret ${secretId} (${why}): ${(err as Error).message}`, err);
+    throw new CredentialError(`cluster "${cluster}": cannot read secret ${secretId} (${unreadable(err)}): ${(err as Error).message}`, err);
   }
   let json: unknown;
   try {
@@ -191,6 +191,19 @@ export async function readClusterSecret(cluster: string, secretId: string, get: 
 /** An endpoint from a server URL and a base64 PEM CA; the bearer token is added per request by KubeAuth. */
 export function endpointFor(server: string, caData: string | undefined): KubeEndpoint {
   return caData ? { server, ca: Buffer.from(caData, 'base64') } : { server };
+}
+
+/** What most likely keeps a secret from being read, for the error's hint. */
+function unreadable(err: unknown): string {
+  if (unreachable(err)) return 'no answer from Secrets Manager: in a VPC, the function needs a NAT gateway or an interface endpoint for secretsmanager';
+  // GetSecretValue says "Access to KMS is not allowed" when the role may not decrypt with the
+  // secret's customer-managed key, DecryptionFailure when KMS refuses it (a disabled key, a key
+  // policy that leaves the role out): the hint named only GetSecretValue (review).
+  const e = err as { name?: unknown; message?: unknown } | null;
+  if (e?.name === 'DecryptionFailure' || /\bKMS\b|\bkms:/.test(String(e?.message))) {
+    return 'the secret\'s KMS key refused the role: set the cluster\'s "kmsKeyArn" in the deploy settings to the key the secret is encrypted with (a customer-managed key; the stack then grants kms:Decrypt through Secrets Manager), and the key\'s policy must allow the role (FunctionsRoleArn) when the key is in another account';
+  }
+  return 'does it exist, and may the role call secretsmanager:GetSecretValue on it? A secret in another account needs a resource policy allowing the role too';
 }
 
 /** An AWS call that got no answer (the SDK's timeouts, a refused or unresolvable endpoint), not a refusal. */

@@ -8,6 +8,7 @@
 // The signer (and the @smithy/core it drags in) loads on the first token, not at import:
 // it would add ~15 ms to every cold start of a deployment that serves no EKS cluster.
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { awsPartition } from './aws-partition.ts';
 import { cjsExports } from './cjs-import.ts';
 
 /** The token's version prefix. */
@@ -57,11 +58,13 @@ export async function signEksToken(input: EksTokenInput): Promise<EksToken> {
 }
 
 /**
- * The regional STS endpoint. The China partition (cn-north-1, cn-northwest-1) has its own
- * DNS suffix; aws-iam-authenticator accepts only its partitions' hosts (pkg/endpoints/partitions.go).
+ * The regional STS endpoint, under the region's partition's DNS suffix (China, the European
+ * Sovereign Cloud and the ISO partitions have their own): aws-iam-authenticator accepts only
+ * sts.<region>.<that suffix> (review: eusc-de-east-1 was signed for ….amazonaws.com, a host that
+ * does not exist, and every request got a 401).
  */
 function stsHostname(region: string): string {
-  return `sts.${region}.${region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com'}`;
+  return `sts.${region}.${awsPartition(region).dnsSuffix}`;
 }
 
 /** A cached token for one cluster: signed on first use, re-signed when ten minutes old or after a 401. */

@@ -3,16 +3,18 @@
 // do exactly what the handler does, EKS access entries that map that role to a Kubernetes
 // group, log retention and alarms. Credentials are never in the environment: only
 // references to EKS clusters or Secrets Manager secrets (functions/kube/cluster-source.ts).
-import { Annotations, ArnFormat, Aws, CfnCondition, CfnOutput, Duration, Fn, Stack, Token, type StackProps } from 'aws-cdk-lib';
+import { Annotations, Arn, ArnFormat, Aws, CfnCondition, CfnOutput, Duration, Fn, Stack, Token, type StackProps } from 'aws-cdk-lib';
 import { Vpc, Subnet, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AccountPrincipal, ArnPrincipal, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, RecursiveLoop, Runtime, type FunctionProps } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
+import { awsPartition } from '../../functions/kube/aws-partition.ts';
+import { isWholeSecretArn, secretRegion } from '../../functions/kube/cluster-source.ts';
 import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_REFUSED, ALARM_THROTTLED } from '../../functions/engine/apply.ts';
 import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
@@ -88,6 +90,9 @@ export class FunctionsStack extends Stack {
       maxConcurrency: r.maxConcurrency,
     }));
     this.grant(role, s, logGroup.logGroupArn);
+    // A relay in another account needs the queue's own policy to let it send (review: only
+    // the TLS Deny was there); its identity's policy still needs sqs:SendMessage on QueueArn.
+    for (const p of s.relayPrincipals) this.queue.grantSendMessages(/^\d{12}$/.test(p) ? new AccountPrincipal(p) : new ArnPrincipal(p));
     this.accessEntries(role, s);
     this.alarms(s);
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl, description: 'EPHEMERA_SQS_QUEUE_URL for the relays' });
@@ -128,8 +133,31 @@ export class FunctionsStack extends Stack {
     if (secrets.length > 0) {
       role.addToPolicy(new PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
-        resources: secrets.map((x) => secretArn(this, x.secretId, x.region)),
+        resources: secrets.map((x) => secretArn(this, x.secretId, secretRegion(x))),
       }));
+    }
+    this.grantSecretKeys(role, secrets.flatMap((x) => (x.kmsKeyArn ? [x.kmsKeyArn] : [])));
+  }
+
+  /**
+   * A secret encrypted with a customer-managed key is read only if the role may also decrypt
+   * with that key (GetSecretValue answers "Access to KMS is not allowed"; a secret in another
+   * account always has such a key, review). Only through Secrets Manager in the key's region,
+   * which is its secrets' (kms:ViaService, as AWSSecretsManagerClientReadOnlyAccess has it);
+   * the secrets it decrypts are the ones the role may read. Keys in another account also need
+   * their key policy to allow the role: the stack cannot write that.
+   */
+  private grantSecretKeys(role: Role, keys: string[]): void {
+    const byRegion = new Map<string, string[]>();
+    for (const key of new Set(keys)) {
+      const region = Arn.split(key, ArnFormat.SLASH_RESOURCE_NAME).region ?? '';
+      byRegion.set(region, [...(byRegion.get(region) ?? []), key]);
+    }
+    for (const [region, resources] of byRegion) {
+      // The endpoint's name as the docs write it; in a partition with its own domain, that
+      // domain's too (both name Secrets Manager in that region: not verified which KMS sees there).
+      const via = [...new Set(['amazonaws.com', awsPartition(region).dnsSuffix])].map((d) => `secretsmanager.${region}.${d}`);
+      role.addToPolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources, conditions: { StringEquals: { 'kms:ViaService': via.length === 1 ? via[0] : via } } }));
     }
   }
 
@@ -224,8 +252,12 @@ export class FunctionsStack extends Stack {
 export const THROTTLED_PER_PERIOD = 3;
 export const THROTTLED_PERIODS = 3;
 
-/** A secret's ARN pattern: a full ARN as given, a name with the random suffix Secrets Manager adds. */
+/**
+ * A secret's ARN pattern: a whole ARN as given; a partial ARN or a name with the random suffix
+ * Secrets Manager adds, which IAM matches as `-??????` (review: a partial ARN was written as it
+ * was, and IAM never matched the real ARN).
+ */
 function secretArn(stack: Stack, secretId: string, region: string | undefined): string {
-  if (secretId.startsWith('arn:')) return secretId;
+  if (secretId.startsWith('arn:')) return isWholeSecretArn(secretId) ? secretId : `${secretId}-??????`;
   return stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${secretId}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME, ...(region ? { region } : {}) });
 }

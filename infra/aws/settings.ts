@@ -16,6 +16,9 @@ const Vpc = z.object({
   securityGroupIds: z.array(z.string().regex(/^sg-[0-9a-f]+$/, 'a security group id (sg-…)')).min(1),
 });
 
+/** An account id, or the ARN of an IAM role, user or account root. */
+const RELAY_PRINCIPAL = /^(\d{12}|arn:aws[a-z-]*:iam::\d{12}:(root|role\/.+|user\/.+))$/;
+
 /** A Lambda has neither KUBECONFIG nor a service account: a kubeconfig source could never connect. */
 function noKubeconfig(clusters: ClusterSources, ctx: z.RefinementCtx): void {
   for (const [name, source] of Object.entries(clusters)) {
@@ -80,6 +83,13 @@ export const DeploySettings = z.object({
     reservedConcurrency: z.number().int().min(0).max(1000).default(10),
   }).prefault({}),
   logRetentionDays: z.union([z.literal(7), z.literal(14), z.literal(30), z.literal(90), z.literal(365)]).default(30),
+  /**
+   * Who else may send to the event queue: relays whose IAM identity is in another account (an
+   * account id, or a role's or user's ARN). Written into the queue's resource policy, which a
+   * grant across accounts needs besides the sender's own policy; relays in this account need
+   * only their own.
+   */
+  relayPrincipals: z.array(z.string().regex(RELAY_PRINCIPAL, 'an AWS account id (12 digits) or an IAM ARN (arn:<partition>:iam::<account>:role/<name>, user/<name> or root)')).default([]),
   /** An SNS topic the alarms notify (none: alarms only show in the console). */
   alarmTopicArn: z.string().startsWith('arn:').optional(),
   vpc: Vpc.optional(),
@@ -102,9 +112,13 @@ export function reconcilerEnvironment(s: DeploySettings, queues: { queueUrl: str
   };
 }
 
-/** The cluster map as the functions read it: `accessEntry` is the deploy's alone (bytes of a 4 KB environment). */
+/** The cluster map as the functions read it: `accessEntry` and `kmsKeyArn` are the deploy's alone (bytes of a 4 KB environment). */
 function runtimeClusters(clusters: DeploySettings['clusters']): Record<string, unknown> {
   return Object.fromEntries(Object.entries(clusters).map(([name, source]) => {
+    if ('secret' in source) {
+      const { kmsKeyArn: _deployOnly, ...secret } = source.secret;
+      return [name, { secret }];
+    }
     if (!('eks' in source)) return [name, source];
     const { accessEntry: _deployOnly, ...eks } = source.eks;
     return [name, { eks }];

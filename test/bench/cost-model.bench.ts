@@ -2,7 +2,8 @@
 // Measures, on the production path (relay → SQS (fauxqs) → Lambda consumer → engine →
 // client-node → the embedded API server, with the simulated kubelet), what one pod event
 // costs in queue messages, SQS requests, Lambda invocations, handler time and log bytes,
-// then prices it with AWS's public list prices below. Nothing here talks to AWS.
+// then prices it with AWS's public list prices (aws-prices.ts, which also prices what costs
+// whatever the traffic). Nothing here talks to AWS.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,39 +26,22 @@ import { startRelay } from '../../relay/relay.ts';
 import { sqsSink } from '../../relay/sinks/sqs.ts';
 import { defineStacks } from '../../infra/aws/app.ts';
 import { parseSettings } from '../../infra/aws/settings.ts';
+import { monthlyCost, monthlyLine, PRICES, usd } from './aws-prices.ts';
 import { realisticPod } from './pods.ts';
 import { figure } from './report.ts';
 
-/**
- * AWS public list prices, us-east-1, as published on the AWS pricing pages for Lambda,
- * SQS, CloudWatch and Secrets Manager; written down 2026-11-23 (long-standing rates, not
- * re-fetched from here: no network to AWS). Free tiers are ignored (a worst case).
- */
-export const PRICES = {
-  date: '2026-11-23',
-  region: 'us-east-1',
-  lambdaPerMillionRequests: 0.20,
-  lambdaArmPerGbSecond: 0.0000133334,
-  sqsStandardPerMillionRequests: 0.40,
-  cloudwatchAlarmPerMonth: 0.10,
-  /** A custom metric (a log metric filter's count), first 10,000: billed only in a month it publishes (a filter with no default value publishes nothing while no line matches). */
-  cloudwatchMetricPerMonth: 0.30,
-  logsIngestPerGb: 0.50,
-  secretPerMonth: 0.40,
-  secretsPerTenThousandCalls: 0.05,
-} as const;
-
 /** What the AWS stacks (infra/aws defaults, one EKS cluster, the webhook on) create that costs at idle: counted from the synthesized templates. */
-function deployedShape(): { alarms: number; metricFilters: number } {
+function deployedShape(): { alarms: number; metricFilters: number; maxConcurrency: number } {
   const dir = mkdtempSync(join(tmpdir(), 'ephemera-cost-'));
   const code = join(dir, 'code');
   try {
     mkdirSync(code);
     writeFileSync(join(code, 'index.mjs'), 'export const handler = 1;');
-    const stacks = defineStacks(new App({ outdir: join(dir, 'out') }), parseSettings({ clusters: { prod: { eks: { name: 'prod' } } } }), { reconciler: code, webhook: code });
+    const settings = parseSettings({ clusters: { prod: { eks: { name: 'prod' } } } });
+    const stacks = defineStacks(new App({ outdir: join(dir, 'out') }), settings, { reconciler: code, webhook: code });
     const templates = [stacks.functions, stacks.webhook].filter((s) => s !== undefined).map((s) => Template.fromStack(s));
     const count = (type: string): number => templates.reduce((n, t) => n + Object.keys(t.findResources(type)).length, 0);
-    return { alarms: count('AWS::CloudWatch::Alarm'), metricFilters: count('AWS::Logs::MetricFilter') };
+    return { alarms: count('AWS::CloudWatch::Alarm'), metricFilters: count('AWS::Logs::MetricFilter'), maxConcurrency: settings.reconciler.maxConcurrency };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -161,24 +145,16 @@ const costPerMillion = {
   logs: (perEvent(logBytes) * million / 1024 ** 3) * PRICES.logsIngestPerGb,
 };
 const perMillionTotal = Object.values(costPerMillion).reduce((a, b) => a + b, 0);
-const idlePollRequests = SHAPE.idlePollers * (60 / SHAPE.pollWaitSeconds) * 60 * 24 * 30;
-const idle = {
-  alarms: SHAPE.alarms * PRICES.cloudwatchAlarmPerMonth,
-  // The filters publish only when a refused write or a redelivery is logged: nothing at idle.
-  metrics: 0,
-  sqsPolling: (idlePollRequests / million) * PRICES.sqsStandardPerMillionRequests,
-};
-const idleTotal = idle.alarms + idle.metrics + idle.sqsPolling;
+const idleTotal = monthlyCost(SHAPE).total;
 
-const usd = (x: number): string => `$${x.toFixed(x < 1 ? 3 : 2)}`;
 process.stdout.write([
   `workload: EphemeralJob over ${PODS} pods, parallelism 4, to completion; ${seen} pod events seen by the relay`,
   `measured: ${sends.messages} queue messages (${sends.requests} send requests), ${invocations} Lambda invocations of ≤ ${SHAPE.batchSize} records, ${handlerMs.toFixed(0)} ms handler time, ${logBytes} log bytes at LOG_LEVEL=info`,
   `per pod event: ${perEvent(sends.messages).toFixed(2)} messages, ${perEvent(sqsRequests).toFixed(2)} SQS requests, ${perEvent(invocations).toFixed(3)} invocations, ${perEvent(billedMs).toFixed(1)} billed ms (handler + ${SHAPE.apiRttMs} ms per API request), ${perEvent(logBytes).toFixed(0)} log bytes`,
-  `prices (${PRICES.region}, ${PRICES.date}): Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaArmPerGbSecond}/GB-s arm64 at ${SHAPE.memoryMb} MB; SQS $${PRICES.sqsStandardPerMillionRequests}/M requests; logs $${PRICES.logsIngestPerGb}/GB; alarm $${PRICES.cloudwatchAlarmPerMonth}/month; custom metric $${PRICES.cloudwatchMetricPerMonth}/month; secret $${PRICES.secretPerMonth}/month`,
+  `prices (${PRICES.region}, ${PRICES.date}): Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaArmPerGbSecond}/GB-s arm64 at ${SHAPE.memoryMb} MB; SQS $${PRICES.sqsStandardPerMillionRequests}/M requests; logs $${PRICES.logsIngestPerGb}/GB; alarm $${PRICES.cloudwatchAlarmPerMonth}/month; custom metric $${PRICES.cloudwatchMetricPerMonth}/month; secret $${PRICES.secretPerMonth}/month + $${PRICES.secretsPerTenThousandCalls}/10k calls`,
   `per million pod events: Lambda requests ${usd(costPerMillion.lambdaRequests)}, Lambda duration ${usd(costPerMillion.lambdaDuration)}, SQS ${usd(costPerMillion.sqs)}, log ingestion ${usd(costPerMillion.logs)} = ${usd(perMillionTotal)}`,
-  `idle per month: ${SHAPE.alarms} alarms ${usd(idle.alarms)} + ${SHAPE.metricFilters} log-metric-filter metrics ${usd(idle.metrics)} (${usd(PRICES.cloudwatchMetricPerMonth)} each in a month one publishes: a line with its alarm value logged) + queue polling by ${SHAPE.idlePollers} pollers (${idlePollRequests.toLocaleString('en-US')} requests) ${usd(idle.sqsPolling)} = ${usd(idleTotal)}; plus ${usd(PRICES.secretPerMonth)} per Secrets Manager cluster secret (EKS clusters: none)`,
+  monthlyLine(SHAPE),
   '',
 ].join('\n'));
 figure({ name: 'AWS cost per million pod events', value: Math.round(perMillionTotal * 100) / 100, unit: 'USD', what: `measured on the production path (${seen} pod events, ${invocations} invocations), priced with us-east-1 list prices of ${PRICES.date}, no free tier` });
-figure({ name: 'AWS cost at idle', value: Math.round(idleTotal * 100) / 100, unit: 'USD/month', what: `${SHAPE.alarms} CloudWatch alarms + SQS long polling by the Lambda event source (${SHAPE.idlePollers} pollers); secrets extra` });
+figure({ name: 'AWS cost at idle', value: Math.round(idleTotal * 100) / 100, unit: 'USD/month', what: `${SHAPE.alarms} CloudWatch alarms + SQS long polling by the Lambda event source (${SHAPE.idlePollers} pollers); secrets extra (stored, and read while messages arrive)` });

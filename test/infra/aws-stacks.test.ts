@@ -66,6 +66,23 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     functions.resourcePropertiesCountIs('AWS::SQS::QueuePolicy', { PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] } }, 2);
   });
 
+  test('relayPrincipals: the event queue\'s policy lets those relays send (a grant across accounts needs it, review); the dead-letter queue\'s does not', () => {
+    const role = 'arn:aws:iam::444455556666:role/ephemera-relay';
+    const { functions: t, app } = synth({ relayPrincipals: ['111122223333', role] }, undefined, true);
+    assert.doesNotThrow(() => app.synth(), 'cdk-nag passes');
+    const [main] = Object.keys(t.findResources('AWS::SQS::Queue', { Properties: { RedrivePolicy: Match.anyValue() } }));
+    const policies = ofType(t, 'AWS::SQS::QueuePolicy').map((p) => ({ queue: (p.Properties.Queues as { Ref: string }[])[0]!.Ref, statements: (p.Properties.PolicyDocument as { Statement: { Effect: string; Action: unknown; Principal: { AWS: unknown } }[] }).Statement }));
+    const allows = (queue: string) => policies.filter((p) => p.queue === queue).flatMap((p) => p.statements).filter((x) => x.Effect === 'Allow');
+    assert.deepEqual(allows(main!).map((x) => [x.Principal.AWS, x.Action]), [
+      [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::111122223333:root']] }, ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']],
+      [role, ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']],
+    ]);
+    assert.deepEqual(policies.filter((p) => p.queue !== main).flatMap((p) => p.statements).filter((x) => x.Effect === 'Allow'), [], 'nobody else sends to the dead-letter queue');
+    assert.deepEqual(ofType(functions, 'AWS::SQS::QueuePolicy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Effect: string }[] }).Statement).filter((x) => x.Effect === 'Allow'), [], 'none by default');
+    assert.throws(() => parseSettings({ ...base, relayPrincipals: ['ephemera-relay'] }), /relayPrincipals\.0: an AWS account id \(12 digits\) or an IAM ARN/);
+    assert.throws(() => parseSettings({ ...base, relayPrincipals: ['arn:aws:sts::444455556666:assumed-role/r/s'] }), /relayPrincipals\.0: /);
+  });
+
   test('reconciler: recursive loops allowed, or Lambda stops every requeue chain at its 17th link (a job waiting on its pods, a sidecar that will not stop)', () => {
     const fn = ofType(functions, 'AWS::Lambda::Function')[0]!;
     assert.equal(fn.Properties.RecursiveLoop, 'Allow');
@@ -121,6 +138,30 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.match(eks, /cluster\/prod"/);
     assert.match(eks, /eu-west-1.*cluster\/eu"/);
     assert.match(JSON.stringify(statements.find((s) => s.Action === 'secretsmanager:GetSecretValue')?.Resource), /secret:ephemera\/edge-\?\?\?\?\?\?/);
+  });
+
+  test('a secret encrypted with a customer-managed key: kms:Decrypt on that key, only through Secrets Manager in its region; the key stays out of the environment (review: no kms right could be had)', () => {
+    const key = 'arn:aws:kms:eu-west-1:999999999999:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    const { functions: t, app } = synth({ clusters: { ...base.clusters, far: { secret: { secretId: 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:ephemera/far-AbCdEf', kmsKeyArn: key } } } }, undefined, true);
+    assert.doesNotThrow(() => app.synth(), 'cdk-nag passes');
+    const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[] }).Statement);
+    const kms = statements.filter((x) => JSON.stringify(x.Action).includes('kms:'));
+    assert.deepEqual(kms.map((x) => [x.Action, x.Resource, x.Condition]), [['kms:Decrypt', key, { StringEquals: { 'kms:ViaService': 'secretsmanager.eu-west-1.amazonaws.com' } }]]);
+    const env = (ofType(t, 'AWS::Lambda::Function')[0]!.Properties.Environment as { Variables: Record<string, string> }).Variables;
+    assert.deepEqual(JSON.parse(env.EPHEMERA_CLUSTERS!).far, { secret: { secretId: 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:ephemera/far-AbCdEf' } }, 'deploy-only, like accessEntry');
+    assert.equal(ofType(functions, 'AWS::IAM::Policy').some((p) => JSON.stringify(p).includes('kms:')), false, 'no key, no kms right');
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'x', kmsKeyArn: 'arn:aws:kms:eu-west-1:999999999999:alias/ephemera' } } } }), /clusters\.far\.secret\.kmsKeyArn: a KMS key ARN: .*\(not an alias\)/);
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'x', region: 'us-east-1', kmsKeyArn: key } } } }), /clusters\.far\.secret\.kmsKeyArn: the key is in eu-west-1, the secret in us-east-1/);
+  });
+
+  test('a secret ARN is allowed as Secrets Manager reads it: a whole one as given, a partial one with its random suffix\'s -??????; one without a region, or whose region the settings contradict, is refused (review)', () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:';
+    const { functions: t } = synth({ clusters: { ...base.clusters, whole: { secret: { secretId: `${arn}ephemera/whole-AbC123` } }, partial: { secret: { secretId: `${arn}ephemera/partial` } } } });
+    const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown[] }[] }).Statement);
+    const resources = statements.find((x) => x.Action === 'secretsmanager:GetSecretValue')!.Resource.filter((r) => typeof r === 'string');
+    assert.deepEqual(resources, [`${arn}ephemera/whole-AbC123`, `${arn}ephemera/partial-??????`]);
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'arn:aws:secretsmanager::999999999999:secret:x' } } } }), /clusters\.far\.secret\.secretId: a secret name, or a secret ARN: arn:<partition>:secretsmanager:<region>/);
+    assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: `${arn}x`, region: 'us-east-1' } } } }), /clusters\.far\.secret\.region: the secret's ARN is in eu-west-1, region says us-east-1/);
   });
 
   test('in a VPC: network-interface rights narrowed to the subnets and groups; "*" only for EC2 Describe calls', () => {

@@ -95,6 +95,28 @@ describe('cluster credentials', () => {
     }), (e: unknown) => e instanceof CredentialError && /cannot read secret ephemera\/edge .*secretsmanager:GetSecretValue.*ResourceNotFoundException/.test(e.message));
   });
 
+  test('a secret its KMS key keeps from the role: the hint names the key and kmsKeyArn, not GetSecretValue (review)', async () => {
+    const refusedBy = (name: string, message: string) => readClusterSecret('edge', 'ephemera/edge', async () => {
+      throw Object.assign(new Error(message), { name });
+    }).then(() => assert.fail('read'), (e: unknown) => (assert.ok(e instanceof CredentialError), e.message));
+    for (const [name, message] of [['AccessDeniedException', 'Access to KMS is not allowed'], ['DecryptionFailure', 'Secrets Manager can\'t decrypt the protected secret text using the provided KMS key.'], ['AccessDeniedException', 'User: arn:aws:sts::1:assumed-role/r/f is not authorized to perform: kms:Decrypt on resource: arn:aws:kms:eu-west-1:2:key/k']] as const) {
+      const m = await refusedBy(name, message);
+      assert.match(m, /^cluster "edge": cannot read secret ephemera\/edge \(the secret's KMS key refused the role: set the cluster's "kmsKeyArn" in the deploy settings/, message);
+      assert.doesNotMatch(m, /may the role call secretsmanager:GetSecretValue/);
+    }
+    assert.match(await refusedBy('AccessDeniedException', 'User: r is not authorized to perform: secretsmanager:GetSecretValue'), /may the role call secretsmanager:GetSecretValue on it\? A secret in another account needs a resource policy allowing the role too\): /);
+    assert.match(await refusedBy('ResourceNotFoundException', 'Secrets Manager can\'t find the specified secret ephemera/kms-edge.'), /may the role call secretsmanager:GetSecretValue/, 'a secret\'s name is not a KMS error');
+  });
+
+  test('a secret named by its ARN is read in the ARN\'s region, not the function\'s (review)', async () => {
+    const regions: string[] = [];
+    const aws = lookups({ getSecret: async (_id, region) => (regions.push(region), JSON.stringify({ server: url, token: 'x'.repeat(20) })) });
+    const sources = { far: { secret: { secretId: 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:ephemera/far-AbCdEf' } }, here: { secret: { secretId: 'ephemera/here' } }, named: { secret: { secretId: 'ephemera/named', region: 'ap-south-1' } } };
+    const conns = clusterConnections(sources, () => aws);
+    for (const name of ['far', 'here', 'named']) await conns.connect(name);
+    assert.deepEqual(regions, ['eu-west-1', 'us-east-1', 'ap-south-1']);
+  });
+
   test('an AWS endpoint that never answers (a VPC with no route to it) fails within the SDK timeouts, and the error says so rather than blaming IAM', { timeout: 20_000 }, async () => {
     const silent = net.createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

@@ -58,17 +58,26 @@ describe('EKS token (in-process aws eks get-token)', () => {
     assert.ok(token.length < 4096, 'the authenticator refuses tokens over 4 KiB');
   });
 
-  test('a China region signs for its partition\'s STS host (amazonaws.com.cn), the host a signed header', async () => {
-    for (const region of ['cn-north-1', 'cn-northwest-1']) {
-      const url = decode((await signEksToken({ cluster: 'prod-cn', region, credentials, now })).token);
-      const host = `sts.${region}.amazonaws.com.cn`;
-      assert.equal(url.origin, `https://${host}`);
+  test('a region of another partition signs for that partition\'s STS host, the host a signed header (review: eusc and the ISO partitions got ….amazonaws.com)', async () => {
+    const hosts = {
+      'cn-north-1': 'sts.cn-north-1.amazonaws.com.cn',
+      'cn-northwest-1': 'sts.cn-northwest-1.amazonaws.com.cn',
+      'us-gov-west-1': 'sts.us-gov-west-1.amazonaws.com',
+      'eusc-de-east-1': 'sts.eusc-de-east-1.amazonaws.eu',
+      'us-iso-east-1': 'sts.us-iso-east-1.c2s.ic.gov',
+      'us-isob-east-1': 'sts.us-isob-east-1.sc2s.sgov.gov',
+      'eu-isoe-west-1': 'sts.eu-isoe-west-1.cloud.adc-e.uk',
+      'us-isof-south-1': 'sts.us-isof-south-1.csp.hci.ic.gov',
+    };
+    for (const [region, host] of Object.entries(hosts)) {
+      const url = decode((await signEksToken({ cluster: 'prod', region, credentials, now })).token);
+      assert.equal(url.origin, `https://${host}`, region);
       const q = Object.fromEntries(url.searchParams);
       assert.equal(q['X-Amz-Credential'], `AKIDEXAMPLE/20261123/${region}/sts/aws4_request`);
       assert.equal(q['X-Amz-SignedHeaders'], 'host;x-k8s-aws-id');
-      const headers = { host, 'x-k8s-aws-id': 'prod-cn' };
+      const headers = { host, 'x-k8s-aws-id': 'prod' };
       assert.equal(q['X-Amz-Signature'], expectedSignature(url, headers, credentials.secretAccessKey), 'signed for that host');
-      assert.notEqual(q['X-Amz-Signature'], expectedSignature(url, { ...headers, host: `sts.${region}.amazonaws.com` }, credentials.secretAccessKey));
+      assert.notEqual(q['X-Amz-Signature'], expectedSignature(url, { ...headers, host: `sts.${region}.example` }, credentials.secretAccessKey), 'the host is signed');
     }
   });
 
