@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AwsRegion } from '../config.ts';
 
 /** A cluster name as relays stamp it on envelopes (EPHEMERA_RELAY_CLUSTER). */
 export const ClusterName = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a cluster name (lower-case letters, digits, "-" and ".")');
@@ -52,8 +53,8 @@ function oneRegion(secret: { secretId: string; region?: string | undefined; kmsK
  *  - kubeconfig: KUBECONFIG or the in-cluster service account (all-in-cluster, local).
  */
 export const ClusterSource = z.union([
-  z.object({ eks: z.object({ name: z.string().min(1).max(100), region: z.string().min(1).optional(), accessEntry: z.boolean().default(true) }).strict() }).strict(),
-  z.object({ secret: z.object({ secretId: SecretId(), region: z.string().min(1).optional(), kmsKeyArn: KmsKeyArn().optional() }).strict().superRefine(oneRegion) }).strict(),
+  z.object({ eks: z.object({ name: z.string().min(1).max(100), region: AwsRegion.optional(), accessEntry: z.boolean().default(true) }).strict() }).strict(),
+  z.object({ secret: z.object({ secretId: SecretId(), region: AwsRegion.optional(), kmsKeyArn: KmsKeyArn().optional() }).strict().superRefine(oneRegion) }).strict(),
   z.object({ kubeconfig: z.object({}).strict() }).strict(),
 ], { error: 'a cluster source: exactly one of {"eks":{"name":…}}, {"secret":{"secretId":…}}, {"kubeconfig":{}}' });
 export type ClusterSource = z.infer<typeof ClusterSource>;

@@ -328,6 +328,10 @@ describe('deployment settings', () => {
     assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'x' } } }, defaultCluster: 'b' }), /defaultCluster: defaultCluster must be one of clusters/);
     assert.throws(() => parseSettings({ clusters: {} }), /clusters: at least one cluster/);
     assert.throws(() => parseSettings({ clusters: { a: { token: 'abc' } } }), /clusters\.a/);
+    // A region typo failed only at the first invocation (every token signed for a host that does not exist).
+    assert.throws(() => parseSettings({ clusters: { a: { eks: { name: 'x', region: 'eu-west1' } } } }), /clusters\.a.*an AWS region name/s);
+    assert.throws(() => parseSettings({ clusters: { a: { secret: { secretId: 's', region: 'EU-WEST-1' } } } }), /clusters\.a.*an AWS region name/s);
+    assert.deepEqual(parseSettings({ clusters: { a: { eks: { name: 'x', region: 'us-gov-west-1' } } } }).clusters.a, { eks: { name: 'x', region: 'us-gov-west-1', accessEntry: true } });
     const clusters = { a: { eks: { name: 'a' } } };
     assert.throws(() => parseSettings({ clusters, lockNamespace: 'Ephemera_Locks' }), /lockNamespace: a namespace name \(DNS-1123 label\)/);
     assert.throws(() => parseSettings({ clusters, lockNamespace: '' }), /lockNamespace: /);
