@@ -100,7 +100,13 @@ export function signalAction(ref: PodRef, sidecar: Container, options: SidecarOp
     patchType: 'strategic',
     alreadyExists: 'done',
     reason: `signal sidecar ${sidecar.name} of pod ${namespace}/${pod.metadata.name} from an ephemeral container`,
-    body: { spec: { ephemeralContainers: [container] } },
+    // The uid of the pod planned on: one deleted and created again under its name since (a
+    // training operator's <job>-worker-0, a rerun) is another pod, whose main container may
+    // still run; kube-apiserver refuses the patch then (422, metadata.uid is immutable: a
+    // PATCH sets no precondition, the ephemeralcontainers strategy keeps the uid sent and
+    // ValidateObjectMetaUpdate compares it), and the engine re-plans (apply.ts otherUid;
+    // review86). As the EphemeralJob's injection does.
+    body: { metadata: { uid: ref.uid }, spec: { ephemeralContainers: [container] } },
     uid: ref.uid,
   };
 }

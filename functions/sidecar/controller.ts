@@ -28,9 +28,10 @@ export function podKey(namespace: string, name: string): string {
 export function sidecarController(input: Partial<SidecarOptions> = {}): Controller<SidecarObserved> {
   const options = SidecarOptions.parse(input);
   return {
-    // No Lease: CRR and Event creates have fixed names, injections a fixed container name,
-    // and the status and image patches carry the resourceVersion they were planned from, so
-    // two instances at once cannot do anything twice (the engine re-plans on their 409).
+    // No Lease: CRR and Event creates have fixed names, injections a fixed container name
+    // and the pod's uid, and the status and image patches carry the resourceVersion they were
+    // planned from, so two instances at once cannot do anything twice, nor write to a pod
+    // created again under the name (the engine re-plans on their 409, or the uid's 422).
     name: 'sidecar',
     route: async (event) => route(event),
     observe: (key, kube) => observe(key, kube, options),

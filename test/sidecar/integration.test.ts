@@ -117,6 +117,33 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
   });
 
+  test('a pod deleted and created again under its name while its injection is on the way does not get it: the patch names the uid planned on, and the new pod is looked at afresh (review86)', async (t) => {
+    // A workload that reuses pod names (a training operator's <job>-worker-0, a rerun): the
+    // new pod's main container still runs, so stopping its sidecar would cut it off.
+    let release = (): void => undefined;
+    const hold = new Promise<void>((resolve) => { release = resolve; });
+    let replaced = false;
+    const w = await sidecarWorld([mainAndSidecar('worker-0', [SIDECAR], { annotations: SIGNAL })], { policy: jobPolicy({ mainExit: () => (replaced ? 'run' : 0) }) });
+    t.after(() => w.close());
+    const first = w.pod('worker-0').metadata.uid;
+    w.tickUntil('worker-0', (p) => stateOf(p, 'main') === 'terminated 0' && stateOf(p, 'log-shipper') === 'running');
+    const held = w.server.faults.add({ method: 'PATCH', pathIncludes: '/pods/worker-0/ephemeralcontainers', hold });
+    const a = w.event('worker-0');
+    while (held.hits === 0) await new Promise((r) => setImmediate(r));
+    w.server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'worker-0' });
+    replaced = true;
+    w.server.store.put(mainAndSidecar('worker-0', [SIDECAR], { annotations: SIGNAL }) as never);
+    w.tickUntil('worker-0', (p) => stateOf(p, 'main') === 'running' && stateOf(p, 'log-shipper') === 'running');
+    release();
+    const r = await a;
+    assert.notEqual(w.pod('worker-0').metadata.uid, first);
+    assert.equal(r.keys[0]?.outcome, 'done', 're-planned on the new pod, which is not due');
+    assert.equal(w.pod('worker-0').spec.ephemeralContainers, undefined, 'the new pod got no signal container');
+    assert.deepEqual(w.events('worker-0'), [], 'no refusal told, no Event saying it is trying');
+    for (let i = 0; i < 3; i++) { w.clock.advance(1); w.kubelet.tick(); }
+    assert.equal(stateOf(w.pod('worker-0'), 'log-shipper'), 'running');
+  });
+
   test('the API server refuses the injection: a Warning ActionRefused on the pod, nothing else is touched', async (t) => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })]);
     t.after(() => w.close());

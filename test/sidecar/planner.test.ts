@@ -374,6 +374,7 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     const inject = p.actions[0]!;
     assert.equal(inject.patchType, 'strategic');
     assert.equal(inject.alreadyExists, 'done');
+    assert.deepEqual((inject.body as { metadata?: unknown }).metadata, { uid: UID }, 'a pod created again under its name is not the pod planned on (review86)');
     const ec = (inject.body as { spec: { ephemeralContainers: Record<string, unknown>[] } }).spec.ephemeralContainers;
     assert.equal(ec.length, 1);
     assert.deepEqual(
