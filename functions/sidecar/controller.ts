@@ -108,12 +108,13 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
 
 /** What the planner needs of a CRR. */
 function crrView(raw: unknown, name: string): CrrView {
-  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown } };
+  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown }; status?: { phase?: unknown } };
   const containers = Array.isArray(o.spec?.containers) ? o.spec.containers : [];
   const names = containers.map((c: unknown) => (c as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string');
   const created = o.metadata?.creationTimestamp;
   const view: CrrView = { name, containers: names };
   const at = typeof created === 'string' || created instanceof Date ? toDate(created) : undefined;
   if (at) view.createdAt = at;
+  if (typeof o.status?.phase === 'string' && o.status.phase !== '') view.phase = o.status.phase;
   return view;
 }

@@ -14,6 +14,8 @@ export interface CrrView {
   name: string;
   containers: string[];
   createdAt?: Date;
+  /** status.phase: unset until kruise-daemon takes it (Pending, Recreating, Completed). */
+  phase?: string;
 }
 
 /** What observe learnt about the pod's node. */
@@ -61,6 +63,8 @@ interface Ctx {
   issued: Map<string, Date | null>;
   /** The pod's container statuses by name, read once per plan. */
   statuses: Map<string, ContainerStatus>;
+  /** The existing CRR of the stage (crr path), for what the stuck Warning says. */
+  crr?: CrrView;
   end?: { phase: 'Succeeded' | 'Failed'; reason: string; why: string };
   requeueAfterSeconds?: number;
 }
@@ -131,7 +135,7 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   if (swaps.length > 0) {
     const list = swaps.map((s) => s.name);
     ctx.actions.push({ ...imageSwapAction(ctx.ref, swaps, ctx.now), id: IMAGE_SWAP });
-    lookAgainWhenStuck(ctx);
+    lookAgainWhenStuck(ctx, stuckLimit(ctx, 1).seconds);
     // Said only once the swap is in the spec (review78: said when an admission policy refused it).
     const event = podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using in-place update`, discriminator: `swap/${list.join(',')}` }, ctx.now);
     ctx.actions.push({ ...event, requires: IMAGE_SWAP });
@@ -176,12 +180,13 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
  * The node has not acted on the swap yet: looked at again, and once stuckAfterSeconds have
  * passed since the swap was written (its annotation), said on the pod (review: a provider
  * that ignores in-place image updates left the pod looked at every two minutes, silently).
+ * The kubelet stops the old container first, which may take the pod's grace period (stuckLimit).
  */
 function swapNotActedOn(ctx: Ctx, swap: { name: string; image: string; reported: string | undefined }): void {
   const { name, image, reported } = swap;
   if (endedOrEnding(ctx)) return;
   const at = toDate(ctx.ref.pod.metadata.annotations?.[SWAPPED_AT_ANNOTATION]);
-  const limit = ctx.observed.options.stuckAfterSeconds;
+  const limit = stuckLimit(ctx, 1).seconds;
   const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
   if (left > 0) {
     ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
@@ -245,7 +250,8 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   const name = crrName(ctx.ref.uid, stage.stage);
   const existing = ctx.observed.crrs[name];
   if (existing) {
-    ctx.notes.push(`ContainerRecreateRequest ${name} exists: waiting for it`);
+    ctx.notes.push(`ContainerRecreateRequest ${name} exists${existing.phase ? ` (${existing.phase})` : ''}: waiting for it`);
+    ctx.crr = existing;
     for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
     const missing = stage.sidecars.filter((s) => !existing.containers.includes(s.name));
     if (missing.length > 0) notInCrr(ctx, existing, missing);
@@ -263,7 +269,7 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   }
   const list = stage.sidecars.map((s) => s.name);
   ctx.actions.push({ ...crrAction(ctx.ref, stage), id: CRR_CREATE });
-  lookAgainWhenStuck(ctx);
+  lookAgainWhenStuck(ctx, stuckLimit(ctx, stage.sidecars.length).seconds);
   // Said only once the CRR is there (review: said while OpenKruise's CRD was missing).
   ctx.actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using crr`, discriminator: `crr/${stage.stage}` }, ctx.now), requires: CRR_CREATE });
 }
@@ -603,7 +609,7 @@ function warnIfStuck(ctx: Ctx): void {
     ctx.notes.push(`the pod's phase is ${String(ctx.ref.pod.status?.phase)}: its kubelet stops what still runs in it (a virtual-kubelet provider may keep it running until the pod is deleted); nothing is stuck`);
     return;
   }
-  const limit = ctx.observed.options.stuckAfterSeconds;
+  const { seconds: limit, grace } = stuckLimit(ctx, killsInTurn(ctx));
   const stuck: string[] = [];
   for (const s of ctx.due.unterminated) {
     const at = ctx.issued.get(s.name);
@@ -613,23 +619,69 @@ function warnIfStuck(ctx: Ctx): void {
     else ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
   }
   if (stuck.length === 0) return;
-  const message = `sidecar [${stuck.join(' ')}] still running ${limit}s after ephemera asked it to stop (${ctx.path}): ${stuckHint(ctx)}`;
+  const waited = limit > ctx.observed.options.stuckAfterSeconds ? `, terminationGracePeriodSeconds ${grace}` : '';
+  const message = `sidecar [${stuck.join(' ')}] still running ${limit}s after ephemera asked it to stop (${ctx.path}${waited}): ${stuckHint(ctx)}`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `stuck/${ctx.path}/${stuck.join(',')}` }, ctx.now));
 }
 
 /**
  * Termination issued now: if it does nothing (no kruise-daemon, SIGTERM ignored) the pod
- * may never change again, so no event would bring us back. Ask to look again then.
+ * may never change again, so no event would bring us back. Ask to look again then
+ * (stuckAfterSeconds, or the stuck Warning's own limit).
  */
-function lookAgainWhenStuck(ctx: Ctx): void {
-  ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, ctx.observed.options.stuckAfterSeconds);
+function lookAgainWhenStuck(ctx: Ctx, seconds = ctx.observed.options.stuckAfterSeconds): void {
+  ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, seconds);
+}
+
+/** Kubernetes' default terminationGracePeriodSeconds. */
+const DEFAULT_GRACE_SECONDS = 30;
+/** Past the grace period: the kubelet's status report, and the node's clock against ours. */
+const GRACE_MARGIN_SECONDS = 30;
+
+/**
+ * How long after a stop was issued a sidecar still running is stuck: stuckAfterSeconds, but
+ * never before the pod's terminationGracePeriodSeconds, once per kill carried out in turn, and
+ * a margin have passed. A stop is SIGTERM, then SIGKILL after that grace (the kubelet's and
+ * kruise-daemon's KillContainer: setTerminationGracePeriod), and kruise-daemon kills a
+ * CRR's containers one after the other (crr_daemon_controller manage); a sidecar draining
+ * within the grace its pod gives it is not stuck (review86: a Warning blamed kruise-daemon
+ * while it was stopping a sidecar with a 300 s grace period).
+ */
+function stuckLimit(ctx: Ctx, kills: number): { seconds: number; grace: number } {
+  // Read here, not declared in the Pod schema: the EphemeralJob's LIST shortcut (api/pod-shape.ts) mirrors that schema.
+  const set = ctx.ref.pod.spec.terminationGracePeriodSeconds;
+  const grace = typeof set === 'number' && Number.isFinite(set) ? Math.max(0, Math.ceil(set)) : DEFAULT_GRACE_SECONDS;
+  return { seconds: Math.max(ctx.observed.options.stuckAfterSeconds, grace * kills + GRACE_MARGIN_SECONDS), grace };
+}
+
+/**
+ * Kills whose grace the stop may wait out, one after the other: every container of the CRR;
+ * the one signal; none for an image swap, counted from the new image's start (the kubelet
+ * killed the old container before).
+ */
+function killsInTurn(ctx: Ctx): number {
+  if (ctx.path === 'crr') return Math.max(1, ctx.crr?.containers.length ?? 1);
+  return ctx.path === 'image-swap' ? 0 : 1;
 }
 
 function stuckHint(ctx: Ctx): string {
   if (ctx.path === 'image-swap') return `the image in ${TERMINATE_WITH_IMAGE_ENV} must exit at once, and this one keeps running`;
-  if (ctx.path === 'crr') return `ContainerRecreateRequests are executed by OpenKruise's kruise-daemon; is it running on node ${ctx.ref.pod.spec.nodeName ?? '?'}? Without OpenKruise, annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
+  if (ctx.path === 'crr') return crrStuckHint(ctx);
   return 'the sidecar\'s main process must handle SIGTERM (PID 1 ignores signals it has no handler for); see the signal container\'s status and logs';
+}
+
+/**
+ * What the CRR's phase says of kruise-daemon (review86: "is it running?" was asked of one
+ * already executing it): unset, nobody took it; Pending, kruise-daemon runs another request
+ * of the pod first; Recreating or Completed, it acted and the sidecar still runs.
+ */
+function crrStuckHint(ctx: Ctx): string {
+  const node = ctx.ref.pod.spec.nodeName ?? '?';
+  const crr = ctx.crr;
+  if (crr?.phase === 'Pending') return `ContainerRecreateRequest ${crr.name} is Pending: kruise-daemon on node ${node} runs one request of a pod at a time, and another of this pod is ahead of it; see that one's status`;
+  if (crr?.phase === 'Recreating' || crr?.phase === 'Completed') return `kruise-daemon on node ${node} has taken ContainerRecreateRequest ${crr.name} (${crr.phase}), yet the sidecar runs on: see its status.containerRecreateStates and kruise-daemon's log on that node`;
+  return `ContainerRecreateRequests are executed by OpenKruise's kruise-daemon; is it running on node ${node}? Without OpenKruise, annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
 }
 
 // ---- helpers ----

@@ -109,7 +109,7 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy()), options: { stuckAfterSeconds: 30 } });
     t.after(() => w.close());
     await w.run('job-1', { steps: 8 });
-    w.clock.advance(31);
+    w.clock.advance(61); // the pod's default grace period (30 s) and the margin, over stuckAfterSeconds (30 s)
     await w.event('job-1');
     const pod = w.pod('job-1');
     assert.equal(stateOf(pod, 'log-shipper'), 'running');

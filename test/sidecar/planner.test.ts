@@ -119,6 +119,60 @@ describe('crr strategy (OpenKruise-compatible)', () => {
     assert.equal(late.requeueAfterSeconds, undefined);
   });
 
+  describe('the stuck Warning waits out the pod\'s grace period (review86: it blamed kruise-daemon while it stopped a sidecar with 300 s)', () => {
+    const name = crrName(UID, 'sidecars');
+    const graced = (seconds: number, statuses?: ContainerStatus[]) => podWith({ spec: { terminationGracePeriodSeconds: seconds }, ...(statuses ? { statuses } : {}) });
+    test('terminationGracePeriodSeconds 600: no Warning 125 s after the CRR, a look again once the grace and a margin have passed; then the Warning says why it waited', () => {
+      const crrs = { [name]: existingCrr(name, ['log-shipper'], '2026-01-01T00:00:00Z') };
+      const early = plan(observed(graced(600), { crrs }), new Date('2026-01-01T00:02:05Z'));
+      assert.deepEqual(early.actions, []);
+      assert.equal(early.requeueAfterSeconds, 630 - 125);
+      const late = plan(observed(graced(600), { crrs }), new Date('2026-01-01T00:10:30Z'));
+      assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+      assert.match(events(late.actions)[0]?.message ?? '', /still running 630s after ephemera asked it to stop \(crr, terminationGracePeriodSeconds 600\)/);
+    });
+    test('kruise-daemon kills a CRR\'s containers one after the other: two sidecars at 90 s wait 2 × 90 s and the margin', () => {
+      const pod = podWith({ spec: { terminationGracePeriodSeconds: 90 }, containers: [{ name: 'main' }, { name: 'a', env: [SIDECAR_ENV] }, { name: 'b', env: [SIDECAR_ENV] }], statuses: [exited('main', 0), running('a'), running('b')] });
+      const crrs = { [name]: existingCrr(name, ['a', 'b'], '2026-01-01T00:00:00Z') };
+      assert.deepEqual(plan(observed(pod, { crrs }), new Date('2026-01-01T00:03:29Z')).actions, []);
+      assert.equal(events(plan(observed(pod, { crrs }), new Date('2026-01-01T00:03:30Z')).actions).length, 1);
+    });
+    test('the look after a CRR is created comes when its Warning would be due', () => {
+      assert.equal(plan(observed(graced(600)), NOW).requeueAfterSeconds, 630);
+      assert.equal(plan(observed(graced(10)), NOW).requeueAfterSeconds, 120, 'never before stuckAfterSeconds');
+    });
+    test('the CRR\'s phase says whether kruise-daemon took it: Recreating names its state and log, not "is it running?"; Pending says another request is ahead', () => {
+      const at = new Date('2026-01-01T00:05:00Z');
+      const said = (phase?: string): string => events(plan(observed(basePod(), { crrs: { [name]: { ...existingCrr(name, ['log-shipper'], '2026-01-01T00:00:00Z'), ...(phase ? { phase } : {}) } } }), at).actions)[0]?.message ?? '';
+      assert.match(said('Recreating'), /kruise-daemon on node node-a has taken ContainerRecreateRequest sidecar-termination-.* \(Recreating\), yet the sidecar runs on: see its status\.containerRecreateStates/);
+      assert.doesNotMatch(said('Recreating'), /is it running/);
+      assert.match(said('Pending'), /is Pending: kruise-daemon on node node-a runs one request of a pod at a time/);
+      assert.match(said(), /is it running on node node-a\?/);
+    });
+    test('ephemeral-signal: a sidecar still draining within its grace period is not stuck', () => {
+      const signal = signalContainerName('log-shipper');
+      const pod = podWith({
+        spec: { terminationGracePeriodSeconds: 600, ephemeralContainers: [{ name: signal, targetContainerName: 'log-shipper' }] },
+        status: { ephemeralContainerStatuses: [{ name: signal, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:00:00Z' } } }] },
+      });
+      const p = plan(observed(pod, { options: { ...DEFAULT_SIDECAR_OPTIONS, defaultStrategy: 'ephemeral-signal' } }), new Date('2026-01-01T00:02:05Z'));
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 630 - 125);
+    });
+    test('virtual-kubelet: the kubelet stops the old container first, so a swap not acted on within the grace period is not yet "not supported"', () => {
+      const pod = podWith({
+        spec: { terminationGracePeriodSeconds: 300 },
+        metadata: { annotations: { 'ephemera.io/sidecar-swapped-at': '2026-01-01T00:00:00Z' } },
+        containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+        statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1' })],
+      });
+      const p = plan(observed(pod, { node: VK }), new Date('2026-01-01T00:02:05Z'));
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 330 - 125);
+      assert.equal(events(plan(observed(pod, { node: VK }), new Date('2026-01-01T00:05:30Z')).actions).length, 1);
+    });
+  });
+
   test('ContainerRecreateRequests not served (no OpenKruise): no create, one Warning naming the ways out, a look again in 10 minutes', () => {
     const p = plan(observed(basePod(), { crrUnserved: true }), NOW);
     assert.equal(only(p.actions, 'ContainerRecreateRequest').length, 0, 'its create could only be refused with 404, on every look');
