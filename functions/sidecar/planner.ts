@@ -111,7 +111,8 @@ function assemble(ctx: Ctx): Plan {
     // code is ignored (their exit must not decide the phase), only once that write took effect.
     actions.push({ ...endPodAction(ctx.ref, ctx.end, ctx.now), id: END_POD });
     actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator set the pod's phase to ${ctx.end.phase}: ${ctx.end.why}`, discriminator: `end/${ctx.end.reason}` }, ctx.now), requires: END_POD });
-    actions.push(...ctx.actions.map((a) => ({ ...a, requires: [END_POD, ...[a.requires ?? []].flat()] })));
+    // An action sent only if the phase write did not take effect (unless) is left as it is.
+    actions.push(...ctx.actions.map((a) => (a.unless === undefined ? { ...a, requires: [END_POD, ...[a.requires ?? []].flat()] } : a)));
   } else actions.push(...ctx.actions);
   // A refused CRR create is reported on the pod, where `kubectl describe pod` looks.
   const p: Plan = { actions, notes: ctx.notes, subject: { apiVersion: 'v1', kind: 'Pod', namespace: ctx.ref.namespace, name: ctx.ref.pod.metadata.name, uid: ctx.ref.uid } };
@@ -620,9 +621,44 @@ function warnIfStuck(ctx: Ctx): void {
   }
   if (stuck.length === 0) return;
   const waited = limit > ctx.observed.options.stuckAfterSeconds ? `, terminationGracePeriodSeconds ${grace}` : '';
+  if (ctx.path === 'ephemeral-signal') {
+    endStuckPod(ctx, stuck, `sidecar [${stuck.join(' ')}] still running ${limit}s after its signal container sent it SIGTERM (ephemeral-signal${waited})`);
+    return;
+  }
   const message = `sidecar [${stuck.join(' ')}] still running ${limit}s after ephemera asked it to stop (${ctx.path}${waited}): ${stuckHint(ctx)}`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `stuck/${ctx.path}/${stuck.join(',')}` }, ctx.now));
+}
+
+/**
+ * ephemeral-signal's SIGTERM has no second step of its own: a SIGKILL sent from inside the
+ * sidecar's process namespace is dropped like a SIGTERM its PID 1 has no handler for
+ * (pid_namespaces(7)). The other paths have one: kruise-daemon's KillContainer sends SIGKILL
+ * once the pod's grace period has passed, and the kubelet stops what runs in a pod whose phase
+ * was written the same way. So a sidecar stuck after its signal is stopped by the existing
+ * phase write, with the phase crr gives the pod (review86: the pod, and its Job, ran for
+ * ever): the sidecar killed (137) makes the kubelet fail a Never pod (getPhase), unless
+ * sidecars marked IGNORE_EXIT_CODE remain, whose stage sets the phase from the main
+ * containers alone. (Under OnFailure, and in that stage, the phase was written first.) The
+ * Warning says what was done, or, if the write did not take effect, how to end the pod.
+ */
+function endStuckPod(ctx: Ctx, stuck: string[], what: string): void {
+  const ignored = ctx.due.unterminated.filter((s) => s.ignoreExitCode).map((s) => s.name);
+  const phase = ignored.length > 0 ? mainsPhase(ctx) : 'Failed';
+  const how = ignored.length > 0
+    ? `from the main containers, as the stage of sidecars marked ${IGNORE_EXIT_CODE_ENV} [${ignored.join(' ')}] would`
+    : 'as crr ends it: the sidecar killed (exit 137) fails a restartPolicy Never pod';
+  ctx.end = { phase, reason: 'StuckAfterSignal', why: `${what}; the phase is ${phase} ${how}` };
+  const head = `${what}: its main process did not exit on it (PID 1 ignores signals it has no handler for, and a SIGKILL from inside its process namespace is dropped too)`;
+  const fix = 'make the sidecar exit on SIGTERM (run it under tini or dumb-init), or use the crr strategy where OpenKruise runs';
+  const ended = `${head}. ephemera set the pod's phase to ${phase} (${how}), so the kubelet stops the sidecar: SIGTERM, then SIGKILL after terminationGracePeriodSeconds. So that such pods end by themselves, ${fix}`;
+  const { namespace } = ctx.ref;
+  const name = ctx.ref.pod.metadata.name;
+  const unended = `${head}. ephemera could not set the pod's phase to ${phase} to have the kubelet stop it (see the ActionRefused Event; it tries again): end the pod with kubectl patch pod ${name} -n ${namespace} --subresource=status --type=merge -p '{"status":{"phase":"${phase}"}}', or delete it; and ${fix}`;
+  ctx.notes.push(ended);
+  const list = stuck.join(',');
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message: ended, discriminator: `stuck/ephemeral-signal/${list}` }, ctx.now));
+  ctx.actions.push({ ...podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message: unended, discriminator: `stuck-unended/ephemeral-signal/${list}` }, ctx.now), unless: END_POD });
 }
 
 /**

@@ -105,16 +105,39 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.deepEqual(w.pod('job-1').spec.ephemeralContainers?.map((c) => c.image), ['registry.local/tools:1']);
   });
 
-  test('a sidecar that ignores SIGTERM: the signal is sent once, then a Warning says why it is stuck', async (t) => {
-    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy()), options: { stuckAfterSeconds: 30 } });
+  test('a sidecar that ignores SIGTERM: the signal is sent once; past the grace period the pod is ended Failed, as crr would end it, and the kubelet kills the sidecar (review86)', async (t) => {
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy({ sigterm: () => 137 })), options: { stuckAfterSeconds: 30 } });
+    t.after(() => w.close());
+    const early = await w.run('job-1', { steps: 8 });
+    assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
+    const look = early.at(-1)?.requeueAfterSeconds ?? null;
+    assert.ok(look !== null && look <= 60, `looked at again once the pod's grace (30 s) and the margin have passed: ${String(look)}`);
+    w.clock.advance(61);
+    await w.event('job-1');
+    await w.run('job-1', { steps: 3, until: (p) => stateOf(p, 'log-shipper') !== 'running' });
+    const pod = w.pod('job-1');
+    assert.equal(pod.status?.phase, 'Failed');
+    const ended = condition(pod, 'SidecarTerminated');
+    assert.deepEqual([ended?.status, ended?.reason], ['True', 'StuckAfterSignal']);
+    assert.equal(stateOf(pod, 'log-shipper'), 'terminated 137', 'stopped by the kubelet, from outside its process namespace');
+    assert.equal(pod.spec.ephemeralContainers?.length, 1, 'signalled once');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /still running 60s after its signal container sent it SIGTERM .*ephemera set the pod's phase to Failed .*make the sidecar exit on SIGTERM \(run it under tini or dumb-init\)/);
+  });
+
+  test('the same with the phase write refused: the sidecar runs on, and the Warning says how to end the pod by hand', async (t) => {
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy({ sigterm: () => 137 })) });
     t.after(() => w.close());
     await w.run('job-1', { steps: 8 });
-    w.clock.advance(61); // the pod's default grace period (30 s) and the margin, over stuckAfterSeconds (30 s)
-    await w.event('job-1');
-    const pod = w.pod('job-1');
-    assert.equal(stateOf(pod, 'log-shipper'), 'running');
-    assert.equal(pod.spec.ephemeralContainers?.length, 1);
-    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    w.server.faults.add({ method: 'PATCH', pathIncludes: '/pods/job-1/status', status: 403, reason: 'Forbidden', message: 'pods "job-1" is forbidden: User cannot patch resource "pods/status"', times: Infinity });
+    w.clock.advance(121);
+    const r = await w.event('job-1');
+    assert.equal(r.keys[0]?.outcome, 'refused');
+    assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning ActionRefused', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /could not set the pod's phase to Failed .*kubectl patch pod job-1 -n batch --subresource=status --type=merge -p '\{"status":\{"phase":"Failed"\}\}'/);
   });
 
   test('a pod deleted and created again under its name while its injection is on the way does not get it: the patch names the uid planned on, and the new pod is looked at afresh (review86)', async (t) => {

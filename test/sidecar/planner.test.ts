@@ -497,17 +497,50 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.equal(p.actions.length, 1);
   });
 
-  test('already injected and started: nothing more; after stuckAfterSeconds a Warning about SIGTERM', () => {
+  describe('a sidecar still running past its grace period after its signal: the pod is ended, as crr ends it (review86: it ran, and its Job, for ever)', () => {
     const name = signalContainerName('log-shipper');
-    const pod = podWith({
-      spec: { ephemeralContainers: [{ name, targetContainerName: 'log-shipper' }] },
-      status: { ephemeralContainerStatuses: [{ name, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:01:10Z' } } }] },
+    const signalled = (o: Parameters<typeof podWith>[0] = {}) => {
+      const p = podWith(o);
+      return { ...p, spec: { ...p.spec, ephemeralContainers: [{ name, targetContainerName: 'log-shipper' }] }, status: { ...p.status, ephemeralContainerStatuses: [{ name, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:01:10Z' } } }] } };
+    };
+    const LATE = new Date('2026-01-01T00:05:00Z');
+    test('before stuckAfterSeconds: nothing, a look again then', () => {
+      const p = plan(observed(signalled(), { options: signalOptions }), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 70);
     });
-    const p = plan(observed(pod, { options: signalOptions }), NOW);
-    assert.deepEqual(p.actions, []);
-    assert.equal(p.requeueAfterSeconds, 70);
-    const late = plan(observed(pod, { options: signalOptions }), new Date('2026-01-01T00:05:00Z'));
-    assert.match(events(late.actions)[0]?.message ?? '', /SIGTERM/);
+    test('after it: the phase write Failed (the sidecar killed, 137, fails a Never pod), its Event, and a Warning saying what was done; another for if the write does not take effect', () => {
+      const p = plan(observed(signalled(), { options: signalOptions }), LATE);
+      assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event', 'create Event', 'create Event']);
+      const status = p.actions[0]!.body as StatusBody;
+      assert.equal(status.status.phase, 'Failed');
+      assert.deepEqual(status.status.conditions.map((c) => [c.type, c.status, c.reason]), [['SidecarTerminated', 'True', 'StuckAfterSignal']]);
+      assert.equal(status.metadata.resourceVersion, '4711', 'fenced: a sidecar that exited since is read again, not overwritten');
+      const [normal, done, notDone] = p.actions.slice(1);
+      assert.match((normal?.body as { message: string }).message, /set the pod's phase to Failed: sidecar \[log-shipper\] still running 120s after its signal container sent it SIGTERM/);
+      assert.deepEqual([done?.requires, done?.unless], [['end-pod'], undefined]);
+      assert.match((done?.body as { message: string }).message, /its main process did not exit on it .*ephemera set the pod's phase to Failed \(as crr ends it: the sidecar killed \(exit 137\) fails a restartPolicy Never pod\), so the kubelet stops the sidecar: SIGTERM, then SIGKILL after terminationGracePeriodSeconds/);
+      assert.deepEqual([notDone?.requires, notDone?.unless], [undefined, 'end-pod']);
+      assert.match((notDone?.body as { message: string }).message, /could not set the pod's phase to Failed .*kubectl patch pod job-abc12 -n batch --subresource=status --type=merge -p '\{"status":\{"phase":"Failed"\}\}', or delete it/);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
+    for (const [mainExit, phase] of [[0, 'Succeeded'], [3, 'Failed']] as const) {
+      test(`sidecars marked IGNORE_EXIT_CODE remain (main exited ${mainExit}): the phase comes from the main containers, as their stage would set it: ${phase}`, () => {
+        const pod = signalled({ containers: [{ name: 'main' }, { name: 'log-shipper', env: [SIDECAR_ENV] }, { name: 'c', env: [SIDECAR_ENV, IGNORE_ENV] }], statuses: [exited('main', mainExit), running('log-shipper'), running('c')] });
+        const p = plan(observed(pod, { options: signalOptions }), LATE);
+        assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody).status.phase, phase);
+        assert.match(events(p.actions)[1]?.message ?? '', /from the main containers, as the stage of sidecars marked KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE \[c\] would/);
+      });
+    }
+    test('a pod whose phase is already terminal: nothing is stuck, nothing written', () => {
+      const pod = signalled({ status: { phase: 'Failed' } });
+      assert.deepEqual(plan(observed(pod, { options: signalOptions }), LATE).actions, []);
+    });
+    test('crr does not end the pod: kruise-daemon kills the sidecar itself, so a Warning only', () => {
+      const crr = crrName(UID, 'sidecars');
+      const p = plan(observed(basePod(), { crrs: { [crr]: existingCrr(crr, ['log-shipper'], '2026-01-01T00:00:00Z') } }), LATE);
+      assert.deepEqual(kinds(p.actions), ['create Event']);
+    });
   });
 
   /** The base pod with the signal container injected, and this status for it (undefined: none yet). */
