@@ -1,7 +1,7 @@
 import { toDate } from '../api/meta.ts';
 import type { Container, ContainerState, ContainerStatus, Pod } from '../api/pod.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
-import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, SWAPPED_AT_ANNOTATION, type PodRef } from './actions.ts';
+import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, SIGNAL_INJECTED_AT_ENV, signalAction, signalContainerName, SWAPPED_AT_ANNOTATION, type PodRef } from './actions.ts';
 import type { SidecarOptions } from './config.ts';
 import { IGNORE_EXIT_CODE_ENV, TERMINATE_WITH_IMAGE_ENV, type SidecarInfo } from './env.ts';
 import { sameImage } from './image-ref.ts';
@@ -346,7 +346,7 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
       notRunning.push({ name: s.name, reason: state?.waiting?.reason ?? 'no state' });
       continue;
     }
-    ctx.actions.push({ ...signalAction(ctx.ref, c, ctx.observed.options), id: `signal:${s.name}` });
+    ctx.actions.push({ ...signalAction(ctx.ref, c, ctx.observed.options, ctx.now), id: `signal:${s.name}` });
     injected.push(s.name);
   }
   if (notRunning.length > 0) signalOnceRunning(ctx, notRunning);
@@ -459,15 +459,42 @@ function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
     ctx.issued.set(sidecar, started);
     return;
   }
-  lookAgainWhenStuck(ctx);
   const refused = cannotStart(status?.state);
   if (!refused) {
-    ctx.notes.push(`signal container ${container.name} injected, not started yet (${status?.state?.waiting?.reason ?? 'no status'})`);
+    notStarted(ctx, sidecar, container, status?.state);
     return;
   }
+  lookAgainWhenStuck(ctx);
   const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} cannot start: ${refused}. An ephemeral container cannot be changed or removed: fix the cause (${signalFixHint(status?.state?.waiting?.reason)}), or stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-start/${container.name}` }, ctx.now));
+}
+
+/**
+ * Injected, and not started: no status at all, or waiting for a reason that passes by itself
+ * (ContainerCreating). A kubelet that ignores ephemeral containers (older than 1.23, or the
+ * feature gate off), or one no longer reporting while the pod runs on, leaves it so for good:
+ * said once stuckAfterSeconds have passed since the injection, as for a CRR nobody takes, and
+ * not looked at again (its start, should it come, is a pod event; review86). One injected by
+ * an older ephemera (no time) is looked at again as before. In a pod whose phase is terminal,
+ * or being set, the kubelet starts nothing, and stops the sidecar itself.
+ */
+function notStarted(ctx: Ctx, sidecar: string, container: Container, state: ContainerState | undefined): void {
+  const waiting = state?.waiting?.reason;
+  ctx.notes.push(`signal container ${container.name} injected, not started yet (${waiting ?? 'no status'})`);
+  if (endedOrEnding(ctx)) return;
+  const value = (container.env ?? []).findLast((e) => e.name === SIGNAL_INJECTED_AT_ENV)?.value;
+  const at = value === undefined ? undefined : toDate(value);
+  const limit = ctx.observed.options.stuckAfterSeconds;
+  const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
+  if (!at || left > 0) {
+    lookAgainWhenStuck(ctx, left);
+    return;
+  }
+  const shown = waiting ? `it waits with ${waiting}` : 'it reports no status for it';
+  const message = `the kubelet has not started signal container ${container.name} for sidecar ${sidecar} ${limit}s after ephemera injected it (${shown}): ephemeral containers need a kubelet of Kubernetes 1.25+ (1.23+ with the EphemeralContainers feature gate) that is reporting, see node ${ctx.ref.pod.spec.nodeName ?? '?'}'s version and Ready condition. An ephemeral container cannot be removed: stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-unstarted/${container.name}` }, ctx.now));
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Pod } from '../../functions/api/pod.ts';
 import { handle } from '../../functions/engine/engine.ts';
 import type { KubeObject } from '../../functions/cluster/index.ts';
 import { crrName } from '../../functions/sidecar/actions.ts';
-import { applied, DeafSidecars, IGNORE, jobPod, jobPolicy, mainAndSidecar, NoDaemon, NS, SIDECAR, sidecarWorld, stateOf, terminal, withImage } from '../support/sidecar-world.ts';
+import { applied, DeafSidecars, IgnoresEphemeral, IGNORE, jobPod, jobPolicy, mainAndSidecar, NoDaemon, NS, SIDECAR, sidecarWorld, stateOf, terminal, withImage } from '../support/sidecar-world.ts';
 import { envelopeFor } from '../support/ejob-world.ts';
 
 const SIGNAL = { 'ephemera.io/sidecar-termination': 'ephemeral-signal' };
@@ -228,6 +228,20 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
     assert.ok(String(stuck?.message).includes(`CreateContainerConfigError: ${refusal}`), String(stuck?.message));
     assert.equal(results.at(-1)?.requeueAfterSeconds, 120, 'nothing else would bring ephemera back to this pod');
+  });
+
+  test('a kubelet that never starts the signal container (it ignores ephemeral containers): a Warning once stuckAfterSeconds have passed since the injection (review86)', async (t) => {
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new IgnoresEphemeral(server, jobPolicy()) });
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 8 });
+    assert.equal(w.pod('job-1').spec.ephemeralContainers?.length, 1);
+    assert.ok((results.at(-1)?.requeueAfterSeconds ?? 0) > 0, 'looked at again');
+    w.clock.advance(121);
+    const r = await w.event('job-1');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /the kubelet has not started signal container ephemera-stop-log-shipper .* \(it reports no status for it\)/);
+    assert.equal(r.requeueAfterSeconds, null, 'said once; not looked at every two minutes for ever');
   });
 
   for (const spec of [{ shareProcessNamespace: true }, { hostPID: true }]) {

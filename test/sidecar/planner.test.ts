@@ -652,6 +652,38 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     }
   });
 
+  describe('a signal container the kubelet never starts (it ignores ephemeral containers, or stopped reporting) is said on the pod, as a CRR nobody takes (review86)', () => {
+    const name = signalContainerName('log-shipper');
+    const at = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const unstarted = (secondsAgo: number, state?: { waiting: { reason: string } }, o: Parameters<typeof podWith>[0] = {}) => {
+      const p = podWith(o);
+      const env = [{ name: 'EPHEMERA_SIGNAL_TARGET', value: 'log-shipper' }, { name: 'EPHEMERA_SIGNAL_INJECTED_AT', value: at(secondsAgo) }];
+      return { ...p, spec: { ...p.spec, ephemeralContainers: [{ name, image: 'busybox:1.36', targetContainerName: 'log-shipper', env }] }, status: { ...p.status, ephemeralContainerStatuses: state ? [{ name, state }] : [] } };
+    };
+    test('the injection carries its time', () => {
+      const env = (plan(observed(basePod(), { options: signalOptions }), NOW).actions[0]?.body as { spec: { ephemeralContainers: { env: { name: string; value: string }[] }[] } }).spec.ephemeralContainers[0]?.env;
+      assert.deepEqual(env, [{ name: 'EPHEMERA_SIGNAL_TARGET', value: 'log-shipper' }, { name: 'EPHEMERA_SIGNAL_INJECTED_AT', value: '2026-01-01T00:02:00Z' }]);
+    });
+    test('before stuckAfterSeconds since the injection: a look again then, no Warning', () => {
+      const p = plan(observed(unstarted(30), { options: signalOptions }), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 90);
+    });
+    for (const state of [undefined, { waiting: { reason: 'ContainerCreating' } }]) {
+      test(`after it (${state ? 'waiting ContainerCreating' : 'no status at all'}): one Warning naming the container and what to check, no look again`, () => {
+        const p = plan(observed(unstarted(121, state), { options: signalOptions }), NOW);
+        assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+        assert.match(events(p.actions)[0]?.message ?? '', new RegExp(`the kubelet has not started signal container ephemera-stop-log-shipper for sidecar log-shipper 120s after ephemera injected it \\(${state ? 'it waits with ContainerCreating' : 'it reports no status for it'}\\): ephemeral containers need a kubelet of Kubernetes 1\\.25\\+ .* node node-a`));
+        assert.equal(p.requeueAfterSeconds, undefined, 'its start would be a pod event');
+      });
+    }
+    test('in a pod whose phase is terminal the kubelet starts nothing, and stops the sidecar itself: no Warning, no look again', () => {
+      const p = plan(observed(unstarted(121, undefined, { status: { phase: 'Succeeded' } }), { options: signalOptions }), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
+  });
+
   test('shareProcessNamespace: PID 1 is not the sidecar, so no signal; a Warning', () => {
     const p = plan(observed(podWith({ spec: { shareProcessNamespace: true } }), { options: signalOptions }), NOW);
     assert.equal(only(p.actions, 'Pod', 'ephemeralcontainers').length, 0);

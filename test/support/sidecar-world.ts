@@ -160,3 +160,10 @@ export class DeafSidecars extends SimKubelet {
     return super.onEphemeralStarted(pod, c, false);
   }
 }
+
+/** A kubelet that ignores ephemeral containers (older than 1.23, the feature gate off): it reports no status for them. */
+export class IgnoresEphemeral extends SimKubelet {
+  protected override stepEphemeral(): void {
+    // never started
+  }
+}
