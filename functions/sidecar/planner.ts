@@ -82,7 +82,11 @@ const CRR_UNSERVED_LOOK_AGAIN_SECONDS = 600;
 export function plan(observed: SidecarObserved, now: Date): Plan {
   const notes = [...(observed.notes ?? [])];
   const pod = observed.pod;
-  if (!pod) return { actions: [], notes: [...notes, `skipped: ${observed.unreadable ?? 'pod unreadable'}`] };
+  if (!pod) {
+    // Nothing is written to a pod that cannot be read, not even an Event: logged at warn (review86).
+    const why = observed.unreadable ?? `pod ${observed.namespace}/${observed.name} unreadable`;
+    return { actions: [], notes: [...notes, `skipped: ${why}`], warnings: [`${why}: skipped, its sidecars are not stopped`] };
+  }
   const due = podDue(pod);
   if (!due.due) return { actions: [], notes: [...notes, `not due: ${due.reason}`] };
   const uid = pod.metadata.uid;
@@ -90,14 +94,24 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
   const node = observed.node ?? { name: pod.spec.nodeName ?? '', kind: 'unknown', detail: 'not read' };
   if (node.kind === 'missing') {
     // PodGC deletes pods bound to a node that no longer exists; no kubelet will act on anything we write.
-    return { actions: [], notes: [...notes, `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`] };
+    const why = `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`;
+    return { actions: [], notes: [...notes, why], warnings: [`pod ${observed.namespace}/${observed.name} ${why}, its sidecars are not stopped`] };
   }
   if (node.kind === 'unknown') notes.push(`node ${node.name || '?'} ${node.detail ?? 'unknown'}: assuming a normal node`);
   const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map(), statuses: statusByName(pod.status?.containerStatuses ?? []) };
   if (node.kind === 'virtual-kubelet') planVirtualKubelet(ctx, node.name);
   else planNormalNode(ctx);
   warnIfStuck(ctx);
-  return assemble(ctx);
+  return withUnreadNode(assemble(ctx), observed.node, `${ctx.ref.namespace}/${pod.metadata.name}`);
+}
+
+/**
+ * A node that could not be read (no right to get nodes) is warned of with the stop decided as
+ * on a normal node: once per pod (that stop has a fixed name), not at every look (review86).
+ */
+function withUnreadNode(p: Plan, node: NodeView | undefined, pod: string): Plan {
+  if (node?.kind !== 'unknown' || !p.actions.some((a) => a.kind !== 'Event')) return p;
+  return { ...p, warnings: [`pod ${pod}: virtual-kubelet detection skipped, node ${node.name || '?'} ${node.detail ?? 'unknown'}: stopping its sidecars as on a normal node`] };
 }
 
 const END_POD = 'end-pod';

@@ -484,6 +484,7 @@ describe('bad input', () => {
     const results = await w.run('job-1', { steps: 6 });
     assert.deepEqual(applied(results), []);
     assert.ok(results.some((r) => r.keys.some((k) => k.notes?.some((n) => /node node-gone no longer exists/.test(n)))));
+    assert.ok(results.some((r) => r.keys.some((k) => k.warnings?.some((n) => /node node-gone no longer exists .*its sidecars are not stopped/.test(n)))), 'logged at warn, not only at debug (review86)');
   });
 
   test('the node GET failing transiently is thrown for the queue to redeliver; the redelivery acts', async (t) => {

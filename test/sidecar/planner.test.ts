@@ -44,6 +44,23 @@ describe('not due or not plannable: no actions, a note saying why', () => {
     assert.deepEqual(p.actions, []);
     assert.match(p.notes?.join('\n') ?? '', /node node-a no longer exists/);
   });
+  test('what leaves a due pod\'s sidecars running and shows nowhere else is a warning (logged at warn), not only a debug note (review86)', () => {
+    const unreadable = plan({ ...observed(basePod()), pod: null, unreadable: 'pod batch/x unreadable (spec.containers: expected array)' }, NOW);
+    assert.deepEqual(unreadable.warnings, ['pod batch/x unreadable (spec.containers: expected array): skipped, its sidecars are not stopped']);
+    const orphan = plan(observed(basePod(), { node: { name: 'node-a', kind: 'missing' } }), NOW);
+    assert.deepEqual(orphan.warnings, ['pod batch/job-abc12 skipped: node node-a no longer exists (the pod is orphaned; PodGC deletes it), its sidecars are not stopped']);
+    assert.equal(plan(observed(podWith({ statuses: [running('main'), running('log-shipper')] })), NOW).warnings, undefined, 'not due: routine, a debug note');
+    assert.equal(plan(observed(basePod()), NOW).warnings, undefined);
+  });
+  test('a node that cannot be read (no right to get nodes): warned with the stop it decided, once per pod, not at every later look (review86)', () => {
+    const node = { name: 'node-a', kind: 'unknown', detail: 'unreadable (403 nodes "node-a" is forbidden; grant get on nodes to detect virtual-kubelet)' } as const;
+    const first = plan(observed(basePod(), { node }), NOW);
+    assert.deepEqual(kinds(first.actions), ['create ContainerRecreateRequest', 'create Event']);
+    assert.deepEqual(first.warnings, ['pod batch/job-abc12: virtual-kubelet detection skipped, node node-a unreadable (403 nodes "node-a" is forbidden; grant get on nodes to detect virtual-kubelet): stopping its sidecars as on a normal node']);
+    const name = crrName(UID, 'sidecars');
+    const later = plan(observed(basePod(), { node, crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
+    assert.equal(later.warnings, undefined);
+  });
   test('pod without uid: cannot name or own a CRR', () => {
     const p = plan(observed(podWith({ metadata: { uid: undefined } })), NOW);
     assert.deepEqual(p.actions, []);
