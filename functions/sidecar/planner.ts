@@ -742,10 +742,10 @@ function killsInTurn(ctx: Ctx): number {
   return ctx.path === 'image-swap' ? 0 : 1;
 }
 
+/** What to look at when a stop did nothing (ephemeral-signal ends the pod instead: endStuckPod). */
 function stuckHint(ctx: Ctx): string {
   if (ctx.path === 'image-swap') return `the image in ${TERMINATE_WITH_IMAGE_ENV} must exit at once, and this one keeps running`;
-  if (ctx.path === 'crr') return crrStuckHint(ctx);
-  return 'the sidecar\'s main process must handle SIGTERM (PID 1 ignores signals it has no handler for); see the signal container\'s status and logs';
+  return crrStuckHint(ctx);
 }
 
 /**
