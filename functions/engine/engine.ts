@@ -48,6 +48,8 @@ export interface KeyResult {
   actions: Action[];
   requeueAfterSeconds?: number;
   notes?: string[];
+  /** The plan's warnings (also first in notes): what is wrong and shows nowhere else; `ephemera invoke` prints them. */
+  warnings?: string[];
   /** The refusals, one line each (`describe(action): message`), as logs show them. */
   errors?: string[];
   /** The same refusals as data: each write the API server refused for good, and its error. */
@@ -347,8 +349,9 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     const plan = controller.plan(observed, deps.clock());
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
     for (const warning of plan.warnings ?? []) deps.logger.warn({ warning }, 'skipped what cannot be read');
-    // The key's result tells both (ephemera invoke prints them): the warnings first.
+    // The key's result tells both, the warnings first; ephemera invoke prints the warnings.
     const told = [...(plan.warnings ?? []), ...(plan.notes ?? [])];
+    const warned = plan.warnings?.length ? { warnings: plan.warnings } : {};
     const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, ...deps.retry });
     applied.push(...r.applied);
     if (r.replan) {
@@ -358,9 +361,9 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (r.refused.length > 0) {
       const again = await reportRefusals(r.refused, plan.subject, deps);
       const look = r.partial ? Math.min(afterRefusal(plan, again), PARTIAL_LOOK_SECONDS) : afterRefusal(plan, again);
-      return { ...base, outcome: 'refused', actions: applied, notes: told, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), refused: r.refused, requeueAfterSeconds: look };
+      return { ...base, outcome: 'refused', actions: applied, notes: told, ...warned, errors: r.refused.map((x) => `${describe(x.action)}: ${x.error.message}`), refused: r.refused, requeueAfterSeconds: look };
     }
-    return { ...base, outcome: 'done', actions: applied, notes: told, requeueAfterSeconds: nextLook(plan, r) };
+    return { ...base, outcome: 'done', actions: applied, notes: told, ...warned, requeueAfterSeconds: nextLook(plan, r) };
   }
   deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };

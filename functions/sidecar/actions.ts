@@ -14,6 +14,14 @@ export const SIDECAR_TERMINATED_CONDITION = 'SidecarTerminated';
 /** Marks a signal container ephemera injected; its value is the targeted sidecar. */
 export const SIGNAL_TARGET_ENV = 'EPHEMERA_SIGNAL_TARGET';
 
+/**
+ * When ephemera injected the signal container (RFC 3339). The pod's status says nothing of a
+ * container the kubelet never started, and an ephemeral container cannot carry an annotation
+ * (its subresource writes the spec's ephemeralContainers alone): without it a container the
+ * kubelet ignores was looked at every two minutes for ever, silently (review86).
+ */
+export const SIGNAL_INJECTED_AT_ENV = 'EPHEMERA_SIGNAL_INJECTED_AT';
+
 const SIGNAL_PREFIX = 'ephemera-stop-';
 
 /** The pod as the actions need it: uid and namespace checked by the planner. */
@@ -75,9 +83,11 @@ export function crrAction(ref: PodRef, stage: Stage): Action {
 /**
  * Inject one ephemeral container that shares the sidecar's process namespace
  * (targetContainerName) and signals its PID 1. It runs with the sidecar's own
- * securityContext, so it has the identity and privileges the sidecar has, no more.
+ * securityContext, so it has the identity and privileges the sidecar has, no more. A retry
+ * planned later differs in its time, which kube-apiserver refuses as a change of the
+ * container ("may not be changed"): already there, done (apply.ts nameTaken).
  */
-export function signalAction(ref: PodRef, sidecar: Container, options: SidecarOptions): Action {
+export function signalAction(ref: PodRef, sidecar: Container, options: SidecarOptions, now: Date): Action {
   const { pod, namespace } = ref;
   const container: Record<string, unknown> = {
     name: signalContainerName(sidecar.name),
@@ -86,7 +96,7 @@ export function signalAction(ref: PodRef, sidecar: Container, options: SidecarOp
     targetContainerName: sidecar.name,
     imagePullPolicy: 'IfNotPresent',
     terminationMessagePolicy: 'FallbackToLogsOnError',
-    env: [{ name: SIGNAL_TARGET_ENV, value: sidecar.name }],
+    env: [{ name: SIGNAL_TARGET_ENV, value: sidecar.name }, { name: SIGNAL_INJECTED_AT_ENV, value: rfc3339(now) }],
   };
   const securityContext = (sidecar as Record<string, unknown>).securityContext;
   if (securityContext !== undefined) container.securityContext = securityContext;
@@ -100,7 +110,13 @@ export function signalAction(ref: PodRef, sidecar: Container, options: SidecarOp
     patchType: 'strategic',
     alreadyExists: 'done',
     reason: `signal sidecar ${sidecar.name} of pod ${namespace}/${pod.metadata.name} from an ephemeral container`,
-    body: { spec: { ephemeralContainers: [container] } },
+    // The uid of the pod planned on: one deleted and created again under its name since (a
+    // training operator's <job>-worker-0, a rerun) is another pod, whose main container may
+    // still run; kube-apiserver refuses the patch then (422, metadata.uid is immutable: a
+    // PATCH sets no precondition, the ephemeralcontainers strategy keeps the uid sent and
+    // ValidateObjectMetaUpdate compares it), and the engine re-plans (apply.ts otherUid;
+    // review86). As the EphemeralJob's injection does.
+    body: { metadata: { uid: ref.uid }, spec: { ephemeralContainers: [container] } },
     uid: ref.uid,
   };
 }

@@ -28,9 +28,10 @@ export function podKey(namespace: string, name: string): string {
 export function sidecarController(input: Partial<SidecarOptions> = {}): Controller<SidecarObserved> {
   const options = SidecarOptions.parse(input);
   return {
-    // No Lease: CRR and Event creates have fixed names, injections a fixed container name,
-    // and the status and image patches carry the resourceVersion they were planned from, so
-    // two instances at once cannot do anything twice (the engine re-plans on their 409).
+    // No Lease: CRR and Event creates have fixed names, injections a fixed container name
+    // and the pod's uid, and the status and image patches carry the resourceVersion they were
+    // planned from, so two instances at once cannot do anything twice, nor write to a pod
+    // created again under the name (the engine re-plans on their 409, or the uid's 422).
     name: 'sidecar',
     route: async (event) => route(event),
     observe: (key, kube) => observe(key, kube, options),
@@ -107,12 +108,13 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
 
 /** What the planner needs of a CRR. */
 function crrView(raw: unknown, name: string): CrrView {
-  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown } };
+  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown }; status?: { phase?: unknown } };
   const containers = Array.isArray(o.spec?.containers) ? o.spec.containers : [];
   const names = containers.map((c: unknown) => (c as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string');
   const created = o.metadata?.creationTimestamp;
   const view: CrrView = { name, containers: names };
   const at = typeof created === 'string' || created instanceof Date ? toDate(created) : undefined;
   if (at) view.createdAt = at;
+  if (typeof o.status?.phase === 'string' && o.status.phase !== '') view.phase = o.status.phase;
   return view;
 }

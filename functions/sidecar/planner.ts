@@ -1,7 +1,7 @@
 import { toDate } from '../api/meta.ts';
 import type { Container, ContainerState, ContainerStatus, Pod } from '../api/pod.ts';
 import { minRequeue, type Action, type Plan } from '../engine/plan.ts';
-import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, signalAction, signalContainerName, SWAPPED_AT_ANNOTATION, type PodRef } from './actions.ts';
+import { CRR, crrAction, crrName, endPodAction, imageSwapAction, podEvent, SIGNAL_INJECTED_AT_ENV, signalAction, signalContainerName, SWAPPED_AT_ANNOTATION, type PodRef } from './actions.ts';
 import type { SidecarOptions } from './config.ts';
 import { IGNORE_EXIT_CODE_ENV, TERMINATE_WITH_IMAGE_ENV, type SidecarInfo } from './env.ts';
 import { sameImage } from './image-ref.ts';
@@ -14,6 +14,8 @@ export interface CrrView {
   name: string;
   containers: string[];
   createdAt?: Date;
+  /** status.phase: unset until kruise-daemon takes it (Pending, Recreating, Completed). */
+  phase?: string;
 }
 
 /** What observe learnt about the pod's node. */
@@ -61,6 +63,8 @@ interface Ctx {
   issued: Map<string, Date | null>;
   /** The pod's container statuses by name, read once per plan. */
   statuses: Map<string, ContainerStatus>;
+  /** The existing CRR of the stage (crr path), for what the stuck Warning says. */
+  crr?: CrrView;
   end?: { phase: 'Succeeded' | 'Failed'; reason: string; why: string };
   requeueAfterSeconds?: number;
 }
@@ -78,7 +82,11 @@ const CRR_UNSERVED_LOOK_AGAIN_SECONDS = 600;
 export function plan(observed: SidecarObserved, now: Date): Plan {
   const notes = [...(observed.notes ?? [])];
   const pod = observed.pod;
-  if (!pod) return { actions: [], notes: [...notes, `skipped: ${observed.unreadable ?? 'pod unreadable'}`] };
+  if (!pod) {
+    // Nothing is written to a pod that cannot be read, not even an Event: logged at warn (review86).
+    const why = observed.unreadable ?? `pod ${observed.namespace}/${observed.name} unreadable`;
+    return { actions: [], notes: [...notes, `skipped: ${why}`], warnings: [`${why}: skipped, its sidecars are not stopped`] };
+  }
   const due = podDue(pod);
   if (!due.due) return { actions: [], notes: [...notes, `not due: ${due.reason}`] };
   const uid = pod.metadata.uid;
@@ -86,14 +94,24 @@ export function plan(observed: SidecarObserved, now: Date): Plan {
   const node = observed.node ?? { name: pod.spec.nodeName ?? '', kind: 'unknown', detail: 'not read' };
   if (node.kind === 'missing') {
     // PodGC deletes pods bound to a node that no longer exists; no kubelet will act on anything we write.
-    return { actions: [], notes: [...notes, `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`] };
+    const why = `skipped: node ${node.name} no longer exists (the pod is orphaned; PodGC deletes it)`;
+    return { actions: [], notes: [...notes, why], warnings: [`pod ${observed.namespace}/${observed.name} ${why}, its sidecars are not stopped`] };
   }
   if (node.kind === 'unknown') notes.push(`node ${node.name || '?'} ${node.detail ?? 'unknown'}: assuming a normal node`);
   const ctx: Ctx = { ref: { pod, namespace: pod.metadata.namespace ?? observed.namespace, uid }, due, observed, now, notes, actions: [], issued: new Map(), statuses: statusByName(pod.status?.containerStatuses ?? []) };
   if (node.kind === 'virtual-kubelet') planVirtualKubelet(ctx, node.name);
   else planNormalNode(ctx);
   warnIfStuck(ctx);
-  return assemble(ctx);
+  return withUnreadNode(assemble(ctx), observed.node, `${ctx.ref.namespace}/${pod.metadata.name}`);
+}
+
+/**
+ * A node that could not be read (no right to get nodes) is warned of with the stop decided as
+ * on a normal node: once per pod (that stop has a fixed name), not at every look (review86).
+ */
+function withUnreadNode(p: Plan, node: NodeView | undefined, pod: string): Plan {
+  if (node?.kind !== 'unknown' || !p.actions.some((a) => a.kind !== 'Event')) return p;
+  return { ...p, warnings: [`pod ${pod}: virtual-kubelet detection skipped, node ${node.name || '?'} ${node.detail ?? 'unknown'}: stopping its sidecars as on a normal node`] };
 }
 
 const END_POD = 'end-pod';
@@ -107,7 +125,8 @@ function assemble(ctx: Ctx): Plan {
     // code is ignored (their exit must not decide the phase), only once that write took effect.
     actions.push({ ...endPodAction(ctx.ref, ctx.end, ctx.now), id: END_POD });
     actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator set the pod's phase to ${ctx.end.phase}: ${ctx.end.why}`, discriminator: `end/${ctx.end.reason}` }, ctx.now), requires: END_POD });
-    actions.push(...ctx.actions.map((a) => ({ ...a, requires: [END_POD, ...[a.requires ?? []].flat()] })));
+    // An action sent only if the phase write did not take effect (unless) is left as it is.
+    actions.push(...ctx.actions.map((a) => (a.unless === undefined ? { ...a, requires: [END_POD, ...[a.requires ?? []].flat()] } : a)));
   } else actions.push(...ctx.actions);
   // A refused CRR create is reported on the pod, where `kubectl describe pod` looks.
   const p: Plan = { actions, notes: ctx.notes, subject: { apiVersion: 'v1', kind: 'Pod', namespace: ctx.ref.namespace, name: ctx.ref.pod.metadata.name, uid: ctx.ref.uid } };
@@ -131,7 +150,7 @@ function planVirtualKubelet(ctx: Ctx, nodeName: string): void {
   if (swaps.length > 0) {
     const list = swaps.map((s) => s.name);
     ctx.actions.push({ ...imageSwapAction(ctx.ref, swaps, ctx.now), id: IMAGE_SWAP });
-    lookAgainWhenStuck(ctx);
+    lookAgainWhenStuck(ctx, stuckLimit(ctx, 1).seconds);
     // Said only once the swap is in the spec (review78: said when an admission policy refused it).
     const event = podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using in-place update`, discriminator: `swap/${list.join(',')}` }, ctx.now);
     ctx.actions.push({ ...event, requires: IMAGE_SWAP });
@@ -176,12 +195,13 @@ function swapWritten(ctx: Ctx, name: string, image: string): void {
  * The node has not acted on the swap yet: looked at again, and once stuckAfterSeconds have
  * passed since the swap was written (its annotation), said on the pod (review: a provider
  * that ignores in-place image updates left the pod looked at every two minutes, silently).
+ * The kubelet stops the old container first, which may take the pod's grace period (stuckLimit).
  */
 function swapNotActedOn(ctx: Ctx, swap: { name: string; image: string; reported: string | undefined }): void {
   const { name, image, reported } = swap;
   if (endedOrEnding(ctx)) return;
   const at = toDate(ctx.ref.pod.metadata.annotations?.[SWAPPED_AT_ANNOTATION]);
-  const limit = ctx.observed.options.stuckAfterSeconds;
+  const limit = stuckLimit(ctx, 1).seconds;
   const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
   if (left > 0) {
     ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
@@ -245,7 +265,8 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   const name = crrName(ctx.ref.uid, stage.stage);
   const existing = ctx.observed.crrs[name];
   if (existing) {
-    ctx.notes.push(`ContainerRecreateRequest ${name} exists: waiting for it`);
+    ctx.notes.push(`ContainerRecreateRequest ${name} exists${existing.phase ? ` (${existing.phase})` : ''}: waiting for it`);
+    ctx.crr = existing;
     for (const s of stage.sidecars) if (existing.containers.includes(s.name)) ctx.issued.set(s.name, existing.createdAt ?? null);
     const missing = stage.sidecars.filter((s) => !existing.containers.includes(s.name));
     if (missing.length > 0) notInCrr(ctx, existing, missing);
@@ -263,7 +284,7 @@ function viaCrr(ctx: Ctx, stage: Stage): void {
   }
   const list = stage.sidecars.map((s) => s.name);
   ctx.actions.push({ ...crrAction(ctx.ref, stage), id: CRR_CREATE });
-  lookAgainWhenStuck(ctx);
+  lookAgainWhenStuck(ctx, stuckLimit(ctx, stage.sidecars.length).seconds);
   // Said only once the CRR is there (review: said while OpenKruise's CRD was missing).
   ctx.actions.push({ ...podEvent(ctx.ref, { type: 'Normal', reason: 'SidecarTerminator', message: `ephemera SidecarTerminator is trying to terminate sidecar [${list.join(' ')}] using crr`, discriminator: `crr/${stage.stage}` }, ctx.now), requires: CRR_CREATE });
 }
@@ -339,7 +360,7 @@ function viaSignal(ctx: Ctx, stage: Stage): void {
       notRunning.push({ name: s.name, reason: state?.waiting?.reason ?? 'no state' });
       continue;
     }
-    ctx.actions.push({ ...signalAction(ctx.ref, c, ctx.observed.options), id: `signal:${s.name}` });
+    ctx.actions.push({ ...signalAction(ctx.ref, c, ctx.observed.options, ctx.now), id: `signal:${s.name}` });
     injected.push(s.name);
   }
   if (notRunning.length > 0) signalOnceRunning(ctx, notRunning);
@@ -452,15 +473,42 @@ function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
     ctx.issued.set(sidecar, started);
     return;
   }
-  lookAgainWhenStuck(ctx);
   const refused = cannotStart(status?.state);
   if (!refused) {
-    ctx.notes.push(`signal container ${container.name} injected, not started yet (${status?.state?.waiting?.reason ?? 'no status'})`);
+    notStarted(ctx, sidecar, container, status?.state);
     return;
   }
+  lookAgainWhenStuck(ctx);
   const message = `signal container ${container.name} (image ${container.image ?? '?'}) for sidecar ${sidecar} cannot start: ${refused}. An ephemeral container cannot be changed or removed: fix the cause (${signalFixHint(status?.state?.waiting?.reason)}), or stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-start/${container.name}` }, ctx.now));
+}
+
+/**
+ * Injected, and not started: no status at all, or waiting for a reason that passes by itself
+ * (ContainerCreating). A kubelet that ignores ephemeral containers (older than 1.23, or the
+ * feature gate off), or one no longer reporting while the pod runs on, leaves it so for good:
+ * said once stuckAfterSeconds have passed since the injection, as for a CRR nobody takes, and
+ * not looked at again (its start, should it come, is a pod event; review86). One injected by
+ * an older ephemera (no time) is looked at again as before. In a pod whose phase is terminal,
+ * or being set, the kubelet starts nothing, and stops the sidecar itself.
+ */
+function notStarted(ctx: Ctx, sidecar: string, container: Container, state: ContainerState | undefined): void {
+  const waiting = state?.waiting?.reason;
+  ctx.notes.push(`signal container ${container.name} injected, not started yet (${waiting ?? 'no status'})`);
+  if (endedOrEnding(ctx)) return;
+  const value = (container.env ?? []).findLast((e) => e.name === SIGNAL_INJECTED_AT_ENV)?.value;
+  const at = value === undefined ? undefined : toDate(value);
+  const limit = ctx.observed.options.stuckAfterSeconds;
+  const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
+  if (!at || left > 0) {
+    lookAgainWhenStuck(ctx, left);
+    return;
+  }
+  const shown = waiting ? `it waits with ${waiting}` : 'it reports no status for it';
+  const message = `the kubelet has not started signal container ${container.name} for sidecar ${sidecar} ${limit}s after ephemera injected it (${shown}): ephemeral containers need a kubelet of Kubernetes 1.25+ (1.23+ with the EphemeralContainers feature gate) that is reporting, see node ${ctx.ref.pod.spec.nodeName ?? '?'}'s version and Ready condition. An ephemeral container cannot be removed: stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
+  ctx.notes.push(message);
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-unstarted/${container.name}` }, ctx.now));
 }
 
 /**
@@ -603,7 +651,7 @@ function warnIfStuck(ctx: Ctx): void {
     ctx.notes.push(`the pod's phase is ${String(ctx.ref.pod.status?.phase)}: its kubelet stops what still runs in it (a virtual-kubelet provider may keep it running until the pod is deleted); nothing is stuck`);
     return;
   }
-  const limit = ctx.observed.options.stuckAfterSeconds;
+  const { seconds: limit, grace } = stuckLimit(ctx, killsInTurn(ctx));
   const stuck: string[] = [];
   for (const s of ctx.due.unterminated) {
     const at = ctx.issued.get(s.name);
@@ -613,23 +661,104 @@ function warnIfStuck(ctx: Ctx): void {
     else ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, left);
   }
   if (stuck.length === 0) return;
-  const message = `sidecar [${stuck.join(' ')}] still running ${limit}s after ephemera asked it to stop (${ctx.path}): ${stuckHint(ctx)}`;
+  const waited = limit > ctx.observed.options.stuckAfterSeconds ? `, terminationGracePeriodSeconds ${grace}` : '';
+  if (ctx.path === 'ephemeral-signal') {
+    endStuckPod(ctx, stuck, `sidecar [${stuck.join(' ')}] still running ${limit}s after its signal container sent it SIGTERM (ephemeral-signal${waited})`);
+    return;
+  }
+  const message = `sidecar [${stuck.join(' ')}] still running ${limit}s after ephemera asked it to stop (${ctx.path}${waited}): ${stuckHint(ctx)}`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `stuck/${ctx.path}/${stuck.join(',')}` }, ctx.now));
 }
 
 /**
- * Termination issued now: if it does nothing (no kruise-daemon, SIGTERM ignored) the pod
- * may never change again, so no event would bring us back. Ask to look again then.
+ * ephemeral-signal's SIGTERM has no second step of its own: a SIGKILL sent from inside the
+ * sidecar's process namespace is dropped like a SIGTERM its PID 1 has no handler for
+ * (pid_namespaces(7)). The other paths have one: kruise-daemon's KillContainer sends SIGKILL
+ * once the pod's grace period has passed, and the kubelet stops what runs in a pod whose phase
+ * was written the same way. So a sidecar stuck after its signal is stopped by the existing
+ * phase write, with the phase crr gives the pod (review86: the pod, and its Job, ran for
+ * ever): the sidecar killed (137) makes the kubelet fail a Never pod (getPhase), unless
+ * sidecars marked IGNORE_EXIT_CODE remain, whose stage sets the phase from the main
+ * containers alone. (Under OnFailure, and in that stage, the phase was written first.) The
+ * Warning says what was done, or, if the write did not take effect, how to end the pod.
  */
-function lookAgainWhenStuck(ctx: Ctx): void {
-  ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, ctx.observed.options.stuckAfterSeconds);
+function endStuckPod(ctx: Ctx, stuck: string[], what: string): void {
+  const ignored = ctx.due.unterminated.filter((s) => s.ignoreExitCode).map((s) => s.name);
+  const phase = ignored.length > 0 ? mainsPhase(ctx) : 'Failed';
+  const how = ignored.length > 0
+    ? `from the main containers, as the stage of sidecars marked ${IGNORE_EXIT_CODE_ENV} [${ignored.join(' ')}] would`
+    : 'as crr ends it: the sidecar killed (exit 137) fails a restartPolicy Never pod';
+  ctx.end = { phase, reason: 'StuckAfterSignal', why: `${what}; the phase is ${phase} ${how}` };
+  const head = `${what}: its main process did not exit on it (PID 1 ignores signals it has no handler for, and a SIGKILL from inside its process namespace is dropped too)`;
+  const fix = 'make the sidecar exit on SIGTERM (run it under tini or dumb-init), or use the crr strategy where OpenKruise runs';
+  const ended = `${head}. ephemera set the pod's phase to ${phase} (${how}), so the kubelet stops the sidecar: SIGTERM, then SIGKILL after terminationGracePeriodSeconds. So that such pods end by themselves, ${fix}`;
+  const { namespace } = ctx.ref;
+  const name = ctx.ref.pod.metadata.name;
+  const unended = `${head}. ephemera could not set the pod's phase to ${phase} to have the kubelet stop it (see the ActionRefused Event; it tries again): end the pod with kubectl patch pod ${name} -n ${namespace} --subresource=status --type=merge -p '{"status":{"phase":"${phase}"}}', or delete it; and ${fix}`;
+  ctx.notes.push(ended);
+  const list = stuck.join(',');
+  ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message: ended, discriminator: `stuck/ephemeral-signal/${list}` }, ctx.now));
+  ctx.actions.push({ ...podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message: unended, discriminator: `stuck-unended/ephemeral-signal/${list}` }, ctx.now), unless: END_POD });
 }
 
+/**
+ * Termination issued now: if it does nothing (no kruise-daemon, SIGTERM ignored) the pod
+ * may never change again, so no event would bring us back. Ask to look again then
+ * (stuckAfterSeconds, or the stuck Warning's own limit).
+ */
+function lookAgainWhenStuck(ctx: Ctx, seconds = ctx.observed.options.stuckAfterSeconds): void {
+  ctx.requeueAfterSeconds = minRequeue(ctx.requeueAfterSeconds, seconds);
+}
+
+/** Kubernetes' default terminationGracePeriodSeconds. */
+const DEFAULT_GRACE_SECONDS = 30;
+/** Past the grace period: the kubelet's status report, and the node's clock against ours. */
+const GRACE_MARGIN_SECONDS = 30;
+
+/**
+ * How long after a stop was issued a sidecar still running is stuck: stuckAfterSeconds, but
+ * never before the pod's terminationGracePeriodSeconds, once per kill carried out in turn, and
+ * a margin have passed. A stop is SIGTERM, then SIGKILL after that grace (the kubelet's and
+ * kruise-daemon's KillContainer: setTerminationGracePeriod), and kruise-daemon kills a
+ * CRR's containers one after the other (crr_daemon_controller manage); a sidecar draining
+ * within the grace its pod gives it is not stuck (review86: a Warning blamed kruise-daemon
+ * while it was stopping a sidecar with a 300 s grace period).
+ */
+function stuckLimit(ctx: Ctx, kills: number): { seconds: number; grace: number } {
+  // Read here, not declared in the Pod schema: the EphemeralJob's LIST shortcut (api/pod-shape.ts) mirrors that schema.
+  const set = ctx.ref.pod.spec.terminationGracePeriodSeconds;
+  const grace = typeof set === 'number' && Number.isFinite(set) ? Math.max(0, Math.ceil(set)) : DEFAULT_GRACE_SECONDS;
+  return { seconds: Math.max(ctx.observed.options.stuckAfterSeconds, grace * kills + GRACE_MARGIN_SECONDS), grace };
+}
+
+/**
+ * Kills whose grace the stop may wait out, one after the other: every container of the CRR;
+ * the one signal; none for an image swap, counted from the new image's start (the kubelet
+ * killed the old container before).
+ */
+function killsInTurn(ctx: Ctx): number {
+  if (ctx.path === 'crr') return Math.max(1, ctx.crr?.containers.length ?? 1);
+  return ctx.path === 'image-swap' ? 0 : 1;
+}
+
+/** What to look at when a stop did nothing (ephemeral-signal ends the pod instead: endStuckPod). */
 function stuckHint(ctx: Ctx): string {
   if (ctx.path === 'image-swap') return `the image in ${TERMINATE_WITH_IMAGE_ENV} must exit at once, and this one keeps running`;
-  if (ctx.path === 'crr') return `ContainerRecreateRequests are executed by OpenKruise's kruise-daemon; is it running on node ${ctx.ref.pod.spec.nodeName ?? '?'}? Without OpenKruise, annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
-  return 'the sidecar\'s main process must handle SIGTERM (PID 1 ignores signals it has no handler for); see the signal container\'s status and logs';
+  return crrStuckHint(ctx);
+}
+
+/**
+ * What the CRR's phase says of kruise-daemon (review86: "is it running?" was asked of one
+ * already executing it): unset, nobody took it; Pending, kruise-daemon runs another request
+ * of the pod first; Recreating or Completed, it acted and the sidecar still runs.
+ */
+function crrStuckHint(ctx: Ctx): string {
+  const node = ctx.ref.pod.spec.nodeName ?? '?';
+  const crr = ctx.crr;
+  if (crr?.phase === 'Pending') return `ContainerRecreateRequest ${crr.name} is Pending: kruise-daemon on node ${node} runs one request of a pod at a time, and another of this pod is ahead of it; see that one's status`;
+  if (crr?.phase === 'Recreating' || crr?.phase === 'Completed') return `kruise-daemon on node ${node} has taken ContainerRecreateRequest ${crr.name} (${crr.phase}), yet the sidecar runs on: see its status.containerRecreateStates and kruise-daemon's log on that node`;
+  return `ContainerRecreateRequests are executed by OpenKruise's kruise-daemon; is it running on node ${node}? Without OpenKruise, annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
 }
 
 // ---- helpers ----

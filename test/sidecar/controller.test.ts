@@ -104,6 +104,13 @@ describe('observe: bounded reads', () => {
     assert.deepEqual(controller.plan(o, NOW).actions, []);
   });
 
+  test('the CRR\'s status.phase is read: the stuck Warning tells a CRR kruise-daemon took from one nobody did (review86)', async () => {
+    const name = crrName(UID, 'sidecars');
+    const crr = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name, namespace: 'batch', creationTimestamp: '2026-01-01T00:01:50Z' }, spec: { podName: 'job-abc12', containers: [{ name: 'log-shipper' }] }, status: { phase: 'Recreating' } };
+    const o = await controller.observe(KEY, new MemoryKube(basePod(), ...NODES, crr));
+    assert.deepEqual(o?.crrs[name], { name, containers: ['log-shipper'], createdAt: new Date('2026-01-01T00:01:50Z'), phase: 'Recreating' });
+  });
+
   test('a virtual-kubelet node: pod and node only', async () => {
     const kube = new MemoryKube(podWith({ spec: { nodeName: 'vk-1' } }), ...NODES);
     const o = await controller.observe(KEY, kube);

@@ -7,7 +7,7 @@ import type { Pod } from '../../functions/api/pod.ts';
 import { handle } from '../../functions/engine/engine.ts';
 import type { KubeObject } from '../../functions/cluster/index.ts';
 import { crrName } from '../../functions/sidecar/actions.ts';
-import { applied, DeafSidecars, IGNORE, jobPod, jobPolicy, mainAndSidecar, NoDaemon, NS, SIDECAR, sidecarWorld, stateOf, terminal, withImage } from '../support/sidecar-world.ts';
+import { applied, DeafSidecars, IgnoresEphemeral, IGNORE, jobPod, jobPolicy, mainAndSidecar, NoDaemon, NS, SIDECAR, sidecarWorld, stateOf, terminal, withImage } from '../support/sidecar-world.ts';
 import { envelopeFor } from '../support/ejob-world.ts';
 
 const SIGNAL = { 'ephemera.io/sidecar-termination': 'ephemeral-signal' };
@@ -105,16 +105,66 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.deepEqual(w.pod('job-1').spec.ephemeralContainers?.map((c) => c.image), ['registry.local/tools:1']);
   });
 
-  test('a sidecar that ignores SIGTERM: the signal is sent once, then a Warning says why it is stuck', async (t) => {
-    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy()), options: { stuckAfterSeconds: 30 } });
+  test('a sidecar that ignores SIGTERM: the signal is sent once; past the grace period the pod is ended Failed, as crr would end it, and the kubelet kills the sidecar (review86)', async (t) => {
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy({ sigterm: () => 137 })), options: { stuckAfterSeconds: 30 } });
+    t.after(() => w.close());
+    const early = await w.run('job-1', { steps: 8 });
+    assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
+    const look = early.at(-1)?.requeueAfterSeconds ?? null;
+    assert.ok(look !== null && look <= 60, `looked at again once the pod's grace (30 s) and the margin have passed: ${String(look)}`);
+    w.clock.advance(61);
+    await w.event('job-1');
+    await w.run('job-1', { steps: 3, until: (p) => stateOf(p, 'log-shipper') !== 'running' });
+    const pod = w.pod('job-1');
+    assert.equal(pod.status?.phase, 'Failed');
+    const ended = condition(pod, 'SidecarTerminated');
+    assert.deepEqual([ended?.status, ended?.reason], ['True', 'StuckAfterSignal']);
+    assert.equal(stateOf(pod, 'log-shipper'), 'terminated 137', 'stopped by the kubelet, from outside its process namespace');
+    assert.equal(pod.spec.ephemeralContainers?.length, 1, 'signalled once');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /still running 60s after its signal container sent it SIGTERM .*ephemera set the pod's phase to Failed .*make the sidecar exit on SIGTERM \(run it under tini or dumb-init\)/);
+  });
+
+  test('the same with the phase write refused: the sidecar runs on, and the Warning says how to end the pod by hand', async (t) => {
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new DeafSidecars(server, jobPolicy({ sigterm: () => 137 })) });
     t.after(() => w.close());
     await w.run('job-1', { steps: 8 });
-    w.clock.advance(31);
-    await w.event('job-1');
-    const pod = w.pod('job-1');
-    assert.equal(stateOf(pod, 'log-shipper'), 'running');
-    assert.equal(pod.spec.ephemeralContainers?.length, 1);
-    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    w.server.faults.add({ method: 'PATCH', pathIncludes: '/pods/job-1/status', status: 403, reason: 'Forbidden', message: 'pods "job-1" is forbidden: User cannot patch resource "pods/status"', times: Infinity });
+    w.clock.advance(121);
+    const r = await w.event('job-1');
+    assert.equal(r.keys[0]?.outcome, 'refused');
+    assert.equal(stateOf(w.pod('job-1'), 'log-shipper'), 'running');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning ActionRefused', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /could not set the pod's phase to Failed .*kubectl patch pod job-1 -n batch --subresource=status --type=merge -p '\{"status":\{"phase":"Failed"\}\}'/);
+  });
+
+  test('a pod deleted and created again under its name while its injection is on the way does not get it: the patch names the uid planned on, and the new pod is looked at afresh (review86)', async (t) => {
+    // A workload that reuses pod names (a training operator's <job>-worker-0, a rerun): the
+    // new pod's main container still runs, so stopping its sidecar would cut it off.
+    let release = (): void => undefined;
+    const hold = new Promise<void>((resolve) => { release = resolve; });
+    let replaced = false;
+    const w = await sidecarWorld([mainAndSidecar('worker-0', [SIDECAR], { annotations: SIGNAL })], { policy: jobPolicy({ mainExit: () => (replaced ? 'run' : 0) }) });
+    t.after(() => w.close());
+    const first = w.pod('worker-0').metadata.uid;
+    w.tickUntil('worker-0', (p) => stateOf(p, 'main') === 'terminated 0' && stateOf(p, 'log-shipper') === 'running');
+    const held = w.server.faults.add({ method: 'PATCH', pathIncludes: '/pods/worker-0/ephemeralcontainers', hold });
+    const a = w.event('worker-0');
+    while (held.hits === 0) await new Promise((r) => setImmediate(r));
+    w.server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'worker-0' });
+    replaced = true;
+    w.server.store.put(mainAndSidecar('worker-0', [SIDECAR], { annotations: SIGNAL }) as never);
+    w.tickUntil('worker-0', (p) => stateOf(p, 'main') === 'running' && stateOf(p, 'log-shipper') === 'running');
+    release();
+    const r = await a;
+    assert.notEqual(w.pod('worker-0').metadata.uid, first);
+    assert.equal(r.keys[0]?.outcome, 'done', 're-planned on the new pod, which is not due');
+    assert.equal(w.pod('worker-0').spec.ephemeralContainers, undefined, 'the new pod got no signal container');
+    assert.deepEqual(w.events('worker-0'), [], 'no refusal told, no Event saying it is trying');
+    for (let i = 0; i < 3; i++) { w.clock.advance(1); w.kubelet.tick(); }
+    assert.equal(stateOf(w.pod('worker-0'), 'log-shipper'), 'running');
   });
 
   test('the API server refuses the injection: a Warning ActionRefused on the pod, nothing else is touched', async (t) => {
@@ -178,6 +228,20 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
     assert.ok(String(stuck?.message).includes(`CreateContainerConfigError: ${refusal}`), String(stuck?.message));
     assert.equal(results.at(-1)?.requeueAfterSeconds, 120, 'nothing else would bring ephemera back to this pod');
+  });
+
+  test('a kubelet that never starts the signal container (it ignores ephemeral containers): a Warning once stuckAfterSeconds have passed since the injection (review86)', async (t) => {
+    const w = await sidecarWorld([mainAndSidecar('job-1', [SIDECAR], { annotations: SIGNAL })], { kubelet: (server) => new IgnoresEphemeral(server, jobPolicy()) });
+    t.after(() => w.close());
+    const results = await w.run('job-1', { steps: 8 });
+    assert.equal(w.pod('job-1').spec.ephemeralContainers?.length, 1);
+    assert.ok((results.at(-1)?.requeueAfterSeconds ?? 0) > 0, 'looked at again');
+    w.clock.advance(121);
+    const r = await w.event('job-1');
+    assert.deepEqual(w.events('job-1'), ['Normal SidecarTerminator', 'Warning SidecarTerminationStuck']);
+    const stuck = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).find((e) => e.reason === 'SidecarTerminationStuck');
+    assert.match(String(stuck?.message), /the kubelet has not started signal container ephemera-stop-log-shipper .* \(it reports no status for it\)/);
+    assert.equal(r.requeueAfterSeconds, null, 'said once; not looked at every two minutes for ever');
   });
 
   for (const spec of [{ shareProcessNamespace: true }, { hostPID: true }]) {
@@ -420,6 +484,7 @@ describe('bad input', () => {
     const results = await w.run('job-1', { steps: 6 });
     assert.deepEqual(applied(results), []);
     assert.ok(results.some((r) => r.keys.some((k) => k.notes?.some((n) => /node node-gone no longer exists/.test(n)))));
+    assert.ok(results.some((r) => r.keys.some((k) => k.warnings?.some((n) => /node node-gone no longer exists .*its sidecars are not stopped/.test(n)))), 'logged at warn, not only at debug (review86)');
   });
 
   test('the node GET failing transiently is thrown for the queue to redeliver; the redelivery acts', async (t) => {

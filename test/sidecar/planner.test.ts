@@ -44,6 +44,23 @@ describe('not due or not plannable: no actions, a note saying why', () => {
     assert.deepEqual(p.actions, []);
     assert.match(p.notes?.join('\n') ?? '', /node node-a no longer exists/);
   });
+  test('what leaves a due pod\'s sidecars running and shows nowhere else is a warning (logged at warn), not only a debug note (review86)', () => {
+    const unreadable = plan({ ...observed(basePod()), pod: null, unreadable: 'pod batch/x unreadable (spec.containers: expected array)' }, NOW);
+    assert.deepEqual(unreadable.warnings, ['pod batch/x unreadable (spec.containers: expected array): skipped, its sidecars are not stopped']);
+    const orphan = plan(observed(basePod(), { node: { name: 'node-a', kind: 'missing' } }), NOW);
+    assert.deepEqual(orphan.warnings, ['pod batch/job-abc12 skipped: node node-a no longer exists (the pod is orphaned; PodGC deletes it), its sidecars are not stopped']);
+    assert.equal(plan(observed(podWith({ statuses: [running('main'), running('log-shipper')] })), NOW).warnings, undefined, 'not due: routine, a debug note');
+    assert.equal(plan(observed(basePod()), NOW).warnings, undefined);
+  });
+  test('a node that cannot be read (no right to get nodes): warned with the stop it decided, once per pod, not at every later look (review86)', () => {
+    const node = { name: 'node-a', kind: 'unknown', detail: 'unreadable (403 nodes "node-a" is forbidden; grant get on nodes to detect virtual-kubelet)' } as const;
+    const first = plan(observed(basePod(), { node }), NOW);
+    assert.deepEqual(kinds(first.actions), ['create ContainerRecreateRequest', 'create Event']);
+    assert.deepEqual(first.warnings, ['pod batch/job-abc12: virtual-kubelet detection skipped, node node-a unreadable (403 nodes "node-a" is forbidden; grant get on nodes to detect virtual-kubelet): stopping its sidecars as on a normal node']);
+    const name = crrName(UID, 'sidecars');
+    const later = plan(observed(basePod(), { node, crrs: { [name]: existingCrr(name, ['log-shipper']) } }), NOW);
+    assert.equal(later.warnings, undefined);
+  });
   test('pod without uid: cannot name or own a CRR', () => {
     const p = plan(observed(podWith({ metadata: { uid: undefined } })), NOW);
     assert.deepEqual(p.actions, []);
@@ -117,6 +134,60 @@ describe('crr strategy (OpenKruise-compatible)', () => {
     assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
     assert.match(events(late.actions)[0]?.message ?? '', /kruise-daemon/);
     assert.equal(late.requeueAfterSeconds, undefined);
+  });
+
+  describe('the stuck Warning waits out the pod\'s grace period (review86: it blamed kruise-daemon while it stopped a sidecar with 300 s)', () => {
+    const name = crrName(UID, 'sidecars');
+    const graced = (seconds: number, statuses?: ContainerStatus[]) => podWith({ spec: { terminationGracePeriodSeconds: seconds }, ...(statuses ? { statuses } : {}) });
+    test('terminationGracePeriodSeconds 600: no Warning 125 s after the CRR, a look again once the grace and a margin have passed; then the Warning says why it waited', () => {
+      const crrs = { [name]: existingCrr(name, ['log-shipper'], '2026-01-01T00:00:00Z') };
+      const early = plan(observed(graced(600), { crrs }), new Date('2026-01-01T00:02:05Z'));
+      assert.deepEqual(early.actions, []);
+      assert.equal(early.requeueAfterSeconds, 630 - 125);
+      const late = plan(observed(graced(600), { crrs }), new Date('2026-01-01T00:10:30Z'));
+      assert.deepEqual(events(late.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+      assert.match(events(late.actions)[0]?.message ?? '', /still running 630s after ephemera asked it to stop \(crr, terminationGracePeriodSeconds 600\)/);
+    });
+    test('kruise-daemon kills a CRR\'s containers one after the other: two sidecars at 90 s wait 2 × 90 s and the margin', () => {
+      const pod = podWith({ spec: { terminationGracePeriodSeconds: 90 }, containers: [{ name: 'main' }, { name: 'a', env: [SIDECAR_ENV] }, { name: 'b', env: [SIDECAR_ENV] }], statuses: [exited('main', 0), running('a'), running('b')] });
+      const crrs = { [name]: existingCrr(name, ['a', 'b'], '2026-01-01T00:00:00Z') };
+      assert.deepEqual(plan(observed(pod, { crrs }), new Date('2026-01-01T00:03:29Z')).actions, []);
+      assert.equal(events(plan(observed(pod, { crrs }), new Date('2026-01-01T00:03:30Z')).actions).length, 1);
+    });
+    test('the look after a CRR is created comes when its Warning would be due', () => {
+      assert.equal(plan(observed(graced(600)), NOW).requeueAfterSeconds, 630);
+      assert.equal(plan(observed(graced(10)), NOW).requeueAfterSeconds, 120, 'never before stuckAfterSeconds');
+    });
+    test('the CRR\'s phase says whether kruise-daemon took it: Recreating names its state and log, not "is it running?"; Pending says another request is ahead', () => {
+      const at = new Date('2026-01-01T00:05:00Z');
+      const said = (phase?: string): string => events(plan(observed(basePod(), { crrs: { [name]: { ...existingCrr(name, ['log-shipper'], '2026-01-01T00:00:00Z'), ...(phase ? { phase } : {}) } } }), at).actions)[0]?.message ?? '';
+      assert.match(said('Recreating'), /kruise-daemon on node node-a has taken ContainerRecreateRequest sidecar-termination-.* \(Recreating\), yet the sidecar runs on: see its status\.containerRecreateStates/);
+      assert.doesNotMatch(said('Recreating'), /is it running/);
+      assert.match(said('Pending'), /is Pending: kruise-daemon on node node-a runs one request of a pod at a time/);
+      assert.match(said(), /is it running on node node-a\?/);
+    });
+    test('ephemeral-signal: a sidecar still draining within its grace period is not stuck', () => {
+      const signal = signalContainerName('log-shipper');
+      const pod = podWith({
+        spec: { terminationGracePeriodSeconds: 600, ephemeralContainers: [{ name: signal, targetContainerName: 'log-shipper' }] },
+        status: { ephemeralContainerStatuses: [{ name: signal, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:00:00Z' } } }] },
+      });
+      const p = plan(observed(pod, { options: { ...DEFAULT_SIDECAR_OPTIONS, defaultStrategy: 'ephemeral-signal' } }), new Date('2026-01-01T00:02:05Z'));
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 630 - 125);
+    });
+    test('virtual-kubelet: the kubelet stops the old container first, so a swap not acted on within the grace period is not yet "not supported"', () => {
+      const pod = podWith({
+        spec: { terminationGracePeriodSeconds: 300 },
+        metadata: { annotations: { 'ephemera.io/sidecar-swapped-at': '2026-01-01T00:00:00Z' } },
+        containers: [{ name: 'main' }, { name: 'a', image: 'example/exit:1', env: [WITH_IMAGE('example/exit:1')] }],
+        statuses: [exited('main', 0), running('a', { image: 'docker.io/example/envoy:1' })],
+      });
+      const p = plan(observed(pod, { node: VK }), new Date('2026-01-01T00:02:05Z'));
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 330 - 125);
+      assert.equal(events(plan(observed(pod, { node: VK }), new Date('2026-01-01T00:05:30Z')).actions).length, 1);
+    });
   });
 
   test('ContainerRecreateRequests not served (no OpenKruise): no create, one Warning naming the ways out, a look again in 10 minutes', () => {
@@ -374,6 +445,7 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     const inject = p.actions[0]!;
     assert.equal(inject.patchType, 'strategic');
     assert.equal(inject.alreadyExists, 'done');
+    assert.deepEqual((inject.body as { metadata?: unknown }).metadata, { uid: UID }, 'a pod created again under its name is not the pod planned on (review86)');
     const ec = (inject.body as { spec: { ephemeralContainers: Record<string, unknown>[] } }).spec.ephemeralContainers;
     assert.equal(ec.length, 1);
     assert.deepEqual(
@@ -442,17 +514,50 @@ describe('ephemeral-signal strategy (no daemon)', () => {
     assert.equal(p.actions.length, 1);
   });
 
-  test('already injected and started: nothing more; after stuckAfterSeconds a Warning about SIGTERM', () => {
+  describe('a sidecar still running past its grace period after its signal: the pod is ended, as crr ends it (review86: it ran, and its Job, for ever)', () => {
     const name = signalContainerName('log-shipper');
-    const pod = podWith({
-      spec: { ephemeralContainers: [{ name, targetContainerName: 'log-shipper' }] },
-      status: { ephemeralContainerStatuses: [{ name, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:01:10Z' } } }] },
+    const signalled = (o: Parameters<typeof podWith>[0] = {}) => {
+      const p = podWith(o);
+      return { ...p, spec: { ...p.spec, ephemeralContainers: [{ name, targetContainerName: 'log-shipper' }] }, status: { ...p.status, ephemeralContainerStatuses: [{ name, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:01:10Z' } } }] } };
+    };
+    const LATE = new Date('2026-01-01T00:05:00Z');
+    test('before stuckAfterSeconds: nothing, a look again then', () => {
+      const p = plan(observed(signalled(), { options: signalOptions }), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 70);
     });
-    const p = plan(observed(pod, { options: signalOptions }), NOW);
-    assert.deepEqual(p.actions, []);
-    assert.equal(p.requeueAfterSeconds, 70);
-    const late = plan(observed(pod, { options: signalOptions }), new Date('2026-01-01T00:05:00Z'));
-    assert.match(events(late.actions)[0]?.message ?? '', /SIGTERM/);
+    test('after it: the phase write Failed (the sidecar killed, 137, fails a Never pod), its Event, and a Warning saying what was done; another for if the write does not take effect', () => {
+      const p = plan(observed(signalled(), { options: signalOptions }), LATE);
+      assert.deepEqual(kinds(p.actions), ['patch Pod/status', 'create Event', 'create Event', 'create Event']);
+      const status = p.actions[0]!.body as StatusBody;
+      assert.equal(status.status.phase, 'Failed');
+      assert.deepEqual(status.status.conditions.map((c) => [c.type, c.status, c.reason]), [['SidecarTerminated', 'True', 'StuckAfterSignal']]);
+      assert.equal(status.metadata.resourceVersion, '4711', 'fenced: a sidecar that exited since is read again, not overwritten');
+      const [normal, done, notDone] = p.actions.slice(1);
+      assert.match((normal?.body as { message: string }).message, /set the pod's phase to Failed: sidecar \[log-shipper\] still running 120s after its signal container sent it SIGTERM/);
+      assert.deepEqual([done?.requires, done?.unless], [['end-pod'], undefined]);
+      assert.match((done?.body as { message: string }).message, /its main process did not exit on it .*ephemera set the pod's phase to Failed \(as crr ends it: the sidecar killed \(exit 137\) fails a restartPolicy Never pod\), so the kubelet stops the sidecar: SIGTERM, then SIGKILL after terminationGracePeriodSeconds/);
+      assert.deepEqual([notDone?.requires, notDone?.unless], [undefined, 'end-pod']);
+      assert.match((notDone?.body as { message: string }).message, /could not set the pod's phase to Failed .*kubectl patch pod job-abc12 -n batch --subresource=status --type=merge -p '\{"status":\{"phase":"Failed"\}\}', or delete it/);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
+    for (const [mainExit, phase] of [[0, 'Succeeded'], [3, 'Failed']] as const) {
+      test(`sidecars marked IGNORE_EXIT_CODE remain (main exited ${mainExit}): the phase comes from the main containers, as their stage would set it: ${phase}`, () => {
+        const pod = signalled({ containers: [{ name: 'main' }, { name: 'log-shipper', env: [SIDECAR_ENV] }, { name: 'c', env: [SIDECAR_ENV, IGNORE_ENV] }], statuses: [exited('main', mainExit), running('log-shipper'), running('c')] });
+        const p = plan(observed(pod, { options: signalOptions }), LATE);
+        assert.equal((only(p.actions, 'Pod', 'status')[0]?.body as StatusBody).status.phase, phase);
+        assert.match(events(p.actions)[1]?.message ?? '', /from the main containers, as the stage of sidecars marked KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE \[c\] would/);
+      });
+    }
+    test('a pod whose phase is already terminal: nothing is stuck, nothing written', () => {
+      const pod = signalled({ status: { phase: 'Failed' } });
+      assert.deepEqual(plan(observed(pod, { options: signalOptions }), LATE).actions, []);
+    });
+    test('crr does not end the pod: kruise-daemon kills the sidecar itself, so a Warning only', () => {
+      const crr = crrName(UID, 'sidecars');
+      const p = plan(observed(basePod(), { crrs: { [crr]: existingCrr(crr, ['log-shipper'], '2026-01-01T00:00:00Z') } }), LATE);
+      assert.deepEqual(kinds(p.actions), ['create Event']);
+    });
   });
 
   /** The base pod with the signal container injected, and this status for it (undefined: none yet). */
@@ -562,6 +667,38 @@ describe('ephemeral-signal strategy (no daemon)', () => {
       assert.equal(p.requeueAfterSeconds, 120);
       assert.match(p.notes?.join('\n') ?? '', /injected, not started yet/);
     }
+  });
+
+  describe('a signal container the kubelet never starts (it ignores ephemeral containers, or stopped reporting) is said on the pod, as a CRR nobody takes (review86)', () => {
+    const name = signalContainerName('log-shipper');
+    const at = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const unstarted = (secondsAgo: number, state?: { waiting: { reason: string } }, o: Parameters<typeof podWith>[0] = {}) => {
+      const p = podWith(o);
+      const env = [{ name: 'EPHEMERA_SIGNAL_TARGET', value: 'log-shipper' }, { name: 'EPHEMERA_SIGNAL_INJECTED_AT', value: at(secondsAgo) }];
+      return { ...p, spec: { ...p.spec, ephemeralContainers: [{ name, image: 'busybox:1.36', targetContainerName: 'log-shipper', env }] }, status: { ...p.status, ephemeralContainerStatuses: state ? [{ name, state }] : [] } };
+    };
+    test('the injection carries its time', () => {
+      const env = (plan(observed(basePod(), { options: signalOptions }), NOW).actions[0]?.body as { spec: { ephemeralContainers: { env: { name: string; value: string }[] }[] } }).spec.ephemeralContainers[0]?.env;
+      assert.deepEqual(env, [{ name: 'EPHEMERA_SIGNAL_TARGET', value: 'log-shipper' }, { name: 'EPHEMERA_SIGNAL_INJECTED_AT', value: '2026-01-01T00:02:00Z' }]);
+    });
+    test('before stuckAfterSeconds since the injection: a look again then, no Warning', () => {
+      const p = plan(observed(unstarted(30), { options: signalOptions }), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, 90);
+    });
+    for (const state of [undefined, { waiting: { reason: 'ContainerCreating' } }]) {
+      test(`after it (${state ? 'waiting ContainerCreating' : 'no status at all'}): one Warning naming the container and what to check, no look again`, () => {
+        const p = plan(observed(unstarted(121, state), { options: signalOptions }), NOW);
+        assert.deepEqual(events(p.actions).map((e) => [e.type, e.reason]), [['Warning', 'SidecarTerminationStuck']]);
+        assert.match(events(p.actions)[0]?.message ?? '', new RegExp(`the kubelet has not started signal container ephemera-stop-log-shipper for sidecar log-shipper 120s after ephemera injected it \\(${state ? 'it waits with ContainerCreating' : 'it reports no status for it'}\\): ephemeral containers need a kubelet of Kubernetes 1\\.25\\+ .* node node-a`));
+        assert.equal(p.requeueAfterSeconds, undefined, 'its start would be a pod event');
+      });
+    }
+    test('in a pod whose phase is terminal the kubelet starts nothing, and stops the sidecar itself: no Warning, no look again', () => {
+      const p = plan(observed(unstarted(121, undefined, { status: { phase: 'Succeeded' } }), { options: signalOptions }), NOW);
+      assert.deepEqual(p.actions, []);
+      assert.equal(p.requeueAfterSeconds, undefined);
+    });
   });
 
   test('shareProcessNamespace: PID 1 is not the sidecar, so no signal; a Warning', () => {

@@ -149,9 +149,21 @@ export class NoDaemon extends SimKubelet {
   }
 }
 
-/** A sidecar whose PID 1 has no SIGTERM handler: the signal does nothing. */
+/**
+ * A sidecar whose PID 1 has no SIGTERM handler: its signal container's SIGTERM is dropped, as
+ * a SIGKILL from inside its process namespace would be (pid_namespaces(7)). A stop from outside
+ * (the kubelet's in a terminal pod, kruise-daemon's) still ends it, with SIGKILL after the
+ * grace period: give the policy `sigterm: () => 137` for that.
+ */
 export class DeafSidecars extends SimKubelet {
-  protected override stopContainer(): void {
-    // ignored
+  protected override onEphemeralStarted(pod: KubeObject, c: ContainerSpec): boolean {
+    return super.onEphemeralStarted(pod, c, false);
+  }
+}
+
+/** A kubelet that ignores ephemeral containers (older than 1.23, the feature gate off): it reports no status for them. */
+export class IgnoresEphemeral extends SimKubelet {
+  protected override stepEphemeral(): void {
+    // never started
   }
 }

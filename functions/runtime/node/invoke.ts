@@ -409,6 +409,8 @@ async function reconcileOne(c: Controller<unknown>, key: string, deps: EngineDep
   tally.keys.looked.add(key);
   if (r.outcome === 'gone') tally.keys.gone.add(key);
   if (r.outcome === 'gone') tally.notes.push(`${c.name} ${key}: not in the ${into.live ? 'cluster' : 'state'}, nothing to do`);
+  // What the functions log at warn (a pod skipped for a node gone, a job unreadable): said here whatever LOG_LEVEL.
+  for (const w of r.warnings ?? []) tally.notes.push(`${c.name} ${key}: ${w}`);
   tally.refused.push(...(r.refused ?? []));
 }
 

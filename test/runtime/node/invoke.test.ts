@@ -103,6 +103,20 @@ describe('ephemera invoke', () => {
     assert.match(p.stderr, /line 1: not JSON \(.*\): events go one per line, as kubectl get --raw '…\?watch=1' prints them \(or pipe pretty JSON through jq -c \.\)/);
   });
 
+  test('a due pod on a node that no longer exists: "no actions", and why, whatever LOG_LEVEL (review86)', async () => {
+    const state = join(dir, 'orphan.yaml');
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'job-1', namespace: 'batch', uid: '0f1e2d3c-0000-4000-8000-000000000009' },
+      spec: { nodeName: 'node-gone', restartPolicy: 'Never', containers: [{ name: 'main', image: 'x' }, { name: 'log-shipper', image: 'y', env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }] }] },
+      status: { phase: 'Running', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 0 } } }, { name: 'log-shipper', state: { running: {} } }] },
+    };
+    writeFileSync(state, [{ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } }, pod].map((o) => JSON.stringify(o)).join('\n---\n'));
+    const r = await runCli(['invoke', '--state', state, '--now', '2026-01-01T00:00:00Z']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /no actions/i);
+    assert.ok(r.stderr.includes('note: sidecar Pod/batch/job-1: pod batch/job-1 skipped: node node-gone no longer exists (the pod is orphaned; PodGC deletes it), its sidecars are not stopped'), r.stderr);
+  });
+
   test('Story 2: a running injected sleep container reports the job Running', async () => {
     const out = await invokeJson('--state', STORY2, '--now', '2026-01-01T00:03:00Z');
     assert.equal(job(out)?.status?.phase, 'Running');
