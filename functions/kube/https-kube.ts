@@ -223,7 +223,8 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
   return async (req, extra, cert) => {
     const agent = agentFor(cert);
     closeIdle(agent, idleMs);
-    const signal = AbortSignal.timeout(timeoutMs);
+    const limit = deadline(timeoutMs);
+    const signal = limit.signal;
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     // gzip, as client-go asks for it (unless the kubeconfig says disable-compression):
     // kube-apiserver compresses an answer of 128 KiB or more (APIResponseCompression, on by
@@ -240,7 +241,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
     try {
       for (let tries = 1; ; tries++) {
         try {
-          return await exchange(req, { headers, payload, signal, agent });
+          return await exchange(req, { headers, payload, signal, agent, spent: limit.spent });
         } catch (err) {
           if (!(err instanceof StaleSocket)) throw err;
           closeIdle(agent);
@@ -251,15 +252,17 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
       const cause = err instanceof StaleSocket ? err.cause : err;
       if (signal.aborted) throw networkError(new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`, { cause }));
       throw networkError(cause);
+    } finally {
+      limit.done();
     }
   };
 
-  function exchange(req: Req, { headers, payload, signal, agent }: { headers: Record<string, string>; payload: string | undefined; signal: AbortSignal; agent: Agent }): Promise<Answer> {
+  function exchange(req: Req, { headers, payload, signal, agent, spent }: { headers: Record<string, string>; payload: string | undefined; signal: AbortSignal; agent: Agent; spent: (ms: number) => void }): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
       const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
         const status = res.statusCode ?? 0;
         if (req.reader && status >= 200 && status < 300) {
-          readAsItArrives(res, req.reader()).then((read) => resolve({ status, headers: res.headers, body: EMPTY, read }), (err: unknown) => reject(notAList(req, status, err)));
+          readAsItArrives(res, req.reader(), spent).then((read) => resolve({ status, headers: res.headers, body: EMPTY, read }), (err: unknown) => reject(notAList(req, status, err)));
           return;
         }
         // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
@@ -286,11 +289,32 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
 const EMPTY = Buffer.alloc(0);
 
 /**
+ * A request's deadline, `ms` from now, pushed back by the time the client spends reading an
+ * answer it reads as it arrives (`spent`): as for an answer gathered whole and parsed after
+ * it came, only the server's and the network's time counts (review82 H2: the first LIST of a
+ * large job's pods, each read through its view, on a Lambda's fraction of a CPU). Its timer
+ * holds no process open; `done()` clears it.
+ */
+function deadline(ms: number): { signal: AbortSignal; spent(by: number): void; done(): void } {
+  const controller = new AbortController();
+  let due = performance.now() + ms;
+  let timer: ReturnType<typeof setTimeout>;
+  const check = (): void => {
+    const left = due - performance.now();
+    if (left > 0) timer = setTimeout(check, left).unref();
+    else controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
+  };
+  timer = setTimeout(check, ms).unref();
+  return { signal: controller.signal, spent: (by) => void (due += by), done: () => clearTimeout(timer) };
+}
+
+/**
  * An answer handed to `reader` as it arrives, inflated as it comes when gzipped, in blocks of
  * STREAM_BLOCK: never gathered whole (review82 H2). What the reader made of it, or the first
- * error (of the socket, the inflate or the reader, which then stops the answer).
+ * error (of the socket, the inflate or the reader, which then stops the answer). The time
+ * the reader takes goes to `spent` (the deadline does not count it).
  */
-function readAsItArrives(res: IncomingMessage, reader: BodyReader): Promise<unknown> {
+function readAsItArrives(res: IncomingMessage, reader: BodyReader, spent: (ms: number) => void): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let failed = false;
     const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
@@ -303,23 +327,22 @@ function readAsItArrives(res: IncomingMessage, reader: BodyReader): Promise<unkn
       reject(err as Error);
     };
     const blocks = itemBlocks(STREAM_BLOCK, (b) => reader.write(b));
-    const take = (c: Buffer): void => {
+    const timed = (f: () => void): void => {
       if (failed) return;
+      const t = performance.now();
       try {
-        blocks.add(c);
+        f();
       } catch (err) {
         fail(err);
+      } finally {
+        spent(performance.now() - t);
       }
     };
-    const finish = (): void => {
-      if (failed) return;
-      try {
-        blocks.end();
-        resolve(reader.end());
-      } catch (err) {
-        fail(err);
-      }
-    };
+    const take = (c: Buffer): void => timed(() => blocks.add(c));
+    const finish = (): void => timed(() => {
+      blocks.end();
+      resolve(reader.end());
+    });
     if (gunzip) {
       gunzip.on('data', take);
       gunzip.on('end', finish);

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { identity, itemBlocks, ListReuse } from '../../functions/kube/list-reuse.ts';
 import { ListStream, type ListBody } from '../../functions/kube/list-stream.ts';
+import { KubeError } from '../../functions/kube/errors.ts';
 import { createHttpsKube } from '../../functions/kube/https-kube.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { objectKeys, withSafeKeys } from '../support/json-key-bug.ts';
@@ -410,4 +411,51 @@ test('a LIST through a view is read as it arrives: its first items are read befo
   } finally {
     await new Promise<void>((resolve) => srv.close(() => resolve()));
   }
+});
+
+describe('the deadline of a LIST read through a view', () => {
+  const pod = (i: number): string => JSON.stringify({ metadata: { name: `p${i}`, namespace: 'default', uid: `u${i}`, resourceVersion: '1' }, spec: { blob: 'x'.repeat(20_000) } });
+  /** A server that writes the answer's head and 60 pods of 20 KB, 10 at a time 20 ms apart, then (unless `stall`) the rest. */
+  async function serving(stall: boolean): Promise<{ url: string; close: () => Promise<void> }> {
+    const srv = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"items":[');
+      void (async () => {
+        for (let k = 0; k < 6; k++) {
+          res.write(`${k === 0 ? '' : ','}${Array.from({ length: 10 }, (_, i) => pod(k * 10 + i)).join(',')}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        if (!stall) res.end(']}');
+      })();
+    });
+    srv.on('clientError', () => {});
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => new Promise((resolve) => { srv.closeAllConnections(); srv.close(() => resolve()); }) };
+  }
+
+  test('the client\'s own reading is not counted: a view that takes three times the timeout to read the pods still gets them all', async () => {
+    const srv = await serving(false);
+    try {
+      // 20 ms a pod, 1.2 s in all, against a 400 ms timeout (an answer read whole was parsed after it came, outside its timeout).
+      const slow = { name: 'slow', read: (raw: unknown): string => {
+        const until = performance.now() + 20;
+        while (performance.now() < until) { /* busy: the client's CPU */ }
+        return (raw as { metadata: { name: string } }).metadata.name;
+      } };
+      const got = await createHttpsKube({ server: srv.url }, { timeoutMs: 400 }).list('v1', 'Pod', 'default', { view: slow });
+      assert.equal(got.items.length, 60);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('an answer that stops coming is still given up at the timeout, a transient error', async () => {
+    const srv = await serving(true);
+    try {
+      const view = { name: 'names', read: (raw: unknown): string => (raw as { metadata: { name: string } }).metadata.name };
+      await assert.rejects(createHttpsKube({ server: srv.url }, { timeoutMs: 300 }).list('v1', 'Pod', 'default', { view }), (err: unknown) => err instanceof KubeError && err.errorClass === 'transient' && /no answer within 300 ms/.test(err.message));
+    } finally {
+      await srv.close();
+    }
+  });
 });
