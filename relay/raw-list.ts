@@ -11,7 +11,7 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { forgetExecCredential } from '../functions/kube/kubeconfig-endpoint.ts';
 import { MAX_RETRY_AFTER_SECONDS, retryAfterSeconds } from '../functions/kube/status-error.ts';
-import { ListStream, type ListBody } from './list-stream.ts';
+import { ListStream, type ListBody } from '../functions/kube/list-stream.ts';
 
 /** One page of a LIST: its items (raw, or as listRaw's `map` made them), the snapshot's resourceVersion and the continue token. */
 export interface ListPage<T = unknown> {

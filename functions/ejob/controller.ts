@@ -11,6 +11,7 @@ import type { Kube, ObjectRef } from '../kube/kube.ts';
 import { isKubeError, refusedForGood } from '../kube/errors.ts';
 import { elapsedMs } from '../kube/elapsed.ts';
 import { jobFinished } from './finished.ts';
+import { LISTED_POD_VIEW } from './listed-pod.ts';
 import { claimRetentionMs, listBeforeLeaseStands, standingLagMs } from './claims.ts';
 import { leaseNeeded } from './lease-needed.ts';
 import { leaseOwner, readLeaseView, RECORD_VERSION, type LeaseConfig } from './lease-record.ts';
@@ -244,18 +245,19 @@ function unreadableJob(ref: { namespace?: string; name: string }, issues: Parame
 }
 
 /**
- * The pods a LIST returns, and a note for each it could not read. Pods that plainly fit the
- * schema skip zod (pod-shape.ts: the same pods, proven by a property test); a LIST of a
- * large job's pods is read once or twice per reconcile.
+ * The pods a LIST returns, and a warning for each it could not read. Each pod is read through
+ * LISTED_POD_VIEW as the answer arrives: checked against the schema whole (pods that plainly
+ * fit it skip zod: pod-shape.ts), then trimmed to what the planner reads (listed-pod.ts), so a
+ * reconcile never holds its job's pods whole (review82 H2); a LIST of a large job's pods is
+ * read once or twice per reconcile.
  */
 async function listPods(kube: Kube, namespace: string, query: { labelSelector: string }): Promise<{ pods: readonly Pod[]; notes: string[]; warnings?: string[] }> {
-  const list = await kube.list('v1', 'Pod', namespace, query);
+  const list = await kube.list('v1', 'Pod', namespace, { ...query, view: LISTED_POD_VIEW });
   const pods: Pod[] = [];
   const warnings: string[] = [];
   for (const item of list.items) {
-    const p = parsePod(item);
-    if (p.success) pods.push(p.data);
-    else warnings.push(`pod ${nameOf(item)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})`);
+    if ('pod' in item) pods.push(item.pod);
+    else warnings.push(item.unreadable);
   }
   // Frozen: the planner keeps what it sorts out of a list that cannot change (targets.ts).
   return { pods: Object.freeze(pods), notes: [], ...(warnings.length > 0 ? { warnings } : {}) };

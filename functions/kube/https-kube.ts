@@ -3,15 +3,16 @@
 // every model at import) and behaves as the client-node wrapper does (client.ts): same
 // paths, content types, error classes and Date-header clock, proven by
 // test/kube/contract.case.ts against both.
-import type { Agent, IncomingHttpHeaders } from 'node:http';
+import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Action, PatchType } from '../engine/plan.ts';
 import { answerBytes, gunzipWhole } from './answer-bytes.ts';
 import { withFreshCredentialOn401, type ClientCertificate, type KubeAuth } from './auth.ts';
 import type { KubeEndpoint } from './endpoint.ts';
 import { KubeError } from './errors.ts';
-import type { Kube, ListOptions, ObjectList } from './kube.ts';
-import { ListReuse } from './list-reuse.ts';
+import type { ItemView, Kube, ListOptions, ObjectList } from './kube.ts';
+import { itemBlocks, ListReuse } from './list-reuse.ts';
+import { ListStream, type ListBody } from './list-stream.ts';
 import { agentProxyEnv } from './proxy.ts';
 import { ServerClock } from './server-clock.ts';
 import { actionOperation, pathFor } from './resources.ts';
@@ -58,13 +59,31 @@ interface Req {
   path: string;
   body?: unknown;
   contentType?: string;
+  /** A 2xx answer read as it arrives (a LIST through a view), not gathered whole. */
+  reader?: () => BodyReader;
+}
+
+/** Takes an answer's bytes as they come (inflated), then says what they were. */
+interface BodyReader {
+  write(chunk: Buffer): void;
+  end(): unknown;
 }
 
 interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** What the request's reader made of a 2xx answer (its body is then empty). */
+  read?: unknown;
 }
+
+/**
+ * The size of the blocks a streamed answer is handed on in (list-reuse.ts itemBlocks): an
+ * item kept from an earlier answer is taken without a scan only within one block, so the
+ * socket's reads (up to 64 KiB) are gathered into blocks of about this size, cut between two
+ * items; a streamed LIST holds about one (review82 H2).
+ */
+const STREAM_BLOCK = 256 * 1024;
 
 /** A Kube over node:http(s) for one endpoint; keeps its connections alive between calls. */
 export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOptions = {}): Kube {
@@ -81,7 +100,7 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
     if (date) clock.seen(date);
     if (res.status >= 200 && res.status < 300) {
-      const v = decode(res.body) ?? parseBody(req, res, reads !== undefined);
+      const v = res.read ?? decode(res.body) ?? parseBody(req, res, reads !== undefined);
       return reads === undefined ? v : anObject(req, v);
     }
     const err = statusError(res.status, res.body.toString('utf8'), headerValue(res.headers['retry-after']), new Error(`${req.method} ${req.path}: HTTP ${res.status}`));
@@ -96,8 +115,14 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
 
   return {
     get: (ref) => call(() => ({ method: 'GET', path: pathFor('get', ref) }), { name: ref.name }),
-    // Items not changed since an earlier LIST are not parsed again (list-reuse.ts).
-    list: async (apiVersion, kind, namespace, lo) => toList(await call(() => ({ method: 'GET', path: listPath(apiVersion, kind, namespace, lo ?? {}) }), {}, reuse && ((b) => reuse.decode(b, endpoint.server)))),
+    // Items not changed since an earlier LIST are not parsed again (list-reuse.ts); through a
+    // view, the answer is read as it arrives and only what the view makes of each item is held.
+    list: async <T>(apiVersion: string, kind: string, namespace: string | undefined, lo?: ListOptions & { view?: ItemView<T> }): Promise<ObjectList<T>> => {
+      const path = listPath(apiVersion, kind, namespace, lo ?? {});
+      const view = lo?.view;
+      if (view) return viewedList(await call(() => ({ method: 'GET', path, reader: () => itemReader(view, reuse?.viewed(view, endpoint.server)) }), {}));
+      return toList(await call(() => ({ method: 'GET', path }), {}, reuse && ((b) => reuse.decode(b, endpoint.server)))) as ObjectList<T>;
+    },
     perform: (action) => call(() => actionRequest(action)),
     serverNow: () => clock.now(),
   };
@@ -109,6 +134,20 @@ function listPath(apiVersion: string, kind: string, namespace: string | undefine
   if (lo.fieldSelector) q.set('fieldSelector', lo.fieldSelector);
   const query = q.size ? `?${q.toString()}` : '';
   return `${pathFor('list', { apiVersion, kind, namespace })}${query}`;
+}
+
+/** A LIST answer read item by item through `view`, skipping the items `reused` kept (list-reuse.ts viewed). */
+function itemReader<T>(view: ItemView<T>, reused: { map: (raw: unknown, bytes: Buffer) => T; kept: (chunk: Buffer, at: number) => { value: T; end: number } | undefined } | undefined): BodyReader {
+  const stream = new ListStream<T>(reused?.map ?? ((raw) => view.read(raw)), undefined, reused?.kept);
+  return { write: (chunk) => stream.write(chunk), end: () => stream.end() };
+}
+
+/** What itemReader read, as toList gives a list read whole. */
+function viewedList<T>(read: unknown): ObjectList<T> {
+  const body = read as ListBody<T>;
+  if (body.items === null) return { items: [], resourceVersion: body.resourceVersion || undefined };
+  if (body.items === undefined) throw new KubeError({ status: 0, reason: 'NetworkError', message: 'the API server answered a LIST without items' });
+  return { items: body.items, resourceVersion: body.resourceVersion || undefined };
 }
 
 function toList(body: unknown): ObjectList<unknown> {
@@ -184,7 +223,8 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
   return async (req, extra, cert) => {
     const agent = agentFor(cert);
     closeIdle(agent, idleMs);
-    const signal = AbortSignal.timeout(timeoutMs);
+    const limit = deadline(timeoutMs);
+    const signal = limit.signal;
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     // gzip, as client-go asks for it (unless the kubeconfig says disable-compression):
     // kube-apiserver compresses an answer of 128 KiB or more (APIResponseCompression, on by
@@ -201,7 +241,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
     try {
       for (let tries = 1; ; tries++) {
         try {
-          return await exchange(req, { headers, payload, signal, agent });
+          return await exchange(req, { headers, payload, signal, agent, spent: limit.spent });
         } catch (err) {
           if (!(err instanceof StaleSocket)) throw err;
           closeIdle(agent);
@@ -212,12 +252,19 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
       const cause = err instanceof StaleSocket ? err.cause : err;
       if (signal.aborted) throw networkError(new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`, { cause }));
       throw networkError(cause);
+    } finally {
+      limit.done();
     }
   };
 
-  function exchange(req: Req, { headers, payload, signal, agent }: { headers: Record<string, string>; payload: string | undefined; signal: AbortSignal; agent: Agent }): Promise<Answer> {
+  function exchange(req: Req, { headers, payload, signal, agent, spent }: { headers: Record<string, string>; payload: string | undefined; signal: AbortSignal; agent: Agent; spent: (ms: number) => void }): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
       const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
+        const status = res.statusCode ?? 0;
+        if (req.reader && status >= 200 && status < 300) {
+          readAsItArrives(res, req.reader(), spent).then((read) => resolve({ status, headers: res.headers, body: EMPTY, read }), (err: unknown) => reject(notAList(req, status, err)));
+          return;
+        }
         // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
         const whole = answerBytes(headerValue(res.headers['content-length']));
         res.on('data', (c: Buffer) => whole.add(c));
@@ -237,6 +284,83 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
       r.end(payload);
     });
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A request's deadline, `ms` from now, pushed back by the time the client spends reading an
+ * answer it reads as it arrives (`spent`): as for an answer gathered whole and parsed after
+ * it came, only the server's and the network's time counts (review82 H2: the first LIST of a
+ * large job's pods, each read through its view, on a Lambda's fraction of a CPU). Its timer
+ * holds no process open; `done()` clears it.
+ */
+function deadline(ms: number): { signal: AbortSignal; spent(by: number): void; done(): void } {
+  const controller = new AbortController();
+  let due = performance.now() + ms;
+  let timer: ReturnType<typeof setTimeout>;
+  const check = (): void => {
+    const left = due - performance.now();
+    if (left > 0) timer = setTimeout(check, left).unref();
+    else controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
+  };
+  timer = setTimeout(check, ms).unref();
+  return { signal: controller.signal, spent: (by) => void (due += by), done: () => clearTimeout(timer) };
+}
+
+/**
+ * An answer handed to `reader` as it arrives, inflated as it comes when gzipped, in blocks of
+ * STREAM_BLOCK: never gathered whole (review82 H2). What the reader made of it, or the first
+ * error (of the socket, the inflate or the reader, which then stops the answer). The time
+ * the reader takes goes to `spent` (the deadline does not count it).
+ */
+function readAsItArrives(res: IncomingMessage, reader: BodyReader, spent: (ms: number) => void): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
+    const gunzip = gzipped ? process.getBuiltinModule('node:zlib').createGunzip({ chunkSize: 64 * 1024 }) : undefined;
+    const fail = (err: unknown): void => {
+      if (failed) return;
+      failed = true;
+      gunzip?.destroy();
+      res.destroy();
+      reject(err as Error);
+    };
+    const blocks = itemBlocks(STREAM_BLOCK, (b) => reader.write(b));
+    const timed = (f: () => void): void => {
+      if (failed) return;
+      const t = performance.now();
+      try {
+        f();
+      } catch (err) {
+        fail(err);
+      } finally {
+        spent(performance.now() - t);
+      }
+    };
+    const take = (c: Buffer): void => timed(() => blocks.add(c));
+    const finish = (): void => timed(() => {
+      blocks.end();
+      resolve(reader.end());
+    });
+    if (gunzip) {
+      gunzip.on('data', take);
+      gunzip.on('end', finish);
+      gunzip.on('error', fail);
+      res.on('data', (c: Buffer) => gunzip.write(c));
+      res.on('end', () => gunzip.end());
+    } else {
+      res.on('data', take);
+      res.on('end', finish);
+    }
+    res.on('error', fail);
+  });
+}
+
+/** A streamed answer that could not be read: the same error as an answer read whole that is not JSON. */
+function notAList(req: Req, status: number, err: unknown): unknown {
+  if (!(err instanceof SyntaxError)) return err;
+  return new KubeError({ status: 0, reason: 'NetworkError', message: `${req.method} ${req.path}: the API server answered ${status} with a body that is not JSON (${err.message})`, cause: err });
 }
 
 /**

@@ -13,6 +13,23 @@ export interface ListOptions {
   fieldSelector?: string;
 }
 
+/**
+ * What a LIST keeps of each item: `read` makes it from the item as JSON.parse gives it, and
+ * must be pure (an item kept from an earlier answer is not read again: list-reuse.ts keeps
+ * what `read` made of it, under the view's `name`, which no other view may share). A LIST
+ * through a view holds only what `read` returns, never the whole answer (review82 H2: an
+ * EphemeralJob's reconcile held all its pods whole while it planned).
+ */
+export interface ItemView<T> {
+  readonly name: string;
+  read(raw: unknown): T;
+}
+
+/** Items read whole, through the view if there is one (a Kube that does not read as the answer arrives: tests, client-node). */
+export function throughView<T>(items: readonly unknown[], view: ItemView<T> | undefined): T[] {
+  return view ? items.map((x) => view.read(x)) : (items as T[]);
+}
+
 export interface ObjectList<T> {
   items: T[];
   resourceVersion?: string;
@@ -27,11 +44,12 @@ export interface Kube {
   /** The object, or null when it does not exist (404). */
   get(ref: ObjectRef): Promise<unknown>;
   /**
-   * The objects a LIST returns. Items may be shared with earlier and later answers of the
-   * same client, frozen (list-reuse.ts: an item whose uid and resourceVersion did not change
-   * is not parsed again): copy one before changing it.
+   * The objects a LIST returns; with `opts.view`, what the view made of each (read item by
+   * item as the answer arrives, in the lean client). Items may be shared with earlier and
+   * later answers of the same client, frozen (list-reuse.ts: an item whose uid and
+   * resourceVersion did not change is not parsed again): copy one before changing it.
    */
-  list(apiVersion: string, kind: string, namespace: string | undefined, opts?: ListOptions): Promise<ObjectList<unknown>>;
+  list<T = unknown>(apiVersion: string, kind: string, namespace: string | undefined, opts?: ListOptions & { view?: ItemView<T> }): Promise<ObjectList<T>>;
   /** Performs one planned write; throws KubeError on failure. Returns the API's answer. */
   perform(action: Action): Promise<unknown>;
   /**

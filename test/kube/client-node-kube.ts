@@ -16,7 +16,7 @@ import { from, of } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
 import type { Action, PatchType } from '../../functions/engine/plan.ts';
 import { withFreshCredentialOn401, type KubeAuth } from '../../functions/kube/auth.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
-import type { Kube, ListOptions, ObjectList, ObjectRef } from '../../functions/kube/kube.ts';
+import { throughView, type Kube, type ListOptions, type ObjectList, type ObjectRef } from '../../functions/kube/kube.ts';
 import { networkError, readNotFound, statusError } from '../../functions/kube/status-error.ts';
 import { ServerClock } from '../../functions/kube/server-clock.ts';
 
@@ -66,7 +66,10 @@ export function createClientNodeKube(kc: KubeConfig, options: KubeClientOptions 
 
   return {
     get: (ref) => call(() => getObject(api, ref, opts()), { name: ref.name }),
-    list: (apiVersion, kind, namespace, lo) => call(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts()), {}),
+    list: async (apiVersion, kind, namespace, lo) => {
+      const l = await call(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts()), {});
+      return { ...l, items: throughView(l.items, lo?.view) };
+    },
     perform: (action) => call(() => performAction(api, action, opts({ patchType: action.patchType }))),
     serverNow: () => clock.now(),
   };

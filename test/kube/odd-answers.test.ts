@@ -33,6 +33,7 @@ test('a 404 that names no object (a path not served) is no "absent" on a read: i
     const isUnserved = (err: unknown): boolean => err instanceof KubeError && err.errorClass === 'unserved';
     await assert.rejects(kube.get(POD), isUnserved);
     await assert.rejects(kube.list('v1', 'Pod', 'ns'), isUnserved);
+    await assert.rejects(kube.list('v1', 'Pod', 'ns', { view }), isUnserved);
   } finally {
     await srv.close();
   }
@@ -59,11 +60,15 @@ test('a 404 naming nothing on a write is refused for good, not a re-plan (a subr
   }
 });
 
-for (const [label, status, body] of [['an empty 200', 200, ''], ['a 200 of {}', 200, '{}'], ['items that are not a list', 200, '{"items":{}}']] as const) {
-  test(`${label} to a LIST is no answer, never an empty list`, async () => {
+/** A LIST read as it arrives, through a view (review82 H2): odd answers are read as a LIST read whole reads them. */
+const view = { name: 'test', read: (raw: unknown) => ({ raw }) };
+
+for (const [label, status, body] of [['an empty 200', 200, ''], ['a 200 of {}', 200, '{}'], ['items that are not a list', 200, '{"items":{}}'], ['a 200 cut short', 200, '{"kind":"PodList","items":[{"metadata":{"name":"a"}},{"meta'], ['a 200 of null', 200, 'null'], ['a 200 that is not JSON', 200, '<html>']] as const) {
+  test(`${label} to a LIST is no answer, never an empty list (read whole, and through a view)`, async () => {
     const srv = await answering(status, body);
     try {
       await transient(createHttpsKube({ server: srv.url }).list('v1', 'Pod', 'ns'), 'list');
+      await transient(createHttpsKube({ server: srv.url }).list('v1', 'Pod', 'ns', { view }), 'list through a view');
     } finally {
       await srv.close();
     }
@@ -85,6 +90,7 @@ test("a LIST whose items are null (Go's nil slice) is an empty list", async () =
   const srv = await answering(200, '{"kind":"PodList","metadata":{"resourceVersion":"5"},"items":null}');
   try {
     assert.deepEqual(await createHttpsKube({ server: srv.url }).list('v1', 'Pod', 'ns'), { items: [], resourceVersion: '5' });
+    assert.deepEqual(await createHttpsKube({ server: srv.url }).list('v1', 'Pod', 'ns', { view }), { items: [], resourceVersion: '5' });
   } finally {
     await srv.close();
   }

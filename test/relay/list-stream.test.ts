@@ -1,4 +1,4 @@
-// A LIST answer is read as it arrives, item by item (relay/list-stream.ts, review82 H1).
+// A LIST answer is read as it arrives, item by item (functions/kube/list-stream.ts, review82 H1).
 // Property: whatever the list holds (strings with braces, brackets, quotes, backslashes,
 // \u escapes, multi-byte characters; any JSON between, around and in the items; its members
 // in any order) and however its bytes are cut into chunks, the items handed on are exactly
@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ListStream, type ListBody } from '../../relay/list-stream.ts';
+import { ListStream, type ListBody } from '../../functions/kube/list-stream.ts';
 import { listRaw } from '../../relay/raw-list.ts';
 import { Reflector } from '../../relay/reflector.ts';
 import { decodePod } from '../../relay/trim.ts';
@@ -122,7 +122,7 @@ function oracle(bytes: Buffer): ListBody<{ item: unknown }> | 'not a list' | Err
   const b = o as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } | null };
   const m = b.metadata;
   return {
-    items: Array.isArray(b.items) ? b.items.map(mark) : undefined,
+    items: Array.isArray(b.items) ? b.items.map(mark) : b.items === null ? null : undefined,
     resourceVersion: typeof m?.resourceVersion === 'string' ? m.resourceVersion : '',
     continue: typeof m?.continue === 'string' && m.continue !== '' ? m.continue : undefined,
   };

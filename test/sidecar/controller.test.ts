@@ -31,7 +31,7 @@ class MemoryKube implements Kube {
     return structuredClone(this.objects.get(id(ref)) ?? null);
   }
 
-  async list(): Promise<ObjectList<unknown>> {
+  async list<T>(): Promise<ObjectList<T>> {
     throw new Error('the sidecar controller never lists');
   }
 

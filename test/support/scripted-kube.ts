@@ -1,5 +1,5 @@
 import { KubeError } from '../../functions/kube/errors.ts';
-import type { Kube, ObjectRef } from '../../functions/kube/kube.ts';
+import { throughView, type ItemView, type Kube, type ListOptions, type ObjectList, type ObjectRef } from '../../functions/kube/kube.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 
 type Answer = unknown | KubeError;
@@ -24,8 +24,8 @@ export class ScriptedKube implements Kube {
     return this.objects.get(key(ref)) ?? null;
   }
 
-  async list(): Promise<{ items: unknown[] }> {
-    return { items: [...this.objects.values()] };
+  async list<T>(_apiVersion?: string, _kind?: string, _namespace?: string, opts?: ListOptions & { view?: ItemView<T> }): Promise<ObjectList<T>> {
+    return { items: throughView([...this.objects.values()], opts?.view) };
   }
 
   async perform(action: Action): Promise<unknown> {

@@ -11,6 +11,9 @@
 // Our own scanner rather than a streaming JSON library (stream-json, @streamparser/json):
 // those build every value token by token in JavaScript instead of with JSON.parse, and would
 // add a package to the relay's bundle for what is here one small state machine.
+// The functions' client reads a LIST through a view the same way (https-kube.ts, review82
+// H2: an EphemeralJob's reconcile keeps only what its planner reads of each pod), and skips
+// the items it kept from an earlier answer without scanning them (`kept`, list-reuse.ts).
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -27,9 +30,9 @@ const COLON = 0x3a;
  */
 export const MAX_LIST_ITEM_BYTES = 16 * 1024 * 1024;
 
-/** What a whole LIST answer said: its items (each through `map`), or none if it had no items array. */
+/** What a whole LIST answer said: its items (each through `map`), or none if it had no items array (null: `"items": null`). */
 export interface ListBody<T> {
-  items: T[] | undefined;
+  items: T[] | null | undefined;
   resourceVersion: string;
   continue: string | undefined;
 }
@@ -55,6 +58,13 @@ const AS_ITEM = 2;
 /** Strings read byte by byte up to this length, the rest of a longer one with indexOf (measured fastest on real pods). */
 const SHORT_STRING = 128;
 
+/**
+ * Where an item begins (`at` in `chunk`): the value kept for it from an earlier answer, and
+ * the index just after the item, when it is such an item and ends within the chunk; else
+ * undefined, and the item is read (list-reuse.ts decides which items are the same).
+ */
+export type KeptItem<T> = (chunk: Buffer, at: number) => { value: T; end: number } | undefined;
+
 const isSpace = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 const isEnd = (b: number): boolean => b === COMMA || b === RBRACE || b === RBRACKET || isSpace(b);
 
@@ -71,7 +81,7 @@ export class ListStream<T> {
   private offset = 0;
   private key = '';
   private itemsKey = false;
-  private items: T[] | undefined;
+  private items: T[] | null | undefined;
   private metadata: unknown;
   // The value being read: what it is, where it began in this chunk, the pieces of it from earlier chunks.
   private as = AS_KEY;
@@ -84,16 +94,21 @@ export class ListStream<T> {
   /** Inside a string, the chunk so far ended in an unpaired backslash: the next byte is escaped. */
   private odd = false;
 
-  private readonly map: (raw: unknown) => T;
+  private readonly map: (raw: unknown, bytes: Buffer) => T;
   private readonly maxValueBytes: number;
+  private readonly kept: KeptItem<T> | undefined;
 
-  /** `map` takes each item as JSON.parse made it; `maxValueBytes` bounds one item (or other value). */
-  constructor(map: (raw: unknown) => T, maxValueBytes = MAX_LIST_ITEM_BYTES) {
+  /**
+   * `map` takes each item as JSON.parse made it, and its bytes; `maxValueBytes` bounds one
+   * item (or other value); `kept` gives an item kept from before in place of reading it.
+   */
+  constructor(map: (raw: unknown, bytes: Buffer) => T, maxValueBytes = MAX_LIST_ITEM_BYTES, kept?: KeptItem<T>) {
     this.map = map;
     this.maxValueBytes = maxValueBytes;
+    this.kept = kept;
   }
 
-  /** Read the next chunk of the answer. */
+  /** Read the next chunk of the answer; nothing of it is kept once this returns (a copy of what must be). */
   write(chunk: Buffer): void {
     // An empty chunk says nothing (and must not take the place of a byte escaped across chunks).
     if (chunk.length === 0) return;
@@ -108,10 +123,10 @@ export class ListStream<T> {
       // Also at the chunk's end: a value begun by its last byte is held too.
       const end = this.scan(chunk, i);
       if (end < 0) {
-        this.hold(chunk.subarray(this.from));
+        this.hold(chunk.subarray(this.from), true);
         break;
       }
-      this.done(this.text(chunk, end), end);
+      this.done(this.value(chunk, end), end);
       i = end;
     }
     this.offset += chunk.length;
@@ -146,9 +161,9 @@ export class ListStream<T> {
         return this.member(c, i);
       case ITEMS_OPEN:
         if (b === RBRACKET) return this.to(AFTER_MEMBER, i);
-        return this.begin(AS_ITEM, c, i);
+        return this.item(c, i);
       case ITEM_NEXT:
-        return this.begin(AS_ITEM, c, i);
+        return this.item(c, i);
       case AFTER_ITEM:
         if (b === RBRACKET) return this.to(AFTER_MEMBER, i);
         return this.expect(b === COMMA, ITEM_NEXT, c, i);
@@ -169,6 +184,15 @@ export class ListStream<T> {
     if (c[i] !== LBRACKET) return this.begin(AS_MEMBER, c, i);
     this.items = [];
     return this.to(ITEMS_OPEN, i);
+  }
+
+  /** An item begins at `i`: one kept from an earlier answer is taken whole, without a scan; any other is read. */
+  private item(c: Buffer, i: number): number {
+    const k = this.kept?.(c, i);
+    if (k === undefined || k.end <= i || k.end > c.length) return this.begin(AS_ITEM, c, i);
+    this.items!.push(k.value);
+    this.state = AFTER_ITEM;
+    return k.end;
   }
 
   private to(state: number, i: number): number {
@@ -265,40 +289,46 @@ export class ListStream<T> {
     }
   }
 
-  /** Part of the value from this chunk on, to be joined with the rest when it ends. */
-  private hold(piece: Buffer): void {
+  /**
+   * Part of the value from this chunk on, to be joined with the rest when it ends; `copy` when
+   * it outlives write(): nothing of a chunk is kept once write() returns, so the writer may
+   * fill its buffer again (https-kube.ts, list-reuse.ts itemBlocks), and no chunk is kept
+   * alive beyond the value's own bytes.
+   */
+  private hold(piece: Buffer, copy = false): void {
     this.bytes += piece.length;
     if (this.bytes > this.maxValueBytes) throw this.error(`a value longer than ${this.maxValueBytes} bytes`, 0);
-    // A view, not a copy: it keeps at most this chunk alive beyond the value's own bytes.
-    this.pieces.push(piece);
+    this.pieces.push(copy ? Buffer.from(piece) : piece);
   }
 
-  /** The value's text: from `from` to `end` in `c`, after the pieces held from earlier chunks. */
-  private text(c: Buffer, end: number): string {
-    if (this.pieces.length === 0) return c.toString('utf8', this.from, end);
+  /** The value's bytes: from `from` to `end` in `c`, after the pieces held from earlier chunks. */
+  private value(c: Buffer, end: number): Buffer {
+    if (this.pieces.length === 0) return c.subarray(this.from, end);
     this.hold(c.subarray(0, end));
-    const text = Buffer.concat(this.pieces, this.bytes).toString('utf8');
+    const bytes = Buffer.concat(this.pieces, this.bytes);
     this.pieces = [];
     this.bytes = 0;
-    return text;
+    return bytes;
   }
 
   /** A whole value was read (ending before index `end`): parse it and take it where it belongs. */
-  private done(text: string, end: number): void {
+  private done(bytes: Buffer, end: number): void {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(bytes.toString('utf8'));
     } catch (err) {
       throw this.error((err as Error).message, end, err);
     }
     if (this.as === AS_ITEM) {
-      this.items!.push(this.map(value));
+      this.items!.push(this.map(value, bytes));
       this.state = AFTER_ITEM;
     } else if (this.as === AS_KEY) {
       this.key = value as string;
       this.state = COLON_NEXT;
     } else {
       if (this.key === 'metadata') this.metadata = value;
+      // Go writes a nil slice as null (https-kube.ts reads it as no items; the relay refuses it).
+      else if (this.key === 'items' && value === null) this.items = null;
       this.state = AFTER_MEMBER;
     }
   }

@@ -1,0 +1,102 @@
+// What an EphemeralJob's reconcile keeps of each pod its LIST returns (review82 H2). A
+// reconcile held every pod of its job whole while it planned — 7.5 KB of JSON a real pod,
+// about 25 KB once parsed — and a job of 8,000 pods took the all-in-cluster process past its
+// 256Mi. The planner reads only a few fields of a pod, so the LIST is read through a view
+// (kube.ts ItemView): each pod is checked against the schema whole, as before (a pod that
+// fails it is named in the same warning), then trimmed to those fields before the next is
+// read. test/ejob/listed-pod.test.ts proves with fast-check that the planner decides exactly
+// the same from trimmed pods as from whole ones.
+//
+// Kept, and who reads it (everything else of the pod is dropped):
+// - metadata.name, namespace, uid: targets, claims, injections and Events name the pod by
+//   them (planner.ts inject, podRef; claims.ts);
+// - metadata.labels: the planner checks the selector again (targets.ts, claims.ts
+//   unlistedHolds);
+// - metadata.creationTimestamp: the targets' order, oldest first (targets.ts), and when an
+//   unfit pod failed (planner.ts datedFailures);
+// - metadata.deletionTimestamp, status.phase: whether the pod is active (pod-state.ts isActive);
+// - the annotation kubernetes.io/config.mirror, alone: a static pod's mirror takes no
+//   ephemeral container (pod-state.ts unfitReason);
+// - the names of spec.containers, spec.initContainers and spec.volumes: whether the template
+//   can go into the pod (unfitReason: a name taken, a targetContainerName or a volumeMount
+//   naming nothing);
+// - each ephemeral container's name and its KRUISE_EJOB_ID env entries (name and value): which
+//   job owns it (pod-state.ts ownedBy, hasForeignNamesake);
+// - each ephemeral container status's name and state — waiting (reason, message), running
+//   (that it is), terminated (exitCode, reason, message, finishedAt): the pod's state and slot
+//   for the job, and the failure told on it (pod-state.ts podState, holdsSlot, failureReason;
+//   planner.ts failedAt).
+// Nothing of a pod is written back: an injection is a strategic merge patch of the job's own
+// containers, fenced by the pod's uid (planner.ts inject).
+import { formatZodIssues } from '../api/field-path.ts';
+import { deepFreeze } from '../api/frozen.ts';
+import { EJOB_ID_ENV } from '../api/names.ts';
+import type { Container, ContainerState, ContainerStatus, Pod } from '../api/pod.ts';
+import { parsePod } from '../api/pod-shape.ts';
+import type { ItemView } from '../kube/kube.ts';
+
+/** A LIST item as the reconcile keeps it: the pod trimmed, or why it was skipped (a pod the schema refuses). */
+export type ListedPod = { pod: Pod } | { unreadable: string };
+
+/** The annotation the kubelet sets on the API server's mirror of a static pod (pod-state.ts). */
+const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/** The EphemeralJob reconcile's view of a pod LIST: each pod checked whole, then trimmed (trimListedPod), frozen. */
+export const LISTED_POD_VIEW: ItemView<ListedPod> = {
+  name: 'ejob-pod/1',
+  read(raw) {
+    const p = parsePod(raw);
+    if (!p.success) return { unreadable: `pod ${nameOf(raw)} skipped: unreadable (${formatZodIssues(p.error.issues, '')})` };
+    return { pod: deepFreeze(trimListedPod(p.data)) };
+  },
+};
+
+/** Only what the EphemeralJob planner reads of a pod (the list above); the planner decides the same from it. */
+export function trimListedPod(pod: Pod): Pod {
+  const m = pod.metadata;
+  const s = pod.spec;
+  const mirror = m.annotations !== undefined && Object.hasOwn(m.annotations, MIRROR_POD_ANNOTATION) ? { [MIRROR_POD_ANNOTATION]: m.annotations[MIRROR_POD_ANNOTATION]! } : undefined;
+  const metadata: Pod['metadata'] = present({ name: m.name, namespace: m.namespace, uid: m.uid, labels: m.labels, creationTimestamp: m.creationTimestamp, deletionTimestamp: m.deletionTimestamp, annotations: mirror });
+  const spec: Pod['spec'] = present({
+    containers: s.containers.map(named),
+    initContainers: s.initContainers?.map(named),
+    volumes: s.volumes?.map((v) => ({ name: v.name })),
+    ephemeralContainers: s.ephemeralContainers?.map(marked),
+  });
+  const st = pod.status;
+  const status = st === undefined ? undefined : present({ phase: st.phase, ephemeralContainerStatuses: st.ephemeralContainerStatuses?.map(stated) });
+  return status === undefined ? { metadata, spec } : { metadata, spec, status };
+}
+
+const named = (c: { name: string }): Container => ({ name: c.name });
+
+/** An ephemeral container's name and the env entries that mark its job. */
+function marked(c: Container): Container {
+  const env = c.env?.filter((e) => e.name === EJOB_ID_ENV).map((e) => present({ name: e.name, value: e.value }));
+  return env === undefined ? { name: c.name } : { name: c.name, env };
+}
+
+function stated(s: ContainerStatus): ContainerStatus {
+  return s.state === undefined ? { name: s.name } : { name: s.name, state: trimState(s.state) };
+}
+
+function trimState(state: ContainerState): ContainerState {
+  const { waiting: w, running: r, terminated: t } = state;
+  return present({
+    waiting: w && present({ reason: w.reason, message: w.message }),
+    running: r && {},
+    terminated: t && present({ exitCode: t.exitCode, reason: t.reason, message: t.message, finishedAt: t.finishedAt }),
+  });
+}
+
+/** A copy of the object without its undefined fields (as JSON would have it). */
+function present<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+
+function nameOf(item: unknown): string {
+  const m = (item as { metadata?: { name?: unknown } } | null)?.metadata;
+  return typeof m?.name === 'string' ? m.name : '?';
+}
