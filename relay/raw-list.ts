@@ -130,8 +130,9 @@ function readList<T>(res: IncomingMessage, map: (raw: unknown) => T): Promise<Li
  * GET a collection page (`limit`/`continue`, optionally a `labelSelector`); throws ListError,
  * a SyntaxError for an answer that is not a JSON list, or the transport's error. Each item is
  * handed to `map` as soon as it has arrived, before the next is read: what `map` returns is
- * all that is kept of it (review82 H1: a page of large objects parsed whole took the relay
- * past its memory limit). An error status's body is small and read whole.
+ * all that is kept of it, and nothing when that is undefined (review82 H1: a page of large
+ * objects parsed whole took the relay past its memory limit). An error status's body is small
+ * and read whole.
  */
 export async function listRaw<T = unknown>(kc: KubeConfig, path: string, query: { limit: number; continue?: string | undefined; labelSelector?: string | undefined; timeoutMs: number; signal?: AbortSignal | undefined; map?: (raw: unknown) => T }): Promise<ListPage<T>> {
   const res = await get(kc, path, { limit: String(query.limit), continue: query.continue, labelSelector: query.labelSelector }, { timeoutMs: query.timeoutMs, signal: query.signal });

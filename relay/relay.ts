@@ -501,7 +501,7 @@ function buildReflectors(st: State): { pods: Reflector<Pod>[]; jobs: Reflector<J
     kind,
     path,
     kubeConfig: opts.kubeConfig,
-    listPage: <T>(cont: string | undefined, signal: AbortSignal, map: (raw: unknown) => T) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal, map }),
+    listPage: (cont: string | undefined, signal: AbortSignal, each: (raw: unknown) => void) => listRaw(opts.kubeConfig, path, { limit: opts.listPageSize ?? 500, continue: cont, timeoutMs: 60_000, signal, map: each }),
     onRestart: (reason: string, waitMs: number) => {
       metrics.watchRestarts.inc({ kind });
       log.info({ kind, path, reason, retryInMs: waitMs }, 'watch restarted');

@@ -1,6 +1,7 @@
 // A LIST answer read as it arrives (review82 H1). Each element of the top-level "items" array
 // is cut from the bytes at its end, JSON.parse'd alone and handed to `map` at once (the
-// reflector trims it there), so the relay holds one raw object at a time, never the page: a
+// reflector trims and takes it there, keeping nothing of it: reflector.ts, list()), so the
+// relay holds one raw object at a time, never the page: a
 // page of 500 pods with 50 KB of annotations each, read whole and parsed, took the relay to
 // 212–221 MiB (90 MiB read this way). The other top-level members (kind, apiVersion, metadata)
 // are parsed as they come, before or after the items. Only boundaries are found here (strings,
@@ -30,7 +31,10 @@ const COLON = 0x3a;
  */
 export const MAX_LIST_ITEM_BYTES = 16 * 1024 * 1024;
 
-/** What a whole LIST answer said: its items (each through `map`), or none if it had no items array (null: `"items": null`). */
+/**
+ * What a whole LIST answer said: its items (each through `map`; one `map` made undefined is
+ * not kept), or none if it had no items array (null: `"items": null`).
+ */
 export interface ListBody<T> {
   items: T[] | null | undefined;
   resourceVersion: string;
@@ -320,7 +324,8 @@ export class ListStream<T> {
       throw this.error((err as Error).message, end, err);
     }
     if (this.as === AS_ITEM) {
-      this.items!.push(this.map(value, bytes));
+      const kept = this.map(value, bytes);
+      if (kept !== undefined) this.items!.push(kept);
       this.state = AFTER_ITEM;
     } else if (this.as === AS_KEY) {
       this.key = value as string;
