@@ -95,9 +95,14 @@ async function start(dir: string): Promise<Run> {
   await buildBundle(bundle);
   const out = join(dir, 'out.jsonl');
   writeFileSync(out, '');
-  const child = spawn(process.execPath, [...RELAY_NODE_FLAGS, ...(process.env.RELAY_BENCH_EXTRA ? process.env.RELAY_BENCH_EXTRA.split(' ') : []), bundle, 'relay', '--sink', `record:${out}`], {
+  const child = spawn(process.execPath, [...RELAY_NODE_FLAGS, ...(process.env.RELAY_BENCH_EXTRA ?? '').split(/\s+/).filter(Boolean), bundle, 'relay', '--sink', `record:${out}`], {
     env: { ...process.env, KUBECONFIG: kubeconfig, EPHEMERA_RELAY_LISTEN: `127.0.0.1:${PORT}`, EPHEMERA_RELAY_LEADER_ELECTION: 'false', EPHEMERA_RELAY_RESYNC_SECONDS: '20', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // A relay that exits before the bench stops it (a bad flag in RELAY_BENCH_EXTRA) fails the
+  // bench at once: its phases would otherwise wait minutes for messages that never come.
+  child.once('exit', (code, signal) => {
+    if (!child.killed) throw new Error(`the relay exited before the bench stopped it (code ${code}, signal ${signal}); see its stderr above`);
   });
   const logs: string[] = [];
   child.stdout?.on('data', (b: Buffer) => logs.push(...b.toString('utf8').split('\n').filter(Boolean)));
