@@ -34,7 +34,8 @@ each with the reason, and when to look again.
   --now RFC3339      the clock the handlers and the in-memory API server see, with Z or an
                      offset: 2026-01-01T00:20:30Z, 2026-01-01T01:20:30+01:00. Default: now;
                      in memory, a recorded envelope is planned at its own time (a note says so);
-                     with --kubeconfig, what would be planned then (not with --apply)
+                     with --kubeconfig, what would be planned then (with --apply, only
+                     the API server's own time)
   --output json      one JSON document: {actions, requeueAfterSeconds, objects}, and
                      refused and errors when there are any; with --kubeconfig, objects is
                      empty (a live cluster's objects are not listed)
@@ -149,9 +150,6 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (!values.state && !values.kubeconfig) throw new Error('--state FILE is required (or --kubeconfig FILE for a live cluster)');
   if (values.output !== undefined && values.output !== 'json') throw new Error(`--output must be "json", got "${values.output}"`);
   if (values.apply && !values.kubeconfig) throw new Error('--apply only makes sense with --kubeconfig');
-  // A verdict planned at another time is final once written (a deadline judged three hours
-  // early fails a running job): --now previews only (review84).
-  if (values.apply && values.now !== undefined) throw new Error('--now cannot be used with --apply: what is planned at another time would be written for real (a deadline judged early fails a running job); drop --apply to preview, or --now to apply');
   if (values.namespace !== undefined && (!values.kubeconfig || values.state || values.event)) throw new Error('--namespace only makes sense with --kubeconfig and no --state or --event');
   const now = values.now === undefined ? new Date() : parseRfc3339(values.now);
   if (!(now instanceof Date)) throw new Error(`--now ${now.error}, got "${values.now}"`);
@@ -244,12 +242,32 @@ async function invokeLive(opts: Options): Promise<Run> {
   const cluster = loadCluster({ kubeconfig: opts.kubeconfig as string });
   await probeCluster(cluster);
   const deps = engineDeps(cluster.kc, () => opts.now, opts.apply ? undefined : dryRunKube);
+  if (opts.apply && opts.nowGiven) {
+    // Any answer carries the server's Date: a LIST of EphemeralJobs of one name (the functions may list them; no job has it).
+    await deps.kube.list(EJOB.apiVersion, EJOB.kind, opts.namespace, { fieldSelector: 'metadata.name=ephemera-invoke.clock' }).catch(() => undefined);
+    applyingAt(opts.now, deps.kube.serverNow());
+  }
   const named = opts.state && !opts.event ? await readLive(deps.kube, await loadState(opts.state), cluster) : undefined;
   const loaded = opts.event ? await loadEvents(opts.event) : undefined;
   const events = loaded?.events ?? asResync(named ? named.objects : await listLive(deps.kube, opts.namespace, cluster));
   const tally = await runHandlers(deps, events, { once: !opts.event, live: true });
   tally.notes.unshift(...(named?.notes ?? []), ...(loaded?.notes ?? []));
   return { tally, objects: [], live: { applied: opts.apply } };
+}
+
+/** How far --now may be from the API server's clock when the writes are real: its Date header's second, and a slow answer. */
+const APPLY_NOW_TOLERANCE_MS = 5_000;
+
+/**
+ * --now with --apply: only at the API server's own time. A verdict planned at another time
+ * is final once written (a deadline judged three hours early fails a running job; review84
+ * M1), so a --now away from it previews only.
+ */
+function applyingAt(now: Date, serverNow: Date | undefined): void {
+  const off = serverNow === undefined ? undefined : now.getTime() - serverNow.getTime();
+  if (off !== undefined && Math.abs(off) <= APPLY_NOW_TOLERANCE_MS) return;
+  const where = serverNow === undefined ? 'the API server did not say its time (no Date header)' : `the API server's clock says ${serverNow.toISOString()}`;
+  throw new CliError(`--now ${now.toISOString()} cannot be used with --apply: ${where}, and what is planned at another time would be written for real (a deadline judged early fails a running job); drop --apply to preview, or --now to apply`, 2);
 }
 
 /** The kinds the relay watches, read from the cluster by `readLive`; others go as the file has them (the relay skips them). */

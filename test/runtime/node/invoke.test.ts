@@ -163,7 +163,7 @@ describe('ephemera invoke', () => {
 
   test('--kubeconfig plans against a live API server and writes nothing; --apply writes', async () => {
     const objects = parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
-    const server = await startApiServer({ objects });
+    const server = await startApiServer({ objects, clock: () => new Date(LIVE_NOW) });
     try {
       const kubeconfig = join(dir, 'kubeconfig.yaml');
       writeFileSync(kubeconfig, server.kubeconfigYaml());
@@ -196,7 +196,6 @@ describe('ephemera invoke', () => {
       [[], /--state FILE is required/],
       [['--kubeconfig', join(dir, 'no-such-kubeconfig')], /kubeconfig .*no-such-kubeconfig does not exist; pass --kubeconfig/],
       [['--kubeconfig', 'x', '--state', STORY1, '--namespace', 'a'], /--namespace only makes sense with --kubeconfig and no --state/],
-      [['--kubeconfig', 'x', '--apply', '--now', '2026-01-01T03:00:00Z'], /--now cannot be used with --apply: .*drop --apply to preview, or --now to apply/],
       [['--frobnicate'], /Unknown option '--frobnicate'\nRun "ephemera invoke --help"/],
     ];
     for (const [args, message] of cases) {
@@ -261,7 +260,7 @@ describe('ephemera invoke', () => {
 
   test('--kubeconfig without --state lists the cluster\'s jobs and Job pods and plans for them; --namespace narrows it', async () => {
     const objects = parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
-    const server = await startApiServer({ objects });
+    const server = await startApiServer({ objects, clock: () => new Date(LIVE_NOW) });
     try {
       const kubeconfig = join(dir, 'live.kubeconfig');
       writeFileSync(kubeconfig, server.kubeconfigYaml());
@@ -320,6 +319,16 @@ describe('ephemera invoke', () => {
       assert.deepEqual(Object.keys(JSON.parse(json.stdout) as object).sort(), ['actions', 'objects', 'requeueAfterSeconds'], 'the contract\'s document');
       assert.match(json.stderr, plan);
       assert.match(json.stderr, objects);
+      // --now away from the server's clock previews; with --apply it is refused, and nothing is written (review84 M1).
+      const later = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T03:00:00Z']);
+      assert.equal(later.code, 0, later.stderr);
+      assert.match(later.stderr, plan);
+      const refused = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T03:00:00Z', '--apply']);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr, 'ephemera invoke: --now 2026-01-01T03:00:00.000Z cannot be used with --apply: the API server\'s clock says 2026-01-01T00:20:30.000Z, and what is planned at another time would be written for real (a deadline judged early fails a running job); drop --apply to preview, or --now to apply\n');
+      assert.equal(refused.stdout, '');
+      const again = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z']);
+      assert.match(again.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: /m, 'nothing was written: the same plan');
       const applied = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', '2026-01-01T00:20:30Z', '--apply']);
       assert.equal(applied.code, 0, applied.stderr);
       assert.doesNotMatch(applied.stderr, plan);
@@ -367,8 +376,11 @@ describe('ephemera invoke', () => {
 });
 
 /** A live API server holding `objects`, with `faults`, and a kubeconfig for it; closed after `body`. */
+const LIVE_NOW = '2026-01-01T00:20:30Z';
+
 async function withLiveServer(objects: unknown[], faults: Parameters<Awaited<ReturnType<typeof startApiServer>>['faults']['add']>[0][], body: (kubeconfig: string, server: Awaited<ReturnType<typeof startApiServer>>) => Promise<void>): Promise<void> {
-  const server = await startApiServer({ objects });
+  // The cluster's clock is the --now these tests give: --apply takes --now only at the server's own time.
+  const server = await startApiServer({ objects, clock: () => new Date(LIVE_NOW) });
   for (const f of faults) server.faults.add(f);
   const kubeconfig = join(dir, `live-${Math.random().toString(36).slice(2)}.kubeconfig`);
   writeFileSync(kubeconfig, server.kubeconfigYaml());
