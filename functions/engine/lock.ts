@@ -20,6 +20,25 @@ export interface LockConfig {
   skewSeconds: number;
 }
 
+/**
+ * A request's way to the API server, allowed for in landingMarginMs: the server counts a
+ * deadline (`?timeout=`) from when it received the request, the client from when it sent it.
+ */
+export const REQUEST_TRANSIT_MS = 500;
+
+/**
+ * How long after the last moment an action with `withinSeconds` may be sent (its window's
+ * start + withinSeconds) each attempt of it must be answered or abandoned: skewSeconds − 1 s
+ * − REQUEST_TRANSIT_MS (3.5 s with the defaults). ejob/README.md step 4 derives it: a claim's
+ * `at` is at most 1 s (the Date header's resolution) before the server's time at the window's
+ * start, and its injection must land before `at + leaseSeconds + skewSeconds` (the claim's
+ * window), since a LIST up to skewSeconds before a Lease read that drops the claim may stand
+ * for the pods. At least 500 ms: skewSeconds is at least 2 (config.ts).
+ */
+export function landingMarginMs(cfg: Pick<LockConfig, 'skewSeconds'>): number {
+  return cfg.skewSeconds * 1000 - 1000 - REQUEST_TRANSIT_MS;
+}
+
 /** A held lock: renew it by acquiring again as the same holder; release when done. */
 export interface HeldLock {
   readonly name: string;

@@ -13,6 +13,17 @@ export interface ListOptions {
   fieldSelector?: string;
 }
 
+/** How one write is sent. */
+export interface PerformOptions {
+  /**
+   * Answered within this many ms, or abandoned. The API server is told so with `?timeout=`:
+   * that deadline bounds its queueing and its handling, and past it the server answers 504 and
+   * starts no storage write for the request. The client gives up at the same moment. The
+   * client's own timeout still applies when it is shorter, to both.
+   */
+  timeoutMs?: number;
+}
+
 export interface ObjectList<T> {
   items: T[];
   resourceVersion?: string;
@@ -33,7 +44,7 @@ export interface Kube {
    */
   list(apiVersion: string, kind: string, namespace: string | undefined, opts?: ListOptions): Promise<ObjectList<unknown>>;
   /** Performs one planned write; throws KubeError on failure. Returns the API's answer. */
-  perform(action: Action): Promise<unknown>;
+  perform(action: Action, options?: PerformOptions): Promise<unknown>;
   /**
    * The API server's clock as last seen in a response's Date header, advanced by local
    * elapsed time since; what it tells never goes back (server-clock.ts;
