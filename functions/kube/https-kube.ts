@@ -150,7 +150,7 @@ function actionRequest(a: Action, answerBy: number | undefined): Req {
  * (`3500ms`). Never 0 or less: the server reads those as "no timeout of the client's" and
  * takes its own (`--request-timeout`, 60 s by default; request_deadline.go).
  */
-export function withServerTimeout(path: string, ms: number): string {
+function withServerTimeout(path: string, ms: number): string {
   return `${path}${path.includes('?') ? '&' : '?'}timeout=${Math.max(1, Math.floor(ms))}ms`;
 }
 
