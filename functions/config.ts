@@ -22,10 +22,13 @@ export const AwsRegion = z.string().regex(/^[a-z]{2,4}(-[a-z]+)+-\d+$/, 'an AWS 
 export const FunctionsConfig = z.object({
   EPHEMERA_LOCK_NAMESPACE: NamespaceName.default('ephemera-locks'),
   EPHEMERA_LEASE_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
-  // At least 2: a claim's last injection is sent `skew − 1 s − latency` before any other
-  // instance may drop the claim (the Date header's 1 s resolution; ejob/README.md step 4).
-  // With 0 or 1 that margin is gone, and parallelism can be exceeded (time review).
+  // At least 2: a claim's injection must land within `skew − 1 s − latency` of its last
+  // possible send (the Date header's 1 s resolution; ejob/README.md step 4), and each attempt
+  // is answered or abandoned within `skew − 1.5 s` (engine/lock.ts landingMarginMs). With 0
+  // or 1 that margin is gone, and parallelism can be exceeded (time review).
   EPHEMERA_LEASE_SKEW_SECONDS: z.coerce.number().int().min(2, 'at least 2 (seconds): 1 s of the Date header\'s resolution plus a request\'s latency, see functions/ejob/README.md step 4').max(60).default(5),
+  // Per request; an injection's attempts get at most what is left of their deadline, which
+  // the API server is sent too (engine/apply.ts; review87 F1): this need not fit the skew.
   EPHEMERA_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** How sidecars are ended: OpenKruise CRRs (needs kruise-daemon) or an ephemeral container that signals them. */
   // The sidecar's defaults live in SidecarOptions; unset passes through to them.

@@ -17,6 +17,7 @@ import { defaultPod } from './pod-rules.ts';
 import { RequestLog, type RequestRecord } from './request-log.ts';
 import { BUILTIN_RESOURCES, ResourceRegistry, splitApiPath, type ResourceDef } from './resources.ts';
 import { Rest, serializedParts, type DeleteOptions, type ListQuery, type Subresource } from './rest.ts';
+import { DEADLINE_EXCEEDED_BODY, requestDeadlineMs } from './request-deadline.ts';
 import { ApiError, badRequest, reasonForCode, statusError } from './status.ts';
 import { ObjectStore } from './store.ts';
 import { Rbac, requestAttributes, type Authorization } from './rbac.ts';
@@ -279,8 +280,15 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   const record = ctx.requests.add({
     method, path: url.pathname, query, status: 0, bytes: 0, requestBytes: Buffer.byteLength(body), watch, verb: verbOf(method, route, watch), actor,
   });
-  const failing = await failingFault(ctx, { method, path: url.pathname, watch, actor });
+  let deadlineMs: number | undefined;
+  try {
+    deadlineMs = requestDeadlineMs(url.searchParams.get('timeout'), watch);
+  } catch (err) {
+    return sendError(ctx, res, err, record);
+  }
+  const failing = await failingFault(ctx, { method, path: url.pathname, watch, actor }, deadlineMs);
   res.setHeader('Date', ctx.clock().toUTCString());
+  if (failing === PAST_DEADLINE) return send(res, record, 504, DEADLINE_EXCEEDED_BODY);
   if (/\bgzip\b/i.test(req.headers['accept-encoding'] ?? '')) acceptsGzip.add(res);
   if (failing && !failing.after) return injectFault(ctx, res, record, failing);
   try {
@@ -325,12 +333,44 @@ function serveResource(ctx: Ctx, r: ResourceRequest): void {
   send(res, record, status, asTable ? asTable(out) : out);
 }
 
-/** The fault this request draws, after holding it for the fault's delay; only faults that fail it are returned. */
-async function failingFault(ctx: Ctx, target: FaultTarget): Promise<FaultSpec | undefined> {
+/** A request a fault held past the deadline it asked for (`?timeout=`): answered 504, not carried out. */
+const PAST_DEADLINE = Symbol('past its deadline');
+
+/**
+ * The fault this request draws, after holding it for the fault's delay; only faults that fail
+ * it are returned. A request with a deadline (`deadlineMs` after it came) still held at it is
+ * PAST_DEADLINE, at once, as kube-apiserver answers it then; so is one released after the
+ * deadline by the server's clock (a world that moves the clock moves the deadline with it).
+ */
+async function failingFault(ctx: Ctx, target: FaultTarget, deadlineMs: number | undefined): Promise<FaultSpec | typeof PAST_DEADLINE | undefined> {
+  const came = ctx.clock().getTime();
   const fault = ctx.faults.take(target);
-  if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
-  if (fault?.hold) await fault.hold.catch(() => undefined);
+  if (fault?.delayMs || fault?.hold) {
+    const held = (async () => {
+      if (fault.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+      if (fault.hold) await fault.hold.catch(() => undefined);
+    })();
+    if (deadlineMs === undefined) await held;
+    else if (!(await releasedWithin(held, deadlineMs)) || ctx.clock().getTime() - came >= deadlineMs) {
+      ctx.faults.count('held past its ?timeout=: 504, not carried out');
+      return PAST_DEADLINE;
+    }
+  }
   return fault && (fault.reset || fault.status !== undefined) ? fault : undefined;
+}
+
+/** Whether `held` settles within `ms` (real time). */
+async function releasedWithin(held: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([held.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Who sent a request: its bearer token (a kubeconfig user's token names the client), else its User-Agent. */

@@ -42,6 +42,13 @@ export interface ApplyDeps {
    * Default: the start of this apply run.
    */
   startedAt?: number;
+  /**
+   * How long after its `withinSeconds` an action may still land, in ms: every attempt of such
+   * an action is answered or abandoned by the window's start + withinSeconds + this, and the
+   * API server is told so (Kube PerformOptions.timeoutMs, `?timeout=`). The engine gives
+   * lock.ts landingMarginMs. Unset: no deadline (the attempt has the client's own timeout).
+   */
+  landingMarginMs?: number;
 }
 
 /**
@@ -71,7 +78,10 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
   // A group is sent at most GROUP_IN_FLIGHT requests at a time (a failed verdict's Events
   // can be 51), as client-go's default burst of 10 would.
   const limit = pLimit(GROUP_IN_FLIGHT);
-  const late = (action: Action) => (): boolean => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000;
+  const window = (action: Action): SendWindow => ({
+    late: () => action.withinSeconds !== undefined && clock() - started >= action.withinSeconds * 1000,
+    leftMs: () => (action.withinSeconds === undefined || deps.landingMarginMs === undefined ? undefined : started + action.withinSeconds * 1000 + deps.landingMarginMs - clock()),
+  });
   const all = groups(actions);
   for (const [g, group] of all.entries()) {
     const settled = await Promise.allSettled(group.map((action) => {
@@ -80,7 +90,7 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
       if ((action.behindIf ?? []).some((id) => tookEffect.has(id))) result.partial = true;
       if (!requirementsMet(action, tookEffect)) return Promise.resolve('withheld' as const);
       // Checked before every attempt, retries included: a retry is a send like the first one.
-      return limit(() => applyOne(action, deps, late(action)));
+      return limit(() => applyOne(action, deps, window(action)));
     }));
     recordOutcomes(group, settled, { result, tookEffect, logger: deps.logger });
     const failed = settled.find((s) => s.status === 'rejected');
@@ -88,7 +98,7 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
       // The run stops here; what took effect is still reported (review: the Events of the
       // pods injected beside one that failed were lost, and the next plan finds them
       // injected and plans none).
-      await reportFacts(all.slice(g + 1).flat(), tookEffect, { deps, result, late });
+      await reportFacts(all.slice(g + 1).flat(), tookEffect, { deps, result, window });
       if (failed) throw failed.reason;
       return result;
     }
@@ -124,11 +134,11 @@ function recordOutcomes(group: Action[], settled: PromiseSettledResult<Outcome |
 }
 
 /** The Events among `rest` that report an action which took effect: sent, best effort, when the run stops before them. */
-async function reportFacts(rest: Action[], tookEffect: ReadonlySet<string>, ctx: { deps: ApplyDeps; result: ApplyResult; late: (a: Action) => () => boolean }): Promise<void> {
+async function reportFacts(rest: Action[], tookEffect: ReadonlySet<string>, ctx: { deps: ApplyDeps; result: ApplyResult; window: (a: Action) => SendWindow }): Promise<void> {
   const facts = rest.filter((a) => a.kind === 'Event' && a.requires !== undefined && requirementsMet(a, tookEffect));
   const limit = pLimit(GROUP_IN_FLIGHT);
   await Promise.all(facts.map((a) => limit(async () => {
-    const outcome = await applyOne(a, ctx.deps, ctx.late(a)).catch(() => undefined);
+    const outcome = await applyOne(a, ctx.deps, ctx.window(a)).catch(() => undefined);
     if (outcome === 'done') ctx.result.applied.push(a);
   })));
 }
@@ -158,7 +168,16 @@ type Outcome = 'done' | 'skipped' | 'taken' | 'replan' | 'expired' | 'dropped' |
 /** Thrown (inside the retry loop) when an action's withinSeconds has passed before an attempt. */
 class TooLate extends Error {}
 
-async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): Promise<Outcome> {
+/**
+ * When an action may be sent: not once `late` (its withinSeconds has passed since the window
+ * began), and each attempt answered or abandoned within `leftMs` (undefined: no deadline).
+ */
+interface SendWindow {
+  late(): boolean;
+  leftMs(): number | undefined;
+}
+
+async function applyOne(action: Action, deps: ApplyDeps, window: SendWindow): Promise<Outcome> {
   const log = deps.logger;
   // An attempt whose answer was lost (a reset, a 5xx from a proxy) may have been applied.
   let unsure = false;
@@ -166,8 +185,13 @@ async function applyOne(action: Action, deps: ApplyDeps, late: () => boolean): P
   let askBudget = MAX_ASKED_WAIT_MS;
   try {
     await pRetry(() => {
-      if (late()) throw new AbortError(new TooLate());
-      return performOnce(deps.kube, action, askBudget);
+      // The attempt's deadline: sent to the server with it, so that a write it holds (queued
+      // under API Priority and Fairness, a slow etcd) is not made after the claim it was sent
+      // under may have been dropped (review87 F1; ejob/README.md step 4). Its timeout is a
+      // transient failure like any other: the next attempt is checked by `late` again.
+      const leftMs = window.leftMs();
+      if (window.late() || (leftMs !== undefined && leftMs < 1)) throw new AbortError(new TooLate());
+      return performOnce(deps.kube, action, { budgetMs: askBudget, ...(leftMs !== undefined ? { timeoutMs: leftMs } : {}) });
     }, {
       retries: deps.retries ?? 4,
       minTimeout: deps.minTimeoutMs ?? 100,
@@ -238,10 +262,13 @@ function askedWaitMs(err: unknown): number {
   return isKubeError(err) && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0 ? err.retryAfterSeconds * 1000 : 0;
 }
 
-/** One attempt; anything not transient, or asking to wait longer than `budgetMs` is left, aborts the retry loop at once. */
-async function performOnce(kube: Kube, action: Action, budgetMs: number): Promise<unknown> {
+/**
+ * One attempt, answered within `timeoutMs` if given; anything not transient, or asking to
+ * wait longer than `budgetMs` is left, aborts the retry loop at once.
+ */
+async function performOnce(kube: Kube, action: Action, { budgetMs, timeoutMs }: { budgetMs: number; timeoutMs?: number }): Promise<unknown> {
   try {
-    return await kube.perform(action);
+    return await (timeoutMs === undefined ? kube.perform(action) : kube.perform(action, { timeoutMs }));
   } catch (err) {
     if (isKubeError(err, 'transient') && askedWaitMs(err) <= budgetMs) throw err;
     throw new AbortError(err as Error);

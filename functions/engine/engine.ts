@@ -7,7 +7,7 @@ import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
 import { countRepeat, eventAction } from './events.ts';
-import type { LockConfig } from './lock.ts';
+import { landingMarginMs, type LockConfig } from './lock.ts';
 import type { Logger } from './logger.ts';
 import { minRequeue, type Action, type Plan } from './plan.ts';
 
@@ -352,7 +352,9 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     // The key's result tells both, the warnings first; ephemera invoke prints the warnings.
     const told = [...(plan.warnings ?? []), ...(plan.notes ?? [])];
     const warned = plan.warnings?.length ? { warnings: plan.warnings } : {};
-    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, ...deps.retry });
+    // Each attempt of an action sent within a window (a claim's injections) is answered or
+    // abandoned before the claim may be dropped (lock.ts landingMarginMs; review87 F1).
+    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, landingMarginMs: landingMarginMs(deps.lock), ...deps.retry });
     applied.push(...r.applied);
     if (r.replan) {
       if (attempt < maxReplans) await sleep(conflictBackoff(deps.conflictBackoffMs ?? 10, attempt));

@@ -20,6 +20,26 @@ export interface LockConfig {
   skewSeconds: number;
 }
 
+/**
+ * The latency allowed for in landingMarginMs: a request's way to the API server, which counts
+ * a deadline (`?timeout=`) from the request's arrival, and the way back of the answer whose
+ * Date header a claim's `at` was read from. Both are milliseconds on any working network.
+ */
+export const LATENCY_ALLOWANCE_MS = 500;
+
+/**
+ * How long after the last moment an action with `withinSeconds` may be sent (its window's
+ * start + withinSeconds) each attempt of it must be answered or abandoned: skewSeconds − 1 s −
+ * LATENCY_ALLOWANCE_MS (3.5 s with the defaults, 0.5 s at the smallest skew, 2). ejob/README.md
+ * step 4 derives it: a claim's `at` is the server's time read after the window began, at most
+ * 1 s (a Date header's resolution) plus an answer's latency behind; its injection must land before
+ * `at + leaseSeconds + skewSeconds` (the claim's window), since a plan may drop the claim with
+ * pods LISTed up to skewSeconds before its Lease read (not 2 × skewSeconds, the retention).
+ */
+export function landingMarginMs(cfg: Pick<LockConfig, 'skewSeconds'>): number {
+  return cfg.skewSeconds * 1000 - 1000 - LATENCY_ALLOWANCE_MS;
+}
+
 /** A held lock: renew it by acquiring again as the same holder; release when done. */
 export interface HeldLock {
   readonly name: string;

@@ -59,6 +59,11 @@ interface Req {
   path: string;
   body?: unknown;
   contentType?: string;
+  /**
+   * When the answer must have come, on performance.now() (a write with PerformOptions.timeoutMs):
+   * what is left then is the request's timeout, and is sent as `?timeout=` too.
+   */
+  answerBy?: number;
   /** A 2xx answer read as it arrives (a LIST through a view), not gathered whole. */
   reader?: () => BodyReader;
 }
@@ -123,7 +128,11 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
       if (view) return viewedList(await call(() => ({ method: 'GET', path, reader: () => itemReader(view, reuse?.viewed(view, endpoint.server)) }), {}));
       return toList(await call(() => ({ method: 'GET', path }), {}, reuse && ((b) => reuse.decode(b, endpoint.server)))) as ObjectList<T>;
     },
-    perform: (action) => call(() => actionRequest(action)),
+    perform: (action, o) => {
+      // Counted from here: a request sent again after a 401 gets only what is left.
+      const answerBy = o?.timeoutMs === undefined ? undefined : performance.now() + o.timeoutMs;
+      return call(() => actionRequest(action, answerBy));
+    },
     serverNow: () => clock.now(),
   };
 }
@@ -166,12 +175,22 @@ function anObject(req: Req, v: unknown): unknown {
   throw new KubeError({ status: 0, reason: 'NetworkError', message: `${req.method} ${req.path}: the API server answered with no object` });
 }
 
-function actionRequest(a: Action): Req {
+function actionRequest(a: Action, answerBy: number | undefined): Req {
   const path = `${pathFor(actionOperation(a), a)}${a.strictFields ? '?fieldValidation=Strict' : ''}`;
   const method = METHOD[a.verb];
-  if (a.body === undefined) return { method, path };
+  const by = answerBy === undefined ? {} : { answerBy };
+  if (a.body === undefined) return { method, path, ...by };
   const contentType = a.verb === 'patch' ? PATCH_CONTENT_TYPE[a.patchType ?? 'json'] : 'application/json';
-  return { method, path, body: a.body, contentType };
+  return { method, path, body: a.body, contentType, ...by };
+}
+
+/**
+ * The request's path with kube-apiserver's `timeout` query parameter, in Go's duration syntax
+ * (`3500ms`). Never 0 or less: the server reads those as "no timeout of the client's" and
+ * takes its own (`--request-timeout`, 60 s by default; request_deadline.go).
+ */
+function withServerTimeout(path: string, ms: number): string {
+  return `${path}${path.includes('?') ? '&' : '?'}timeout=${Math.max(1, Math.floor(ms))}ms`;
 }
 
 function parseBody(req: Req, res: Answer, read: boolean): unknown {
@@ -223,8 +242,13 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
   return async (req, extra, cert) => {
     const agent = agentFor(cert);
     closeIdle(agent, idleMs);
-    const limit = deadline(timeoutMs);
+    // A write with a deadline (answerBy) gets what is left of it, at most the client's
+    // timeout, as its timeout here and at the server (?timeout=), which then gives up with it.
+    const left = req.answerBy === undefined ? timeoutMs : Math.min(timeoutMs, Math.floor(req.answerBy - performance.now()));
+    if (left < 1) throw networkError(new Error(`${req.method} ${req.path}: no time left to send it within its deadline`));
+    const limit = deadline(left);
     const signal = limit.signal;
+    const sent = req.answerBy === undefined ? req : { ...req, path: withServerTimeout(req.path, left) };
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     // gzip, as client-go asks for it (unless the kubeconfig says disable-compression):
     // kube-apiserver compresses an answer of 128 KiB or more (APIResponseCompression, on by
@@ -241,7 +265,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
     try {
       for (let tries = 1; ; tries++) {
         try {
-          return await exchange(req, { headers, payload, signal, agent, spent: limit.spent });
+          return await exchange(sent, { headers, payload, signal, agent, spent: limit.spent });
         } catch (err) {
           if (!(err instanceof StaleSocket)) throw err;
           closeIdle(agent);
@@ -250,7 +274,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
       }
     } catch (err) {
       const cause = err instanceof StaleSocket ? err.cause : err;
-      if (signal.aborted) throw networkError(new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`, { cause }));
+      if (signal.aborted) throw networkError(new Error(`${req.method} ${req.path}: no answer within ${left} ms`, { cause }));
       throw networkError(cause);
     } finally {
       limit.done();

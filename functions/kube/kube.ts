@@ -30,6 +30,17 @@ export function throughView<T>(items: readonly unknown[], view: ItemView<T> | un
   return view ? items.map((x) => view.read(x)) : (items as T[]);
 }
 
+/** How one write is sent. */
+export interface PerformOptions {
+  /**
+   * Answered within this many ms, or abandoned. The API server is told so with `?timeout=`:
+   * that deadline bounds its queueing and its handling, and past it the server answers 504 and
+   * starts no storage write for the request. The client gives up at the same moment. The
+   * client's own timeout still applies when it is shorter, to both.
+   */
+  timeoutMs?: number;
+}
+
 export interface ObjectList<T> {
   items: T[];
   resourceVersion?: string;
@@ -51,7 +62,7 @@ export interface Kube {
    */
   list<T = unknown>(apiVersion: string, kind: string, namespace: string | undefined, opts?: ListOptions & { view?: ItemView<T> }): Promise<ObjectList<T>>;
   /** Performs one planned write; throws KubeError on failure. Returns the API's answer. */
-  perform(action: Action): Promise<unknown>;
+  perform(action: Action, options?: PerformOptions): Promise<unknown>;
   /**
    * The API server's clock as last seen in a response's Date header, advanced by local
    * elapsed time since; what it tells never goes back (server-clock.ts;

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SimKubelet, startApiServer, type ApiServer, type KubeObject, type RequestRecord, type WriteRecord } from '../../functions/cluster/index.ts';
+import { SimKubelet, startApiServer, type ApiServer, type Fault, type KubeObject, type RequestRecord, type WriteRecord } from '../../functions/cluster/index.ts';
 import { check, staleJobLeases } from './check.ts';
 import { leaseOwner, readLeaseView } from '../../functions/ejob/lease-record.ts';
 import { Fleet } from './fleet.ts';
@@ -16,7 +16,7 @@ import { EJOB_CLEANUP_FINALIZER, relabelable, type Deletion, type FaultEvent, ty
 
 /** How a schedule is run (not part of the schedule: the same seed may run with other limits). */
 export interface RunOptions {
-  /** Give up (a "did not converge" violation) after this long past the start (default 30 s). */
+  /** Give up (a "did not converge" violation) after this long past the start (default 30 s, or 20 s past a later calm point: held injections move it). */
   limitMs?: number;
   /** Simulated kubelet tick (default 100 ms). */
   tickMs?: number;
@@ -91,7 +91,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     notStarted = await waitForWatches(server, fleet, 15_000);
     startupMs = Date.now() - started;
     kubelet.run(options.tickMs ?? 100);
-    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? 30_000, slots: count, deletes, backs });
+    outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? Math.max(30_000, schedule.calmAfterMs + 20_000), slots: count, deletes, backs });
     // Before the fleet stops: the end of the run is no process's death.
     unwatchedDeletes = unwatched(deletes, fleet);
   } finally {
@@ -227,7 +227,7 @@ function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
       { atMs: r.atMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.app) },
       { atMs: r.atMs + r.back.afterMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.back.app) },
     ]),
-    ...s.faults.map((f) => ({ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) })),
+    ...s.faults.flatMap((f) => (f.kind === 'hold-injections' ? holdInjections(f) : [{ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) }])),
     // The calm point: faults armed before it and not yet used up are disarmed, so that from
     // here on the system converges undisturbed (world.ts). Before, an armed fault matching a
     // rare request (an injection's PATCH) kept firing long after the calm point.
@@ -333,7 +333,29 @@ function recreateJob(server: ApiServer, d: Deletion, specs: Map<string, unknown>
   return true;
 }
 
-function playFault(server: ApiServer, f: FaultEvent): void {
+/**
+ * Every injection (PATCH of ephemeral containers) that comes from atMs is held until
+ * atMs + forMs, then they are all carried out together (world.ts heldInjections), but those
+ * whose deadline (`?timeout=`) passed meanwhile: the server answered those 504 and makes no write.
+ */
+function holdInjections(f: Extract<FaultEvent, { kind: 'hold-injections' }>): Step[] {
+  let release = (): void => undefined;
+  const hold = new Promise<void>((resolve) => (release = resolve));
+  let fault: Fault | undefined;
+  return [
+    // The EphemeralJobs' targets are the app pods (world.ts), whose only PATCH is an injection.
+    { atMs: f.atMs, run: (server: ApiServer) => void (fault = server.faults.add({ method: 'PATCH', pathIncludes: '/pods/app-', watch: false, hold, times: Infinity, label: 'injection held, then let go with the others' })) },
+    {
+      atMs: f.atMs + f.forMs,
+      run: () => {
+        fault?.remove();
+        release();
+      },
+    },
+  ];
+}
+
+function playFault(server: ApiServer, f: Exclude<FaultEvent, { kind: 'hold-injections' }>): void {
   switch (f.kind) {
     case 'request': server.faults.add(f.spec); return;
     case 'watch-reset': server.faults.resetWatches(); return;

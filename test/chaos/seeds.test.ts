@@ -15,7 +15,9 @@ import { generate } from './world.ts';
  * one to three jobs, two-container templates with an invalid image, replicas, every sidecar
  * strategy (CRR, signal container, virtual-kubelet swap, ignore-exit-code) under Never and
  * OnFailure, late pods and jobs, a paused job raised, and kills right after injections; all but
- * 104 also delete jobs mid-run (with and without OpenKruise's finalizer, some re-created).
+ * 104 also delete jobs mid-run (with and without OpenKruise's finalizer, some re-created); 109
+ * and 122 have the API server hold injections for 9–16 s (world.ts heldInjections: in 109 one
+ * comes then and is answered 504 at its deadline).
  */
 const SEEDS = [101, 104, 105, 109, 114, 122];
 describe('chaos seeds', () => {

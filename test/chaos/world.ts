@@ -12,10 +12,14 @@ export interface Arrival {
   object: KubeObject;
 }
 
-/** A fault the harness plays at a time: a request fault (added to server.faults) or a watch/history one. */
+/**
+ * A fault the harness plays at a time: a request fault (added to server.faults), a watch/history
+ * one, or the injections held from atMs for forMs and then carried out together (heldInjections).
+ */
 export type FaultEvent =
   | { atMs: number; kind: 'request'; spec: FaultSpec }
-  | { atMs: number; kind: 'watch-reset' | 'watch-close' | 'compact' | 'gone-on-resume' };
+  | { atMs: number; kind: 'watch-reset' | 'watch-close' | 'compact' | 'gone-on-resume' }
+  | { atMs: number; kind: 'hold-injections'; forMs: number };
 
 /** When to SIGKILL a process: at a time (slot), or right after the n-th injection write (whoever made it). */
 export type Kill = { atMs: number; slot: number; restartAfterMs: number } | { afterInjection: number; restartAfterMs: number };
@@ -134,8 +138,12 @@ export function generate(seed: number): Schedule {
   const relInj = chance(g, 0.5) ? Array.from({ length: int(g, 1, 2) }, () => ({ afterInjection: int(g, 1, 6), backAfterMs: chance(g, 0.5) ? int(g, 50, 600) : int(g, 600, 3000) })) : [];
   const edits = specChanges(g, { arrivals, raises, calmAfterMs, deleted: dels });
   planned.faults.push(...refusals(g, calmAfterMs));
+  // Drawn last too, so a seed keeps everything above; the calm point waits for its end.
+  const held = heldInjections(g, calmAfterMs);
+  planned.faults.push(...held);
+  const calm = Math.max(calmAfterMs, ...held.map((h) => h.atMs + h.forMs));
   return {
-    seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs,
+    seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs: calm,
     ...(dels.length ? { deletions: dels } : {}),
     ...(reps.length ? { replacements: reps } : {}),
     ...(unfit.length ? { unfit } : {}),
@@ -294,6 +302,27 @@ function refusals(g: G, calmAfterMs: number): FaultEvent[] {
       spec: { ...f.spec, label: f.label, times: int(g, 1, 3), watch: false, ...(method ? { method } : {}), ...(path ? { pathIncludes: path } : {}) },
     };
   }).sort((a, b) => a.atMs - b.atMs);
+}
+
+/** The share of schedules in which the API server holds injections past their claims (heldInjections). */
+export const HELD_INJECTIONS_CHANCE = 0.15;
+
+/**
+ * In a few schedules, the API server holds every injection (every PATCH of ephemeral
+ * containers) that comes from atMs for 6.5–9 s, then carries them out together, as
+ * kube-apiserver may queue writes under API Priority and Fairness (up to a quarter of a
+ * request's deadline: 15 s by default) or wait on a slow etcd. That is longer than any
+ * claim's margin, and than the short-window processes' retention (2 + 2 × 2 s): meanwhile
+ * claims are dropped and other pods claimed, whose injections are held too. Each attempt of an
+ * injection carries its deadline (`?timeout=`), past which the server answers 504 and makes
+ * no write (functions/ejob/README.md step 4); without it, every held injection landed at the
+ * end, and a job ran more pods than its parallelism (review87 F1). The sidecar terminator's
+ * signal containers are held too, and carried out at the end (they have no window). The calm
+ * point is moved past the end.
+ */
+function heldInjections(g: G, calmAfterMs: number): Extract<FaultEvent, { kind: 'hold-injections' }>[] {
+  if (!chance(g, HELD_INJECTIONS_CHANCE)) return [];
+  return [{ atMs: int(g, 0, calmAfterMs - 100), kind: 'hold-injections', forMs: int(g, 9000, 16_000) }];
 }
 
 const REFUSALS: { label: string; spec: FaultSpec; writes?: boolean }[] = [

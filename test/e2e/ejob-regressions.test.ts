@@ -401,6 +401,32 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
     });
   });
 
+  test('an injection the API server holds past its claim\'s margin is never carried out: once another instance dropped the claim and injected another pod, one pod is in flight at parallelism 1 (review87 F1)', async () => {
+    // Production's ratio: the client's timeout (5 s in the test worlds) more than twice the
+    // skew (2 s), lease 1 s. Instance a claims the oldest pod; the server holds its injection
+    // (APF queueing, a slow etcd) while b looks after the claim's retention (1 + 2 × 2 s),
+    // drops it and injects the next pod; then the server lets a's injection go. It used to be
+    // carried out then, the client still waiting: two pods at parallelism 1. Each attempt now
+    // carries its deadline (?timeout=): past it, the server answers 504 and makes no write.
+    // Clocks that move only when the test moves them (the server's, the instances' elapsed).
+    let offsetMs = 0;
+    const base = Math.floor(Date.now() / 1000) * 1000 + 500;
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd, leaseSeconds: 1, skewSeconds: 2, serverClock: () => new Date(base + offsetMs), monotonic: () => offsetMs }, async ({ server, deps }) => {
+      let release = (): void => undefined;
+      server.faults.add({ method: 'PATCH', pathIncludes: `/pods/${OLDEST}/ephemeralcontainers`, hold: new Promise<void>((r) => (release = r)) });
+      const a = handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+      while (!server.requests.entries.some((r) => r.path.endsWith(`/pods/${OLDEST}/ephemeralcontainers`))) await new Promise((r) => setTimeout(r, 5));
+      offsetMs = 6_000;
+      await handle(envelopeFor('EphemeralJob', 'default', JOB), deps('b'));
+      const [other, ...more] = inFlight(server);
+      assert.ok(other !== undefined && other !== OLDEST && more.length === 0, `b injected another pod: ${inFlight(server).join(', ')}`);
+      release();
+      const r = await a;
+      assert.deepEqual(inFlight(server), [other], 'one pod in flight at parallelism 1');
+      assert.ok(!(r.keys[0]?.actions ?? []).some((x) => x.subresource === 'ephemeralcontainers'), 'a\'s injection took no effect');
+    });
+  });
+
   test('the GET of a claimed pod the LIST missed finds it back in the selector with the injection landed: it holds its slot (review of the seed 14048 fix)', async () => {
     // As above, but instance b's GET of the pod is slow: it answers after the pod is back and
     // a's injection has landed. The LIST did not count that pod, and the GET took "injected"

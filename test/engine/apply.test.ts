@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ALARM_REFUSED, applyPlan, GROUP_IN_FLIGHT, MAX_ASKED_WAIT_MS } from '../../functions/engine/apply.ts';
+import { landingMarginMs } from '../../functions/engine/lock.ts';
 import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
+import type { PerformOptions } from '../../functions/kube/kube.ts';
 import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
 
 const patch: Action = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: {}, reason: 'test' };
@@ -173,6 +175,28 @@ describe('applyPlan', () => {
     assert.deepEqual(kube.performed.map((a) => a.kind), ['Pod', 'Event'], 'one attempt of the injection, then the Event');
     assert.equal(r.expired.length, 1);
     assert.deepEqual(r.applied, [event]);
+  });
+
+  test('each attempt of an action with withinSeconds is answered or abandoned by the window\'s start + withinSeconds + the landing margin; a 504 past it is transient, and the next attempt is checked by the window (review87 F1)', async () => {
+    let now = 1000;
+    const kube = new ScriptedKube().answer(apiError(504, 'Timeout'), apiError(504, 'Timeout'));
+    const asked: [string, number | undefined][] = [];
+    const original = kube.perform.bind(kube);
+    kube.perform = async (a: Action, o?: PerformOptions): Promise<unknown> => {
+      asked.push([a.kind, o?.timeoutMs]);
+      try {
+        return await original(a);
+      } finally {
+        if (a.kind === 'Pod') now += 600;
+      }
+    };
+    const r = await applyPlan([{ ...inject, withinSeconds: 1 }, event], { ...deps(kube), monotonic: () => now, startedAt: 1000, landingMarginMs: 500 });
+    // Sent at 1000 (1500 ms left of 1000 + 1000 + 500) and at 1600 (900 ms); at 2200 the window has passed.
+    assert.deepEqual(asked, [['Pod', 1500], ['Pod', 900], ['Event', undefined]], 'the Event has no window, so no deadline');
+    assert.equal(r.expired.length, 1);
+    assert.deepEqual(r.applied, [event]);
+    assert.equal(landingMarginMs({ skewSeconds: 5 }), 3500, 'the defaults: skew 5 s − the Date header\'s 1 s − 0.5 s on the way');
+    assert.equal(landingMarginMs({ skewSeconds: 2 }), 500, 'the smallest skew allowed still leaves some');
   });
 
   test('any other 422 is a refusal, and the remaining actions still run', async () => {

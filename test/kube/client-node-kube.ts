@@ -38,7 +38,8 @@ export interface KubeClientOptions {
 export type { KubeAuth } from '../../functions/kube/auth.ts';
 
 type Api = { core: CoreV1Api; coord: CoordinationV1Api; custom: CustomObjectsApi };
-type Call = { patchType?: PatchType };
+/** `answerBy`: when a write's answer must have come (performance.now()), from PerformOptions.timeoutMs. */
+type Call = { patchType?: PatchType; answerBy?: number };
 type Opts = ConfigurationOptions;
 
 /**
@@ -70,7 +71,10 @@ export function createClientNodeKube(kc: KubeConfig, options: KubeClientOptions 
       const l = await call(() => listObjects(api, { apiVersion, kind, namespace }, lo ?? {}, opts()), {});
       return { ...l, items: throughView(l.items, lo?.view) };
     },
-    perform: (action) => call(() => performAction(api, action, opts({ patchType: action.patchType }))),
+    perform: (action, po) => {
+      const answerBy = po?.timeoutMs === undefined ? undefined : performance.now() + po.timeoutMs;
+      return call(() => performAction(api, action, opts({ patchType: action.patchType, ...(answerBy !== undefined ? { answerBy } : {}) })));
+    },
     serverNow: () => clock.now(),
   };
 }
@@ -78,7 +82,10 @@ export function createClientNodeKube(kc: KubeConfig, options: KubeClientOptions 
 function middleware(call: Call, timeoutMs: number, onDate: (d: Date) => void): ObservableMiddleware {
   return {
     pre: (req) => {
-      req.setSignal(AbortSignal.timeout(timeoutMs));
+      // As the lean client: what is left of the write's deadline, sent as ?timeout= too.
+      const left = call.answerBy === undefined ? timeoutMs : Math.min(timeoutMs, Math.floor(call.answerBy - performance.now()));
+      req.setSignal(AbortSignal.timeout(Math.max(1, left)));
+      if (call.answerBy !== undefined) req.setQueryParam('timeout', `${Math.max(1, left)}ms`);
       if (call.patchType && req.getHttpMethod() === 'PATCH') {
         req.setHeaderParam('Content-Type', PATCH_CONTENT_TYPE[call.patchType]);
       }

@@ -265,6 +265,31 @@ function errorTests(w: World, make: MakeKube): void {
     }
   });
 
+  test('a write given a timeout sends it as ?timeout= and gives up with it; held past it by the server, it is a transient failure and not carried out (review87 F1)', async () => {
+    let release = (): void => undefined;
+    w().server.faults.add({ method: 'PATCH', pathIncludes: '/pods/web-1', hold: new Promise<void>((r) => (release = r)) });
+    const late = act({ verb: 'patch', kind: 'Pod', name: 'web-1', patchType: 'merge', body: { metadata: { labels: { late: 'yes' } } } });
+    const e = await rejects(w().kube.perform(late, { timeoutMs: 150 }));
+    // The server's 504 and the client's own give-up come at the same moment: either is heard.
+    assert.equal(e.errorClass, 'transient');
+    const sent = w().server.requests.entries.filter((r) => r.method === 'PATCH').at(-1);
+    assert.match(sent?.query.timeout ?? '', /^\d+ms$/);
+    assert.ok(Number.parseInt(sent?.query.timeout ?? '', 10) <= 150, `?timeout=${sent?.query.timeout}`);
+    // The server answers at its deadline, which it counts from when the request came.
+    for (const start = Date.now(); sent?.status === 0 && Date.now() - start < 10_000;) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(sent?.status, 504);
+    release();
+    assert.equal(((await w().kube.get(POD)) as Json).metadata.labels?.late, undefined, 'not carried out, even once released');
+  });
+
+  test('a write\'s timeout is never longer than the client\'s own; a write without one sends no ?timeout=', async () => {
+    await make(w().server.url, { timeoutMs: 100 }).perform(act({ verb: 'patch', kind: 'Pod', name: 'web-1', patchType: 'merge', body: {} }), { timeoutMs: 5000 });
+    const sent = w().server.requests.entries.filter((r) => r.method === 'PATCH').at(-1);
+    assert.ok(Number.parseInt(sent?.query.timeout ?? '', 10) <= 100, `?timeout=${sent?.query.timeout}`);
+    await w().kube.perform(act({ verb: 'patch', kind: 'Pod', name: 'web-1', patchType: 'merge', body: {} }));
+    assert.equal(w().server.requests.entries.filter((r) => r.method === 'PATCH').at(-1)?.query.timeout, undefined);
+  });
+
   test('unsupported kinds and actions, and a missing namespace, are refused before any request', async () => {
     const before = w().server.requests.entries.length;
     const e1 = await rejects(w().kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' }));

@@ -11,8 +11,8 @@ export function writeLog(inner: Kube): { kube: Kube; take: () => Action[] } {
   const kube: Kube = {
     get: (ref) => inner.get(ref),
     list: (apiVersion, kind, namespace, opts) => inner.list(apiVersion, kind, namespace, opts),
-    perform: async (action) => {
-      const answer = await inner.perform(action);
+    perform: async (action, options) => {
+      const answer = await inner.perform(action, options);
       done.push(action);
       return answer;
     },
