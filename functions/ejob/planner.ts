@@ -169,7 +169,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
   const namesakes = skipped.filter((s) => s.namesake).length;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, toldUnlisted, injections: claims.inject.map(injectionId), namesakes, outside });
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, judged, told, toldUnlisted, injections: claims.inject.map(injectionId), namesakes, outside });
   actions.push(...status.told, ...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -197,12 +197,12 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * (reviews: it said pods were waiting where nothing was claimed or injected; gated alone, it
  * froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[]; namesakes: number; outside: string | undefined }): { told: Action[]; write: Action[]; verdict: Action[] } {
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; judged: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[]; namesakes: number; outside: string | undefined }): { told: Action[]; write: Action[]; verdict: Action[] } {
   // Warnings that could not be listed for now: none told in a plan that writes a verdict (EjobObserved.toldUnlisted).
   const told = (x: Outcome): ReadonlySet<string> | undefined => (o.toldUnlisted && (x.phase === 'Succeeded' || x.phase === 'Failed') ? new Set() : o.told);
   const input = (x: Outcome): StatusInput => {
     const t = told(x);
-    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}), ...(o.outside ? { outside: o.outside } : {}) };
+    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, resumedAt: o.judged, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}), ...(o.outside ? { outside: o.outside } : {}) };
   };
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
@@ -400,6 +400,11 @@ export interface StatusInput {
   /** Target pods with their states (for failure events). */
   targets: readonly Target[];
   now: Date;
+  /**
+   * The moment a resume is judged at: the later of the planner's clock and the API server's,
+   * as the deadline is (planActive `judged`). A resume's `startTime`; `now` when unset.
+   */
+  resumedAt?: Date;
   /** Why a Failed phase failed, when not for failed pods: past activeDeadlineSeconds, or every replica spent on pods now gone. */
   failedBy?: FailedBy;
   /** What the JobFailed message says of pods the containers could not go into (unfitNote, or as the seal recorded it). */
@@ -447,7 +452,9 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { told:
     phase,
     // Set again at a resume, as a Kubernetes Job's: the deadline runs from it (activeSince).
     // Not by a verdict (a sealed one written again while paused keeps when the job started).
-    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' && !finished ? now : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
+    // The moment the resume was judged at, by the clock the deadline is judged by: with the
+    // planner's own clock behind the server's, the deadline ran short by the lag (review88 F2).
+    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' && !finished ? (input.resumedAt ?? now) : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
     conditions: mergeConditions(prev.conditions ?? [], wanted, now),
   };
   if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);

@@ -183,6 +183,18 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     assert.deepEqual([done.phase, done.startTime], ['Succeeded', '2026-01-01T00:30:00Z']);
   });
 
+  test('resumed with the planner\'s clock behind the API server\'s: startTime is the moment the deadline is judged by (the later clock), so the deadline runs its whole length from the resume (review88 F2)', () => {
+    const paused = { phase: 'Paused', startTime: '2026-01-01T00:30:00Z' } as EphemeralJobObject['status'];
+    const lease = (serverNow: Date) => ({ view: { kind: 'absent' as const }, serverNow, cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } });
+    const serverAt = new Date(NOW.getTime() + 3000);
+    const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 10 }, { status: paused }), pods: [pod('a', 1)], lease: lease(serverAt) }, NOW).actions) as Status & { startTime?: string };
+    assert.equal(s.startTime, '2026-01-01T01:00:03Z', 'the server\'s time, 3 s ahead of the planner\'s');
+    // 9 s later by the server (and the planner, still 3 s behind): within the 10 s since the resume.
+    const later = plan({ job: job({ activeDeadlineSeconds: 10 }, { status: { ...paused, phase: 'Waiting', startTime: s.startTime } as EphemeralJobObject['status'] }), pods: [pod('a', 1, 'running')], lease: lease(new Date(serverAt.getTime() + 9000)) }, new Date(NOW.getTime() + 9000));
+    assert.equal(statusOf(later.actions)?.phase, 'Running');
+    assert.equal(later.requeueAfterSeconds, 1, 'due 10 s after the resume by the server\'s clock');
+  });
+
   test('past the deadline with every pod succeeded: the reason is still DeadlineExceeded, never "0 of 2 pods failed"', () => {
     const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [pod('a', 1, 0), pod('b', 2, 0)] }, NOW).actions);
     assert.equal(s?.phase, 'Failed');
