@@ -20,7 +20,7 @@ import { jobFinished, jobTtls } from './finished.ts';
 import { decideClaims, renewAfterMs, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
-import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
+import { failureReason, isTerminal, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
 import { selectTargets, type ReplicaBudget, type Target } from './targets.ts';
 
@@ -149,7 +149,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded, ...(lease.unlisted ? { unlisted: lease.unlisted } : {}) };
   const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
-  const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
+  // Past the deadline, targets that all had their result by then are judged by it (review88
+  // F3); not while a claim on a pod the LIST does not show may still land (awaitingLateInjection).
+  const late = (ts: readonly Target[]): boolean => deadlineExceeded && !(claims.unlistedInFlight === 0 && resultsBy(ts, deadlineAt(job, spec, judged), uid));
+  const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded: late(ts), gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
   // The status should the claim be refused: the claimed pods still pending (review).
   const unclaimed = injecting.size > 0 ? judge(targets) : undefined;
   // What the status will say once injected: the claimed pods waiting.
@@ -337,6 +340,44 @@ function leaseDecision(input: ClaimInput, claims: ClaimDecision, at: { phase: Ej
  */
 function notReadPlan(would: string, createdTtl: number | undefined): Plan {
   return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again`] };
+}
+
+/** When activeDeadlineSeconds runs out, in ms (+Infinity: unset); `now` judges a resume (activeSince). */
+function deadlineAt(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): number {
+  return spec.activeDeadlineSeconds === undefined ? Number.POSITIVE_INFINITY : activeSince(job, spec, now).getTime() + spec.activeDeadlineSeconds * 1000;
+}
+
+/**
+ * Whether every target had its result by `at` (ms): every one succeeded or failed, and none
+ * is known to have got it later — by the kubelet's `finishedAt` of the job's containers: a
+ * pod succeeded when its last container exited, failed at its first failure. A result with
+ * no time (a container that cannot start, an exit without `finishedAt`, a pod the containers
+ * cannot go into) stands, as OpenKruise lets any result win over its deadline. So a look that
+ * sees the last exit only after the deadline (queue latency, a relay restart) judges a job
+ * whose pods ended in time by their results, not DeadlineExceeded (review88 F3).
+ */
+export function resultsBy(targets: readonly Target[], at: number, jobUid: string): boolean {
+  return targets.length > 0 && targets.every((t) => (t.state === 'succeeded' || t.state === 'failed') && !resultAfter(t, at, jobUid));
+}
+
+/** A done target whose result is known to have come after `at` (resultsBy). */
+function resultAfter(t: Target, at: number, jobUid: string): boolean {
+  if (t.why !== undefined) return false;
+  const names = new Set(ownedContainers(t.pod, jobUid).map((c) => c.name));
+  let exitAfter = false;
+  // When each failure came: NaN when it says no time.
+  const failures: number[] = [];
+  for (const s of t.pod.status?.ephemeralContainerStatuses ?? []) {
+    if (!names.has(s.name)) continue;
+    const term = s.state?.terminated;
+    const ended = toDate(term?.finishedAt)?.getTime() ?? Number.NaN;
+    if (term && term.exitCode !== 0) failures.push(ended);
+    else if (term) exitAfter ||= ended > at;
+    else if (isTerminal(s.state)) failures.push(Number.NaN);
+  }
+  // Failed at its first failure: late only when every failure is known to be.
+  if (t.state === 'failed') return failures.length > 0 && failures.every((x) => x > at);
+  return exitAfter;
 }
 
 /** True once the job has been active longer than activeDeadlineSeconds (never when unset, never while paused). */
