@@ -22,7 +22,7 @@ import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
 import { failureReason, isTerminal, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
-import { selectTargets, type ReplicaBudget, type Target } from './targets.ts';
+import { countedTargets, selectTargets, type ReplicaBudget, type Target } from './targets.ts';
 
 /** What the EphemeralJob planner needs: the job, its Lease, and the pods its selector matches. */
 export interface EjobObserved {
@@ -139,7 +139,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const budget = replicasLeft(spec, uid, pods, lease);
-  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), budget);
+  const candidates = targetCandidates(pods, uid, sealed);
+  const { targets, skipped } = selectTargets(spec, uid, candidates, budget);
+  // The targets the status counts until the verdict, the replicas left aside (statusView).
+  const own = budget ? countedTargets(spec, uid, candidates, budget.claimed) : targets;
   // The deadline by the later of the planner's clock and the server's: claims are judged by
   // the server's, so a planner clock behind it must not inject past the server's deadline.
   const judged = lease.serverNow.getTime() > now.getTime() ? lease.serverNow : now;
@@ -153,11 +156,8 @@ function planActive(input: ActiveInput, now: Date): Plan {
   // F3); not while a claim on a pod the LIST does not show may still land (awaitingLateInjection).
   const late = (ts: readonly Target[]): boolean => deadlineExceeded && !(claims.unlistedInFlight === 0 && resultsBy(ts, deadlineAt(job, spec, judged), uid));
   const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded: late(ts), gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
-  // The status should the claim be refused: the claimed pods still pending (review).
-  const unclaimed = injecting.size > 0 ? judge(targets) : undefined;
-  // What the status will say once injected: the claimed pods waiting.
-  const shown = injecting.size > 0 ? targets.map((t) => (injecting.has(t.pod.metadata.name) ? { ...t, state: 'waiting' as const } : t)) : targets;
-  const { counts, phase, failedBy, unfit } = awaitingLateInjection(judge(shown), claims, deadlineExceeded);
+  const { claimed, shown, unclaimed } = statusView({ narrowed: targets, own, injecting, judge: (ts) => awaitingLateInjection(judge(ts), claims, deadlineExceeded) });
+  const { counts, phase, failedBy, unfit } = claimed;
 
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
@@ -191,6 +191,36 @@ function planActive(input: ActiveInput, now: Date): Plan {
     ...(claims.inject.length > 0 ? { retryAfterSeconds: Math.ceil(renewAfterMs(lease.cfg) / 1000) } : {}),
   };
 }
+
+/**
+ * What the status says, and the targets it counts (for the failure Events): once the claimed
+ * pods are injected (`claimed`: those pods waiting), and should the claim be refused
+ * (`unclaimed`, when this plan claims: those pods still pending; review). A verdict comes from
+ * the `narrowed` targets, those within the replicas left (replicasLeft), so a job whose
+ * replicas went to pods that are gone still finishes; until then the status counts the pods'
+ * `own` targets, the first `replicas`, as every look can: the budget is known only at a look
+ * with no pod holding a slot, and counts from it swung with every claim — `match` 2, 3, 2, 3,
+ * a status write more per pod, a pod the containers cannot go into counted failed only while
+ * a slot was held (review88 F1). The pods claimed and not shown injected count right after
+ * the injected ones (countedTargets), as the pods show them once their injections land. A verdict from the pods alone would not come before the
+ * narrowed one (every target done narrowed is every target done), and when it would (a claim
+ * on a pod the LIST does not show in flight) the narrowed targets hold it back.
+ */
+function statusView(o: { narrowed: Target[]; own: Target[]; injecting: ReadonlySet<string>; judge: (ts: Target[]) => Outcome }): { claimed: Outcome; shown: Target[]; unclaimed: Outcome | undefined } {
+  const mark = (ts: Target[]): Target[] => (o.injecting.size > 0 ? ts.map((t) => (o.injecting.has(t.pod.metadata.name) ? { ...t, state: 'waiting' as const } : t)) : ts);
+  const pick = (injected: boolean): { outcome: Outcome; ts: Target[] } => {
+    const narrowed = injected ? mark(o.narrowed) : o.narrowed;
+    const decided = o.judge(narrowed);
+    if (o.own === o.narrowed || isFinal(decided.phase)) return { outcome: decided, ts: narrowed };
+    const own = injected ? mark(o.own) : o.own;
+    const counted = o.judge(own);
+    return isFinal(counted.phase) ? { outcome: decided, ts: narrowed } : { outcome: counted, ts: own };
+  };
+  const claimed = pick(true);
+  return { claimed: claimed.outcome, shown: claimed.ts, unclaimed: o.injecting.size > 0 ? pick(false).outcome : undefined };
+}
+
+const isFinal = (phase: EjobPhase): boolean => phase === 'Succeeded' || phase === 'Failed';
 
 /**
  * The status write of an active plan, the failures told before it in the plan that writes
