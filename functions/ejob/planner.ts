@@ -202,9 +202,9 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * with no pod holding a slot, and counts from it swung with every claim — `match` 2, 3, 2, 3,
  * a status write more per pod, a pod the containers cannot go into counted failed only while
  * a slot was held (review88 F1). The pods claimed and not shown injected count right after
- * the injected ones (countedTargets), as the pods show them once their injections land. A verdict from the pods alone would not come before the
- * narrowed one (every target done narrowed is every target done), and when it would (a claim
- * on a pod the LIST does not show in flight) the narrowed targets hold it back.
+ * the injected ones (countedTargets), as the pods show them once their injections land.
+ * A verdict the counted targets give and the narrowed ones do not (a claim still in flight on
+ * a pod out of the selector, which is no target) waits, counted as the narrowed targets.
  */
 function statusView(o: { narrowed: Target[]; own: Target[]; injecting: ReadonlySet<string>; judge: (ts: Target[]) => Outcome }): { claimed: Outcome; shown: Target[]; unclaimed: Outcome | undefined } {
   const mark = (ts: Target[]): Target[] => (o.injecting.size > 0 ? ts.map((t) => (o.injecting.has(t.pod.metadata.name) ? { ...t, state: 'waiting' as const } : t)) : ts);
