@@ -248,7 +248,9 @@ function at(p: Passed): number {
 function renewable(input: ClaimInput, stale: readonly Claim[], inFlight: number, notes: string[]): Pod[] {
   if (stale.length === 0 || inFlight > (input.spec.parallelism ?? 1)) return [];
   const pending = new Map(input.targets.filter((t) => t.state === 'pending').map((t) => [t.pod.metadata.name, t.pod]));
-  const pods = stale.flatMap((c) => pending.get(c.pod) ?? []);
+  // Each pod once: a record holding the same claim twice (never written so by a planner: edited
+  // by hand) made one plan inject the pod twice under one action id (review88 F4).
+  const pods = [...new Set(stale.flatMap((c) => pending.get(c.pod) ?? []))];
   if (pods.length > 0) notes.push(`claim again ${pods.map((p) => p.metadata.name).join(', ')}: claimed ${Math.round(renewAfterMs(input.cfg) / 1000)} s or more ago and not shown injected`);
   return pods;
 }

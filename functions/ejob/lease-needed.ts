@@ -19,6 +19,7 @@ export interface LeaseNeed {
  *   the sealed record cannot narrow the targets (planner.ts), and
  * - no claim is possible from any record: at least `parallelism` pods hold a slot (claims
  *   only add to that), or the job is paused, or no target is left to inject; and
+ * - not a resume, whose `startTime` takes the server's time read with the Lease; and
  * - no verdict (the seal is a Lease write): the phase these targets give, at `at`, is not
  *   Succeeded or Failed. `at` is the latest time the plan may be made: the deadline is the
  *   only clock in this, and once passed it stays passed.
@@ -30,6 +31,10 @@ export function leaseNeeded(job: EphemeralJobObject, spec: EphemeralJobSpec, pod
   const holders = slotHolders(pods, uid).length;
   const parallelism = spec.parallelism ?? 1;
   if (holders === 0) return { needed: true, why: 'no pod holds a slot' };
+  // A resume's startTime is the later of the planner's clock and the server's, as the deadline
+  // is judged (review88 F2): the server's time as read with the Lease, as every other plan of
+  // the job after a Lease read. Once per resume.
+  if (job.status?.phase === 'Paused' && !spec.paused) return { needed: true, why: 'resumed: startTime takes the server\'s time read with the Lease' };
   const { targets } = selectTargets(spec, uid, pods);
   const left = targets.some((t) => t.state === 'pending');
   if (holders < parallelism && !spec.paused && left) return { needed: true, why: `${holders} of ${parallelism} slots held: a pod may be claimed` };

@@ -20,9 +20,9 @@ import { jobFinished, jobTtls } from './finished.ts';
 import { decideClaims, renewAfterMs, replicaBudget, type ClaimDecision, type ClaimInput } from './claims.ts';
 import { leaseDeletion, orphaned, type LeftLease } from './lease-cleanup.ts';
 import type { LeaseConfig, LeaseView, Verdict } from './lease-record.ts';
-import { failureReason, ownedContainers, slotHolders } from './pod-state.ts';
+import { failureReason, isTerminal, ownedContainers, slotHolders } from './pod-state.ts';
 import { mergeConditions, normaliseStatus, type Counts, type NextStatus, type WantedCondition } from './status.ts';
-import { selectTargets, type ReplicaBudget, type Target } from './targets.ts';
+import { countedTargets, selectTargets, type ReplicaBudget, type Target } from './targets.ts';
 
 /** What the EphemeralJob planner needs: the job, its Lease, and the pods its selector matches. */
 export interface EjobObserved {
@@ -139,7 +139,10 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const uid = job.metadata.uid ?? '';
   const sealed = lease.view.kind === 'ours' && lease.view.record.finished === true;
   const budget = replicasLeft(spec, uid, pods, lease);
-  const { targets, skipped } = selectTargets(spec, uid, targetCandidates(pods, uid, sealed), budget);
+  const candidates = targetCandidates(pods, uid, sealed);
+  const { targets, skipped } = selectTargets(spec, uid, candidates, budget);
+  // The targets the status counts until the verdict, the replicas left aside (statusView).
+  const own = budget ? countedTargets(spec, uid, candidates, budget.claimed) : targets;
   // The deadline by the later of the planner's clock and the server's: claims are judged by
   // the server's, so a planner clock behind it must not inject past the server's deadline.
   const judged = lease.serverNow.getTime() > now.getTime() ? lease.serverNow : now;
@@ -149,12 +152,12 @@ function planActive(input: ActiveInput, now: Date): Plan {
   const claimInput = { spec, jobUid: uid, pods, targets, lease: lease.view, serverNow: lease.serverNow, cfg: lease.cfg, mayClaim: !spec.paused && !deadlineExceeded, ...(lease.unlisted ? { unlisted: lease.unlisted } : {}) };
   const claims = decideClaims(claimInput);
   const injecting = new Set(claims.inject.map((p) => p.metadata.name));
-  const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded, gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
-  // The status should the claim be refused: the claimed pods still pending (review).
-  const unclaimed = injecting.size > 0 ? judge(targets) : undefined;
-  // What the status will say once injected: the claimed pods waiting.
-  const shown = injecting.size > 0 ? targets.map((t) => (injecting.has(t.pod.metadata.name) ? { ...t, state: 'waiting' as const } : t)) : targets;
-  const { counts, phase, failedBy, unfit } = awaitingLateInjection(judge(shown), claims, deadlineExceeded);
+  // Past the deadline, targets that all had their result by then are judged by it (review88
+  // F3); not while a claim on a pod the LIST does not show may still land (awaitingLateInjection).
+  const late = (ts: readonly Target[]): boolean => deadlineExceeded && !(claims.unlistedInFlight === 0 && resultsBy(ts, deadlineAt(job, spec, judged), uid));
+  const judge = (ts: Target[]): Outcome => outcome({ spec, targets: ts, deadlineExceeded: late(ts), gone: (c) => replicasGone(spec, budget, c, claims), recorded: () => recordedVerdict(lease.view, pods, uid) });
+  const { claimed, shown, unclaimed } = statusView({ narrowed: targets, own, injecting, judge: (ts) => awaitingLateInjection(judge(ts), claims, deadlineExceeded) });
+  const { counts, phase, failedBy, unfit } = claimed;
 
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
@@ -169,7 +172,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
   for (const pod of claims.inject) actions.push({ ...inject(job, spec, pod), withinSeconds: lease.cfg.leaseSeconds, group: 'inject', id: injectionId(pod), requires: LEASE_WRITE });
   const seals = decided.write !== undefined && decided !== claims;
   const namesakes = skipped.filter((s) => s.namesake).length;
-  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, told, toldUnlisted, injections: claims.inject.map(injectionId), namesakes, outside });
+  const status = statusActions(job, { claimed: { counts, phase, failedBy, unfit }, unclaimed, seals, targets: shown, now, judged, told, toldUnlisted, injections: claims.inject.map(injectionId), namesakes, outside });
   actions.push(...status.told, ...status.write);
   for (const pod of claims.inject) actions.push({ ...injectedEvent(job, spec, pod, now), group: 'report', requires: injectionId(pod) });
   actions.push(...status.verdict);
@@ -190,6 +193,36 @@ function planActive(input: ActiveInput, now: Date): Plan {
 }
 
 /**
+ * What the status says, and the targets it counts (for the failure Events): once the claimed
+ * pods are injected (`claimed`: those pods waiting), and should the claim be refused
+ * (`unclaimed`, when this plan claims: those pods still pending; review). A verdict comes from
+ * the `narrowed` targets, those within the replicas left (replicasLeft), so a job whose
+ * replicas went to pods that are gone still finishes; until then the status counts the pods'
+ * `own` targets, the first `replicas`, as every look can: the budget is known only at a look
+ * with no pod holding a slot, and counts from it swung with every claim — `match` 2, 3, 2, 3,
+ * a status write more per pod, a pod the containers cannot go into counted failed only while
+ * a slot was held (review88 F1). The pods claimed and not shown injected count right after
+ * the injected ones (countedTargets), as the pods show them once their injections land.
+ * A verdict the counted targets give and the narrowed ones do not (a claim still in flight on
+ * a pod out of the selector, which is no target) waits, counted as the narrowed targets.
+ */
+function statusView(o: { narrowed: Target[]; own: Target[]; injecting: ReadonlySet<string>; judge: (ts: Target[]) => Outcome }): { claimed: Outcome; shown: Target[]; unclaimed: Outcome | undefined } {
+  const mark = (ts: Target[]): Target[] => (o.injecting.size > 0 ? ts.map((t) => (o.injecting.has(t.pod.metadata.name) ? { ...t, state: 'waiting' as const } : t)) : ts);
+  const pick = (injected: boolean): { outcome: Outcome; ts: Target[] } => {
+    const narrowed = injected ? mark(o.narrowed) : o.narrowed;
+    const decided = o.judge(narrowed);
+    if (o.own === o.narrowed || isFinal(decided.phase)) return { outcome: decided, ts: narrowed };
+    const own = injected ? mark(o.own) : o.own;
+    const counted = o.judge(own);
+    return isFinal(counted.phase) ? { outcome: decided, ts: narrowed } : { outcome: counted, ts: own };
+  };
+  const claimed = pick(true);
+  return { claimed: claimed.outcome, shown: claimed.ts, unclaimed: o.injecting.size > 0 ? pick(false).outcome : undefined };
+}
+
+const isFinal = (phase: EjobPhase): boolean => phase === 'Succeeded' || phase === 'Failed';
+
+/**
  * The status write of an active plan, the failures told before it in the plan that writes
  * the verdict (statusEvents), and its verdict Events. A verdict's wait on its seal (step 7).
  * A status that counts the pods claimed here as waiting waits on the claim and their
@@ -197,12 +230,12 @@ function planActive(input: ActiveInput, now: Date): Plan {
  * (reviews: it said pods were waiting where nothing was claimed or injected; gated alone, it
  * froze the other pods' exits). The next look writes what then holds.
  */
-function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[]; namesakes: number; outside: string | undefined }): { told: Action[]; write: Action[]; verdict: Action[] } {
+function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed: Outcome | undefined; seals: boolean; targets: Target[]; now: Date; judged: Date; told: ReadonlySet<string> | undefined; toldUnlisted: true | undefined; injections: string[]; namesakes: number; outside: string | undefined }): { told: Action[]; write: Action[]; verdict: Action[] } {
   // Warnings that could not be listed for now: none told in a plan that writes a verdict (EjobObserved.toldUnlisted).
   const told = (x: Outcome): ReadonlySet<string> | undefined => (o.toldUnlisted && (x.phase === 'Succeeded' || x.phase === 'Failed') ? new Set() : o.told);
   const input = (x: Outcome): StatusInput => {
     const t = told(x);
-    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}), ...(o.outside ? { outside: o.outside } : {}) };
+    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, resumedAt: o.judged, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}), ...(o.outside ? { outside: o.outside } : {}) };
   };
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
@@ -339,6 +372,44 @@ function notReadPlan(would: string, createdTtl: number | undefined): Plan {
   return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again`] };
 }
 
+/** When activeDeadlineSeconds runs out, in ms (+Infinity: unset); `now` judges a resume (activeSince). */
+function deadlineAt(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): number {
+  return spec.activeDeadlineSeconds === undefined ? Number.POSITIVE_INFINITY : activeSince(job, spec, now).getTime() + spec.activeDeadlineSeconds * 1000;
+}
+
+/**
+ * Whether every target had its result by `at` (ms): every one succeeded or failed, and none
+ * is known to have got it later — by the kubelet's `finishedAt` of the job's containers: a
+ * pod succeeded when its last container exited, failed at its first failure. A result with
+ * no time (a container that cannot start, an exit without `finishedAt`, a pod the containers
+ * cannot go into) stands, as OpenKruise lets any result win over its deadline. So a look that
+ * sees the last exit only after the deadline (queue latency, a relay restart) judges a job
+ * whose pods ended in time by their results, not DeadlineExceeded (review88 F3).
+ */
+export function resultsBy(targets: readonly Target[], at: number, jobUid: string): boolean {
+  return targets.length > 0 && targets.every((t) => (t.state === 'succeeded' || t.state === 'failed') && !resultAfter(t, at, jobUid));
+}
+
+/** A done target whose result is known to have come after `at` (resultsBy). */
+function resultAfter(t: Target, at: number, jobUid: string): boolean {
+  if (t.why !== undefined) return false;
+  const names = new Set(ownedContainers(t.pod, jobUid).map((c) => c.name));
+  let exitAfter = false;
+  // When each failure came: NaN when it says no time.
+  const failures: number[] = [];
+  for (const s of t.pod.status?.ephemeralContainerStatuses ?? []) {
+    if (!names.has(s.name)) continue;
+    const term = s.state?.terminated;
+    const ended = toDate(term?.finishedAt)?.getTime() ?? Number.NaN;
+    if (term && term.exitCode !== 0) failures.push(ended);
+    else if (term) exitAfter ||= ended > at;
+    else if (isTerminal(s.state)) failures.push(Number.NaN);
+  }
+  // Failed at its first failure: late only when every failure is known to be.
+  if (t.state === 'failed') return failures.length > 0 && failures.every((x) => x > at);
+  return exitAfter;
+}
+
 /** True once the job has been active longer than activeDeadlineSeconds (never when unset, never while paused). */
 export function pastDeadline(job: EphemeralJobObject, spec: EphemeralJobSpec, now: Date): boolean {
   return deadlineAfter(job, spec, now) === 0;
@@ -400,6 +471,11 @@ export interface StatusInput {
   /** Target pods with their states (for failure events). */
   targets: readonly Target[];
   now: Date;
+  /**
+   * The moment a resume is judged at: the later of the planner's clock and the API server's,
+   * as the deadline is (planActive `judged`). A resume's `startTime`; `now` when unset.
+   */
+  resumedAt?: Date;
   /** Why a Failed phase failed, when not for failed pods: past activeDeadlineSeconds, or every replica spent on pods now gone. */
   failedBy?: FailedBy;
   /** What the JobFailed message says of pods the containers could not go into (unfitNote, or as the seal recorded it). */
@@ -447,7 +523,9 @@ export function planStatus(job: EphemeralJobObject, input: StatusInput): { told:
     phase,
     // Set again at a resume, as a Kubernetes Job's: the deadline runs from it (activeSince).
     // Not by a verdict (a sealed one written again while paused keeps when the job started).
-    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' && !finished ? now : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
+    // The moment the resume was judged at, by the clock the deadline is judged by: with the
+    // planner's own clock behind the server's, the deadline ran short by the lag (review88 F2).
+    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' && !finished ? (input.resumedAt ?? now) : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
     conditions: mergeConditions(prev.conditions ?? [], wanted, now),
   };
   if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);

@@ -147,3 +147,17 @@ export function selectTargets(spec: EphemeralJobSpec, jobUid: string, pods: read
   const targets = [...injected, ...(budget ? withinBudget(untried, budget) : untried)].slice(0, limit);
   return { targets, skipped: [...skipped] };
 }
+
+/**
+ * The targets a job's status counts until its verdict (planner.ts statusView), once its Lease
+ * was read: selectTargets' without the replicas left, but with the pods claimed and not shown
+ * injected yet (`claimed`) right after the injected ones — as the pods will show them once
+ * their injections land, so the count does not move then. The first `replicas`. Without pods
+ * claimed, the targets of the pods alone, as every look can count them.
+ */
+export function countedTargets(spec: EphemeralJobSpec, jobUid: string, pods: readonly Pod[], claimed: ReadonlySet<string>): Target[] {
+  const { injected, untried } = sortedTargets(spec, jobUid, pods);
+  const first = untried.filter((t) => claimed.has(t.pod.metadata.name));
+  const rest = first.length === 0 ? untried : untried.filter((t) => !claimed.has(t.pod.metadata.name));
+  return [...injected, ...first, ...rest].slice(0, spec.replicas ?? Number.POSITIVE_INFINITY);
+}

@@ -207,6 +207,12 @@ describe('claims: slots and replicas', () => {
     assert.deepEqual([names(paused), paused.write], [[], undefined], 'paused or past the deadline');
     assert.deepEqual(names(decide([pod(0), { ...pod(1), status: { phase: 'Succeeded' } }], ours({ total: 1, claims: [stale] }))), ['p0'], 'an ended pod is not a target: its claim holds nothing, p0 is claimed');
   });
+
+  test('a record holding the same claim twice (edited by hand: no planner writes one) renews the pod once, with one injection (review88 F4)', () => {
+    const claim = { pod: 'p0', uid: 'u0', at: at(6) };
+    const d = decide([pod(0)], ours({ total: 1, claims: [claim, { ...claim }] }));
+    assert.deepEqual([names(d), d.renewed.map((p) => p.metadata.name)], [['p0'], ['p0']]);
+  });
 });
 
 describe('the Lease record: absent, ours, or unreadable (bad input)', () => {

@@ -237,4 +237,11 @@ describe('planning from a Lease that was not read (defensive)', () => {
     const failedHolding = makePod(0, { owner: 'ours', states: ['running', 'badimage'], startedAgo: 1, inactive: 'no', matches: true, created: 0 }, ['ec', 'ec2'], BASE);
     assert.match(need({ template: { ephemeralContainers: [container('ec'), container('ec2')] } }, [failedHolding]), /^read: phase Failed: the verdict is sealed on the Lease/);
   });
+
+  test('a resume reads the Lease: its startTime is the later of the planner\'s clock and the server\'s read with it (review88 F2)', () => {
+    const parsed = parseEjobSpec(job().spec);
+    assert.ok(parsed.ok);
+    assert.match(leaseNeeded(job({}, { phase: 'Paused' }), parsed.spec, [running(0), fresh(1)], now).why, /^resumed/);
+    assert.equal(leaseNeeded(job({}, { phase: 'Running' }), parsed.spec, [running(0), fresh(1)], now).needed, false, 'the same pods, not a resume');
+  });
 });

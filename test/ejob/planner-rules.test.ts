@@ -36,6 +36,12 @@ function pod(name: string, created: number, ec: EcState = 'none', extra: Partial
   return p;
 }
 
+/** A pod whose container of the job exited with `code` at `finishedAt` (hh:mm:ss on 2026-01-01). */
+function ended(name: string, created: number, code: number, finishedAt: string): Pod {
+  const p = pod(name, created, code);
+  return { ...p, status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: code, finishedAt: `2026-01-01T${finishedAt}Z` } } }] } };
+}
+
 const injections = (actions: Action[]): string[] => actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name);
 type Cond = { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string };
 type Status = { phase?: string; match?: number; succeeded?: number; failed?: number; running?: number; waiting?: number; completionTime?: string; conditions: Cond[] };
@@ -183,11 +189,55 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     assert.deepEqual([done.phase, done.startTime], ['Succeeded', '2026-01-01T00:30:00Z']);
   });
 
-  test('past the deadline with every pod succeeded: the reason is still DeadlineExceeded, never "0 of 2 pods failed"', () => {
-    const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [pod('a', 1, 0), pod('b', 2, 0)] }, NOW).actions);
+  test('resumed with the planner\'s clock behind the API server\'s: startTime is the moment the deadline is judged by (the later clock), so the deadline runs its whole length from the resume (review88 F2)', () => {
+    const paused = { phase: 'Paused', startTime: '2026-01-01T00:30:00Z' } as EphemeralJobObject['status'];
+    const lease = (serverNow: Date) => ({ view: { kind: 'absent' as const }, serverNow, cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } });
+    const serverAt = new Date(NOW.getTime() + 3000);
+    const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 10 }, { status: paused }), pods: [pod('a', 1)], lease: lease(serverAt) }, NOW).actions) as Status & { startTime?: string };
+    assert.equal(s.startTime, '2026-01-01T01:00:03Z', 'the server\'s time, 3 s ahead of the planner\'s');
+    // 9 s later by the server (and the planner, still 3 s behind): within the 10 s since the resume.
+    const later = plan({ job: job({ activeDeadlineSeconds: 10 }, { status: { ...paused, phase: 'Waiting', startTime: s.startTime } as EphemeralJobObject['status'] }), pods: [pod('a', 1, 'running')], lease: lease(new Date(serverAt.getTime() + 9000)) }, new Date(NOW.getTime() + 9000));
+    assert.equal(statusOf(later.actions)?.phase, 'Running');
+    assert.equal(later.requeueAfterSeconds, 1, 'due 10 s after the resume by the server\'s clock');
+  });
+
+  test('past the deadline with every pod succeeded after it: the reason is DeadlineExceeded, never "0 of 2 pods failed"', () => {
+    // Created 00:30:00 with a 60 s deadline; the second pod exited at 00:31:30.
+    const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [ended('a', 1, 0, '00:30:40'), ended('b', 2, 0, '00:31:30')] }, NOW).actions);
     assert.equal(s?.phase, 'Failed');
     assert.equal(cond(s, 'JobFailed')?.reason, 'DeadlineExceeded');
     assert.match(cond(s, 'JobFailed')?.message ?? '', /activeDeadlineSeconds \(60s\)/);
+  });
+
+  test('past the deadline, seen only after it: targets that all had their result by the deadline are judged by it (finishedAt); one known to come later, or one still to come, is DeadlineExceeded (review88 F3)', () => {
+    // Created 00:30:00 with a 60 s deadline (00:31:00), looked at 01:00:00.
+    const verdict = (pods: Pod[]): string => {
+      const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 60, parallelism: 2 }), pods }, NOW).actions);
+      return `${s?.phase}/${cond(s, 'JobFailed')?.status === 'True' ? cond(s, 'JobFailed')?.reason : '-'}`;
+    };
+    assert.equal(verdict([ended('a', 1, 0, '00:30:40'), ended('b', 2, 0, '00:31:00')]), 'Succeeded/-', 'the last exit at the deadline');
+    assert.equal(verdict([ended('a', 1, 1, '00:30:40'), ended('b', 2, 0, '00:30:50')]), 'Failed/PodsFailed');
+    assert.equal(verdict([ended('a', 1, 0, '00:30:40'), ended('b', 2, 0, '00:31:01')]), 'Failed/DeadlineExceeded', 'one exit a second late');
+    assert.equal(verdict([ended('a', 1, 0, '00:30:40'), pod('b', 2, 'running')]), 'Failed/DeadlineExceeded', 'a pod still running');
+    assert.equal(verdict([ended('a', 1, 0, '00:30:40'), pod('b', 2)]), 'Failed/DeadlineExceeded', 'a pod never injected');
+    // With no time to go by, the result stands, as OpenKruise lets a result win over its deadline.
+    assert.equal(verdict([pod('a', 1, 0), pod('b', 2, 0)]), 'Succeeded/-', 'exits without finishedAt');
+    assert.equal(verdict([ended('a', 1, 0, '00:30:40'), pod('b', 2, { waiting: 'InvalidImageName' })]), 'Failed/PodsFailed', 'a container that cannot start');
+    // A failed pod failed at its first failure, whatever its other container did after.
+    const twice = (b: string, exitB: number): Pod => ({ ...ended('a', 1, 1, '00:30:30'), spec: { containers: [{ name: 'main' }], ephemeralContainers: ['ec', 'ec2'].map((name) => ({ name, env: [{ name: 'KRUISE_EJOB_ID', value: UID }] })) }, status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:30:30Z' } } }, { name: 'ec2', state: { terminated: { exitCode: exitB, finishedAt: `2026-01-01T${b}Z` } } }] } });
+    const two = (pods: Pod[]): string => {
+      const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 60, template: { ephemeralContainers: [...template.ephemeralContainers, { ...template.ephemeralContainers[0], name: 'ec2' }] } }), pods }, NOW).actions);
+      return `${s?.phase}/${cond(s, 'JobFailed')?.reason}`;
+    };
+    assert.equal(two([twice('00:45:00', 0)]), 'Failed/PodsFailed', 'failed at 00:30:30, its other container exited later');
+    assert.equal(verdict([ended('a', 1, 0, '00:30:40'), ended('b', 2, 1, '00:31:30')]), 'Failed/DeadlineExceeded', 'a failure after the deadline');
+    // A claim on a pod the LIST does not show may still land: DeadlineExceeded, as ever.
+    const record = { v: 1 as const, job: UID, total: 2, claims: [{ pod: 'c', uid: 'uid-c', at: new Date(NOW.getTime() - 3000).toISOString() }] };
+    const lease = { view: { kind: 'ours' as const, resourceVersion: '9', record }, serverNow: NOW, cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } };
+    const inFlight = statusOf(plan({ job: job({ activeDeadlineSeconds: 60, parallelism: 2 }), pods: [ended('a', 1, 0, '00:30:40')], lease }, NOW).actions);
+    assert.equal(cond(inFlight, 'JobFailed')?.reason, 'DeadlineExceeded', 'a claim in flight');
+    // Paused since: the deadline stopped, so a late look after the resume judges by the results too.
+    assert.equal(statusOf(plan({ job: job({ activeDeadlineSeconds: 60 }, { status: { phase: 'Running', startTime: '2026-01-01T00:59:00Z' } as EphemeralJobObject['status'] }), pods: [ended('a', 1, 0, '00:59:30')] }, NOW).actions)?.phase, 'Succeeded', 'within the minute since startTime');
   });
 
   test('a JobFailed=True left by OpenKruise on a running job (reason CreateFailed, at its first failed pod) is set False, and a later Failed verdict dates its own transition', () => {

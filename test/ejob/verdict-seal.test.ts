@@ -132,6 +132,38 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.deepEqual([st.phase, st.match], ['Running', 2]);
   });
 
+  test('replicas partly spent on a pod that is gone: the status counts the same targets whether a slot is held or not, one write per pod, until the verdict narrows them (review88 F1)', () => {
+    // replicas 3, one went to a pod since deleted (total 1), four pods pending, parallelism 1.
+    // Each look applied as the API server would; then a look at the same instant, then the pod exits.
+    let j = { ...job(), spec: { ...(job().spec as object), replicas: 3, parallelism: 1 } } as EphemeralJobObject;
+    let pods = ['p1', 'p2', 'p3', 'p4'].map((n, i) => pod(n, i, false));
+    let record: LeaseRecord = { v: 1, job: UID, total: 1, claims: [] };
+    const writes: string[] = [];
+    let at = NOW.getTime();
+    const look = (): void => {
+      const p = plan({ job: j, pods, lease: { ...lease(record), serverNow: new Date(at) } }, new Date(at));
+      for (const a of p.actions) {
+        if (a.kind === 'Lease') record = recordOf(a);
+        if (a.subresource === 'ephemeralcontainers') pods = pods.map((x) => (x.metadata.name === a.name ? { ...runningPod(x.metadata.name, 0), metadata: x.metadata, status: { phase: 'Running', ephemeralContainerStatuses: [] } } : x));
+        if (a.subresource === 'status' && a.unless === undefined) {
+          const st = (a.body as { status: Record<string, unknown> }).status;
+          j = { ...j, status: { ...(j.status ?? {}), ...st } as never };
+          writes.push(`${st.phase} ${st.match}/${st.succeeded}/${st.waiting}`);
+        }
+      }
+    };
+    const exit = (name: string): void => { pods = pods.map((x) => (x.metadata.name === name ? { ...x, status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 0 } } }] } } : x)); };
+    for (const name of ['p1', 'p2']) {
+      look();
+      look();
+      at += 30_000;
+      exit(name);
+    }
+    look();
+    // Before: Waiting 2/0/1, Waiting 3/0/1, Running 2/1/1, Running 3/1/1, Succeeded 2/2/0: match swung with every claim.
+    assert.deepEqual(writes, ['Waiting 3/0/1', 'Running 3/1/1', 'Succeeded 2/2/0']);
+  });
+
   test('a job whose every replica went to pods that are gone, with nothing left to claim, fails (PodsGone) instead of waiting for good', () => {
     // replicas 1: the one pod it injected was deleted and created again under its name
     // before it gave a result; the new pod may not be claimed (replicas spent), nothing
