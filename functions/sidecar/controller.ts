@@ -108,7 +108,7 @@ async function observeCrr(kube: Kube, p: { pod: Pod; due: Due; options: SidecarO
 
 /** What the planner needs of a CRR. */
 function crrView(raw: unknown, name: string): CrrView {
-  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown }; status?: { phase?: unknown } };
+  const o = raw as { metadata?: { creationTimestamp?: unknown }; spec?: { containers?: unknown }; status?: { phase?: unknown; message?: unknown; containerRecreateStates?: unknown } };
   const containers = Array.isArray(o.spec?.containers) ? o.spec.containers : [];
   const names = containers.map((c: unknown) => (c as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string');
   const created = o.metadata?.creationTimestamp;
@@ -116,5 +116,7 @@ function crrView(raw: unknown, name: string): CrrView {
   const at = typeof created === 'string' || created instanceof Date ? toDate(created) : undefined;
   if (at) view.createdAt = at;
   if (typeof o.status?.phase === 'string' && o.status.phase !== '') view.phase = o.status.phase;
+  if (typeof o.status?.message === 'string' && o.status.message !== '') view.message = o.status.message;
+  view.daemonActed = Array.isArray(o.status?.containerRecreateStates) && o.status.containerRecreateStates.length > 0;
   return view;
 }

@@ -16,6 +16,10 @@ export interface CrrView {
   createdAt?: Date;
   /** status.phase: unset until kruise-daemon takes it (Pending, Recreating, Completed). */
   phase?: string;
+  /** status.message: kruise-manager's reason when it completed the CRR itself. */
+  message?: string;
+  /** Whether status.containerRecreateStates lists anything: kruise-daemon acted on it. */
+  daemonActed?: boolean;
 }
 
 /** What observe learnt about the pod's node. */
@@ -757,7 +761,11 @@ function crrStuckHint(ctx: Ctx): string {
   const node = ctx.ref.pod.spec.nodeName ?? '?';
   const crr = ctx.crr;
   if (crr?.phase === 'Pending') return `ContainerRecreateRequest ${crr.name} is Pending: kruise-daemon on node ${node} runs one request of a pod at a time, and another of this pod is ahead of it; see that one's status`;
-  if (crr?.phase === 'Recreating' || crr?.phase === 'Completed') return `kruise-daemon on node ${node} has taken ContainerRecreateRequest ${crr.name} (${crr.phase}), yet the sidecar runs on: see its status.containerRecreateStates and kruise-daemon's log on that node`;
+  // kruise-manager completes a CRR no kruise-daemon answered within a minute
+  // (crr_controller.go responseTimeout, "daemon has not responded for a long time"): Completed
+  // with no containerRecreateStates is nobody having taken it (review89).
+  if (crr?.phase === 'Completed' && crr.daemonActed !== true) return `ContainerRecreateRequest ${crr.name} was completed without kruise-daemon acting on it${crr.message ? ` ("${quoted(crr.message)}")` : ''}: is kruise-daemon running on node ${node}? The request will not be taken any more (ephemera does not create it again under its name): fix kruise-daemon and delete the request, or annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
+  if (crr?.phase === 'Recreating' || crr?.phase === 'Completed') return `kruise-daemon on node ${node} has taken ContainerRecreateRequest ${crr.name} (${crr.phase}${crr.message ? `: "${quoted(crr.message)}"` : ''}), yet the sidecar runs on: see its status.containerRecreateStates and kruise-daemon's log on that node`;
   return `ContainerRecreateRequests are executed by OpenKruise's kruise-daemon; is it running on node ${node}? Without OpenKruise, annotate the pod ${STRATEGY_ANNOTATION}=ephemeral-signal`;
 }
 

@@ -108,7 +108,14 @@ describe('observe: bounded reads', () => {
     const name = crrName(UID, 'sidecars');
     const crr = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name, namespace: 'batch', creationTimestamp: '2026-01-01T00:01:50Z' }, spec: { podName: 'job-abc12', containers: [{ name: 'log-shipper' }] }, status: { phase: 'Recreating' } };
     const o = await controller.observe(KEY, new MemoryKube(basePod(), ...NODES, crr));
-    assert.deepEqual(o?.crrs[name], { name, containers: ['log-shipper'], createdAt: new Date('2026-01-01T00:01:50Z'), phase: 'Recreating' });
+    assert.deepEqual(o?.crrs[name], { name, containers: ['log-shipper'], createdAt: new Date('2026-01-01T00:01:50Z'), phase: 'Recreating', daemonActed: false });
+    // kruise-manager's completion of a CRR no kruise-daemon answered, and one kruise-daemon acted on (review89).
+    const unanswered = { ...crr, status: { phase: 'Completed', message: 'daemon has not responded for a long time' } };
+    const u = await controller.observe(KEY, new MemoryKube(basePod(), ...NODES, unanswered));
+    assert.deepEqual(u?.crrs[name], { name, containers: ['log-shipper'], createdAt: new Date('2026-01-01T00:01:50Z'), phase: 'Completed', message: 'daemon has not responded for a long time', daemonActed: false });
+    const acted = { ...crr, status: { phase: 'Completed', containerRecreateStates: [{ name: 'log-shipper', phase: 'Succeeded' }] } };
+    const a = await controller.observe(KEY, new MemoryKube(basePod(), ...NODES, acted));
+    assert.equal(a?.crrs[name]?.daemonActed, true);
   });
 
   test('a virtual-kubelet node: pod and node only', async () => {

@@ -166,6 +166,15 @@ describe('crr strategy (OpenKruise-compatible)', () => {
       assert.match(said('Pending'), /is Pending: kruise-daemon on node node-a runs one request of a pod at a time/);
       assert.match(said(), /is it running on node node-a\?/);
     });
+    test('a CRR kruise-manager completed because no kruise-daemon answered (Completed, no containerRecreateStates) asks whether kruise-daemon runs, not for its log (review89)', () => {
+      const at = new Date('2026-01-01T00:05:00Z');
+      const said = (status: Partial<CrrView>): string => events(plan(observed(basePod(), { crrs: { [name]: { ...existingCrr(name, ['log-shipper'], '2026-01-01T00:00:00Z'), ...status } } }), at).actions)[0]?.message ?? '';
+      const unanswered = said({ phase: 'Completed', message: 'daemon has not responded for a long time', daemonActed: false });
+      assert.match(unanswered, /was completed without kruise-daemon acting on it \("daemon has not responded for a long time"\): is kruise-daemon running on node node-a\? The request will not be taken any more/);
+      assert.doesNotMatch(unanswered, /has taken/);
+      const acted = said({ phase: 'Completed', message: 'recreated', daemonActed: true });
+      assert.match(acted, /kruise-daemon on node node-a has taken ContainerRecreateRequest sidecar-termination-.* \(Completed: "recreated"\), yet the sidecar runs on/);
+    });
     test('ephemeral-signal: a sidecar still draining within its grace period is not stuck', () => {
       const signal = signalContainerName('log-shipper');
       const pod = podWith({
