@@ -325,9 +325,9 @@ export class Reflector<T> {
    * if the rest fails, as earlier pages always were: the list is retried whole).
    */
   private async list(reason: string): Promise<void> {
-    // Kept until a list works: one that fails after silent watches must not lose the check.
+    // Kept until a list works: one that fails after silent watches must not lose the check,
+    // nor the changes it took before it failed (each object is taken as it arrives; review89).
     const afterSilence = this.afterSilence;
-    this.listChanges = 0;
     const seen = new Set<string>();
     let cont: string | undefined;
     let rv: string | undefined;
@@ -346,6 +346,7 @@ export class Reflector<T> {
     this.opts.logger.debug({ kind: this.opts.kind, reason, objects: seen.size, resourceVersion: rv }, 'listed');
     this.afterSilence = false;
     if (afterSilence && this.listChanges > 0) this.opts.onMissed?.(this.listChanges, reason);
+    this.listChanges = 0;
     this.failingSince = undefined;
     if (this.absentNow) {
       this.absentNow = undefined;

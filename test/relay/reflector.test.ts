@@ -9,6 +9,7 @@ import { silentLogger } from '../../functions/engine/logger.ts';
 import { startApiServer } from '../../functions/cluster/index.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { grantChecked, shippedAuthorization, TOKENS } from '../support/shipped-rbac.ts';
+import { Reflector } from '../../relay/reflector.ts';
 import { createRelay, startRelay } from '../../relay/relay.ts';
 import { CollectingSink, eventually, FAST_BACKOFF, job, pod, relayWorld } from '../support/relay-world.ts';
 
@@ -364,5 +365,45 @@ describe('periodic resync replays the cache', () => {
     } finally {
       await w.close();
     }
+  });
+});
+
+describe('a list after silent watches that fails partway', () => {
+  test('the changes its prefix took still count in the list that works: the warning is not lost (review89)', async () => {
+    type O = { name: string; v: string; uid: string };
+    const missed: number[] = [];
+    let calls = 0;
+    const items: O[] = [{ name: 'a', v: '2', uid: 'u1' }, { name: 'b', v: '1', uid: 'u2' }];
+    const r = new Reflector<O>({
+      kind: 'Pod', path: '/api/v1/pods', kubeConfig: new KubeConfig(),
+      listPage: async (_cont, _signal, each) => {
+        calls++;
+        each(items[0]); // the change the silent watches never brought arrives first
+        if (calls === 1) throw new Error('the answer was cut off');
+        each(items[1]);
+        return { items: [], resourceVersion: '10', continue: undefined };
+      },
+      decode: (raw) => {
+        const o = raw as O;
+        return { key: o.name, fingerprint: `${o.name}|${o.v}|${o.uid}`, object: o };
+      },
+      fromFingerprint: (fp) => {
+        const [name = '', v = '', uid = ''] = fp.split('|');
+        return { name, v, uid };
+      },
+      uid: (o) => o.uid,
+      onEvent: () => undefined,
+      onMissed: (n) => void missed.push(n),
+      logger: silentLogger,
+    });
+    // As after two silent watches: the cache holds a@1 and b@1; a@2 was never watched.
+    r.cache.set('a', 'a|1|u1');
+    r.cache.set('b', 'b|1|u2');
+    const inside = r as unknown as { afterSilence: boolean; list(reason: string): Promise<void> };
+    inside.afterSilence = true;
+    await assert.rejects(inside.list('silent'), /cut off/);
+    assert.deepEqual(missed, [], 'nothing said while no list worked');
+    await inside.list('silent');
+    assert.deepEqual(missed, [1]);
   });
 });
