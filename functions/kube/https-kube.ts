@@ -334,7 +334,10 @@ function deadline(ms: number): { signal: AbortSignal; spent(by: number): void; d
 
 /**
  * An answer handed to `reader` as it arrives, inflated as it comes when gzipped, in blocks of
- * STREAM_BLOCK: never gathered whole (review82 H2). What the reader made of it, or the first
+ * STREAM_BLOCK: never gathered whole inflated (review82 H2). The socket is read at the
+ * network's pace, so a gzipped answer's compressed bytes may wait whole for the inflate (about
+ * a tenth of the answer): pausing it for a slow reader could let kube-apiserver's own request
+ * timeout (60 s; a LIST sends no ?timeout=) cut the answer off (review89). What the reader made of it, or the first
  * error (of the socket, the inflate or the reader, which then stops the answer). The time
  * the reader takes goes to `spent` (the deadline does not count it).
  */
