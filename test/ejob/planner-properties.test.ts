@@ -5,7 +5,7 @@
 // with a replica budget) and F2 (a resume's startTime by the planner's clock) were found here
 // and are fixed, so E10 and E14 hold with no exception.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { Action } from '../../functions/engine/plan.ts';
@@ -16,7 +16,7 @@ import {
   mainStatus, makeJob, makePod, matchesO, ownedNames, podArb, podStateO, resultAtO, shuffle, templateNames, unfitO, viewArb,
   withStatus, writtenRecord, type JobSpec, type PodSpec, type PState, type ViewGen, type WrittenStatus,
 } from '../support/ejob-props.ts';
-import { propsRuns, Seen } from '../support/props.ts';
+import { checkEach, propsRuns, reportedSeen } from '../support/props.ts';
 
 interface Scenario {
   j: JobSpec;
@@ -187,22 +187,10 @@ function countedO(b: Built, j: JobSpec): Pod[] {
 }
 
 /** Run `check` over both arbitraries, `runs` times each. */
-function property(runs: number, check: (s: Scenario) => void): void {
-  for (const [name, arb] of ARBS) {
-    try {
-      fc.assert(fc.property(arb, check), propsRuns(runs));
-    } catch (e) {
-      throw new Error(`[${name}] ${(e as Error).message}`, { cause: e });
-    }
-  }
-}
+const property = (runs: number, check: (s: Scenario) => void): void => checkEach(ARBS, runs, check);
 
 const RUNS = 1500;
-const seen = new Seen();
-// EPHEMERA_DEBUG=1: what the runs covered.
-after(() => {
-  if (process.env.EPHEMERA_DEBUG) console.log(seen.n);
-});
+const seen = reportedSeen();
 
 describe('EphemeralJob planner: properties of one plan (review88)', () => {
   test('E1 injections only into listed, active, selector-matching pods with no container of the job, no same-named container of another job, and a target container; fenced by the pod uid', () => {

@@ -6,13 +6,13 @@
 // arbitraries: `mixed` (anything) and `due` (pods whose mains have mostly ended). The oracles
 // are DESIGN's "SidecarTerminator", OpenKruise's utils.go and the kubelet's restart rules.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Container, ContainerStatus, Pod } from '../../functions/api/pod.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { DEFAULT_SIDECAR_OPTIONS } from '../../functions/sidecar/config.ts';
 import { plan, type CrrView, type SidecarObserved } from '../../functions/sidecar/planner.ts';
-import { propsRuns, Seen } from '../support/props.ts';
+import { checkEach, reportedSeen } from '../support/props.ts';
 
 const NOW = new Date('2026-01-01T00:05:00Z');
 const UIDP = 'pod-uid';
@@ -210,22 +210,10 @@ const signalContainers = (a: Action): Named[] => (a.body as { spec: { ephemeralC
 const stopped = (a: Action): string[] => (isSignal(a) ? signalContainers(a).map((c) => c.targetContainerName ?? '') : crrContainers(a).map((c) => c.name));
 
 /** Run `check` over both arbitraries, `runs` times each. */
-function property(runs: number, check: (g: PGen) => void): void {
-  for (const [name, arb] of [['mixed', mixedArb], ['due', dueArb]] as const) {
-    try {
-      fc.assert(fc.property(arb, check), propsRuns(runs));
-    } catch (e) {
-      throw new Error(`[${name}] ${(e as Error).message}`, { cause: e });
-    }
-  }
-}
+const property = (runs: number, check: (g: PGen) => void): void => checkEach([['mixed', mixedArb], ['due', dueArb]] as const, runs, check);
 
 const RUNS = 8000;
-const seen = new Seen();
-// EPHEMERA_DEBUG=1: what the runs covered.
-after(() => {
-  if (process.env.EPHEMERA_DEBUG) console.log(seen.n);
-});
+const seen = reportedSeen();
 
 describe('SidecarTerminator planner: properties (review88)', () => {
   test('S1 no action at all on a pod with no opted-in sidecar (the last env entry counts), one being deleted, Pending or without a phase, with restartPolicy Always or unset, or on a missing node', () => {

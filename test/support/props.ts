@@ -1,5 +1,8 @@
 // What the property tests share (test/ejob/planner-properties.test.ts and the others of
-// review88): how many runs, which seed, and counts of what the runs covered.
+// review88): how many runs, which seed, the runner over named arbitraries, and counts of what
+// the runs covered.
+import { after } from 'node:test';
+import fc from 'fast-check';
 
 /**
  * How many runs a property makes, and its seed. `EPHEMERA_PROPS_RUNS=4` makes four times as
@@ -22,4 +25,24 @@ export class Seen {
   get(key: string): number {
     return this.n[key] ?? 0;
   }
+}
+
+/** Run `check` over each named arbitrary, `runs` times each; a failure names the arbitrary. */
+export function checkEach<T>(arbs: readonly (readonly [string, fc.Arbitrary<T>])[], runs: number, check: (x: T) => void): void {
+  for (const [name, arb] of arbs) {
+    try {
+      fc.assert(fc.property(arb, check), propsRuns(runs));
+    } catch (e) {
+      throw new Error(`[${name}] ${(e as Error).message}`, { cause: e });
+    }
+  }
+}
+
+/** A Seen whose counts are printed after the file's tests with EPHEMERA_DEBUG=1 (what the runs covered). */
+export function reportedSeen(): Seen {
+  const seen = new Seen();
+  after(() => {
+    if (process.env.EPHEMERA_DEBUG) console.log(seen.n);
+  });
+  return seen;
 }
