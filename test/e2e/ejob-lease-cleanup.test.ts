@@ -66,7 +66,7 @@ function holding(deps: EngineDeps, when: { get?: (ref: ObjectRef) => boolean; pe
   const held: Kube = {
     ...kube,
     get: async (ref) => (await gate(when.get?.(ref) ?? false), kube.get(ref)),
-    perform: async (a) => (await gate(when.perform?.(a) ?? false), kube.perform(a)),
+    perform: async (a, o) => (await gate(when.perform?.(a) ?? false), kube.perform(a, o)),
   };
   return { ...deps, kube: held };
 }

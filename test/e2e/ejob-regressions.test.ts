@@ -18,8 +18,8 @@ const JOB = 'hello-world-ephemeral-job';
 
 /** A Kube that dies right after its first successful injection (before the status write). */
 function diesAfterInjection(kube: Kube): Kube {
-  return withWrites(kube, async (action: Action) => {
-    const res = await kube.perform(action);
+  return withWrites(kube, async (action: Action, options) => {
+    const res = await kube.perform(action, options);
     if (action.subresource === 'ephemeralcontainers') throw new Error('killed after the injection');
     return res;
   });
@@ -186,9 +186,9 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       const phase = (action.body as { status?: { phase?: string } } | undefined)?.status?.phase;
       return action.subresource === 'status' && (phase === 'Failed' || phase === 'Succeeded');
     };
-    const dies = (kube: Kube): Kube => withWrites(kube, async (action: Action) => {
+    const dies = (kube: Kube): Kube => withWrites(kube, async (action: Action, options) => {
       if (when === 'before' && verdictWrite(action)) throw new Error('killed at the verdict\'s status write');
-      const res = await kube.perform(action);
+      const res = await kube.perform(action, options);
       if (when === 'after' && verdictWrite(action)) throw new Error('killed at the verdict\'s status write');
       return res;
     });
@@ -501,7 +501,7 @@ test('an observation slower than the claim window (a LIST that hangs after the L
   });
   try {
     const d = deps('slow');
-    const slowList: Kube = { ...d.kube, get: (r) => d.kube.get(r), serverNow: () => d.kube.serverNow(), perform: (a) => d.kube.perform(a), list: async (...a) => {
+    const slowList: Kube = { ...d.kube, get: (r) => d.kube.get(r), serverNow: () => d.kube.serverNow(), perform: (a, o) => d.kube.perform(a, o), list: async (...a) => {
       const res = await d.kube.list(...a);
       offsetMs += 30_000; // the process was stuck 30 s while the pods came in
       return res;
@@ -554,9 +554,9 @@ for (const why of ['a 409 on the injection', 'killed between the claim and the i
         const r = await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), d);
         assert.equal(r.requeueAfterSeconds, 5, 'the re-plan finds its own claim pending: look again when it may be renewed');
       } else {
-        const dies = withWrites(d.kube, async (action: Action) => {
+        const dies = withWrites(d.kube, async (action: Action, options) => {
           if (action.subresource === 'ephemeralcontainers') throw new Error('killed before the injection');
-          return d.kube.perform(action);
+          return d.kube.perform(action, options);
         });
         await assert.rejects(handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), { ...d, kube: dies }), /killed/);
       }

@@ -10,7 +10,7 @@ import type { ApiServer } from '../../functions/cluster/index.ts';
 import { handle, type EngineDeps } from '../../functions/engine/engine.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { CLAIMS_ANNOTATION } from '../../functions/ejob/lease-record.ts';
-import type { Kube } from '../../functions/kube/kube.ts';
+import type { Kube, PerformOptions } from '../../functions/kube/kube.ts';
 import { check } from '../chaos/check.ts';
 import { CRDS, envelopeFor, jobStatus, worldWith } from './ejob-world.ts';
 
@@ -234,26 +234,26 @@ function kubeletStep(server: ApiServer, name: string): void {
   server.store.put({ ...pod, status: { ...pod.status, ephemeralContainerStatuses: statuses } } as never);
 }
 
-/** The same Kube with its writes wrapped (reads pass straight through): for crashes and stalls. */
-export function withWrites(kube: Kube, perform: (action: Action) => Promise<unknown>): Kube {
+/** The same Kube with its writes wrapped (reads pass straight through): for crashes and stalls. A wrapper passes `options` (a write's deadline, `?timeout=`) on. */
+export function withWrites(kube: Kube, perform: (action: Action, options?: PerformOptions) => Promise<unknown>): Kube {
   return { get: (r) => kube.get(r), list: (...a) => kube.list(...a), serverNow: () => kube.serverNow(), perform };
 }
 
 /** A Kube that dies (throws a non-API error) before its (k+1)-th write: the writes before it took effect. */
 export function crashingKube(kube: Kube, afterWrites: number): Kube {
   let writes = 0;
-  return withWrites(kube, async (action) => {
+  return withWrites(kube, async (action, options) => {
     if (writes >= afterWrites) throw new Error('crashed (process killed between writes)');
     writes++;
-    return kube.perform(action);
+    return kube.perform(action, options);
   });
 }
 
 /** A Kube that stops after its first Lease write until released (a paused process); `reached` is called when it stops. */
 export function stallingKube(kube: Kube, gate: Promise<void>, reached: () => void = () => undefined): Kube {
   let stalled = false;
-  return withWrites(kube, async (action) => {
-    const res = await kube.perform(action);
+  return withWrites(kube, async (action, options) => {
+    const res = await kube.perform(action, options);
     if (!stalled && action.kind === 'Lease') {
       stalled = true;
       reached();
