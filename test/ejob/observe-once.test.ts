@@ -91,11 +91,13 @@ describe('observing a job that may claim: the pods are LISTed once when that LIS
   });
 
   test('more than skewSeconds between sending the LIST and the Lease coming back: the pods are LISTed again', async () => {
-    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), skewSeconds: 0.05 });
+    // A skew of 2 s against a Lease held 2.5 s: a prompt read stays far inside it even on a
+    // loaded machine (with 50 ms against 120 ms, a prompt read under load was listed again).
+    const { server, deps } = await worldWith({ objects: fixture('test/fixtures/stories/story1-state.yaml'), skewSeconds: 2 });
     try {
       await firstPodDone(server, deps);
       const d = deps('b');
-      const slowLease: Kube = { ...d.kube, get: async (ref) => { if (ref.kind === 'Lease') await new Promise((r) => setTimeout(r, 120)); return d.kube.get(ref); } };
+      const slowLease: Kube = { ...d.kube, get: async (ref) => { if (ref.kind === 'Lease') await new Promise((r) => setTimeout(r, 2_500)); return d.kube.get(ref); } };
       assert.deepEqual(await readsOf(server, slowLease, d.lock), ['get EphemeralJob', 'list Pod', 'get Lease', 'list Pod']);
       assert.deepEqual(await readsOf(server, d.kube, d.lock), ['get EphemeralJob', 'list Pod', 'get Lease'], 'the same Lease read promptly');
     } finally {
