@@ -16,7 +16,7 @@ import {
   mainStatus, makeJob, makePod, matchesO, ownedNames, podArb, podStateO, resultAtO, shuffle, templateNames, unfitO, viewArb,
   withStatus, writtenRecord, type JobSpec, type PodSpec, type PState, type ViewGen, type WrittenStatus,
 } from '../support/ejob-props.ts';
-import { checkEach, propsRuns, reportedSeen } from '../support/props.ts';
+import { checkEach, propsRuns, reportedSeen, withFrozenWorld } from '../support/props.ts';
 
 interface Scenario {
   j: JobSpec;
@@ -340,27 +340,7 @@ describe('EphemeralJob planner: properties of one plan (review88)', () => {
   test('E8 a plan is a function of its inputs: no hidden clock (Date.now, new Date()) or randomness', () => {
     property(Math.round(RUNS / 3), (s) => {
       const b = build(s);
-      const RealDate = Date;
-      const realRandom = Math.random;
-      const runWith = (fake: number, rnd: number): string => {
-        class FakeDate extends RealDate {
-          constructor(...a: unknown[]) {
-            if (a.length === 0) super(fake);
-            else super(...(a as [string]));
-          }
-          static override now(): number {
-            return fake;
-          }
-        }
-        globalThis.Date = FakeDate as DateConstructor;
-        Math.random = () => rnd;
-        try {
-          return JSON.stringify(plan(b.obs, b.now));
-        } finally {
-          globalThis.Date = RealDate;
-          Math.random = realRandom;
-        }
-      };
+      const runWith = (at: number, rnd: number): string => withFrozenWorld(at, rnd, () => JSON.stringify(plan(b.obs, b.now)));
       assert.equal(runWith(0, 0), runWith(4e12, 0.999));
     });
   });

@@ -12,7 +12,7 @@ import type { Container, ContainerStatus, Pod } from '../../functions/api/pod.ts
 import type { Action } from '../../functions/engine/plan.ts';
 import { DEFAULT_SIDECAR_OPTIONS } from '../../functions/sidecar/config.ts';
 import { plan, type CrrView, type SidecarObserved } from '../../functions/sidecar/planner.ts';
-import { checkEach, reportedSeen } from '../support/props.ts';
+import { checkEach, reportedSeen, withFrozenWorld } from '../support/props.ts';
 
 const NOW = new Date('2026-01-01T00:05:00Z');
 const UIDP = 'pod-uid';
@@ -339,27 +339,7 @@ describe('SidecarTerminator planner: properties (review88)', () => {
   test('S7 a plan is a function of its inputs: no hidden clock or randomness', () => {
     property(Math.round(RUNS / 5), (g) => {
       const o = observed(g, makePod(g));
-      const RealDate = Date;
-      const realRandom = Math.random;
-      const runWith = (fake: number, rnd: number): string => {
-        class FakeDate extends RealDate {
-          constructor(...a: unknown[]) {
-            if (a.length === 0) super(fake);
-            else super(...(a as [string]));
-          }
-          static override now(): number {
-            return fake;
-          }
-        }
-        globalThis.Date = FakeDate as DateConstructor;
-        Math.random = () => rnd;
-        try {
-          return JSON.stringify(plan(o, NOW));
-        } finally {
-          globalThis.Date = RealDate;
-          Math.random = realRandom;
-        }
-      };
+      const runWith = (at: number, rnd: number): string => withFrozenWorld(at, rnd, () => JSON.stringify(plan(o, NOW)));
       assert.equal(runWith(0, 0), runWith(4e12, 0.999));
     });
   });

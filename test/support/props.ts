@@ -46,3 +46,29 @@ export function reportedSeen(): Seen {
   });
   return seen;
 }
+
+/**
+ * What `run` returns with the global clock (Date, Date.now) stopped at `at` ms and
+ * Math.random returning `rnd`: a planner that reads neither gives the same for any two.
+ */
+export function withFrozenWorld(at: number, rnd: number, run: () => string): string {
+  const RealDate = Date;
+  const realRandom = Math.random;
+  class FakeDate extends RealDate {
+    constructor(...a: unknown[]) {
+      if (a.length === 0) super(at);
+      else super(...(a as [string]));
+    }
+    static override now(): number {
+      return at;
+    }
+  }
+  globalThis.Date = FakeDate as DateConstructor;
+  Math.random = () => rnd;
+  try {
+    return run();
+  } finally {
+    globalThis.Date = RealDate;
+    Math.random = realRandom;
+  }
+}
