@@ -23,7 +23,7 @@ export function check(run: RunRecord): Violation[] {
   for (const e of run.exits.filter((x) => !x.killed)) {
     add('no-unexpected-exit', `process ${e.name} exited by itself (code ${e.code}, signal ${e.signal}); last lines:\n    ${e.tail.join('\n    ')}`);
   }
-  for (const actor of run.notStarted ?? []) add('processes-started', `process ${actor} was not watching when the schedule started (after 15 s)`);
+  for (const actor of run.notStarted ?? []) add('processes-started', `process ${actor} was not watching when the schedule started (after ${((run.startupBoundMs ?? 15_000) / 1000).toFixed(1)} s)`);
   stormCheck(run, add);
   return out;
 }

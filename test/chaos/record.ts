@@ -29,6 +29,8 @@ export interface RunRecord {
   lateWriteGraceMs?: number;
   /** Processes that never started watching before the schedule's clock started. */
   notStarted?: string[];
+  /** How long the processes were given to start watching (ms; runner.ts STARTUP). */
+  startupBoundMs?: number;
   /** The processes' skewSeconds (ms): how long before its Lease read a LIST that stands may have been sent (default 1 s, the processes'). */
   leaseSkewMs?: number;
 }

@@ -83,12 +83,13 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
   let unwatchedDeletes: string[];
   let startupMs: number;
   let notStarted: string[];
+  let startupBoundMs: number;
   let pendingBacks = new Set<NodeJS.Timeout>();
   try {
     for (let slot = 0; slot < count; slot++) fleet.start(slot);
     watchInjections(server, fleet, schedule.kills);
     const backs = (pendingBacks = relabelInjected(server, schedule));
-    notStarted = await waitForWatches(server, fleet, 15_000);
+    ({ notStarted, boundMs: startupBoundMs } = await waitForWatches(server, fleet, STARTUP));
     startupMs = Date.now() - started;
     kubelet.run(options.tickMs ?? 100);
     outcome = await play(server, fleet, schedule, { limitMs: options.limitMs ?? Math.max(30_000, schedule.calmAfterMs + 20_000), slots: count, deletes, backs });
@@ -100,7 +101,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     for (const t of pendingBacks) clearTimeout(t);
   }
   const record: RunRecord = {
-    writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome, notStarted,
+    writes: server.history.writes, rejected: server.history.rejected, final: server.store.all(), exits: fleet.exits, ...outcome, notStarted, startupBoundMs,
     // The product's bound on writes planned before a job's delete: the processes' claim window.
     lateWriteGraceMs: LONGEST_WINDOW_MS,
     leaseSkewMs: Math.max(Number(PROCESS_ENV.EPHEMERA_LEASE_SKEW_SECONDS), Number(LONG_WINDOW_ENV.EPHEMERA_LEASE_SKEW_SECONDS)) * 1000,
@@ -165,11 +166,28 @@ function relabelInjected(server: ApiServer, schedule: Schedule): Set<NodeJS.Time
  * The processes that did not within `boundMs`, which the checker reports: before, the run
  * went on with the others and could pass (review).
  */
-async function waitForWatches(server: ApiServer, fleet: Fleet, boundMs: number): Promise<string[]> {
+/**
+ * How long the processes may take to watch: 15 s, or four times as long as the first process
+ * took, whichever is longer. A loaded machine starts every process slowly (each compiles the
+ * product and the fleet's starts contend for the CPUs); a process that hangs or dies at start
+ * (the relay once died on one transient error there) stays unwatched while others watch.
+ */
+const STARTUP = { floorMs: 15_000, factor: 4 };
+
+/** Waits until every process watches pods and jobs; returns those that did not within the bound. */
+async function waitForWatches(server: ApiServer, fleet: Fleet, bound: typeof STARTUP): Promise<{ notStarted: string[]; boundMs: number }> {
   const start = Date.now();
   const idle = (): string[] => fleet.actors().filter((a) => server.requests.entries.filter((r) => r.watch && r.actor === a).length < 2);
-  while (idle().length > 0 && Date.now() - start < boundMs) await sleep(20);
-  return idle();
+  let boundMs = bound.floorMs;
+  let firstMs: number | undefined;
+  for (let waiting = idle(); waiting.length > 0 && Date.now() - start < boundMs; waiting = idle()) {
+    if (firstMs === undefined && waiting.length < fleet.actors().length) {
+      firstMs = Date.now() - start;
+      boundMs = Math.max(bound.floorMs, bound.factor * firstMs);
+    }
+    await sleep(20);
+  }
+  return { notStarted: idle(), boundMs };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
