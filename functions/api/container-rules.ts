@@ -6,11 +6,12 @@
 // the fake let such templates through, so nothing showed it).
 import { containerTypeProblems } from './container-types.ts';
 import { dns1123SubdomainProblems, labelKeyProblems } from './name-formats.ts';
+import { quantityNanos, unitQuantityForm } from './quantity.ts';
 
 /** One problem with a container, its field relative to the container (`env[0].name`). */
 export interface ContainerProblem {
   field: string;
-  kind: 'required' | 'invalid' | 'forbidden' | 'duplicate' | 'notSupported' | 'tooLong';
+  kind: 'required' | 'invalid' | 'forbidden' | 'duplicate' | 'notSupported' | 'tooLong' | 'notFound';
   value?: unknown;
   /** The detail after the kind (a Required or TooLong one included), as kube-apiserver words it. */
   message?: string;
@@ -111,9 +112,7 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
       if (typeof r === 'object' && r !== null) out.push(...envSourceNameProblems((r as Record<string, unknown>)['name'], `envFrom[${i}].${ref}.name`));
     }
   });
-  items(c['volumeDevices']).forEach((d, i) => {
-    if (typeof d['devicePath'] !== 'string' || d['devicePath'] === '') out.push({ field: `volumeDevices[${i}].devicePath`, kind: 'required' });
-  });
+  out.push(...deviceProblems(items(c['volumeDevices']), items(c['volumeMounts'])));
   out.push(...securityProblems(c['securityContext']));
   const paths = new Set<string>();
   items(c['volumeMounts']).forEach((m, i) => {
@@ -136,7 +135,83 @@ export function ephemeralContainerProblems(c: Record<string, unknown>, as: 'temp
     }
     out.push(...procMountProblems((sc as Record<string, unknown>)['procMount']));
     out.push(...seccompProblems((sc as Record<string, unknown>)['seccompProfile']), ...appArmorProblems((sc as Record<string, unknown>)['appArmorProfile']));
+    out.push(...windowsOptionsProblems((sc as Record<string, unknown>)['windowsOptions']));
   }
+  return out;
+}
+
+/**
+ * ValidateVolumeDevices and the device half of ValidateVolumeMounts (validation.go), less
+ * the pod's volumes (podBoundProblems): each device named, once; its path set, once, without a
+ * `..` element; neither its name nor its path also a volumeMount's, nor a mount's name or path
+ * a device's. As Go keeps them: name → path maps where the last entry of a name wins, and an
+ * empty path counted as seen (a second one is "must be unique" too).
+ */
+function deviceProblems(devices: readonly Record<string, unknown>[], mounts: readonly Record<string, unknown>[]): ContainerProblem[] {
+  const mountPaths = new Map(mounts.map((m) => [text(m['name']), text(m['mountPath'])]));
+  const devicePaths = new Map(devices.map((d) => [text(d['name']), text(d['devicePath'])]));
+  const out: ContainerProblem[] = [];
+  mounts.forEach((m, i) => {
+    const name = text(m['name']);
+    const path = text(m['mountPath']);
+    if (devicePaths.has(name)) out.push({ field: `volumeMounts[${i}].name`, kind: 'invalid', value: name, message: 'must not already exist in volumeDevices' });
+    if ([...devicePaths.values()].includes(path)) out.push({ field: `volumeMounts[${i}].mountPath`, kind: 'invalid', value: path, message: 'must not already exist as a path in volumeDevices' });
+  });
+  const names = new Set<string>();
+  const paths = new Set<string>();
+  devices.forEach((d, i) => {
+    const name = text(d['name']);
+    const path = text(d['devicePath']);
+    const at = `volumeDevices[${i}]`;
+    if (name === '') out.push({ field: `${at}.name`, kind: 'required' });
+    if (names.has(name)) out.push({ field: `${at}.name`, kind: 'invalid', value: name, message: 'must be unique' });
+    if (path === '') out.push({ field: `${at}.devicePath`, kind: 'required' });
+    if (paths.has(path)) out.push({ field: `${at}.devicePath`, kind: 'invalid', value: path, message: 'must be unique' });
+    // validatePathNoBacksteps: a `..` element, after filepath.ToSlash (a no-op on Linux).
+    if (path !== '' && path.split('/').includes('..')) out.push({ field: `${at}.devicePath`, kind: 'invalid', value: path, message: "can not contain backsteps ('..')" });
+    else paths.add(path);
+    if (mountPaths.has(name)) out.push({ field: `${at}.name`, kind: 'invalid', value: name, message: 'must not already exist in volumeMounts' });
+    if ([...mountPaths.values()].includes(path)) out.push({ field: `${at}.devicePath`, kind: 'invalid', value: path, message: 'must not already exist as a path in volumeMounts' });
+    if (name !== '') names.add(name);
+  });
+  return out;
+}
+
+/** What of a pod an ephemeral container's fit depends on, beside its containers' names: kept in the EphemeralJob's trimmed pods (listed-pod.ts). */
+export interface PodBounds {
+  /** spec.hostUsers: unset or true, the pod keeps the host's user namespace. */
+  readonly hostUsers?: unknown;
+  /** spec.volumes: a name, and whether the source is a PVC or an ephemeral volume (set, not null). */
+  readonly volumes?: readonly { readonly name: string; readonly persistentVolumeClaim?: unknown; readonly ephemeral?: unknown }[];
+}
+
+/**
+ * What kube-apiserver refuses in an ephemeral container only in some pods, by parts of the pod
+ * that never change (validateContainerCommon, validation.go): a volumeMount or volumeDevice
+ * naming no volume of the pod (ValidateVolumeMounts, ValidateVolumeDevices: NotFound, an
+ * empty name too), a device on a volume that is neither a PersistentVolumeClaim nor an
+ * ephemeral volume (isMatchedDevice), and procMount Unmasked in a pod that keeps the host's
+ * user namespace (ValidateSecurityContext with hostUsers = spec.hostUsers unset or true). One
+ * list for the planner, which fails such a pod at once (pod-state.ts unfitReason), and the
+ * embedded API server, which refuses the injection (cluster/pod-rules.ts).
+ * The Unmasked rule is kube-apiserver's from 1.33 (ProcMountType on by default); before, with
+ * the gate off, it writes Default instead (dropDisabledProcMountField) and injects.
+ */
+export function podBoundProblems(c: Record<string, unknown>, pod: PodBounds): ContainerProblem[] {
+  const volumes = pod.volumes ?? [];
+  const out: ContainerProblem[] = [];
+  items(c['volumeMounts']).forEach((m, i) => {
+    const name = text(m['name']);
+    if (!volumes.some((v) => v.name === name)) out.push({ field: `volumeMounts[${i}].name`, kind: 'notFound', value: name });
+  });
+  items(c['volumeDevices']).forEach((d, i) => {
+    const name = text(d['name']);
+    const volume = volumes.find((v) => v.name === name);
+    if (volume === undefined) out.push({ field: `volumeDevices[${i}].name`, kind: 'notFound', value: name });
+    else if (volume.persistentVolumeClaim == null && volume.ephemeral == null) out.push({ field: `volumeDevices[${i}].name`, kind: 'invalid', value: name, message: 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode' });
+  });
+  const sc = c['securityContext'];
+  if (isObject(sc) && sc['procMount'] === 'Unmasked' && pod.hostUsers !== false) out.push({ field: 'securityContext.procMount', kind: 'invalid', value: 'Unmasked', message: '`hostUsers` must be false to use `Unmasked`' });
   return out;
 }
 
@@ -261,13 +336,48 @@ const CONTAINER_RESOURCES = ['limits.cpu', 'limits.ephemeral-storage', 'limits.m
 /**
  * validateContainerResourceFieldSelector for env (volume false): a resource, one of the
  * container's. Only a volume's selector must name its container (containerName is not
- * checked for env). The divisor's rule (its canonical Quantity form) is not mirrored.
+ * checked for env). Then validateContainerResourceDivisor, whatever the resource.
  */
 function resourceFieldRefProblems(ref: Record<string, unknown>, at: string): ContainerProblem[] {
   const resource = text(ref['resource']);
-  if (resource === '') return [{ field: `${at}.resource`, kind: 'required' }];
-  if ((CONTAINER_RESOURCES as readonly string[]).includes(resource) || resource.startsWith('requests.hugepages-') || resource.startsWith('limits.hugepages-')) return [];
-  return [{ field: `${at}.resource`, kind: 'notSupported', value: resource, supported: CONTAINER_RESOURCES }];
+  const out: ContainerProblem[] = [];
+  if (resource === '') out.push({ field: `${at}.resource`, kind: 'required' });
+  else if (!(CONTAINER_RESOURCES as readonly string[]).includes(resource) && !isHugePages(resource)) out.push({ field: `${at}.resource`, kind: 'notSupported', value: resource, supported: CONTAINER_RESOURCES });
+  out.push(...divisorProblems(resource, ref['divisor'], at));
+  return out;
+}
+
+const isHugePages = (resource: string): boolean => resource.startsWith('requests.hugepages-') || resource.startsWith('limits.hugepages-');
+
+const CPU_DIVISORS: ReadonlySet<string> = new Set(['1m', '1']);
+const BYTE_DIVISORS: ReadonlySet<string> = new Set(['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', '1Pi', '1Ei']);
+const BYTE_DIVISORS_TEXT = '1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei';
+
+/**
+ * validateContainerResourceDivisor (validation.go): a divisor other than zero, by its
+ * canonical form (Quantity.String(): "1000m" is "1", "1024Ki" is "1Mi", "1e3" is "1e3"), must
+ * be 1m or 1 for cpu, 1 or a power of 1000 or 1024 up to E for memory, ephemeral storage and
+ * hugepages. Go shows the resource as the value. Not a quantity at all: a decode error already.
+ */
+function divisorProblems(resource: string, divisor: unknown, at: string): ContainerProblem[] {
+  if (divisor === undefined || divisor === null) return [];
+  const form = unitQuantityForm(divisor);
+  if (form === '0' || (form === undefined && quantityNanos(divisor) === undefined)) return [];
+  const field = `${at}.divisor`;
+  const bytes = (what: string): ContainerProblem[] => (form !== undefined && BYTE_DIVISORS.has(form) ? [] : [{ field, kind: 'invalid', value: resource, message: `only divisor's values ${BYTE_DIVISORS_TEXT} are supported with the ${what} resource` }]);
+  switch (resource) {
+    case 'limits.cpu':
+    case 'requests.cpu':
+      return form !== undefined && CPU_DIVISORS.has(form) ? [] : [{ field, kind: 'invalid', value: resource, message: "only divisor's values 1m and 1 are supported with the cpu resource" }];
+    case 'limits.memory':
+    case 'requests.memory':
+      return bytes('memory');
+    case 'limits.ephemeral-storage':
+    case 'requests.ephemeral-storage':
+      return bytes('local ephemeral storage');
+    default:
+      return isHugePages(resource) ? bytes('hugepages') : [];
+  }
 }
 
 /**
@@ -293,7 +403,7 @@ const PROC_MOUNT_TYPES = ['Default', 'Unmasked'] as const;
  * ValidateProcMountType (ValidateSecurityContext): Default or Unmasked; "" is set (a pointer).
  * On 1.32 with ProcMountType off (its default until 1.33) the API server rewrites any value
  * to Default instead (dropDisabledProcMountField); from 1.33 it refuses it. Unmasked with a
- * pod that keeps host users is the pod's problem, not the template's.
+ * pod that keeps host users is the pod's problem, not the template's (podBoundProblems).
  */
 function procMountProblems(procMount: unknown): ContainerProblem[] {
   if (procMount === undefined || procMount === null || (PROC_MOUNT_TYPES as readonly unknown[]).includes(procMount)) return [];
@@ -357,6 +467,53 @@ function localhostAppArmorProblems(profile: string, field: string): ContainerPro
   else if (profile === '') out.push({ field, kind: 'required', message: 'must be set when AppArmor type is Localhost' });
   // Go's len: UTF-8 bytes.
   if (new TextEncoder().encode(profile).length > MAX_APPARMOR_PROFILE_BYTES) out.push({ field, kind: 'tooLong', message: `may not be more than ${MAX_APPARMOR_PROFILE_BYTES} bytes` });
+  return out;
+}
+
+const MAX_GMSA_SPEC_BYTES = 64 * 1024;
+const MAX_DOMAIN_BYTES = 256;
+const MAX_USER_BYTES = 104;
+/** Go's [[:cntrl:]]: ASCII control characters. */
+// eslint-disable-next-line no-control-regex -- matching them is the point
+const CONTROL = /[\x00-\x1f\x7f]/;
+/** validNetBiosRegex and the DNS subdomain form of validWindowsUserDomainDNSRegex (Go matches runes, hence `u`). */
+const NETBIOS_DOMAIN = /^[^\\/:*?"<>|.][^\\/:*?"<>|]{0,14}$/u;
+const DNS_DOMAIN = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+const bytesOf = (s: string): number => new TextEncoder().encode(s).length;
+
+/**
+ * validateWindowsSecurityContextOptions (ValidateSecurityContext, validation.go): a GMSA
+ * credential spec name that is a DNS-1123 subdomain, a credential spec neither empty nor over
+ * 64 KiB, and a runAsUserName `[DOMAIN\]USER` by Windows' naming rules. Every pod alike (a
+ * pod whose spec.os is linux refuses windowsOptions at all: that one is the pod's).
+ */
+function windowsOptionsProblems(w: unknown): ContainerProblem[] {
+  if (!isObject(w)) return [];
+  const at = 'securityContext.windowsOptions';
+  const out: ContainerProblem[] = [];
+  const specName = w['gmsaCredentialSpecName'];
+  if (typeof specName === 'string') for (const message of dns1123SubdomainProblems(specName)) out.push({ field: `${at}.gmsaCredentialSpecName`, kind: 'invalid', value: specName, message });
+  const spec = w['gmsaCredentialSpec'];
+  if (spec === '') out.push({ field: `${at}.gmsaCredentialSpec`, kind: 'invalid', value: spec, message: 'gmsaCredentialSpec cannot be an empty string' });
+  else if (typeof spec === 'string' && bytesOf(spec) > MAX_GMSA_SPEC_BYTES) out.push({ field: `${at}.gmsaCredentialSpec`, kind: 'invalid', value: spec, message: 'gmsaCredentialSpec size must be under 64 KiB' });
+  const user = w['runAsUserName'];
+  if (typeof user === 'string') for (const message of runAsUserNameProblems(user)) out.push({ field: `${at}.runAsUserName`, kind: 'invalid', value: user, message });
+  return out;
+}
+
+function runAsUserNameProblems(name: string): string[] {
+  if (name === '') return ['runAsUserName cannot be an empty string'];
+  if (CONTROL.test(name)) return ['runAsUserName cannot contain control characters'];
+  const parts = name.split('\\');
+  if (parts.length > 2) return ['runAsUserName cannot contain more than one backslash'];
+  const [domain, user] = parts.length === 1 ? ['', parts[0] ?? ''] : [parts[0] ?? '', parts[1] ?? ''];
+  const out: string[] = [];
+  if (bytesOf(domain) >= MAX_DOMAIN_BYTES) out.push(`runAsUserName's Domain length must be under ${MAX_DOMAIN_BYTES} characters`);
+  if (parts.length === 2 && !NETBIOS_DOMAIN.test(domain) && !DNS_DOMAIN.test(domain)) out.push("runAsUserName's Domain doesn't match the NetBios nor the DNS format");
+  if (user === '') out.push("runAsUserName's User cannot be empty");
+  else if (bytesOf(user) > MAX_USER_BYTES) out.push(`runAsUserName's User length must not be longer than ${MAX_USER_BYTES} characters`);
+  if (/^[. ]+$/.test(user)) out.push("runAsUserName's User cannot contain only periods or spaces");
+  if (/["/\\:;|=,+*?<>@[\]]/.test(user)) out.push('runAsUserName\'s User cannot contain the following characters: "/\\:;|=,+*?<>@[]');
   return out;
 }
 

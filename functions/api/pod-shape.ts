@@ -66,7 +66,7 @@ const isContainerStatus = (s: unknown): boolean => isObj(s) && typeof s.name ===
 const isCondition = (c: unknown): boolean => isObj(c) && typeof c.type === 'string' && typeof c.status === 'string';
 
 function isSpec(s: unknown): boolean {
-  return isObj(s) && optString(s.nodeName) && optString(s.restartPolicy) && optBool(s.shareProcessNamespace) && optBool(s.hostPID)
+  return isObj(s) && optString(s.nodeName) && optString(s.restartPolicy) && optBool(s.shareProcessNamespace) && optBool(s.hostPID) && optBool(s.hostUsers)
     && isList(s.containers, isContainer, true) && isList(s.initContainers, isContainer) && isList(s.ephemeralContainers, isContainer)
     && isList(s.volumes, isVolume);
 }

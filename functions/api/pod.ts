@@ -55,7 +55,9 @@ export const Pod = z.looseObject({
     containers: z.array(Container),
     initContainers: z.array(Container).optional(),
     ephemeralContainers: z.array(Container).optional(),
-    /** Only names are read: an injection whose volumeMounts name no volume of the pod is refused. */
+    /** The host's user namespace unless false: procMount Unmasked needs false (container-rules.ts podBoundProblems). */
+    hostUsers: z.boolean().optional(),
+    /** Names, and whether each is a PVC or an ephemeral volume: an injection whose volumeMounts name no volume of the pod, or whose volumeDevices name one of another kind, is refused. */
     volumes: z.array(z.looseObject({ name: z.string() })).optional(),
   }),
   status: z.looseObject({

@@ -40,3 +40,29 @@ export function quantityNanos(value: unknown): bigint | undefined {
   if (binary !== undefined && n > MAX_BINARY_NANOS) n = MAX_BINARY_NANOS;
   return sign === '-' ? -n : n;
 }
+
+const NANO = 10n ** 9n;
+const DECIMAL_UNITS: readonly (readonly [bigint, string])[] = Object.entries(DECIMAL).concat([['', 0]]).map(([s, e]) => [10n ** BigInt(9 + e), s] as const);
+const BINARY_UNITS: readonly (readonly [bigint, string])[] = Object.entries(BINARY).map(([s, e]) => [NANO << BigInt(e), s] as const);
+
+/**
+ * What Quantity.String() writes for the value when that is 1 with a suffix or none ("1",
+ * "1m", "1k", "1Mi"…), "0" for zero, undefined for any other value (or no quantity).
+ * apimachinery's CanonicalizeBytes: the format is the suffix's kind as written; a binary one
+ * below 1024 in size, or not whole, is written as a decimal one; an exponent one ("1e3") keeps
+ * its exponent, so only its 1 is "1". validateContainerResourceDivisor compares this string.
+ */
+export function unitQuantityForm(value: unknown): string | undefined {
+  const n = quantityNanos(value);
+  if (n === undefined) return undefined;
+  if (n === 0n) return '0';
+  const m = PARTS.exec(typeof value === 'number' ? String(value) : String(value).trim());
+  if (m?.[6] !== undefined) return n === NANO ? '1' : undefined;
+  const size = n < 0n ? -n : n;
+  if (m?.[4] !== undefined && size >= 1024n * NANO && n % NANO === 0n) {
+    const unit = BINARY_UNITS.find(([v]) => v === n);
+    return unit === undefined ? undefined : `1${unit[1]}`;
+  }
+  const unit = DECIMAL_UNITS.find(([v]) => v === n);
+  return unit === undefined ? undefined : `1${unit[1]}`;
+}

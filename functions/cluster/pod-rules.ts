@@ -1,7 +1,7 @@
 // Pod defaulting and validation, after k8s.io/kubernetes pkg/apis/core/v1/defaults.go,
 // pkg/apis/core/validation/validation.go and pkg/registry/core/pod/strategy.go — only the
 // rules a controller that injects ephemeral containers or swaps images can run into.
-import { ephemeralContainerProblems, hasOuterSpace, type ContainerProblem } from '../api/container-rules.ts';
+import { ephemeralContainerProblems, hasOuterSpace, podBoundProblems, type ContainerProblem, type PodBounds } from '../api/container-rules.ts';
 import { dns1123LabelProblems } from '../api/name-formats.ts';
 import { jsonEqual } from '../api/json-equal.ts';
 import { clone } from './patch.ts';
@@ -160,7 +160,7 @@ export function validatePodUpdate(next: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; all: Set<string>; volumes: Set<string> }): FieldError[] {
+function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; all: Set<string>; pod: PodBounds }): FieldError[] {
   const path = `spec.ephemeralContainers[${i}]`;
   const errs = validateContainerCommon(ec, path);
   const name = typeof ec.name === 'string' ? ec.name : '';
@@ -168,12 +168,10 @@ function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; 
   else names.all.add(name);
   const target = ec.targetContainerName;
   if (typeof target === 'string' && target !== '' && !names.other.has(target)) errs.push(fieldNotFound(`${path}.targetContainerName`, target));
-  // ValidateVolumeMounts / validateVolumeDevices: a mount names one of the pod's volumes.
-  for (const list of ['volumeMounts', 'volumeDevices']) {
-    arr(ec[list]).forEach((vm, j) => {
-      if (typeof vm.name === 'string' && vm.name !== '' && !names.volumes.has(vm.name)) errs.push(fieldNotFound(`${path}.${list}[${j}].name`, vm.name));
-    });
-  }
+  // What this pod refuses (shared with the planner's unfitReason): a mount or device naming
+  // none of its volumes, a device on a volume that is no PVC or ephemeral one, procMount
+  // Unmasked while the pod keeps host users.
+  for (const p of podBoundProblems(ec, names.pod)) errs.push(fieldError(`${path}.${p.field}`, p));
   // What no pod can cure: the allow-list, env names, mount paths, ids (shared with the planner).
   for (const p of ephemeralContainerProblems(ec, 'received')) errs.push(fieldError(`${path}.${p.field}`, p));
   return errs;
@@ -187,6 +185,7 @@ function fieldError(field: string, p: ContainerProblem): FieldError {
     case 'invalid': return invalid(field, p.value, p.message ?? '');
     case 'notSupported': return notSupported(field, p.value, [...(p.supported ?? [])]);
     case 'tooLong': return tooLong(field, p.message ?? '');
+    case 'notFound': return fieldNotFound(field, p.value);
   }
 }
 
@@ -207,7 +206,7 @@ export function prepareEphemeralUpdate(requested: Obj, old: Obj): { pod: Obj; er
   else delete spec.ephemeralContainers;
   pod.spec = spec;
   const other = new Set([...arr(spec.containers), ...arr(spec.initContainers)].map((c) => String(c.name)));
-  const names = { other, all: new Set(other), volumes: new Set(arr(spec.volumes).map((v) => String(v.name))) };
+  const names = { other, all: new Set(other), pod: { hostUsers: spec.hostUsers, volumes: arr(spec.volumes).map((v) => ({ ...v, name: String(v.name) })) } };
   const errs = list.flatMap((ec, i) => ephemeralErrors(ec, i, names));
   const byName = new Map(list.map((c) => [String(c.name), c]));
   for (const stored of arr(specOf(old).ephemeralContainers)) {

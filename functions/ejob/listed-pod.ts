@@ -17,9 +17,11 @@
 // - metadata.deletionTimestamp, status.phase: whether the pod is active (pod-state.ts isActive);
 // - the annotation kubernetes.io/config.mirror, alone: a static pod's mirror takes no
 //   ephemeral container (pod-state.ts unfitReason);
-// - the names of spec.containers, spec.initContainers and spec.volumes: whether the template
-//   can go into the pod (unfitReason: a name taken, a targetContainerName or a volumeMount
-//   naming nothing);
+// - the names of spec.containers, spec.initContainers and spec.volumes, each volume's
+//   persistentVolumeClaim or ephemeral source as `{}` (only that it is set is read), and
+//   spec.hostUsers: whether the template can go into the pod (unfitReason: a name taken, a
+//   targetContainerName or a volumeMount naming nothing, a volumeDevice on a volume of another
+//   kind, procMount Unmasked in a pod that keeps host users: review91 F2, F3);
 // - each ephemeral container's name and its KRUISE_EJOB_ID env entries (name and value): which
 //   job owns it (pod-state.ts ownedBy, hasForeignNamesake);
 // - each ephemeral container status's name and state — waiting (reason, message), running
@@ -60,8 +62,9 @@ export function trimListedPod(pod: Pod): Pod {
   const spec: Pod['spec'] = present({
     containers: s.containers.map(named),
     initContainers: s.initContainers?.map(named),
-    volumes: s.volumes?.map((v) => ({ name: v.name })),
+    volumes: s.volumes?.map(volumeKind),
     ephemeralContainers: s.ephemeralContainers?.map(marked),
+    hostUsers: s.hostUsers,
   });
   const st = pod.status;
   const status = st === undefined ? undefined : present({ phase: st.phase, ephemeralContainerStatuses: st.ephemeralContainerStatuses?.map(stated) });
@@ -69,6 +72,11 @@ export function trimListedPod(pod: Pod): Pod {
 }
 
 const named = (c: { name: string }): Container => ({ name: c.name });
+
+/** A volume's name, and `{}` for the block-capable source it has (persistentVolumeClaim or ephemeral; null is none, as in Go). */
+function volumeKind(v: { name: string; persistentVolumeClaim?: unknown; ephemeral?: unknown }): { name: string; persistentVolumeClaim?: object; ephemeral?: object } {
+  return present({ name: v.name, persistentVolumeClaim: v.persistentVolumeClaim == null ? undefined : {}, ephemeral: v.ephemeral == null ? undefined : {} });
+}
 
 /** An ephemeral container's name and the env entries that mark its job. */
 function marked(c: Container): Container {

@@ -1,3 +1,4 @@
+import { podBoundProblems, type ContainerProblem } from '../api/container-rules.ts';
 import type { EphemeralContainerTemplate } from '../api/ephemeraljob.ts';
 import { isDeepFrozen } from '../api/frozen.ts';
 import { EJOB_ID_ENV } from '../api/names.ts';
@@ -81,30 +82,38 @@ const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
  * Why the template's containers can never go into this pod, or undefined when they can.
  * kube-apiserver refuses such an injection (422, ValidatePodEphemeralContainersUpdate): a
  * template container named like one of the pod's containers or init containers, a
- * `targetContainerName` that is neither, a volumeMount or volumeDevice naming no volume of
- * the pod, a static pod's mirror (annotated `kubernetes.io/config.mirror`). Those parts of a pod never change, so the refusal would be for good: the pod is
- * failed for the job at once (targets.ts) instead of being claimed again every claim window
- * while it holds a slot (OpenKruise retries it for good, and at parallelism 1 the job stalls).
+ * `targetContainerName` that is neither, a static pod's mirror (annotated
+ * `kubernetes.io/config.mirror`), and what podBoundProblems (api/container-rules.ts, shared
+ * with the embedded API server) finds: a volumeMount or volumeDevice naming no volume of the
+ * pod, a device on a volume that is no PVC or ephemeral volume, procMount Unmasked while the
+ * pod keeps host users (review91 F2, F3). Those parts of a pod never change, so the refusal
+ * would be for good: the pod is failed for the job at once (targets.ts) instead of being
+ * claimed again every claim window while it holds a slot (OpenKruise retries it for good, and
+ * at parallelism 1 the job stalls).
  */
 export function unfitReason(pod: Pod, template: readonly EphemeralContainerTemplate[]): string | undefined {
   // Every reconcile asks this of every pending pod: plain scans of a few names, no Sets.
   // kube-apiserver takes no ephemeral container into a static pod's mirror (ValidatePodEphemeralContainersUpdate).
   if (Object.hasOwn(pod.metadata.annotations ?? {}, MIRROR_POD_ANNOTATION)) return 'it is a static pod (its mirror takes no ephemeral containers)';
-  const { containers, initContainers = [], volumes = [] } = pod.spec;
+  const { containers, initContainers = [] } = pod.spec;
   const has = (name: string): boolean => containers.some((c) => c.name === name) || initContainers.some((c) => c.name === name);
   for (const c of template) {
     if (has(c.name)) return `the pod already has a container named ${c.name}`;
     const target = c.targetContainerName;
     if (typeof target === 'string' && target !== '' && !has(target)) return `the pod has no container ${target} (targetContainerName of ${c.name})`;
-    for (const list of [c.volumeMounts, c.volumeDevices]) {
-      if (!Array.isArray(list)) continue;
-      for (const e of list as unknown[]) {
-        const name = typeof e === 'object' && e !== null ? (e as { name?: unknown }).name : undefined;
-        if (typeof name === 'string' && !volumes.some((v) => v.name === name)) return `the pod has no volume ${name} (mounted by ${c.name})`;
-      }
-    }
+    const problem = podBoundProblems(c, pod.spec)[0];
+    if (problem !== undefined) return boundReason(problem, c.name);
   }
   return undefined;
+}
+
+/** A podBoundProblems problem, told of the pod: the field of the template container that meets it, and the name it gives (quoted when empty). */
+function boundReason(p: ContainerProblem, container: string): string {
+  const list = p.field.replace(/\.name$/, '');
+  const name = p.value === '' ? '""' : String(p.value);
+  if (p.kind === 'notFound') return `the pod has no volume ${name} (${list} of ${container})`;
+  if (p.field === 'securityContext.procMount') return `the pod keeps the host's user namespace (procMount Unmasked of ${container} needs hostUsers: false)`;
+  return `the pod's volume ${name} is no PersistentVolumeClaim or ephemeral volume (${list} of ${container}: a block device needs one)`;
 }
 
 /**

@@ -26,6 +26,7 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
     ...validateStringList(own(c, 'args'), [...path, 'args']),
     ...eachItem(own(c, 'volumeMounts'), [...path, 'volumeMounts'], validateVolumeMount),
     ...eachItem(own(c, 'env'), [...path, 'env'], validateEnvVar),
+    ...envFromPrefixes(own(c, 'envFrom'), [...path, 'envFrom']),
     ...apiServerRules(c, path),
   ];
 }
@@ -38,7 +39,7 @@ export function validateContainer(c: unknown, path: FieldPath, seen: SeenNames):
  * way (as OpenKruise sends the template: `resources: {limits: {}}` is not sent).
  */
 function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError[] {
-  const shared = (p: ContainerProblem): boolean => (p.decode === true ? !OWN_TYPE_CHECKS.test(p.field) : SHARED_RULES.test(p.field) || NOT_ALLOWED_FIELDS.has(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.mountPath$/.test(p.field)));
+  const shared = (p: ContainerProblem): boolean => (p.decode === true ? !OWN_TYPE_CHECKS.test(p.field) : !OWN_RULES.test(p.field) && (SHARED_RULES.test(p.field) || NOT_ALLOWED_FIELDS.has(p.field) || (p.kind === 'invalid' && /^volumeMounts\[\d+\]\.(?:mountPath|name)$/.test(p.field))));
   return ephemeralContainerProblems(c, 'template').filter(shared).map((p) => {
     const at = [...path, ...fieldSegments(p.field)];
     if (p.kind === 'required') return required(at, p.message);
@@ -52,12 +53,16 @@ function apiServerRules(c: Record<string, unknown>, path: FieldPath): FieldError
 /**
  * The shared rules this webhook does not already check in its own words: env sources (their
  * downward-API fieldRefs and the ConfigMap and Secret names and keys included), envFrom,
- * devices, mount propagation and recursiveReadOnly (kube-apiserver names no mount index for
- * it), the security context (ids, procMount, profiles).
+ * devices (names, paths, `..`, overlap with the mounts), mount propagation and
+ * recursiveReadOnly (kube-apiserver names no mount index for it), the security context (ids,
+ * procMount, profiles, windowsOptions); and a mount's name or path that a device has too.
  */
 const SHARED_RULES = /^(env\[\d+\]\.valueFrom|envFrom|volumeDevices|volumeMounts\[\d+\]\.mountPropagation|volumeMounts\.recursiveReadOnly|securityContext)/;
 
 const NOT_ALLOWED_FIELDS: ReadonlySet<string> = new Set(NOT_ALLOWED);
+
+/** Shared rules this webhook judges its own way: an envFrom prefix as an env name (validateEnvFromPrefix). */
+const OWN_RULES = /^envFrom\[\d+\]\.prefix$/;
 
 /** Fields whose JSON type this webhook checks in its own words above; every other field's type comes from the shared rules. */
 const OWN_TYPE_CHECKS = /^(?:(?:name|image|targetContainerName|imagePullPolicy|terminationMessagePolicy)|(?:command|args|env|volumeMounts)(?:\[\d+\])?|env\[\d+\]\.(?:name|value)|volumeMounts\[\d+\]\.(?:name|mountPath))$/;
@@ -122,4 +127,18 @@ function validateEnvVar(e: unknown, path: FieldPath): FieldError[] {
   const value = own(e, 'value');
   if (value !== undefined && typeof value !== 'string') errors.push(invalid([...path, 'value'], value, 'must be a string'));
   return errors;
+}
+
+/**
+ * ValidateEnvFrom: a prefix is judged as an env name is, by the rule before 1.32
+ * (IsEnvVarName, not the relaxed one the planner takes): on 1.25–1.31 kube-apiserver refuses
+ * `1A` in every pod (review91 F1). The list's and the prefix's types come from the shared rules.
+ */
+function envFromPrefixes(list: unknown, path: FieldPath): FieldError[] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((e, i) => {
+    const prefix = own(e, 'prefix');
+    if (typeof prefix !== 'string' || prefix === '') return [];
+    return envVarNameProblems(prefix).map((message) => invalid([...path, i, 'prefix'], prefix, message));
+  });
 }

@@ -39,6 +39,10 @@ function containerWarnings(c: unknown, path: FieldPath): string[] {
     out.push(warning([...scPath, 'allowPrivilegeEscalation'], 'lets processes gain privileges'));
   }
   if (own(sc, 'runAsUser') === 0) out.push(warning([...scPath, 'runAsUser'], 'runs as root (UID 0)'));
+  // Refused (1.33+) in a pod that keeps host users, nearly every pod: such pods are failed
+  // at once (ejob/pod-state.ts unfitReason). Not denied: a pod with hostUsers false takes it
+  // (OpenKruise's webhook denies it, taking every pod to keep host users: review91 F2).
+  if (own(sc, 'procMount') === 'Unmasked') out.push(warning([...scPath, 'procMount'], 'Unmasked: a pod without hostUsers: false is failed'));
   const added = own(own(sc, 'capabilities'), 'add');
   if (Array.isArray(added)) {
     const risky = added.filter((cap): cap is string => typeof cap === 'string' && RISKY_CAPABILITIES.has(cap.toUpperCase()));

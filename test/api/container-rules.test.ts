@@ -4,7 +4,7 @@
 // injection would be refused is named at once). Reviews of 2026-11-27.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ephemeralContainerProblems, omitEmpty, type ContainerProblem } from '../../functions/api/container-rules.ts';
+import { ephemeralContainerProblems, omitEmpty, podBoundProblems, type ContainerProblem } from '../../functions/api/container-rules.ts';
 import { parseEjobSpec, type EphemeralJobObject } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import { plan } from '../../functions/ejob/planner.ts';
@@ -72,6 +72,11 @@ test('runs what kube-apiserver takes: unknown keys (dropped on decode), zero val
     // Unmasked needs a pod with hostUsers false: that is the pod's to say, not the template's.
     'procMount Unmasked': security({ procMount: 'Unmasked' }),
     'procMount null': security({ procMount: null }),
+    // validateContainerResourceDivisor judges the canonical form: 1000m is 1, 1024Ki is 1Mi, 1000 is 1k; zero is unset (review91 F1).
+    'divisors kube-apiserver allows, by their canonical form': { ...ok, env: [['limits.cpu', '1m'], ['requests.cpu', '1000m'], ['limits.cpu', 1], ['limits.cpu', '0'], ['limits.memory', '1Mi'], ['limits.memory', '1024Ki'], ['requests.memory', 1000], ['limits.ephemeral-storage', '1Ki'], ['limits.hugepages-2Mi', '1Gi'], ['limits.memory', '1e0'], ['requests.memory', '0.9765625Ki']].map(([resource, divisor], i) => ({ name: `D${i}`, valueFrom: { resourceFieldRef: { resource, divisor } } })) },
+    'windowsOptions as Windows names them': security({ windowsOptions: { gmsaCredentialSpecName: 'webapp1', gmsaCredentialSpec: '{"CmsPlugins":["ActiveDirectory"]}', runAsUserName: 'NT AUTHORITY\\NETWORK SERVICE', hostProcess: false } }),
+    'a runAsUserName with a DNS domain, one without': { ...ok, securityContext: { windowsOptions: { runAsUserName: 'corp.example.com\\svc-debug' } } },
+    'devices and mounts apart': { ...ok, volumeMounts: [{ name: 'a', mountPath: '/a' }], volumeDevices: [{ name: 'b', devicePath: '/dev/b' }, { name: 'c', devicePath: '/dev/c' }] },
   })) assert.deepEqual(parse(c), { ok: true }, what);
 });
 
@@ -198,6 +203,69 @@ test("words what it refuses as kube-apiserver does (field, kind, detail): fieldR
     ['procMount ""', security({ procMount: '' }), [{ field: 'securityContext.procMount', kind: 'notSupported', value: '', supported: ['Default', 'Unmasked'] }]],
   ];
   for (const [what, c, problems] of cases) assert.deepEqual(ephemeralContainerProblems(c), problems, what);
+});
+
+test('review91 F1, F3: divisors, windowsOptions and devices, worded as kube-apiserver words them (the planner puts such a job in Error)', () => {
+  const DV = 'env[0].valueFrom.resourceFieldRef.divisor';
+  const WO = 'securityContext.windowsOptions';
+  const CPU = "only divisor's values 1m and 1 are supported with the cpu resource";
+  const bytes = (what: string): string => `only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the ${what} resource`;
+  const divisor = (resource: string, d: unknown): Record<string, unknown> => env({ resourceFieldRef: { resource, divisor: d } });
+  const cases: [string, Record<string, unknown>, ContainerProblem[]][] = [
+    // validateContainerResourceDivisor: Go shows the resource as the value.
+    ['a cpu divisor in bytes', divisor('limits.cpu', '1Mi'), [{ field: DV, kind: 'invalid', value: 'limits.cpu', message: CPU }]],
+    ['a cpu divisor of 2', divisor('requests.cpu', 2), [{ field: DV, kind: 'invalid', value: 'requests.cpu', message: CPU }]],
+    ['a cpu divisor 1e-3 (an exponent keeps its form: "1e-3", not "1m")', divisor('limits.cpu', '1e-3'), [{ field: DV, kind: 'invalid', value: 'limits.cpu', message: CPU }]],
+    ['a memory divisor in millis', divisor('limits.memory', '1m'), [{ field: DV, kind: 'invalid', value: 'limits.memory', message: bytes('memory') }]],
+    ['a memory divisor 1024 (no suffix: "1024", not "1Ki")', divisor('requests.memory', '1024'), [{ field: DV, kind: 'invalid', value: 'requests.memory', message: bytes('memory') }]],
+    ['an ephemeral-storage divisor 512Ki', divisor('limits.ephemeral-storage', '512Ki'), [{ field: DV, kind: 'invalid', value: 'limits.ephemeral-storage', message: bytes('local ephemeral storage') }]],
+    ['a hugepages divisor of -1', divisor('requests.hugepages-1Gi', '-1'), [{ field: DV, kind: 'invalid', value: 'requests.hugepages-1Gi', message: bytes('hugepages') }]],
+    ['a resource no container has, and a divisor (only the resource is wrong)', divisor('limits.gpu', '7'), [{ field: 'env[0].valueFrom.resourceFieldRef.resource', kind: 'notSupported', value: 'limits.gpu', supported: RESOURCES }]],
+    // validateWindowsSecurityContextOptions
+    ['a GMSA spec name that is no subdomain', security({ windowsOptions: { gmsaCredentialSpecName: 'Web_App' } }), [{ field: `${WO}.gmsaCredentialSpecName`, kind: 'invalid', value: 'Web_App', message: SUBDOMAIN_MSG }]],
+    ['an empty GMSA spec', security({ windowsOptions: { gmsaCredentialSpec: '' } }), [{ field: `${WO}.gmsaCredentialSpec`, kind: 'invalid', value: '', message: 'gmsaCredentialSpec cannot be an empty string' }]],
+    ['a GMSA spec over 64 KiB', security({ windowsOptions: { gmsaCredentialSpec: 'x'.repeat(65537) } }), [{ field: `${WO}.gmsaCredentialSpec`, kind: 'invalid', value: 'x'.repeat(65537), message: 'gmsaCredentialSpec size must be under 64 KiB' }]],
+    ['an empty runAsUserName', security({ windowsOptions: { runAsUserName: '' } }), [{ field: `${WO}.runAsUserName`, kind: 'invalid', value: '', message: 'runAsUserName cannot be an empty string' }]],
+    ['a runAsUserName with a tab', security({ windowsOptions: { runAsUserName: 'a\tb' } }), [{ field: `${WO}.runAsUserName`, kind: 'invalid', value: 'a\tb', message: 'runAsUserName cannot contain control characters' }]],
+    ['a runAsUserName with two backslashes', security({ windowsOptions: { runAsUserName: 'a\\b\\c' } }), [{ field: `${WO}.runAsUserName`, kind: 'invalid', value: 'a\\b\\c', message: 'runAsUserName cannot contain more than one backslash' }]],
+    ['a runAsUserName with a bad domain and no user', security({ windowsOptions: { runAsUserName: '.corp\\' } }), [
+      { field: `${WO}.runAsUserName`, kind: 'invalid', value: '.corp\\', message: "runAsUserName's Domain doesn't match the NetBios nor the DNS format" },
+      { field: `${WO}.runAsUserName`, kind: 'invalid', value: '.corp\\', message: "runAsUserName's User cannot be empty" },
+    ]],
+    ['a runAsUserName of dots, and one with an @', security({ windowsOptions: { runAsUserName: '..' } }), [{ field: `${WO}.runAsUserName`, kind: 'invalid', value: '..', message: "runAsUserName's User cannot contain only periods or spaces" }]],
+    ['a runAsUserName with an @', security({ windowsOptions: { runAsUserName: 'user@corp' } }), [{ field: `${WO}.runAsUserName`, kind: 'invalid', value: 'user@corp', message: 'runAsUserName\'s User cannot contain the following characters: "/\\:;|=,+*?<>@[]' }]],
+    ['a runAsUserName user of 105 bytes', security({ windowsOptions: { runAsUserName: 'u'.repeat(105) } }), [{ field: `${WO}.runAsUserName`, kind: 'invalid', value: 'u'.repeat(105), message: "runAsUserName's User length must not be longer than 104 characters" }]],
+    // ValidateVolumeDevices, and ValidateVolumeMounts' half of the overlap
+    ['a device without a name', { ...ok, volumeDevices: [{ devicePath: '/dev/b' }] }, [{ field: 'volumeDevices[0].name', kind: 'required' }]],
+    ['a device name and path twice', { ...ok, volumeDevices: [{ name: 'b', devicePath: '/dev/b' }, { name: 'b', devicePath: '/dev/b' }] }, [
+      { field: 'volumeDevices[1].name', kind: 'invalid', value: 'b', message: 'must be unique' },
+      { field: 'volumeDevices[1].devicePath', kind: 'invalid', value: '/dev/b', message: 'must be unique' },
+    ]],
+    ['a device path with ".."', { ...ok, volumeDevices: [{ name: 'b', devicePath: '/dev/../b' }] }, [{ field: 'volumeDevices[0].devicePath', kind: 'invalid', value: '/dev/../b', message: "can not contain backsteps ('..')" }]],
+    ['a device and a mount of one volume at one path', { ...ok, volumeMounts: [{ name: 'v', mountPath: '/v' }], volumeDevices: [{ name: 'v', devicePath: '/v' }] }, [
+      { field: 'volumeMounts[0].name', kind: 'invalid', value: 'v', message: 'must not already exist in volumeDevices' },
+      { field: 'volumeMounts[0].mountPath', kind: 'invalid', value: '/v', message: 'must not already exist as a path in volumeDevices' },
+      { field: 'volumeDevices[0].name', kind: 'invalid', value: 'v', message: 'must not already exist in volumeMounts' },
+      { field: 'volumeDevices[0].devicePath', kind: 'invalid', value: '/v', message: 'must not already exist as a path in volumeMounts' },
+    ]],
+  ];
+  for (const [what, c, problems] of cases) {
+    assert.deepEqual(ephemeralContainerProblems(c), problems, what);
+    assert.match((parse(c) as { message?: string }).message ?? 'parsed', new RegExp(`spec\\.template\\.ephemeralContainers\\[0\\]\\.${problems[0]!.field.replace(/[.[\]]/g, '\\$&')}: `), what);
+  }
+});
+
+test('review91 F2, F3: what only some pods refuse (podBoundProblems): a volume the pod lacks, a device on a volume of another kind, Unmasked with host users', () => {
+  const c = { ...ok, volumeMounts: [{ name: 'gone', mountPath: '/g' }], volumeDevices: [{ name: 'scratch', devicePath: '/dev/s' }, { name: 'claim', devicePath: '/dev/c' }], securityContext: { procMount: 'Unmasked' } };
+  const volumes = [{ name: 'scratch', emptyDir: {} }, { name: 'claim', persistentVolumeClaim: { claimName: 'x' } }];
+  assert.deepEqual(podBoundProblems(c, { volumes }), [
+    { field: 'volumeMounts[0].name', kind: 'notFound', value: 'gone' },
+    { field: 'volumeDevices[0].name', kind: 'invalid', value: 'scratch', message: 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode' },
+    { field: 'securityContext.procMount', kind: 'invalid', value: 'Unmasked', message: '`hostUsers` must be false to use `Unmasked`' },
+  ]);
+  assert.deepEqual(podBoundProblems({ ...c, volumeMounts: [] }, { hostUsers: false, volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: {} } }, volumes[1]!] }), []);
+  // Not the template's to answer for: the spec parse takes them.
+  assert.deepEqual(parse(c), { ok: true });
 });
 
 test('a fieldRef without apiVersion: a template runs (the API server defaults it to v1), what is received undefaulted is Required', () => {

@@ -191,6 +191,35 @@ describe('pods/ephemeralcontainers', () => {
     await addEphemeral(h, { name: 'dbg', image: 'busybox:1', volumeMounts: [{ name: 'data', mountPath: '/d' }] });
   });
 
+  test('review91 F4: what kube-apiserver refuses and this server took: divisors, envFrom prefixes, windowsOptions, devices; a device on a volume of another kind, Unmasked with host users', async () => {
+    const volumes = [{ name: 'scratch', emptyDir: {} }, { name: 'claim', persistentVolumeClaim: { claimName: 'c' } }, { name: 'data', emptyDir: {} }];
+    const withVolumes = (hostUsers?: boolean): Record<string, unknown> => pod('web', { spec: { containers: [{ name: 'app', image: 'app:1' }], volumes, ...(hostUsers === undefined ? {} : { hostUsers }) }, status: { phase: 'Running' } });
+    const h = await harness({ objects: [withVolumes()] });
+    const s = await rejects(addEphemeral(h, {
+      name: 'dbg', image: 'busybox:1',
+      env: [{ name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '1Mi' } } }],
+      envFrom: [{ prefix: 'A=', configMapRef: { name: 'cm' } }],
+      volumeMounts: [{ name: 'data', mountPath: '/d' }],
+      volumeDevices: [{ name: 'scratch', devicePath: '/dev/s' }, { name: 'claim', devicePath: '/dev/../c' }, { name: 'data', devicePath: '/dev/d' }],
+      securityContext: { procMount: 'Unmasked', windowsOptions: { gmsaCredentialSpec: '' } },
+    }), 422);
+    const at = 'spec.ephemeralContainers[0]';
+    assert.deepEqual(causes(s).sort(), [
+      `${at}.envFrom[0].prefix: FieldValueInvalid: Invalid value: "A=": a valid environment variable name must consist only of printable ASCII characters other than '='`,
+      `${at}.env[0].valueFrom.resourceFieldRef.divisor: FieldValueInvalid: Invalid value: "limits.cpu": only divisor's values 1m and 1 are supported with the cpu resource`,
+      `${at}.securityContext.procMount: FieldValueInvalid: Invalid value: "Unmasked": \`hostUsers\` must be false to use \`Unmasked\``,
+      `${at}.securityContext.windowsOptions.gmsaCredentialSpec: FieldValueInvalid: Invalid value: "": gmsaCredentialSpec cannot be an empty string`,
+      `${at}.volumeDevices[0].name: FieldValueInvalid: Invalid value: "scratch": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode`,
+      `${at}.volumeDevices[1].devicePath: FieldValueInvalid: Invalid value: "/dev/../c": can not contain backsteps ('..')`,
+      `${at}.volumeDevices[2].name: FieldValueInvalid: Invalid value: "data": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode`,
+      `${at}.volumeDevices[2].name: FieldValueInvalid: Invalid value: "data": must not already exist in volumeMounts`,
+      `${at}.volumeMounts[0].name: FieldValueInvalid: Invalid value: "data": must not already exist in volumeDevices`,
+    ]);
+    // A device on a PVC, and Unmasked in a pod with its own user namespace, are taken.
+    const h2 = await harness({ objects: [withVolumes(false)] });
+    await addEphemeral(h2, { name: 'dbg', image: 'busybox:1', volumeDevices: [{ name: 'claim', devicePath: '/dev/c' }], securityContext: { procMount: 'Unmasked' } });
+  });
+
   test('targetContainerName must name an existing container (422 Not found); ephemeral targets do not count', async () => {
     const h = await harness({ objects: [target] });
     const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', targetContainerName: 'ghost' }), 422);

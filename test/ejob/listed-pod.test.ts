@@ -19,7 +19,7 @@ import { leaseNeeded } from '../../functions/ejob/lease-needed.ts';
 import type { LeaseRecord, LeaseView } from '../../functions/ejob/lease-record.ts';
 import { LISTED_POD_VIEW, trimListedPod } from '../../functions/ejob/listed-pod.ts';
 import { DEFAULT_LEASE, mayTellFailures, plan, POD_FAILED_REASON, type EjobObserved, type ObservedLease } from '../../functions/ejob/planner.ts';
-import { holdsSlot, podState, slotHolders } from '../../functions/ejob/pod-state.ts';
+import { holdsSlot, podState, slotHolders, unfitReason } from '../../functions/ejob/pod-state.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { handle } from '../../functions/engine/engine.ts';
 import { ejobController, jobKey } from '../../functions/ejob/controller.ts';
@@ -56,6 +56,9 @@ interface PodSpec {
   created: number | undefined;
   annotations: Record<string, string>;
   broken: [string, unknown] | undefined;
+  /** The source of the pod's `blk` volume (a template device needs a PVC or an ephemeral one), and spec.hostUsers (procMount Unmasked needs false). */
+  blk: 'none' | 'pvc' | 'ephemeral' | 'emptyDir' | 'pvc-null';
+  hostUsers: boolean | undefined;
 }
 
 const podArb: fc.Arbitrary<PodSpec> = fc.record({
@@ -67,7 +70,9 @@ const podArb: fc.Arbitrary<PodSpec> = fc.record({
   created: fc.option(fc.nat(5), { nil: undefined, freq: 8 }),
   annotations: fc.dictionary(fc.constantFrom('example.com/blob', 'kubectl.kubernetes.io/restartedAt', 'kubernetes.io/config.source', 'prometheus.io/scrape'), fc.string({ maxLength: 40 }), { maxKeys: 3 }),
   // One pod in 16 with a field broken (the schema refuses most of those).
-  broken: fc.oneof({ arbitrary: fc.constant(undefined), weight: 15 }, { arbitrary: fc.tuple(fc.constantFrom('metadata', 'spec', 'status', 'containers', 'ephemeralContainers', 'statuses', 'labels', 'name', 'creationTimestamp', 'volumes', 'initContainers', 'containerStatuses', 'annotations'), fc.jsonValue({ maxDepth: 1 })), weight: 1 }),
+  broken: fc.oneof({ arbitrary: fc.constant(undefined), weight: 15 }, { arbitrary: fc.tuple(fc.constantFrom('metadata', 'spec', 'status', 'containers', 'ephemeralContainers', 'statuses', 'labels', 'name', 'creationTimestamp', 'volumes', 'initContainers', 'containerStatuses', 'annotations', 'hostUsers'), fc.jsonValue({ maxDepth: 1 })), weight: 1 }),
+  blk: fc.constantFrom<PodSpec['blk']>('pvc', 'pvc', 'ephemeral', 'emptyDir', 'none', 'pvc-null'),
+  hostUsers: fc.constantFrom(undefined, undefined, false, false, true),
 });
 
 /** The pod's ephemeral containers (of this job, or another) and their statuses, as the kubelet reports them. */
@@ -90,7 +95,7 @@ function ephemeral(s: PodSpec, names: readonly string[]): { ephemeralContainers?
 /** The pod with one field replaced by any JSON value (most of which the schema refuses). */
 function broken(pod: Record<string, any>, [where, value]: [string, unknown]): void { // eslint-disable-line @typescript-eslint/no-explicit-any -- a raw object, broken on purpose
   if (where === 'metadata' || where === 'spec' || where === 'status') pod[where] = value;
-  else if (where === 'containers' || where === 'ephemeralContainers' || where === 'volumes' || where === 'initContainers') pod.spec[where] = value;
+  else if (where === 'containers' || where === 'ephemeralContainers' || where === 'volumes' || where === 'initContainers' || where === 'hostUsers') pod.spec[where] = value;
   else if (where === 'statuses') pod.status.ephemeralContainerStatuses = value;
   else if (where === 'containerStatuses') pod.status.containerStatuses = value;
   else pod.metadata[where] = value;
@@ -105,7 +110,8 @@ function rawPod(i: number, s: PodSpec, names: readonly string[]): unknown {
     { name: s.fit === 'name-taken' ? 'ec' : 'log-shipper', image: 'fluent-bit:2', resources: {} },
   ];
   const initContainers = [{ name: s.fit === 'target-is-init' ? 'main' : s.fit === 'init-name-taken' ? 'ec' : 'migrate', image: 'init:1', restartPolicy: 'Always' }];
-  const volumes = [{ name: 'config', configMap: { name: 'web' } }, ...(s.fit === 'no-volume' ? [] : [{ name: 'data', emptyDir: {} }]), { name: `kube-api-access-${i}`, projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }];
+  const blk = { none: [], pvc: [{ name: 'blk', persistentVolumeClaim: { claimName: `blk-${i}`, readOnly: false } }], ephemeral: [{ name: 'blk', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', resources: { requests: { storage: '1Gi' } } } } } }], emptyDir: [{ name: 'blk', emptyDir: {} }], 'pvc-null': [{ name: 'blk', persistentVolumeClaim: null, hostPath: { path: '/dev/sdb' } }] }[s.blk];
+  const volumes = [{ name: 'config', configMap: { name: 'web' } }, ...(s.fit === 'no-volume' ? [] : [{ name: 'data', emptyDir: {} }]), ...blk, { name: `kube-api-access-${i}`, projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }];
   const annotations = { ...s.annotations, ...(s.fit === 'mirror' ? { 'kubernetes.io/config.mirror': 'abc123' } : {}) };
   const pod: Record<string, any> = { // eslint-disable-line @typescript-eslint/no-explicit-any -- a raw object, maybe broken below
     metadata: {
@@ -119,7 +125,7 @@ function rawPod(i: number, s: PodSpec, names: readonly string[]): unknown {
     },
     spec: {
       nodeName: `node-${i % 3}`, restartPolicy: 'Always', serviceAccountName: 'default', dnsPolicy: 'ClusterFirst', shareProcessNamespace: i % 2 === 0,
-      containers, initContainers, volumes, ...(ecs ? { ephemeralContainers: ecs } : {}),
+      containers, initContainers, volumes, ...(ecs ? { ephemeralContainers: ecs } : {}), ...(s.hostUsers === undefined ? {} : { hostUsers: s.hostUsers }),
       tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
     },
     status: {
@@ -142,6 +148,9 @@ interface JobSpec {
   deadline: number | undefined;
   twoContainers: boolean;
   mountsData: boolean;
+  /** The second container (or the first, alone) has a block device on `blk`, and procMount Unmasked. */
+  device: boolean;
+  unmasked: boolean;
   status: undefined | { phase: string; match: number; succeeded: number; failed: number; running: number; waiting: number };
 }
 
@@ -152,11 +161,18 @@ const jobArb: fc.Arbitrary<JobSpec> = fc.record({
   deadline: fc.option(fc.integer({ min: 1, max: 7200 }), { nil: undefined }),
   twoContainers: fc.boolean(),
   mountsData: fc.nat(3).map((n) => n === 0),
+  device: fc.nat(3).map((n) => n === 0),
+  unmasked: fc.nat(3).map((n) => n === 0),
   status: fc.option(fc.record({ phase: fc.constantFrom('Waiting', 'Running', 'Paused'), match: fc.nat(8), succeeded: fc.nat(4), failed: fc.nat(4), running: fc.nat(4), waiting: fc.nat(4) }), { nil: undefined }),
 });
 
 function makeJob(j: JobSpec): EphemeralJobObject {
-  const container = (name: string): Record<string, unknown> => ({ name, image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main', ...(j.mountsData ? { volumeMounts: [{ name: 'data', mountPath: '/data' }] } : {}) });
+  const container = (name: string): Record<string, unknown> => ({
+    name, image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main',
+    ...(j.mountsData ? { volumeMounts: [{ name: 'data', mountPath: '/data' }] } : {}),
+    ...(j.device && name === 'ec2' === j.twoContainers ? { volumeDevices: [{ name: 'blk', devicePath: '/dev/blk' }] } : {}),
+    ...(j.unmasked && name === 'ec2' === j.twoContainers ? { securityContext: { procMount: 'Unmasked' } } : {}),
+  });
   return {
     metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '5', creationTimestamp: '2026-01-01T00:30:00Z' },
     spec: {
@@ -227,7 +243,7 @@ const failureEventNames = (actions: readonly Action[]): string[] => actions.flat
 
 describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
   test('property: the planner, and every question the observation asks of the pods, decide exactly the same from trimmed pods as from whole ones', () => {
-    const seen = { injections: 0, failuresTold: 0, unfit: 0, verdicts: 0, claimsKept: 0, unreadable: 0, unlisted: 0, mirror: 0 };
+    const seen = { injections: 0, failuresTold: 0, unfit: 0, verdicts: 0, claimsKept: 0, unreadable: 0, unlisted: 0, mirror: 0, blockUnfit: 0, hostUsersUnfit: 0 };
     fc.assert(fc.property(
       jobArb, fc.array(podArb, { maxLength: 8 }), viewArb,
       fc.record({ nowOffset: fc.integer({ min: 0, max: 7200 }), skew: fc.integer({ min: -5, max: 5 }), told: fc.nat(3), toldUnlisted: fc.nat(5).map((n) => n === 0), unlisted: fc.array(fc.tuple(fc.integer({ min: 8, max: 11 }), fc.option(podArb, { nil: null })), { maxLength: 2 }) }),
@@ -269,6 +285,9 @@ describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
         if (wholeWarnings.length > 0) seen.unreadable++;
         if (lease.unlisted) seen.unlisted++;
         if (specs.some((s) => s.fit === 'mirror' && s.matches && !s.broken)) seen.mirror++;
+        const reasons = whole.map((p) => unfitReason(p, parsed.spec.template.ephemeralContainers) ?? '');
+        if (reasons.some((r) => r.includes('block device'))) seen.blockUnfit++;
+        if (reasons.some((r) => r.includes('hostUsers: false'))) seen.hostUsersUnfit++;
       },
     ), { numRuns: Number(process.env.LP_RUNS ?? 3000) });
     // Not vacuous: each kind of decision was met often.
@@ -277,7 +296,7 @@ describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
   });
 
   test('what is kept of a real pod: the fields the planner reads, nothing else', () => {
-    const raw = rawPod(3, { owner: 'ours', fit: 'mirror', states: [{ terminated: { exitCode: 1, signal: 0, startedAt: '2026-01-01T00:00:00Z', containerID: 'c', reason: 'Error', message: 'disk full', finishedAt: '2026-01-01T00:10:00Z' } }, undefined], inactive: 'no', matches: true, created: 2, annotations: { 'example.com/blob': 'x'.repeat(40) }, broken: undefined }, ['ec']);
+    const raw = rawPod(3, { owner: 'ours', fit: 'mirror', states: [{ terminated: { exitCode: 1, signal: 0, startedAt: '2026-01-01T00:00:00Z', containerID: 'c', reason: 'Error', message: 'disk full', finishedAt: '2026-01-01T00:10:00Z' } }, undefined], inactive: 'no', matches: true, created: 2, annotations: { 'example.com/blob': 'x'.repeat(40) }, broken: undefined, blk: 'ephemeral', hostUsers: false }, ['ec']);
     const kept = LISTED_POD_VIEW.read(raw);
     assert.ok('pod' in kept);
     assert.deepStrictEqual(kept.pod, {
@@ -285,8 +304,9 @@ describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
       spec: {
         containers: [{ name: 'main' }, { name: 'log-shipper' }],
         initContainers: [{ name: 'migrate' }],
-        volumes: [{ name: 'config' }, { name: 'data' }, { name: 'kube-api-access-3' }],
+        volumes: [{ name: 'config' }, { name: 'data' }, { name: 'blk', ephemeral: {} }, { name: 'kube-api-access-3' }],
         ephemeralContainers: [{ name: 'ec', env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }],
+        hostUsers: false,
       },
       status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 1, reason: 'Error', message: 'disk full', finishedAt: '2026-01-01T00:10:00Z' } } }] },
     });

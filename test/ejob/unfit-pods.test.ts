@@ -55,7 +55,7 @@ describe('a pod the template cannot go into', () => {
     assert.match(unfitReason(noApp('a', 1), tpl) ?? '', /no container app \(targetContainerName of probe\)/);
     assert.match(unfitReason(pod('a', 1, { containers: [{ name: 'app' }, { name: 'probe' }] }), tpl) ?? '', /already has a container named probe/);
     const mounts = [{ ...probe, volumeMounts: [{ name: 'data', mountPath: '/d' }] }];
-    assert.match(unfitReason(pod('a', 1), mounts) ?? '', /no volume data \(mounted by probe\)/);
+    assert.equal(unfitReason(pod('a', 1), mounts), 'the pod has no volume data (volumeMounts[0] of probe)');
     assert.equal(unfitReason(pod('a', 1, { volumes: [{ name: 'data' }] }), mounts), undefined);
     assert.match(unfitReason(pod('a', 1), [{ ...probe, volumeDevices: [{ name: 'blk', devicePath: '/dev/x' }] }]) ?? '', /no volume blk/);
     const mirror = pod('a', 1);
@@ -64,6 +64,22 @@ describe('a pod the template cannot go into', () => {
     // The template is schemaless under OpenKruise's CRD: an odd entry is the webhook's to name, not a reason here.
     assert.equal(unfitReason(pod('a', 1), [{ ...probe, volumeMounts: 'oops' }]), undefined);
     assert.equal(unfitReason(pod('a', 1), [{ ...probe, volumeMounts: [7, null] }]), undefined);
+  });
+
+  test('a device on a volume that is no PVC or ephemeral volume, procMount Unmasked in a pod that keeps host users: unfit, said plainly (review91 F2, F3)', () => {
+    const device = [{ ...probe, volumeDevices: [{ name: 'blk', devicePath: '/dev/x' }] }];
+    assert.equal(unfitReason(pod('a', 1, { volumes: [{ name: 'blk', emptyDir: {} }] }), device), "the pod's volume blk is no PersistentVolumeClaim or ephemeral volume (volumeDevices[0] of probe: a block device needs one)");
+    assert.equal(unfitReason(pod('a', 1, { volumes: [{ name: 'blk', persistentVolumeClaim: { claimName: 'c' } }] }), device), undefined);
+    assert.equal(unfitReason(pod('a', 1, { volumes: [{ name: 'blk', ephemeral: { volumeClaimTemplate: {} } }] }), device), undefined);
+    assert.match(unfitReason(pod('a', 1, { volumes: [{ name: 'blk', persistentVolumeClaim: null }] }), device) ?? '', /no PersistentVolumeClaim/, 'null is no source, as in Go');
+    // An empty name (the spec parse refuses it first) is quoted, and the list named: not "the pod has no volume  (mounted by probe)".
+    assert.equal(unfitReason(pod('a', 1), [{ ...probe, volumeDevices: [{ name: '', devicePath: '/dev/x' }] }]), 'the pod has no volume "" (volumeDevices[0] of probe)');
+    const unmasked = [{ ...probe, securityContext: { procMount: 'Unmasked' } }];
+    const hostUsers = "the pod keeps the host's user namespace (procMount Unmasked of probe needs hostUsers: false)";
+    assert.equal(unfitReason(pod('a', 1), unmasked), hostUsers);
+    assert.equal(unfitReason(pod('a', 1, { hostUsers: true }), unmasked), hostUsers);
+    assert.equal(unfitReason(pod('a', 1, { hostUsers: false }), unmasked), undefined);
+    assert.equal(unfitReason(pod('a', 1), [{ ...probe, securityContext: { procMount: 'Default' } }]), undefined);
   });
 
   test('it is a failed target from the start, never claimed: at parallelism 1 the next pod gets the slot', () => {

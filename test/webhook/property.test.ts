@@ -127,21 +127,24 @@ const refKey = mostly(['k', '.env', 'KEY_NAME-1'], ['a b', '.', '..', '..x', '',
 /**
  * A valid container's fields kube-apiserver judges in every pod, drawn good and bad: the
  * fields an ephemeral container may not set (set, or as OpenKruise leaves them unsent), the
- * image's whitespace, env sources, envFrom, procMount, and JSON types Go cannot decode.
+ * image's whitespace, env sources and divisors, envFrom, procMount, windowsOptions, devices
+ * (review91), and JSON types Go cannot decode.
  */
 const podRules = fc.record({
   image: mostly(['busybox', '\ufeffbusybox'], ['busybox\u0085', ' busybox', '\u2028', '\u00a0x']),
   env: fc.array(fc.oneof(
     fc.record({ name: fc.constant('CM'), valueFrom: fc.record({ configMapKeyRef: fc.record({ name: refName, key: refKey }) }) }),
     fc.record({ name: fc.constant('S'), valueFrom: fc.record({ secretKeyRef: fc.record({ name: refName, key: refKey }) }) }),
-    fc.record({ name: fc.constant('MEM'), valueFrom: fc.record({ resourceFieldRef: fc.record({ resource: fc.constant('limits.memory'), divisor: mostly(['1Mi', 1, '1'], ['lots', true]) }) }) }),
+    fc.record({ name: fc.constant('MEM'), valueFrom: fc.record({ resourceFieldRef: fc.record({ resource: fc.constant('limits.memory'), divisor: mostly(['1Mi', 1, '1', '1024Ki', '0'], ['lots', true, '1m', '1e3', '512Ki']) }) }) }),
   ), { maxLength: 1 }),
   envFrom: fc.array(fc.oneof(fc.record({ configMapRef: fc.record({ name: refName }), prefix: mostly(['P_', 'my.'], ['A=', '\u00e9']) }, { requiredKeys: ['configMapRef'] }), fc.record({ secretRef: fc.record({ name: refName }) })), { maxLength: 1 }),
   securityContext: fc.record({
     procMount: mostly(['Default', 'Unmasked'], ['Masked', '']),
     runAsUser: mostly([1000, null], ['1000', 1000.5]),
     capabilities: mostly([{ add: ['NET_ADMIN'] }, null], [{ add: 'NET_ADMIN' }, { drop: [1] }]),
+    windowsOptions: mostly([{ gmsaCredentialSpecName: 'webapp1' }, { runAsUserName: 'corp\\svc' }], [{ gmsaCredentialSpecName: 'Web_App' }, { gmsaCredentialSpec: '' }, { runAsUserName: 'a\\b\\c' }]),
   }, { requiredKeys: [] }),
+  volumeDevices: mostly([[{ name: 'b', devicePath: '/dev/b' }]], [[{ name: 'b', devicePath: '/dev/b' }, { name: 'b', devicePath: '/dev/c' }], [{ devicePath: '/dev/b' }], [{ name: 'b', devicePath: '/dev/../b' }], [{ name: 'b', devicePath: '/d' }, { name: 'c', devicePath: '/d' }]]),
   // JSON types Go cannot decode (container-types.ts): each a 422 in every pod.
   tty: mostly([true, false, null], ['true', 1]),
   stdin: mostly([true, null], ['yes']),

@@ -19,6 +19,11 @@ test('risky security settings are each warned about at their path', () => {
   ]);
 });
 
+test('procMount Unmasked is warned about: only a pod with hostUsers false takes it, the others are failed (review91 F2)', () => {
+  assert.deepEqual(warningsFor(withSc({ procMount: 'Unmasked' })), [`${C0}.securityContext.procMount: Unmasked: a pod without hostUsers: false is failed`]);
+  assert.deepEqual(warningsFor(withSc({ procMount: 'Default' })), []);
+});
+
 test('safe security settings are not warned about', () => {
   assert.deepEqual(warningsFor(withSc({ privileged: false, runAsUser: 1000, capabilities: { add: ['CHOWN'] } })), []);
 });
