@@ -779,7 +779,26 @@ function inject(job: EphemeralJobObject, spec: EphemeralJobSpec, pod: Pod): Acti
     body: { ...(pod.metadata.uid ? { metadata: { uid: pod.metadata.uid } } : {}), spec: { ephemeralContainers: containers } },
     alreadyExists: 'look-again',
     reason: `inject ${containers.map((c) => c.name).join(', ')} for ephemeral job ${job.metadata.name}`,
+    refusalPaths: templatePaths(pod, containers.map((c) => c.name)),
   };
+}
+
+/**
+ * Where each template container lands in the pod's list, as kube-apiserver's 422 names it
+ * (`spec.ephemeralContainers[k]`), told as the template's (`spec.template.ephemeralContainers[j](name)`).
+ * The strategic merge keyed by name keeps the pod's ephemeral containers in place (one of
+ * the template's names among them is merged there) and appends the others in the template's
+ * order (review91 F5: a pod that had `kubectl debug` run on it shifted the index).
+ */
+function templatePaths(pod: Pod, names: readonly string[]): Record<string, string> {
+  const existing = (pod.spec.ephemeralContainers ?? []).map((c) => c.name);
+  const out: Record<string, string> = {};
+  let appended = existing.length;
+  names.forEach((name, j) => {
+    const at = existing.indexOf(name);
+    out[`spec.ephemeralContainers[${at >= 0 ? at : appended++}]`] = `spec.template.ephemeralContainers[${j}](${name})`;
+  });
+  return out;
 }
 
 /**

@@ -448,6 +448,17 @@ function refusalKind(error: Error): string {
 }
 
 /**
+ * The API server's words for a refusal, its paths told as the action's refusalPaths say
+ * (an injection's: the template's container, not the pod's list index).
+ */
+function refusalText(action: Action, error: Error): string {
+  const paths = action.refusalPaths;
+  if (paths === undefined || Object.keys(paths).length === 0) return error.message;
+  const any = new RegExp(Object.keys(paths).map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  return error.message.replace(any, (k) => paths[k] ?? k);
+}
+
+/**
  * A refused write is recorded as a Warning Event on the object, once per distinct refusal
  * (all at once). True when one of them was there already: the same refusal met again.
  */
@@ -457,7 +468,7 @@ async function reportRefusals(refused: { action: Action; error: Error }[], subje
     aboutRefused(action, subject),
     // The action's id tells apart writes that describe() does not: two sidecars' signal
     // patches of one pod (review: they shared a Warning, counted 2 on first sight).
-    { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} (${action.reason}) refused: ${error.message}`.slice(0, 1000), discriminator: `${describe(action)}${action.id ? `#${action.id}` : ''}/${refusalKind(error)}` },
+    { type: 'Warning', reason: 'ActionRefused', message: `${describe(action)} (${action.reason}) refused: ${refusalText(action, error)}`.slice(0, 1000), discriminator: `${describe(action)}${action.id ? `#${action.id}` : ''}/${refusalKind(error)}` },
     deps.clock(),
   ));
   // A pod write refused for a job shows on the job too, once per kind of refusal (not per
@@ -470,7 +481,7 @@ async function reportRefusals(refused: { action: Action; error: Error }[], subje
   for (const { action, error } of reportable) {
     if (action.kind !== 'Pod' || subject === undefined || subject.kind === 'Pod') continue;
     const what = `${action.verb} pods${action.subresource ? `/${action.subresource}` : ''}`;
-    onJob.push(eventAction(subject, { type: 'Warning', reason: 'ActionRefused', message: `${action.reason} (pod ${action.name}): ${what} refused: ${error.message}`.slice(0, 1000), discriminator: `${what}/${refusalKind(error)}` }, deps.clock()));
+    onJob.push(eventAction(subject, { type: 'Warning', reason: 'ActionRefused', message: `${action.reason} (pod ${action.name}): ${what} refused: ${refusalText(action, error)}`.slice(0, 1000), discriminator: `${what}/${refusalKind(error)}` }, deps.clock()));
   }
   // One create per Warning: a 409 then means an earlier reconcile wrote it, never this one.
   const once = (evs: Action[]): Action[] => [...new Map(evs.map((ev) => [`${ev.namespace}/${ev.name}`, ev])).values()];

@@ -60,6 +60,14 @@ export interface Action {
   /** Names this action, for `requires`. */
   id?: string;
   /**
+   * How to name, in the refusal's Warnings, the fields the API server's message names: each
+   * key (a path in what it validated, `spec.ephemeralContainers[2]`) told as its value (the
+   * field the user wrote, `spec.template.ephemeralContainers[0](probe)`). kube-apiserver
+   * validates the pod after the patch, whose list holds the pod's own ephemeral containers
+   * first: its index is not the template's (review91 F5).
+   */
+  refusalPaths?: Readonly<Record<string, string>>;
+  /**
    * The uid of the object written, when the body does not carry it (a status patch): an
    * Event about this action (a refusal) names it, as `kubectl describe` finds Events by uid.
    */

@@ -350,3 +350,28 @@ test('a pod that refuses every injection is passed over: at parallelism 1 the ot
     assert.ok(firstOther > 0 && tries.lastIndexOf('web-0') > tries.lastIndexOf('web-2'), `web-0 first, then the others, then web-0 again: ${tries.join(' ')}`);
   } finally { await server.close(); }
 });
+
+test("an injection's refusal names the template's container, not the pod's list index (review91 F5: a pod that had `kubectl debug` run on it shifted it)", async () => {
+  const objs = objects({ pods: 1, parallelism: 1 }) as { kind: string; spec: Record<string, unknown> }[];
+  // The pod already holds a debugger: the injection's containers come after it in the list kube-apiserver validates.
+  objs[0]!.spec.ephemeralContainers = [{ name: 'debugger-x7k2p', image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'app' }];
+  const job = objs.find((o) => o.kind === 'EphemeralJob')!;
+  const template = (job.spec.template as { ephemeralContainers: Record<string, unknown>[] }).ephemeralContainers;
+  template.push({ ...template[0], name: 'probe-2' });
+  const w = await worldWith({ objects: objs });
+  try {
+    // kube-apiserver's words for the merged pod: probe is its [1], probe-2 its [2].
+    w.server.faults.add({ method: 'PATCH', pathIncludes: '/ephemeralcontainers', status: 422, reason: 'Invalid', times: Infinity,
+      message: 'Pod "web-0" is invalid: [spec.ephemeralContainers[2].securityContext.procMount: Invalid value: "Unmasked": `hostUsers` must be false to use `Unmasked`, spec.ephemeralContainers[0].image: Required value, spec.ephemeralContainers[12].name: Required value]' });
+    await handle(envelopeFor('EphemeralJob', NS, 'probe', 'ADDED'), w.deps());
+    const told = w.server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { reason?: string; message?: string; involvedObject?: { kind?: string } }).filter((e) => e.reason === 'ActionRefused');
+    assert.deepEqual(told.map((e) => e.involvedObject?.kind).sort(), ['EphemeralJob', 'Pod']);
+    for (const e of told) {
+      assert.match(e.message ?? '', /Pod "web-0" is invalid: \[spec\.template\.ephemeralContainers\[1\]\(probe-2\)\.securityContext\.procMount: Invalid value: "Unmasked"/, e.message);
+      // The pod's own container, and an index no template container has, are left as the server said them.
+      assert.match(e.message ?? '', /, spec\.ephemeralContainers\[0\]\.image: Required value, spec\.ephemeralContainers\[12\]\.name: Required value\]/, e.message);
+    }
+  } finally {
+    await w.server.close();
+  }
+});

@@ -614,3 +614,14 @@ describe('EphemeralJob planner: the failures told with a verdict', () => {
     assert.equal(told[0]?.bestEffort, undefined);
   });
 });
+
+test("an injection says where kube-apiserver will find each template container in the pod's list (review91 F5): after the pod's own", () => {
+  const two = { ephemeralContainers: [...template.ephemeralContainers, { ...template.ephemeralContainers[0], name: 'ec2' }] };
+  const debugged = pod('a', 1, 'none', { spec: { containers: [{ name: 'main' }], ephemeralContainers: [{ name: 'debugger-1' }, { name: 'debugger-2' }] } });
+  const p = plan({ job: job({ template: two }), pods: [debugged] }, NOW);
+  const inject = p.actions.find((a: Action) => a.subresource === 'ephemeralcontainers');
+  assert.deepEqual(inject?.refusalPaths, {
+    'spec.ephemeralContainers[2]': 'spec.template.ephemeralContainers[0](ec)',
+    'spec.ephemeralContainers[3]': 'spec.template.ephemeralContainers[1](ec2)',
+  });
+});
