@@ -3,6 +3,7 @@
 // (test/bench/engine-worker.ts) share.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EngineDeps, HandleResult } from '../../functions/engine/engine.ts';
+import type { Kube } from '../../functions/kube/kube.ts';
 import { silentLogger } from '../../functions/engine/logger.ts';
 import { ejobController } from '../../functions/ejob/controller.ts';
 import { createKube } from '../../functions/kube/client.ts';
@@ -21,8 +22,16 @@ export interface InstanceOptions {
 
 /** The deps of one instance holding Leases in ephemera-system (or `lockNamespace`) as `holder`. */
 export function engineDeps(kc: KubeConfig, o: InstanceOptions): EngineDeps {
+  return engineDepsOn(createKube(kc, kubeOptions(o)), o);
+}
+
+/** The client options every instance here uses: a 5 s request timeout, gzip as asked. */
+export const kubeOptions = (o: { compression?: boolean }): { timeoutMs: number; compression?: boolean } => ({ timeoutMs: 5000, ...(o.compression !== undefined ? { compression: o.compression } : {}) });
+
+/** The same deps over a client already made (the bench's worker makes its own without client-node, as a Lambda does). */
+export function engineDepsOn(kube: Kube, o: InstanceOptions): EngineDeps {
   return {
-    kube: createKube(kc, { timeoutMs: 5000, ...(o.compression !== undefined ? { compression: o.compression } : {}) }),
+    kube,
     controllers: [ejobController],
     lock: { namespace: o.lockNamespace ?? 'ephemera-system', holder: o.holder, leaseSeconds: o.leaseSeconds ?? 15, skewSeconds: o.skewSeconds ?? 5 },
     clock: o.clock,
