@@ -27,6 +27,9 @@ test('the reconciler bundle holds no client-node, undici or node-fetch; @aws-sdk
   assert.ok(eager.some((i) => i.includes('node_modules/zod/')), 'the entry chunk is the one compiled at a cold start');
   assert.deepEqual(eager.filter((i) => /node_modules\/(yaml|@smithy\/signature-v4)\//.test(i)), [], 'only a kubeconfig source or an EKS token pays for these');
   assert.deepEqual(eager.filter((i) => /^(?!zod-en:).*zod\/v4\/locales\/(?!en\.js)/.test(i)), [], 'zod in English only (zod-en: is the one-locale index)');
+  // `import * as z`, not `import { z }` (lint enforces it): esbuild keeps only the zod used, not
+  // z.compile's code generator nor the JSON Schema reader (~90 KiB a cold start would compile).
+  assert.deepEqual(eager.filter((i) => /zod\/v4\/(core\/compile|classic\/from-json-schema)\.js$/.test(i)), [], 'zod tree-shaken');
   const imports = Object.values(r.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
   assert.ok(imports.includes('@aws-sdk/client-sqs'), `SQS client imported from the runtime, got ${imports.join(', ')}`);
 });
