@@ -17,7 +17,7 @@ import type { SqsSender } from '../../functions/runtime/lambda/sqs-queue.ts';
 import { envelopeFor } from '../support/ejob-world.ts';
 import { job, pod } from '../support/relay-world.ts';
 
-test('the reconciler bundle holds no client-node, undici or node-fetch; @aws-sdk stays an import; YAML and the EKS signer load lazily', async () => {
+test('the reconciler bundle holds no client-node, undici, node-fetch or pino; @aws-sdk stays an import; YAML and the EKS signer load lazily', async () => {
   const r = await build({ ...nodeBuildOptions(LAMBDA_ENTRIES.reconciler, '/tmp/ephemera-bundle-test/index.mjs', LAMBDA_BUNDLE), write: false, metafile: true, logLevel: 'silent' });
   const inputs = Object.keys(r.metafile.inputs);
   assert.ok(inputs.some((i) => i.endsWith('functions/kube/https-kube.ts')), 'the metafile lists the lean client');
@@ -30,6 +30,9 @@ test('the reconciler bundle holds no client-node, undici or node-fetch; @aws-sdk
   // `import * as z`, not `import { z }` (lint enforces it): esbuild keeps only the zod used, not
   // z.compile's code generator nor the JSON Schema reader (~90 KiB a cold start would compile).
   assert.deepEqual(eager.filter((i) => /zod\/v4\/(core\/compile|classic\/from-json-schema)\.js$/.test(i)), [], 'zod tree-shaken');
+  // The Lambda logs with runtime/lambda/json-logger.ts (pino's lines): pino, sonic-boom and
+  // thread-stream, with the node:assert and node:worker_threads they load, are not in it.
+  assert.deepEqual(inputs.filter((i) => /node_modules\/(pino|sonic-boom|thread-stream|safe-stable-stringify)\//.test(i)), [], 'no pino');
   const imports = Object.values(r.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
   assert.ok(imports.includes('@aws-sdk/client-sqs'), `SQS client imported from the runtime, got ${imports.join(', ')}`);
 });
