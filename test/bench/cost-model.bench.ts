@@ -7,15 +7,16 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { startFauxqs } from 'fauxqs';
+import { pino } from 'pino';
 import { SimKubelet, startApiServer } from '../../functions/cluster/index.ts';
 import { ejobController } from '../../functions/ejob/controller.ts';
 import { createKube } from '../../functions/kube/client.ts';
-import { createJsonLogger } from '../../functions/runtime/lambda/json-logger.ts';
 import { createSqsConsumer } from '../../functions/runtime/lambda/sqs-consumer.ts';
 import { sqsRequeue } from '../../functions/runtime/lambda/sqs-queue.ts';
 import { withFreshHolder } from '../../functions/runtime/deps.ts';
@@ -84,7 +85,8 @@ const server = await startApiServer({ objects: workload() });
 const kubelet = new SimKubelet(server, { ephemeral: () => ({ exitCode: 0 }) });
 const metrics = createMetrics();
 let logBytes = 0;
-const logger = createJsonLogger('info', (line) => (logBytes += Buffer.byteLength(line)));
+const logs = new Writable({ write: (chunk: Buffer, _e, cb) => ((logBytes += chunk.length), cb()) });
+const logger = pino({ level: 'info', base: { app: 'ephemera' } }, logs);
 const relay = await startRelay({ kubeConfig: server.kubeConfig(), sink: sqsSink(sqs, queueUrl), namespaces: [], relayId: 'cost', coalesceMs: 50, holdMs: 20_000, resyncSeconds: 3600, bufferMax: 10_000, logger: silentLogger, metrics });
 // gzip, as the Lambda's client asks a real cluster for it (the embedded cluster's kubeconfig says not to).
 const engine = { kube: createKube(server.kubeConfig(), { compression: true }), controllers: [ejobController], lock: { namespace: 'ephemera-locks', holder: 'x', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger };

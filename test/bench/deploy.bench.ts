@@ -56,7 +56,7 @@ try {
   const eagerBytes = [...eager].reduce((n, f) => n + statSync(f).size, 0);
   figure({ name: 'reconciler entry chunk', value: Math.round(eagerBytes / 1024), unit: 'KiB', what: `index.mjs and the ${eager.size - 1} chunks it imports statically: the code every cold start compiles (YAML, the EKS signer, the AWS SDK and the SidecarTerminator's observe and plan load on first use)` });
   const withSdk = join(dir, 'with-sdk.mjs');
-  await bundleNode(LAMBDA_ENTRIES.reconciler, withSdk, { zodEnglishOnly: true });
+  await bundleNode(LAMBDA_ENTRIES.reconciler, withSdk, { zodEnglishOnly: true, noPinoTransports: true });
   figure({ name: 'reconciler bundle with AWS SDK', value: Math.round(statSync(withSdk).size / 1024), unit: 'KiB', what: 'the same entry as one file with @aws-sdk/* bundled too (for a runtime without the SDK)' });
 
   // 2. Cold start: a fresh process imports the bundle and handles one SQS event for an

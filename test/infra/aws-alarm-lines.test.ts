@@ -1,18 +1,19 @@
 // The AWS stack's log metric filters, read from the synthesized template and evaluated on
-// the lines the Lambda SQS consumer really writes (the Lambda's JSON logger, pino's lines, as Lambda stores them) when the
+// the lines the Lambda SQS consumer really writes (pino JSON, as Lambda stores them) when the
 // API server fails in each way an alarm is meant for: a filter that does not match its line
 // exactly (a field renamed, a value changed) is an alarm that never fires.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { pino } from 'pino';
 import { startApiServer, type ApiServer, type FaultSpec } from '../../functions/cluster/index.ts';
 import { FunctionsConfig, parseEnv } from '../../functions/config.ts';
 import { createEngineDeps } from '../../functions/runtime/deps.ts';
-import { createJsonLogger } from '../../functions/runtime/lambda/json-logger.ts';
 import { createSqsConsumer } from '../../functions/runtime/lambda/sqs-consumer.ts';
 import { FunctionsStack } from '../../infra/aws/functions-stack.ts';
 import { parseSettings } from '../../infra/aws/settings.ts';
@@ -61,7 +62,11 @@ const job = {
 /** An envelope for job j1, handled as the deployed function would against a server with `fault`: each metric's count of the lines. */
 async function countsFor(filters: Map<string, string>, o: { token?: string; fault?: FaultSpec }): Promise<Record<string, number>> {
   const lines: Record<string, unknown>[] = [];
-  const logger = createJsonLogger('info', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));
+  const out = new Writable({ write(chunk, _enc, done) {
+    for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
+    done();
+  } });
+  const logger = pino({ level: 'info', base: { app: 'ephemera' } }, out);
   const server: ApiServer = await startApiServer({ objects: [ns('default'), ns('ephemera-locks'), pod('web-1'), pod('web-2'), job], authorization: shippedAuthorization() });
   try {
     if (o.fault) server.faults.add({ times: Infinity, ...o.fault });

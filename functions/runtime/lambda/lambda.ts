@@ -9,7 +9,7 @@ import { awsLookups } from '../../kube/aws-lookups.ts';
 import { ClusterSources } from '../../kube/cluster-source.ts';
 import { clusterConnections, type AwsLookups } from '../../kube/credentials.ts';
 import { clusterEngines } from '../deps.ts';
-import { createJsonLogger } from './json-logger.ts';
+import { createLogger } from '../logger.ts';
 import { createSqsConsumer, FifoQueueError } from './sqs-consumer.ts';
 import { lazySqsClient, sqsDeadLetter, sqsRequeue, type SqsSender } from './sqs-queue.ts';
 
@@ -44,7 +44,7 @@ export function buildConsumer(env: Record<string, string | undefined>, inject: {
     throw new ConfigError(`EPHEMERA_DEFAULT_CLUSTER: "${config.EPHEMERA_DEFAULT_CLUSTER}" is not one of EPHEMERA_CLUSTERS (${Object.keys(config.EPHEMERA_CLUSTERS).join(', ')})`);
   }
   const client = inject.sqs ?? lazySqsClient(config.AWS_REGION);
-  const logger = createJsonLogger(config.LOG_LEVEL);
+  const logger = createLogger(config.LOG_LEVEL);
   const connections = clusterConnections(config.EPHEMERA_CLUSTERS, inject.aws ?? ((): AwsLookups => awsLookups(config.AWS_REGION)));
   return createSqsConsumer({
     engineFor: clusterEngines(config, connections, logger, { defaultCluster: config.EPHEMERA_DEFAULT_CLUSTER }),
