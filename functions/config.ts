@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SIDECAR_STRATEGIES } from './sidecar/config.ts';
 
 /** A namespace name (DNS-1123 label), as the API server checks one. */

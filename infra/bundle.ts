@@ -20,6 +20,8 @@ export interface BundleOptions {
   splitting?: boolean;
   /** Bundle only zod's English messages (the functions configure no other locale): ~260 KB less to compile. */
   zodEnglishOnly?: boolean;
+  /** Leave pino's transports out (the functions log to stdout): thread-stream's ~13 KiB less to compile. */
+  noPinoTransports?: boolean;
 }
 
 /**
@@ -37,6 +39,19 @@ export const zodEnglishOnly: Plugin = {
   },
 };
 
+/**
+ * pino's transports (lib/transport.js: thread-stream, a worker thread per transport) are
+ * never used by the functions, which log to stdout: the Lambda bundle takes a stub that
+ * throws if one is asked for, so a cold start does not compile them.
+ */
+const pinoWithoutTransports: Plugin = {
+  name: 'pino-without-transports',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/transport$|^\.\/lib\/transport$/ }, (args) => (/node_modules\/pino(\/lib)?$/.test(args.resolveDir) ? { path: 'pino-transport', namespace: 'pino-stub' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'pino-stub' }, () => ({ contents: "module.exports = function transport () { throw new Error('pino transports are not bundled with the functions: they log to stdout') }", loader: 'js' }));
+  },
+};
+
 /** The esbuild options for `entry` (relative to the root): exported so tests inspect the very same build. */
 export function nodeBuildOptions(entry: string, outfile: string, opts: BundleOptions = {}): BuildOptions {
   return {
@@ -50,7 +65,7 @@ export function nodeBuildOptions(entry: string, outfile: string, opts: BundleOpt
     minify: true,
     sourcemap: opts.sourcemap ? 'linked' : false,
     external: opts.external ?? [],
-    plugins: opts.zodEnglishOnly ? [zodEnglishOnly] : [],
+    plugins: [...(opts.zodEnglishOnly ? [zodEnglishOnly] : []), ...(opts.noPinoTransports ? [pinoWithoutTransports] : [])],
     // Some CommonJS dependencies call require(); give the ESM bundle one.
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
     logLevel: 'warning',

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AwsRegion, FunctionsConfig, Listen, NamespaceName } from '../functions/config.ts';
 import type { LockConfig } from '../functions/engine/lock.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { dns1123LabelProblems, dns1123SubdomainProblems } from './name-formats.ts';
 
 /** Kinds the relay watches and the functions handle. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Condition, LabelSelector, ObjectMeta } from './meta.ts';
 
 import { formatZodIssues } from './field-path.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ObjectMeta } from './meta.ts';
 
 /** coordination.k8s.io/v1 Lease, the fields the lock uses. */

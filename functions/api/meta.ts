@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The parts of ObjectMeta the functions read. Lenient on purpose: unknown fields pass

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ObjectMeta } from './meta.ts';
 
 /** An env entry. valueFrom entries have no value; the functions only read plain values. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Lease } from '../api/lease.ts';
 import { microTime, ObjectMeta, toDate } from '../api/meta.ts';
 import type { LockConfig } from '../engine/lock.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AwsRegion } from '../config.ts';
 
 /** A cluster name as relays stamp it on envelopes (EPHEMERA_RELAY_CLUSTER). */

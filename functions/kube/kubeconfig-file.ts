@@ -5,7 +5,7 @@
 // providers are refused with a pointer to the eks and secret sources.
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatZodIssues } from '../api/field-path.ts';
 import { bearerAuth, type KubeAuth } from './auth.ts';
 import { cjsExports } from './cjs-import.ts';

@@ -4,6 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { FunctionsConfig } from '../config.ts';
 import type { Controller } from '../engine/controller.ts';
 import type { EngineDeps } from '../engine/engine.ts';
+import { lazyController } from '../engine/lazy-controller.ts';
 import type { Logger } from '../engine/logger.ts';
 import { ejobController } from '../ejob/controller.ts';
 import { UnknownClusterError, type ClusterConnection, type ClusterConnections } from '../kube/credentials.ts';
@@ -11,15 +12,23 @@ import { createKube } from '../kube/client.ts';
 import { createHttpsKube } from '../kube/https-kube.ts';
 import { ListReuse } from '../kube/list-reuse.ts';
 import type { Kube } from '../kube/kube.ts';
-import { sidecarController } from '../sidecar/controller.ts';
 import { sidecarOptionsFromConfig } from '../sidecar/config.ts';
+import { route as sidecarRoute } from '../sidecar/route.ts';
 
-/** The controllers the configuration enables. */
+/**
+ * The controllers the configuration enables. The SidecarTerminator's observe and plan load on
+ * its first due pod (sidecar/route.ts routes every event): a cold start for an EphemeralJob
+ * event does not compile them. Its options are validated here, at start.
+ */
 export function controllersFor(config: FunctionsConfig): Controller<unknown>[] {
   const wanted = new Set(config.EPHEMERA_CONTROLLERS.split(','));
   const out: Controller<unknown>[] = [];
   if (wanted.has('ejob')) out.push(ejobController as Controller<unknown>);
-  if (wanted.has('sidecar')) out.push(sidecarController(sidecarOptionsFromConfig(config)) as Controller<unknown>);
+  if (wanted.has('sidecar')) {
+    const options = sidecarOptionsFromConfig(config);
+    const load = async (): Promise<Controller<unknown>> => (await import('../sidecar/controller.ts')).sidecarController(options) as Controller<unknown>;
+    out.push(lazyController('sidecar', async (event) => sidecarRoute(event), load));
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FunctionsConfig } from '../config.ts';
 
 /** How a sidecar is stopped on a normal node. */

@@ -1,24 +1,22 @@
-import { objectKey, parseObjectKey, type Envelope } from '../api/envelope.ts';
+import { parseObjectKey } from '../api/envelope.ts';
 import { Node, Pod } from '../api/pod.ts';
 import { formatZodIssues } from '../api/field-path.ts';
 import { toDate } from '../api/meta.ts';
-import type { Controller, Route } from '../engine/controller.ts';
+import type { Controller } from '../engine/controller.ts';
 import type { Plan } from '../engine/plan.ts';
 import { KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { CRR, crrName } from './actions.ts';
 import { SidecarOptions } from './config.ts';
-import { dueFromSnapshot, podDue, type Due } from './predicate.ts';
+import { podDue, type Due } from './predicate.ts';
 import { plan, type CrrView, type NodeView, type SidecarObserved } from './planner.ts';
+import { route } from './route.ts';
 import { currentStage, podStrategy } from './strategy.ts';
+
+export { podKey, route } from './route.ts';
 
 /** The node label virtual-kubelet nodes carry (OpenKruise's test). */
 export const VIRTUAL_KUBELET_LABEL = { key: 'type', value: 'virtual-kubelet' } as const;
-
-/** "Pod/<ns>/<name>" */
-export function podKey(namespace: string, name: string): string {
-  return objectKey('Pod', namespace, name);
-}
 
 /**
  * The SidecarTerminator controller. Options are validated here, once (a bad value throws
@@ -37,16 +35,6 @@ export function sidecarController(input: Partial<SidecarOptions> = {}): Controll
     observe: (key, kube) => observe(key, kube, options),
     plan: (observed, now): Plan => plan(observed, now),
   };
-}
-
-/** Pod events only; a snapshot that shows the pod is not due stops here, with the reason. */
-export function route(event: Envelope): Route {
-  const { kind, event: type, namespace, name } = event.data;
-  if (kind !== 'Pod') return { keys: [], skipped: `not a pod event (${kind})` };
-  if (type === 'DELETED') return { keys: [], skipped: 'pod deleted' };
-  const verdict = dueFromSnapshot(event.data.snapshot);
-  if (verdict && !verdict.due) return { keys: [], skipped: verdict.reason };
-  return { keys: [podKey(namespace, name)] };
 }
 
 async function observe(key: string, kube: Kube, options: SidecarOptions): Promise<SidecarObserved | null> {

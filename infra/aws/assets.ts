@@ -18,8 +18,8 @@ export type LambdaAsset = keyof typeof LAMBDA_ENTRIES;
 /** Imports the Lambda runtime satisfies (nodejs24.x ships AWS SDK v3 under /var/runtime/node_modules). */
 export const LAMBDA_EXTERNALS = ['@aws-sdk/*'];
 
-/** How the Lambda entries are bundled: the SDK left to the runtime, lazily used code in chunks (index.mjs + chunks/), zod in English only. */
-export const LAMBDA_BUNDLE = { external: LAMBDA_EXTERNALS, splitting: true, zodEnglishOnly: true };
+/** How the Lambda entries are bundled: the SDK left to the runtime, lazily used code in chunks (index.mjs + chunks/), zod in English only, no pino transports. */
+export const LAMBDA_BUNDLE = { external: LAMBDA_EXTERNALS, splitting: true, zodEnglishOnly: true, noPinoTransports: true };
 
 /** Where the bundles go (under dist/, never committed). */
 export const ASSET_ROOT = join(ROOT, 'dist', 'lambda');

@@ -3,7 +3,7 @@
 // sizes, the optional VPC and where alarms go. Read from a JSON file so a deployment is
 // reviewable and repeatable: `EPHEMERA_DEPLOY_SETTINGS=ops/prod.json npm run deploy:aws`.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ClusterSources } from '../../functions/kube/cluster-source.ts';
 import { FunctionsConfig } from '../../functions/config.ts';
 import { DEFAULT_SIDECAR_OPTIONS, SIDECAR_STRATEGIES } from '../../functions/sidecar/config.ts';

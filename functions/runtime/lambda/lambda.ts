@@ -3,7 +3,7 @@
 // The environment names clusters only (EKS cluster names, Secrets Manager secret ids):
 // no credential is ever placed in it.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AwsRegion, ConfigError, FunctionsConfig, parseEnv } from '../../config.ts';
 import { awsLookups } from '../../kube/aws-lookups.ts';
 import { ClusterSources } from '../../kube/cluster-source.ts';

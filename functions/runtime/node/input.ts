@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Envelope, WatchEvent } from '../../api/envelope.ts';
 import { formatZodIssues } from '../../api/field-path.ts';
 

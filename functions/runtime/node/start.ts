@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseFlags } from './args.ts';
 import { kubeconfigVariableFiles, SERVICE_ACCOUNT_TOKEN } from '../../kube/token-files.ts';
 import { pino } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { bindFailure, ConfigError, formatListen, FunctionsConfig, Listen, parseEnv } from '../../config.ts';
 import { handle } from '../../engine/engine.ts';
 import type { Logger } from '../../engine/logger.ts';
