@@ -91,7 +91,7 @@ export function createMetrics(opts: { process?: boolean } = {}): {
     oldestUndelivered: new Gauge({ name: 'ephemera_relay_oldest_undelivered_seconds', help: 'Age of the oldest event not yet acknowledged by the sink', ...c, collect() {
       this.set(probe?.oldestAgeSeconds() ?? 0);
     } }),
-    listFailures: new Counter({ name: 'ephemera_relay_list_failures_total', help: 'LISTs that failed and are retried with backoff (a 403 or 404 that says the resource is absent excepted: see ephemera_relay_resource_absent); while it grows the relay sees no change of that kind', labelNames: ['kind'] as const, ...c }),
+    listFailures: new Counter({ name: 'ephemera_relay_list_failures_total', help: 'LIST requests (a whole list or one of its pages) that failed and are retried with backoff (a 403 or 404 that says the resource is absent excepted: see ephemera_relay_resource_absent); while it grows the relay sees no change of that kind', labelNames: ['kind'] as const, ...c }),
     watchRestarts: new Counter({ name: 'ephemera_relay_watch_restarts_total', help: 'Watches restarted after 410 Gone, an error (an ERROR event too) or a close with no event or bookmark; and lists after silent watches that found changes the watches never brought', labelNames: ['kind'] as const, ...c }),
     leader: new Gauge({ name: 'ephemera_relay_leader', help: '1 while this replica forwards', ...c }),
     leaderElectionFailures: new Counter({ name: 'ephemera_relay_leader_election_failures_total', help: 'Leader election rounds that failed with an error (not: the Lease is held by another replica); while they fail for a minute, /readyz says why', ...c }),

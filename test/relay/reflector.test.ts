@@ -10,6 +10,7 @@ import { startApiServer } from '../../functions/cluster/index.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { grantChecked, shippedAuthorization, TOKENS } from '../support/shipped-rbac.ts';
 import { Reflector } from '../../relay/reflector.ts';
+import { ListError } from '../../relay/raw-list.ts';
 import { createRelay, startRelay } from '../../relay/relay.ts';
 import { CollectingSink, eventually, FAST_BACKOFF, job, pod, relayWorld } from '../support/relay-world.ts';
 
@@ -405,5 +406,104 @@ describe('a list after silent watches that fails partway', () => {
     assert.deepEqual(missed, [], 'nothing said while no list worked');
     await inside.list('silent');
     assert.deepEqual(missed, [1]);
+  });
+});
+
+describe('a later page of a list that fails (review90 M2)', () => {
+  type O = { name: string };
+  /** A reflector over `pages` (three of them: a, b, c), whose listPage is `page`; counts its calls by continue token. */
+  const paged = (page: (cont: string | undefined, calls: number) => void, onListFailure?: () => void) => {
+    const calls = new Map<string, number>();
+    const pages: Record<string, { items: O[]; continue?: string }> = { '': { items: [{ name: 'a' }], continue: 'p2' }, p2: { items: [{ name: 'b' }], continue: 'p3' }, p3: { items: [{ name: 'c' }] } };
+    const events: string[] = [];
+    const r = new Reflector<O>({
+      kind: 'Pod', path: '/api/v1/pods', kubeConfig: new KubeConfig(),
+      listPage: async (cont, _signal, each) => {
+        const n = (calls.get(cont ?? '') ?? 0) + 1;
+        calls.set(cont ?? '', n);
+        page(cont, n);
+        const p = pages[cont ?? '']!;
+        p.items.forEach(each);
+        return { items: [], resourceVersion: '10', continue: p.continue };
+      },
+      decode: (raw) => ({ key: (raw as O).name, fingerprint: (raw as O).name, object: raw as O }),
+      fromFingerprint: (fp) => ({ name: fp }),
+      uid: () => undefined,
+      onEvent: (type, d, changed) => void events.push(`${type} ${d.key}${changed ? '' : ' (same)'}`),
+      ...(onListFailure ? { onListFailure } : {}),
+      logger: silentLogger,
+      backoff: { minMs: 1, maxMs: 2 },
+    });
+    return { calls, events, list: () => (r as unknown as { list(reason: string): Promise<void> }).list('test'), r };
+  };
+
+  test('a page refused for now (a 429, a reset) is asked for again with its continue token; the list does not start over', async () => {
+    let failures = 0;
+    const w = paged((cont, n) => {
+      if (cont === 'p2' && n <= 2) throw new ListError(429, 'LIST /api/v1/pods: HTTP 429: too many requests', { retryAfterMs: 1 });
+      if (cont === 'p3' && n === 1) throw new Error('socket hang up');
+    }, () => void failures++);
+    await w.list();
+    assert.deepEqual(Object.fromEntries(w.calls), { '': 1, p2: 3, p3: 2 });
+    assert.deepEqual(w.events, ['RESYNC a', 'RESYNC b', 'RESYNC c']);
+    assert.equal(failures, 3, 'each failed page counts as a failed LIST');
+    assert.equal(w.r.listFailure(), undefined, 'the list worked');
+  });
+
+  test('a 410 Expired on a continue token fails the list, which starts over from the first page', async () => {
+    const w = paged((cont, n) => {
+      if (cont === 'p2' && n === 1) throw new ListError(410, 'LIST /api/v1/pods: HTTP 410: The provided continue parameter is too old');
+    });
+    await assert.rejects(w.list(), /410/);
+    await w.list();
+    assert.deepEqual(Object.fromEntries(w.calls), { '': 2, p2: 2, p3: 1 });
+  });
+
+  test('a page that keeps failing is asked for a bounded number of times, then the list fails', async () => {
+    const w = paged((cont) => {
+      if (cont === 'p2') throw new ListError(500, 'LIST /api/v1/pods: HTTP 500: etcdserver: request timed out');
+    });
+    await assert.rejects(w.list(), /500/);
+    assert.equal(w.calls.get('p2'), 11, 'the page and 10 retries');
+    assert.match(w.r.listFailure() ?? '', /HTTP 500/);
+  });
+
+  test('through the fake API server refusing every second pod LIST, a list of three pages still syncs, its first page asked once', async () => {
+    const pods = Array.from({ length: 25 }, (_, i) => pod(`web-${i}`, { app: 'web' }));
+    const server = await startApiServer({ objects: [job('j', { app: 'web' }), ...pods] });
+    const upstream = new URL(server.url);
+    let podLists = 0;
+    let firstPages = 0;
+    const proxy = createHttpServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      if (u.pathname === '/api/v1/pods' && u.searchParams.get('watch') !== 'true') {
+        if (!u.searchParams.has('continue')) firstPages++;
+        // Every second one refused, as APF refuses a share of them: a restarted list's second page would be refused each time.
+        if (podLists++ % 2 === 1) return void res.writeHead(429, { 'content-type': 'text/plain' }).end('Too many requests, please try again later.\n');
+      }
+      const up = httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.on('error', () => up.destroy());
+      req.pipe(up);
+      res.on('close', () => up.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const kc = server.kubeConfig();
+    const via = new KubeConfig();
+    via.loadFromOptions({ clusters: kc.clusters.map((c) => ({ ...c, server: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` })), users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
+    const relay = createRelay({ kubeConfig: via, sink: new CollectingSink(), namespaces: [], relayId: 'test', coalesceMs: 20, resyncSeconds: 3600, bufferMax: 1000, logger: silentLogger, backoff: FAST_BACKOFF, listPageSize: 10 });
+    try {
+      await eventually(() => assert.ok(relay.ready(), relay.readiness()));
+      assert.equal(firstPages, 1);
+      assert.equal(podLists, 5, 'pages 1, 2, 2, 3, 3');
+    } finally {
+      await relay.stop();
+      proxy.closeAllConnections();
+      await new Promise<void>((r) => proxy.close(() => r()));
+      await server.close();
+    }
   });
 });
