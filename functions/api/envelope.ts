@@ -104,6 +104,12 @@ export const Envelope = z.object({
      * relay never sets it; a reader that does not know it starts a new chain.
      */
     looksSince: z.string().optional(),
+    /**
+     * Set by the functions on a copy they send back after the API server answered 429/503 with
+     * Retry-After: how many such copies in a row this one is. The next delay grows with it
+     * (review90 M1). The relay never sets it; a reader that does not know it starts at 0.
+     */
+    throttled: z.number().int().min(0).optional(),
     /** Trimmed object (see relay trimming); absent when it would not fit the queue. */
     snapshot: z.record(z.string(), z.unknown()).optional(),
   }),

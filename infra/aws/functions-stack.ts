@@ -235,8 +235,10 @@ export class FunctionsStack extends Stack {
       { id: 'CredentialsRefusedAlarm', metric: fromLogs('CredentialsRefused', ALARM_CREDENTIALS), threshold: 1, description: 'ephemera: a cluster refused the functions\' credential (an expired or revoked token in the secret, the role\'s EKS access entry removed, a secret or DescribeCluster unreadable): see the log lines with alarm "credentials", which name the cluster and the credential source; the messages wait on the queue and reach the dead-letter queue after maxReceiveCount' },
       // Each requeue after a Retry-After is a new message and the invocation succeeds: nothing
       // else sees a throttle that never ends (review). One key throttled throughout logs at
-      // least 4 lines in 5 minutes even at the longest Retry-After taken (60 s, plus the
-      // queue's pick-up), far more when Priority and Fairness asks for 1 s; a burst, however
+      // least 4 lines in 5 minutes even at the longest delay its copies wait (60 s, plus the
+      // queue's pick-up: the delay grows from the Retry-After to at most that, review90 M1; a
+      // chain ends 900 s after it began, and the resync's, every 600 s, overlap it), more
+      // while a chain's delays are still short; a burst, however
       // wide (a resync meeting a busy API server), that is over within 5 minutes touches at
       // most two periods. So: 3 lines in each of 3 periods in a row, about 15 minutes of
       // throttling. (ThrottlesAlarm below is Lambda's own.)

@@ -8,6 +8,7 @@ import { ALARM_CREDENTIALS, ALARM_REDELIVERY, ALARM_THROTTLED } from '../../engi
 import type { Logger } from '../../engine/logger.ts';
 import { UnknownClusterError } from '../../kube/credentials.ts';
 import { KubeError, refusedForGood } from '../../kube/errors.ts';
+import { MAX_RETRY_AFTER_SECONDS } from '../../kube/status-error.ts';
 import { MAX_SQS_DELAY_SECONDS } from './sqs-queue.ts';
 
 /** Refused at the first batch: FIFO queues have no per-message delay, so requeues would loop. */
@@ -36,6 +37,8 @@ export interface SqsConsumerDeps {
   marginMs?: number;
   /** Keys handled at once (default 10, a full standard batch). */
   concurrency?: number;
+  /** The throttled requeue's jitter (default Math.random). */
+  random?: () => number;
 }
 
 /** The bits of the Lambda context the consumer reads. */
@@ -151,7 +154,8 @@ async function afterHandle({ record, envelope }: Job, result: HandleResult, b: B
   // cycle; then, waiting for the last pass, none while another key kept looking).
   const seen = new Set(envelope.data.reported ?? []);
   const reported = [...new Set([...seen, ...result.failed.map(failedKey)])];
-  const withReported = (e: Envelope): Envelope => (reported.length > 0 ? { ...e, data: { ...e.data, reported } } : e);
+  // A handling that ran ends its throttled run: the copies' throttled requeues start over.
+  const withReported = (e: Envelope): Envelope => unthrottled(reported.length > 0 ? { ...e, data: { ...e.data, reported } } : e);
   // The keys there was no time for go on now as their own message; this one is done with
   // the keys it ran (a redelivery would start again from the first, and stop at the same place).
   if (result.rest && (await settle((signal) => b.deps.requeue(withReported(result.rest!), 0, signal), b, record, log)) === 'fail') return 'fail';
@@ -225,13 +229,7 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
     log.error({ err: err.message, reason: err.reason, alarm: ALARM_CREDENTIALS }, 'authentication to the cluster failed: fix the credential source');
     return 'fail';
   }
-  if (err instanceof KubeError && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
-    // The API server said when to come back (429/503 Retry-After): wait that long, not the
-    // visibility timeout. The copy is a new message, so a throttle that never ends never
-    // reaches the dead letters, nor fails an invocation: its own alarm value (review).
-    log.warn({ retryAfterSeconds: err.retryAfterSeconds, status: err.status, err: err.message, alarm: ALARM_THROTTLED }, 'API server asked to retry later: requeued with its delay');
-    return settle((signal) => b.deps.requeue(envelope, err.retryAfterSeconds!, signal), b, record, log);
-  }
+  if (err instanceof KubeError && err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) return throttled(err, { record, envelope }, b, log);
   const final = refusedForGood(err);
   if (final) {
     // A refusal that no retry can change (403, 400, 422, …): redelivering it would only cost
@@ -242,6 +240,47 @@ async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: L
   return 'fail';
 }
 
+/** The first throttled requeue's delay before jitter (s); each throttled requeue of a chain doubles it, up to THROTTLED_MAX_SECONDS. */
+const THROTTLED_BASE_SECONDS = 1;
+
+/** The longest throttled requeue delay (s): the longest Retry-After taken (status-error.ts), so the stack's throttle alarm counts as before. */
+const THROTTLED_MAX_SECONDS = MAX_RETRY_AFTER_SECONDS;
+
+/**
+ * The API server said when to come back (429/503 Retry-After): the envelope goes back to the
+ * queue (a new message: a throttle that never ends never reaches the dead letters, nor fails
+ * an invocation; its own alarm value, review) after at least that long. Each throttled copy
+ * carries its count (`data.throttled`), and the delay grows with it: max(Retry-After, a
+ * jittered 1·2ⁿ s capped at 60 s). The copies of a chain carry when it began
+ * (`data.looksSince`), as a "look again" does, and a requeue past 900 s after that sends
+ * nothing: the relay's resync brings the key back. Requeued after exactly Retry-After, each
+ * message for a key was a chain that lived as long as the throttle, and every resync, event and
+ * leadership gain added one: a key's request rate grew with the throttle's length, and all the
+ * copies fired together when it ended (review90 M1).
+ */
+async function throttled(err: KubeError, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {
+  const now = Date.now();
+  const since = chainStart(envelope, now);
+  const count = envelope.data.throttled ?? 0;
+  const random = b.deps.random ?? Math.random;
+  const grown = Math.min(THROTTLED_MAX_SECONDS, THROTTLED_BASE_SECONDS * 2 ** Math.min(count, 16));
+  const delay = Math.max(err.retryAfterSeconds ?? 0, Math.ceil(grown * (0.5 + random() / 2)));
+  const line = { retryAfterSeconds: err.retryAfterSeconds, status: err.status, err: err.message, throttled: count + 1, looksSince: new Date(since).toISOString(), alarm: ALARM_THROTTLED };
+  if ((now - since) / 1000 + delay > MAX_SQS_DELAY_SECONDS) {
+    log.warn(line, 'API server asked to retry later, past 900 s after this chain of copies began: left to the relay\'s resync');
+    return 'ack';
+  }
+  log.warn({ ...line, delaySeconds: delay }, 'API server asked to retry later: requeued with a growing delay, at least its Retry-After');
+  const copy: Envelope = { ...envelope, data: { ...envelope.data, looksSince: new Date(since).toISOString(), throttled: count + 1 } };
+  return settle((signal) => b.deps.requeue(copy, delay, signal), b, record, log);
+}
+
+/** The envelope without its throttled count. */
+function unthrottled(e: Envelope): Envelope {
+  if (e.data.throttled === undefined) return e;
+  const { throttled: _drop, ...data } = e.data;
+  return { ...e, data };
+}
 
 /** `log`: the record's own (its messageId, cluster and subject), once its envelope was read. */
 async function deadLetter(record: SQSRecord, reason: string, b: Batch, o: { what?: string; log?: Logger } = {}): Promise<Outcome> {

@@ -17,7 +17,7 @@ const gates = new Map<string, Promise<void>>();
 
 /**
  * A controller whose behaviour the pod name picks: boom-* throws, later-* asks for 30 s,
- * slow-* never finishes, far-* asks for an hour, busy-* gets a 429 with Retry-After 7, forbid-* a 403, wrapped-* a 400
+ * slow-* never finishes, far-* asks for an hour, busy-* gets a 429 with Retry-After 7 (apf-* 1), forbid-* a 403, wrapped-* a 400
  * as the cause of another error, stalled-* a 408, gate-X waits for gate X to open (set by the
  * test), ok-* just finishes.
  */
@@ -29,6 +29,7 @@ const probe: Controller<string> = {
     if (name.startsWith('boom')) throw new Error('API unavailable');
     if (name.startsWith('slow')) await new Promise(() => {});
     if (name.startsWith('busy')) throw new KubeError({ status: 429, message: 'too many requests', retryAfterSeconds: 7 });
+    if (name.startsWith('apf')) throw new KubeError({ status: 429, message: 'too many requests', retryAfterSeconds: 1 });
     if (name.startsWith('auth')) throw new CredentialError('cluster "b": secret ephemera/b is malformed');
     if (name.startsWith('forbid')) throw new KubeError({ status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io "ejob-x" is forbidden' });
     if (name.startsWith('wrapped')) throw new Error('observe failed', { cause: new KubeError({ status: 400, reason: 'BadRequest', message: 'bad selector' }) });
@@ -171,6 +172,55 @@ describe('Lambda SQS consumer', () => {
     const r = await consume(ev(record('1', pod('busy-1'))));
     assert.deepEqual(ids(r), []);
     assert.deepEqual(requeued, [['busy-1', 7]]);
+  });
+
+  test('a throttled key\'s copies wait longer each time, jittered, at least the Retry-After, and a chain ends 900 s after it began: over hours of resyncs its request rate stays bounded (review90 M1)', async (t) => {
+    // A standard queue in virtual time: the API server answers every request of the key 429
+    // Retry-After 1 for ever; the relay's resync sends the key every 600 s. Requeued after
+    // exactly Retry-After, each message was a chain that lived as long as the throttle, and
+    // each resync added one: about 3,600 handlings an hour per chain, and a chain more each
+    // 600 s.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-01-01T00:00:00Z') });
+    const queue: { at: number; body: string }[] = [];
+    const delays: [number, number][] = [];
+    const { consume } = consumer({ random: () => 0.5, requeue: async (e, s) => {
+      delays.push([e.data.throttled ?? 0, s]);
+      queue.push({ at: Date.now() + s * 1000, body: JSON.stringify(e) });
+    } });
+    const start = Date.now();
+    let nextResync = start;
+    let most = 0;
+    let handled = 0;
+    while (Date.now() < start + 2 * 3_600_000 && handled < 20_000) {
+      queue.sort((a, b) => a.at - b.at);
+      const next = Math.min(queue[0]?.at ?? Infinity, nextResync);
+      t.mock.timers.setTime(next);
+      if (next === nextResync) {
+        queue.push({ at: next, body: pod('apf-stuck') });
+        nextResync += 600_000;
+        continue;
+      }
+      const due = queue.splice(0, queue.filter((m) => m.at <= next).length);
+      await consume(ev(...due.map((m, i) => record(`m${handled + i}`, m.body))));
+      handled += due.length;
+      most = Math.max(most, queue.length);
+    }
+    // A chain's delays: 1, 2, 3, 6, 12, 24, then 45 s (jitter at its middle: ¾ of min(60, 1·2ⁿ), at least the Retry-After).
+    assert.deepEqual(delays.slice(0, 9), [[1, 1], [2, 2], [3, 3], [4, 6], [5, 12], [6, 24], [7, 45], [8, 45], [9, 45]]);
+    assert.ok(delays.every(([, s]) => s >= 1 && s <= 60), 'at least the Retry-After, at most 60 s');
+    assert.ok(most <= 2, `at most 2 copies of the key queued at once (the chain and the resync's), got ${most}`);
+    // About 21 handlings a chain of 900 s, one chain per resync: ~250 in 2 h, not ~40,000.
+    assert.ok(handled <= 2 * 6 * 25, `messages handled in 2 h: ${handled}`);
+  });
+
+  test('a throttled copy handled at last goes on without its throttled count: a look again starts its delays over, in the same chain', async () => {
+    const bodies: Envelope[] = [];
+    const { consume } = consumer({ requeue: async (e) => void bodies.push(e) });
+    const base = envelopeFor('Pod', 'ns', 'later-1');
+    const since = new Date(Date.now() - 100_000).toISOString();
+    await consume(ev(record('1', JSON.stringify({ ...base, data: { ...base.data, throttled: 5, looksSince: since } }))));
+    assert.equal(bodies[0]?.data.throttled, undefined);
+    assert.equal(bodies[0]?.data.looksSince, since);
   });
 
   test('a requeue after Retry-After is logged with the alarm value the stack counts (review: the copy is a new message, so a throttle that never ends reached neither the dead letters nor any alarm)', async () => {
