@@ -504,14 +504,14 @@ export class DeliveryQueue {
   }
 
   private settle(batch: Slot[], outcomes: SendOutcome[]): void {
-    const failed: { slot: Slot; error: string }[] = [];
+    const failed: { slot: Slot; error: string; retryAfterMs?: number | undefined }[] = [];
     const acked = new Map<string, number>();
     batch.forEach((slot, i) => {
       const o = outcomes[i] ?? { ok: false, error: 'the sink gave no outcome for this entry' };
       this.inFlight.delete(slotKey(slot.item));
       if (o.ok) acked.set(slot.item.kind, (acked.get(slot.item.kind) ?? 0) + 1);
       else if (o.permanent) this.reject(slot, o.error);
-      else failed.push({ slot, error: o.error });
+      else failed.push({ slot, error: o.error, retryAfterMs: o.retryAfterMs });
       if (o.ok || o.permanent) this.gone(slot);
     });
     for (const [kind, n] of acked) this.opts.hooks.delivered?.(kind, n);
@@ -526,7 +526,7 @@ export class DeliveryQueue {
     // itself: its failures back off per key only, or one slow or failing key would hold the
     // others' sends again (review80 M1).
     const sinkDown = this.concurrency === 1 && failed.length === batch.length && failed.some((f) => f.slot.failures === 0);
-    for (const f of failed) this.requeueFailed(f.slot, sinkDown);
+    for (const f of failed) this.requeueFailed(f.slot, sinkDown, f.retryAfterMs ?? 0);
     if (sinkDown) this.backOff(failed.length, failed[0]?.error ?? '');
     // Every one of a batch of keys already retrying reads as what it is, not as a partial failure (operability review).
     else this.opts.logger.warn({ sink: this.opts.sink.name, failed: failed.length, keys: failed.slice(0, 5).map((f) => queuedKey(f.slot.item)), err: failed[0]?.error }, failed.length === batch.length ? 'sink took none of the batch; those keys back off' : 'sink did not take some envelopes; those keys back off');
@@ -538,16 +538,17 @@ export class DeliveryQueue {
   }
 
   /**
-   * A failed key waits its own backoff, with its newer state if one was queued meanwhile
-   * (latest wins), and keeps its age.
+   * A failed key waits its own backoff, or what the sink was asked to wait when that is
+   * longer (`askedMs`: the API server's Retry-After, review90 L1), with its newer state if one
+   * was queued meanwhile (latest wins), and keeps its age.
    */
-  private requeueFailed(slot: Slot, sinkDown: boolean): void {
+  private requeueFailed(slot: Slot, sinkDown: boolean, askedMs: number): void {
     const key = slotKey(slot.item);
     const newer = this.pending.get(key) ?? this.held.get(key);
     this.pending.delete(key);
     this.held.delete(key);
     const b = this.opts.backoff ?? { minMs: 200, maxMs: 30_000 };
-    const due = this.now() + jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random);
+    const due = this.now() + Math.max(jitteredBackoffMs(slot.failures, b.minMs, b.maxMs, b.random), askedMs);
     // The newer state (a live change queued meanwhile) is merged into this slot: one entry left.
     if (newer?.replay) this.replayQueued--;
     if (newer) this.count(newer.item, -1);

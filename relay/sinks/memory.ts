@@ -2,7 +2,7 @@ import type { Envelope } from '../../functions/api/envelope.ts';
 import { envelopeOf, type Message } from '../envelope.ts';
 import { failedKey, InvalidEnvelopeError } from '../../functions/engine/engine.ts';
 import { UnknownClusterError } from '../../functions/kube/credentials.ts';
-import { refusedForGood } from '../../functions/kube/errors.ts';
+import { KubeError, refusedForGood } from '../../functions/kube/errors.ts';
 import type { SendOutcome, Sink } from './sink.ts';
 
 /** What the in-process handler tells the relay back: look at this key again after a while. */
@@ -99,6 +99,14 @@ function isPermanent(err: unknown): boolean {
   return refusedForGood(err) !== undefined;
 }
 
+/** The Retry-After (ms) of the first KubeError in the cause chain, when it asks for a wait (a 429 or 503 throttle). */
+function retryAfterMsOf(err: unknown): number | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof KubeError) return e.retryAfterSeconds !== undefined && e.retryAfterSeconds > 0 ? e.retryAfterSeconds * 1000 : undefined;
+  }
+  return undefined;
+}
+
 /**
  * Calls the functions in this process, `concurrency` envelopes at a time: the delivery queue
  * keeps that many sends in flight, one envelope each, so a slow handling holds one worker,
@@ -107,6 +115,8 @@ function isPermanent(err: unknown): boolean {
  * it comes from a handling that ended after its deadline. As in client-go's workqueue, a key
  * is never handled twice at once: while an overdue handling of it still runs, the key is
  * reported failed.
+ * A handling the API server throttled (429/503 with Retry-After) is reported failed with the
+ * server's wait, which the queue keeps; it is not an attempt.
  * The dead-letter path: an error retrying cannot fix, or the `maxAttempts`-th failure of a
  * key in a row, is reported `permanent`, so the queue logs the key, counts and drops it
  * (the periodic resync brings the key back if it still needs work).
@@ -170,7 +180,13 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       if (refused.length > 0) return { ok: false, permanent: true, error: `not retryable: ${refused.map((f) => `${failedKey(f)}: ${f.error.message}`).join('; ')}` };
       return { ok: true };
     } catch (err) {
-      return failed(key, (err as Error).message ?? String(err), isPermanent(err));
+      const message = (err as Error).message ?? String(err);
+      // Throttled (429/503 with Retry-After): the key waits what the server asked, and the
+      // failure is no attempt: a throttle of a few minutes dropped every key it met as
+      // "refused for good" after maxAttempts (review90 L1).
+      const asked = retryAfterMsOf(err);
+      if (asked !== undefined) return { ok: false, error: message, retryAfterMs: asked };
+      return failed(key, message, isPermanent(err));
     }
   };
   return {

@@ -3,8 +3,10 @@ import type { Message } from '../envelope.ts';
 /**
  * What became of one envelope. `permanent`: the destination refused this entry for what
  * it is (too big, malformed): resending cannot help, so it is counted and logged, not retried.
+ * `retryAfterMs`: how long the destination asked to wait before this entry is sent again (the
+ * memory sink: the API server's Retry-After); the queue waits at least that.
  */
-export type SendOutcome = { ok: true } | { ok: false; error: string; permanent?: boolean };
+export type SendOutcome = { ok: true } | { ok: false; error: string; permanent?: boolean; retryAfterMs?: number };
 
 /**
  * Where the relay sends envelopes, each as a message: its JSON text, built once by the

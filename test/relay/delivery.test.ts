@@ -820,3 +820,48 @@ describe('several sends at once: a send\'s end does not leave a due key waiting 
     await q.stop();
   });
 });
+
+describe('the memory sink under throttling (review90 L1)', () => {
+  const throttled = new KubeError({ status: 429, reason: 'TooManyRequests', message: 'too many requests', retryAfterSeconds: 32 });
+
+  test('a handling the API server throttled fails with the server\'s wait and is no attempt: the key is never dropped for it', async () => {
+    let calls = 0;
+    const sink = memorySink(async () => {
+      calls++;
+      throw new Error('observe failed', { cause: throttled });
+    }, () => undefined, { maxAttempts: 3 });
+    for (let i = 0; i < 10; i++) assert.deepEqual((await sink.send([message('a')]))[0], { ok: false, error: 'observe failed', retryAfterMs: 32_000 });
+    assert.equal(calls, 10);
+  });
+
+  test('the delivery queue retries a key no sooner than the wait the sink was asked for, when that is longer than its backoff', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let clock = 0;
+    const sent: number[] = [];
+    const sink = {
+      name: 'throttled', concurrency: 4, batchMax: 1,
+      async send(): Promise<SendOutcome[]> {
+        sent.push(clock);
+        return [sent.length === 1 ? { ok: false, error: 'too many requests', retryAfterMs: 32_000 } : { ok: true }];
+      },
+    };
+    const build = (x: Queued, id?: string): Message => messageFor(x, { relayId: 't' }, undefined, id);
+    const q = new DeliveryQueue({ sink, capacity: 100, windowMs: 10, logger: silentLogger, backoff: { minMs: 200, maxMs: 30_000, random: () => 1 }, build, now: () => clock, hooks: { resyncNeeded: () => [].values() } });
+    const advance = async (ms: number): Promise<void> => {
+      for (let left = ms; left > 0; left -= 100) {
+        clock += Math.min(100, left);
+        t.mock.timers.tick(Math.min(100, left));
+        for (let i = 0; i < 5; i++) await new Promise<void>((r) => queueMicrotask(r));
+      }
+    };
+    q.add({ kind: 'Pod', event: 'MODIFIED', namespace: 'ns', name: 'a', uid: 'a', resourceVersion: '1', at: Date.now() });
+    await advance(100);
+    assert.equal(sent.length, 1);
+    // Its own backoff would have retried it after 200 ms.
+    await advance(31_000);
+    assert.equal(sent.length, 1, 'not before the server\'s 32 s');
+    await advance(1_200);
+    assert.equal(sent.length, 2);
+    await q.stop();
+  });
+});
