@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Envelope, envelopeKey, parseObjectKey } from '../api/envelope.ts';
 import { formatZodIssues } from '../api/field-path.ts';
 import { elapsedMs } from '../kube/elapsed.ts';
-import { isKubeError, KubeError, refusedForGood } from '../kube/errors.ts';
+import { askedRetrySeconds, isKubeError, KubeError, refusedForGood } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
 import type { Controller } from './controller.ts';
@@ -70,6 +70,12 @@ export interface HandleResult {
   failed: { controller: string; key?: string; error: KubeError }[];
   /** Keys not started before options.deadline (then those that failed for now), as an envelope that routes to them (restOf). */
   rest?: Envelope;
+  /**
+   * How long `rest` should wait before it is handled (s): the longest Retry-After the API
+   * server answered one of its keys that failed for now with (review90 L2: sent at once, such
+   * a key came back before the server's wait); absent: at once.
+   */
+  restAfterSeconds?: number;
 }
 
 /** Bad input: the message can never be handled (dead-letter it, don't retry). */
@@ -100,7 +106,7 @@ export async function handle(envelope: Envelope, deps: EngineDeps, options: Hand
   // One key that cannot be handled does not keep the envelope's other keys (other jobs
   // selecting the pod, the sidecar terminator) from theirs. An error a retry may cure is
   // thrown once all have run: the queue delivers the envelope again (its keys are idempotent).
-  const run: Run = { envelope, deps, log, result, progress, retry: undefined };
+  const run: Run = { envelope, deps, log, result, progress, retry: undefined, asked: 0 };
   const routed = await routeAll(run);
   const routeRetry = run.retry !== undefined;
   const { left, errored } = await runKeys(run, routed, keyBudget(options.deadline));
@@ -110,6 +116,7 @@ export async function handle(envelope: Envelope, deps: EngineDeps, options: Hand
   if (run.retry !== undefined && (left.length === 0 || routeRetry)) throw run.retry.error;
   if (left.length > 0) {
     result.rest = restOf(envelope, [...left, ...errored]);
+    if (errored.length > 0 && run.asked > 0) result.restAfterSeconds = run.asked;
     log.info({ started: result.keys.length + result.failed.length + errored.length, left: left.length, failedForNow: errored.length }, 'the invocation\'s time is nearly up: the keys not started are sent on as their own envelope');
   }
   return result;
@@ -124,6 +131,8 @@ interface Run {
   progress: HandleProgress;
   /** The first error a retry may cure. */
   retry: { error: unknown } | undefined;
+  /** The longest Retry-After (s) the keys' errors that a retry may cure asked for, 0 if none. */
+  asked: number;
 }
 
 /** `work`, with an error recorded instead of thrown: refused for good in `failed`, else the run's retry. */
@@ -132,8 +141,10 @@ async function attempt<T>(run: Run, what: { controller: string; key?: string }, 
     return await work();
   } catch (error) {
     const final = refusedForGood(error);
-    if (final === undefined) run.retry ??= { error };
-    else run.result.failed.push({ ...what, error: final });
+    if (final === undefined) {
+      run.retry ??= { error };
+      run.asked = Math.max(run.asked, askedRetrySeconds(error) ?? 0);
+    } else run.result.failed.push({ ...what, error: final });
     run.log.warn({ ...what, err: (error as Error).message, final: final !== undefined }, final ? 'refused for good: the other keys go on' : 'failed: the other keys go on, then the envelope is delivered again');
     return undefined;
   }

@@ -82,6 +82,17 @@ export function refusedForGood(err: unknown): KubeError | undefined {
   return undefined;
 }
 
+/**
+ * The wait the API server asked for (its Retry-After, whole seconds) with the first KubeError
+ * in `err`'s cause chain, when it asked for one (a 429 or 503 throttle); undefined otherwise.
+ */
+export function askedRetrySeconds(err: unknown): number | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof KubeError) return e.retryAfterSeconds !== undefined && e.retryAfterSeconds > 0 ? e.retryAfterSeconds : undefined;
+  }
+  return undefined;
+}
+
 /** True for KubeErrors of the given classes. */
 export function isKubeError(err: unknown, ...classes: KubeErrorClass[]): err is KubeError {
   return err instanceof KubeError && (classes.length === 0 || classes.includes(err.errorClass));

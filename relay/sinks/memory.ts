@@ -2,7 +2,7 @@ import type { Envelope } from '../../functions/api/envelope.ts';
 import { envelopeOf, type Message } from '../envelope.ts';
 import { failedKey, InvalidEnvelopeError } from '../../functions/engine/engine.ts';
 import { UnknownClusterError } from '../../functions/kube/credentials.ts';
-import { KubeError, refusedForGood } from '../../functions/kube/errors.ts';
+import { askedRetrySeconds, refusedForGood } from '../../functions/kube/errors.ts';
 import type { SendOutcome, Sink } from './sink.ts';
 
 /** What the in-process handler tells the relay back: look at this key again after a while. */
@@ -99,14 +99,6 @@ function isPermanent(err: unknown): boolean {
   return refusedForGood(err) !== undefined;
 }
 
-/** The Retry-After (ms) of the first KubeError in the cause chain, when it asks for a wait (a 429 or 503 throttle). */
-function retryAfterMsOf(err: unknown): number | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof KubeError) return e.retryAfterSeconds !== undefined && e.retryAfterSeconds > 0 ? e.retryAfterSeconds * 1000 : undefined;
-  }
-  return undefined;
-}
-
 /**
  * Calls the functions in this process, `concurrency` envelopes at a time: the delivery queue
  * keeps that many sends in flight, one envelope each, so a slow handling holds one worker,
@@ -184,8 +176,8 @@ export function memorySink(handler: Handler, requeue: (e: Envelope, delayMs: num
       // Throttled (429/503 with Retry-After): the key waits what the server asked, and the
       // failure is no attempt: a throttle of a few minutes dropped every key it met as
       // "refused for good" after maxAttempts (review90 L1).
-      const asked = retryAfterMsOf(err);
-      if (asked !== undefined) return { ok: false, error: message, retryAfterMs: asked };
+      const asked = askedRetrySeconds(err);
+      if (asked !== undefined) return { ok: false, error: message, retryAfterMs: asked * 1000 };
       return failed(key, message, isPermanent(err));
     }
   };

@@ -158,7 +158,8 @@ async function afterHandle({ record, envelope }: Job, result: HandleResult, b: B
   const withReported = (e: Envelope): Envelope => unthrottled(reported.length > 0 ? { ...e, data: { ...e.data, reported } } : e);
   // The keys there was no time for go on now as their own message; this one is done with
   // the keys it ran (a redelivery would start again from the first, and stop at the same place).
-  if (result.rest && (await settle((signal) => b.deps.requeue(withReported(result.rest!), 0, signal), b, record, log)) === 'fail') return 'fail';
+  // After the longest Retry-After one of its keys that failed for now was answered with, if any (review90 L2).
+  if (result.rest && (await settle((signal) => b.deps.requeue(withReported(result.rest!), result.restAfterSeconds ?? 0, signal), b, record, log)) === 'fail') return 'fail';
   const fresh = result.failed.filter((f) => !seen.has(failedKey(f)));
   if (fresh.length > 0) {
     const why = fresh.map((f) => `${failedKey(f)}: the API server refused it for good (HTTP ${f.error.status}${f.error.reason ? ` ${f.error.reason}` : ''}): ${f.error.message}`).join('; ');

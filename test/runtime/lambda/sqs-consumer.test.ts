@@ -427,6 +427,30 @@ describe('Lambda SQS consumer', () => {
     assert.deepEqual(ids(alone), ['2'], 'alone, it is thrown as before: redelivered, toward the dead letters');
   });
 
+  test('cut at the deadline, the keys left go on after the longest Retry-After one of them that failed for now was answered with, not at once (review90 L2)', async () => {
+    const fan: Controller<string> = {
+      name: 'fan',
+      route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
+      observe: async (key) => {
+        if (key.endsWith('/job-0')) throw new KubeError({ status: 429, reason: 'TooManyRequests', message: 'too many requests', retryAfterSeconds: 7 });
+        if (key.endsWith('/job-1')) throw new KubeError({ status: 503, message: 'unavailable', retryAfterSeconds: 3 });
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        return key;
+      },
+      plan: () => ({ actions: [] }),
+    };
+    const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
+    const sent: [Envelope, number][] = [];
+    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    const e = envelopeFor('Pod', 'ns', 'web-0');
+    const jobs = ['job-0', 'job-1', 'job-2', 'job-3', 'job-4', 'job-5', 'job-6', 'job-7'];
+    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs } }))), remaining(2500));
+    assert.deepEqual(ids(r), []);
+    assert.equal(sent.length, 1, sent.map(([x, d]) => `${d}: ${x.data.jobs?.join(' ')}`).join('; '));
+    assert.deepEqual(sent[0]?.[0].data.jobs?.slice(-2), ['job-0', 'job-1'], 'the keys that failed for now, last');
+    assert.equal(sent[0]?.[1], 7);
+  });
+
   test('without a dead-letter queue configured, a terminal refusal is left to the queue redrive policy', async () => {
     const { consume } = consumer({ deadLetter: false });
     assert.deepEqual(ids(await consume(ev(record('1', pod('forbid-1'))))), ['1']);
