@@ -483,15 +483,16 @@ export class Reflector<T> {
       this.opts.onEvent(type === 'ADDED' ? 'ADDED' : type === 'DELETED' ? 'DELETED' : 'MODIFIED', d, changed, previous);
     }, (key) => {
       // A deletion whose last state cannot be read is still a deletion: the object as cached goes.
-      if (type === 'DELETED') this.forget(key);
+      // A watch brought it: no change a list found (review92 B1: counted, it was told as missed at the next list after silence).
+      if (type === 'DELETED') this.forget(key, false);
     });
   }
 
   /** The cached object of `key` is gone: DELETED with its cached state (nothing when not cached). */
-  private forget(key: string): void {
+  private forget(key: string, byList = true): void {
     const old = this.cache.get(key);
     if (old === undefined) return;
-    this.listChanges++;
+    if (byList) this.listChanges++;
     this.cache.delete(key);
     this.opts.onEvent('DELETED', { key, fingerprint: old, object: this.opts.fromFingerprint(old) }, true, old);
   }

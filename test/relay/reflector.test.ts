@@ -369,6 +369,44 @@ describe('periodic resync replays the cache', () => {
   });
 });
 
+describe('a watch\'s deletion whose object cannot be read', () => {
+  test('is no change a later list after silent watches missed: no warning (review92 B1)', async () => {
+    type O = { name: string; v?: string; uid: string };
+    const missed: number[] = [];
+    const deleted: string[] = [];
+    const r = new Reflector<O>({
+      kind: 'Pod', path: '/api/v1/pods', kubeConfig: new KubeConfig(),
+      listPage: async (_cont, _signal, each) => {
+        each({ name: 'b', v: '1', uid: 'u2' });
+        return { items: [], resourceVersion: '10', continue: undefined };
+      },
+      decode: (raw) => {
+        const o = raw as O;
+        if (o.v === undefined) return { key: o.name, error: 'cannot read it' } as never;
+        return { key: o.name, fingerprint: `${o.name}|${o.v}|${o.uid}`, object: o };
+      },
+      fromFingerprint: (fp) => {
+        const [name = '', v = '', uid = ''] = fp.split('|');
+        return { name, v, uid };
+      },
+      uid: (o) => o.uid,
+      onEvent: (type, d) => void (type === 'DELETED' && deleted.push(d.key)),
+      onMissed: (n) => void missed.push(n),
+      logger: silentLogger,
+    });
+    r.cache.set('a', 'a|1|u1');
+    r.cache.set('b', 'b|1|u2');
+    const inside = r as unknown as { afterSilence: boolean; list(reason: string): Promise<void>; apply(type: string, raw: unknown): void };
+    // The watch brings a's deletion, its last state unreadable: a goes, told as DELETED.
+    inside.apply('DELETED', { name: 'a', uid: 'u1', metadata: { resourceVersion: '11' } });
+    assert.deepEqual(deleted, ['a']);
+    // Two silent watches later the list finds exactly the cache: nothing was missed.
+    inside.afterSilence = true;
+    await inside.list('silent');
+    assert.deepEqual(missed, []);
+  });
+});
+
 describe('a list after silent watches that fails partway', () => {
   test('the changes its prefix took still count in the list that works: the warning is not lost (review89)', async () => {
     type O = { name: string; v: string; uid: string };
