@@ -187,6 +187,22 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.deepEqual(writes, ['Waiting 3/0/1', 'Running 3/1/1', 'Succeeded 2/2/0']);
   });
 
+  test('a pod claimed and not shown injected counts right after the injected ones, before an older pending pod: the status the claim\'s injection writes is the one its landing shows (review92 G6)', () => {
+    // replicas 1: a is older and pending, b newer and claimed 8 s ago (past renewal, a third of
+    // leaseSeconds), so this plan injects b again. Counted oldest first instead, a took the one
+    // place: waiting 0 now, waiting 1 once b shows its container, a status write more.
+    const j = { ...job({ phase: 'Waiting', match: 1, succeeded: 0, failed: 0, running: 0, waiting: 1, startTime: '2026-01-01T00:30:01Z' }), spec: { ...(job().spec as object), replicas: 1, parallelism: 1 } } as EphemeralJobObject;
+    const claimed = lease({ total: 1, claims: [{ pod: 'b', uid: 'uid-b', at: new Date(NOW.getTime() - 8_000).toISOString() }] });
+    const counts = (st: Record<string, unknown> | undefined): string => `${st?.phase} ${st?.match}/${st?.waiting}`;
+    const renewing = plan({ job: j, pods: [pod('a', 1, false), pod('b', 2, false)], lease: claimed }, NOW);
+    assert.deepEqual(renewing.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['b']);
+    const withInjection = renewing.actions.find((a) => a.subresource === 'status' && a.unless === undefined);
+    const landedPod = { ...runningPod('b', 2), status: { phase: 'Running' } } as Pod;
+    const landed = plan({ job: j, pods: [pod('a', 1, false), landedPod], lease: claimed }, NOW);
+    assert.equal(counts((withInjection?.body as { status: Record<string, unknown> }).status), 'Waiting 1/1');
+    assert.equal(counts(statusOf(landed.actions)), 'Waiting 1/1', 'b injected: the same counts');
+  });
+
   test('a job whose every replica went to pods that are gone, with nothing left to claim, fails (PodsGone) instead of waiting for good', () => {
     // replicas 1: the one pod it injected was deleted and created again under its name
     // before it gave a result; the new pod may not be claimed (replicas spent), nothing
