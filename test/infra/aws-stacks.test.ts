@@ -160,6 +160,10 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown[] }[] }).Statement);
     const resources = statements.find((x) => x.Action === 'secretsmanager:GetSecretValue')!.Resource.filter((r) => typeof r === 'string');
     assert.deepEqual(resources, [`${arn}ephemera/whole-AbC123`, `${arn}ephemera/partial-??????`]);
+    // Whole by Secrets Manager's rule only: a hyphen and exactly six letters or digits last (review92 G7).
+    const { functions: u } = synth({ clusters: { ...base.clusters, six: { secret: { secretId: `${arn}ephemera/my-secret` } }, short: { secret: { secretId: `${arn}ephemera/app-x` } }, seven: { secret: { secretId: `${arn}ephemera/app-secrets` } } } });
+    const more = ofType(u, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown[] }[] }).Statement);
+    assert.deepEqual(more.find((x) => x.Action === 'secretsmanager:GetSecretValue')!.Resource.filter((r) => typeof r === 'string'), [`${arn}ephemera/my-secret`, `${arn}ephemera/app-x-??????`, `${arn}ephemera/app-secrets-??????`]);
     assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'arn:aws:secretsmanager::999999999999:secret:x' } } } }), /clusters\.far\.secret\.secretId: a secret name, or a secret ARN: arn:<partition>:secretsmanager:<region>/);
     assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: `${arn}x`, region: 'us-east-1' } } } }), /clusters\.far\.secret\.region: the secret's ARN is in eu-west-1, region says us-east-1/);
   });
