@@ -342,6 +342,17 @@ describe('a LIST read as it arrives through a view, items kept between answers',
     assert.deepEqual((reuse.decode(Buffer.from(list([pod('red')])), 'https://one') as { items: unknown[] }).items, [pod('red')]);
   });
 
+  test('what a view makes of an item is frozen all the way down, as decode()\'s items are: a caller cannot change what the next answer shares (review92 G7)', () => {
+    const reuse = new ListReuse(1 << 20);
+    const body = Buffer.from(list([{ metadata: { name: 'a', namespace: 'default', uid: 'u', resourceVersion: '1' }, status: { phase: 'Running' } }]));
+    const first = streamed(reuse, body, { cuts: [], block: undefined }) as ListBody<{ of: { status: { phase: string } } }>;
+    const item = first.items![0]!;
+    assert.throws(() => { item.of.status.phase = 'Failed'; }, TypeError);
+    assert.ok(Object.isFrozen(item) && Object.isFrozen(item.of), 'the view\'s own object and what it holds');
+    const second = streamed(reuse, body, { cuts: [], block: undefined }) as ListBody<unknown>;
+    assert.equal(second.items![0], item, 'shared with the next answer');
+  });
+
   test('the budget counts what the view kept, not the item: a trimmed pod costs its own bytes', () => {
     const big = (i: number): unknown => ({ metadata: { name: `p${i}`, namespace: 'default', uid: `u${i}`, resourceVersion: '1' }, spec: { blob: 'x'.repeat(2000) } });
     const small = { name: 'small/1', read: (raw: unknown): string => (raw as { metadata: { name: string } }).metadata.name };
