@@ -104,6 +104,18 @@ describe('LIST items reused by uid and resourceVersion', () => {
     assert.equal(second.items[0], first.items[0]);
   });
 
+  test('the budget drops the item reused longest ago, not the one kept first: a reuse counts as a use (review92 G7)', () => {
+    const item = (name: string): unknown => ({ metadata: { name, namespace: 'default', uid: `u-${name}`, resourceVersion: '1' }, status: { phase: 'Running' } });
+    const size = JSON.stringify(item('a')).length;
+    const reuse = new ListReuse(2 * size + size / 2);
+    const read = (name: string): unknown => (reuse.decode(Buffer.from(list([item(name)]))) as { items: unknown[] }).items[0];
+    const a = read('a');
+    read('b');
+    assert.equal(read('a'), a, 'a reused: now the latest used');
+    read('c');
+    assert.equal(read('a'), a, 'c took b\'s place, not a\'s');
+  });
+
   test('what is not reused: a changed resourceVersion, a different byte count, an answer over the budget, items of another shape', () => {
     const reuse = new ListReuse(1 << 20);
     const a = { metadata: { name: 'a', namespace: 'default', uid: 'u', resourceVersion: '1' }, status: { phase: 'Running' } };
