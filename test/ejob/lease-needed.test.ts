@@ -243,5 +243,9 @@ describe('planning from a Lease that was not read (defensive)', () => {
     assert.ok(parsed.ok);
     assert.match(leaseNeeded(job({}, { phase: 'Paused' }), parsed.spec, [running(0), fresh(1)], now).why, /^resumed/);
     assert.equal(leaseNeeded(job({}, { phase: 'Running' }), parsed.spec, [running(0), fresh(1)], now).needed, false, 'the same pods, not a resume');
+    // Still paused, its status Paused: no resume, no claim, so a slot held skips the Lease (review92 G7).
+    const paused = parseEjobSpec(job({ parallelism: 2, paused: true }).spec);
+    assert.ok(paused.ok);
+    assert.match(leaseNeeded(job({ parallelism: 2, paused: true }, { phase: 'Paused' }), paused.spec, [running(0), fresh(1)], now).why, /^no claim, seal or repair is possible \(paused; phase Paused\)/);
   });
 });

@@ -231,6 +231,19 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     };
     assert.equal(two([twice('00:45:00', 0)]), 'Failed/PodsFailed', 'failed at 00:30:30, its other container exited later');
     assert.equal(verdict([ended('a', 1, 0, '00:30:40'), ended('b', 2, 1, '00:31:30')]), 'Failed/DeadlineExceeded', 'a failure after the deadline');
+    // Each ephemeral container as its state says (review92 G2): a pod succeeded at its last exit,
+    // failed at its first failure (one that cannot start has no time: not late), and only this
+    // job's containers count.
+    type Held = { name: string; owner?: string; exit?: number; at?: string; waiting?: string };
+    const held = (cs: Held[]): Pod => ({
+      ...ended('a', 1, 0, '00:30:00'),
+      spec: { containers: [{ name: 'main' }], ephemeralContainers: cs.map((c) => ({ name: c.name, env: [{ name: 'KRUISE_EJOB_ID', value: c.owner ?? UID }] })) },
+      status: { phase: 'Running', ephemeralContainerStatuses: cs.map((c) => ({ name: c.name, state: c.waiting ? { waiting: { reason: c.waiting } } : { terminated: { exitCode: c.exit ?? 0, finishedAt: `2026-01-01T${c.at}Z` } } })) },
+    });
+    assert.equal(two([held([{ name: 'ec', at: '00:30:40' }, { name: 'ec2', at: '00:31:30' }])]), 'Failed/DeadlineExceeded', 'both exit 0, the last after the deadline');
+    assert.equal(verdict([held([{ name: 'ec', at: '00:30:40' }, { name: 'theirs', owner: 'other-job', at: '00:45:00' }])]), 'Succeeded/-', 'another job\'s container exits after the deadline');
+    assert.equal(two([held([{ name: 'ec', exit: 1, at: '00:30:30' }, { name: 'ec2', exit: 1, at: '00:45:00' }])]), 'Failed/PodsFailed', 'two failures, the first by the deadline');
+    assert.equal(two([held([{ name: 'ec', waiting: 'InvalidImageName' }, { name: 'ec2', exit: 1, at: '00:45:00' }])]), 'Failed/PodsFailed', 'one cannot start, the other fails after the deadline');
     // A claim on a pod the LIST does not show may still land: DeadlineExceeded, as ever.
     const record = { v: 1 as const, job: UID, total: 2, claims: [{ pod: 'c', uid: 'uid-c', at: new Date(NOW.getTime() - 3000).toISOString() }] };
     const lease = { view: { kind: 'ours' as const, resourceVersion: '9', record }, serverNow: NOW, cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } };

@@ -83,6 +83,29 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     assert.equal(statusOf(gone.actions)?.phase, 'Succeeded');
   });
 
+  test('a verdict the counted targets give and the narrowed ones do not waits: the one replica claimed on a pod relabelled out, a matching pod the containers cannot go into — no seal, no Failed, until the claim\'s retention ends (review92 G1)', () => {
+    // replicas 1, spent on c (claimed 3 s ago, its injection not landed, then relabelled out of
+    // the selector); u matches but has no container 'main'. Counted, u is a failed target and the
+    // job Failed; narrowed to the replicas left (none) there is no target, and c may still land.
+    const j = { ...job({ phase: 'Waiting', match: 0, succeeded: 0, failed: 0, running: 0, waiting: 0, startTime: '2026-01-01T00:30:01Z' }), spec: { ...(job().spec as object), replicas: 1, parallelism: 1 } } as EphemeralJobObject;
+    const unfit: Pod = { ...pod('u', 1, false), spec: { containers: [{ name: 'other' }] } };
+    const away: Pod = { ...pod('c', 2, false), metadata: { ...pod('c', 2, false).metadata, labels: { app: 'elsewhere' } } };
+    const claimedAgo = (s: number): ObservedLease => lease({ total: 1, claims: [{ pod: 'c', uid: 'uid-c', at: new Date(NOW.getTime() - s * 1000).toISOString() }] });
+    const waiting = plan({ job: j, pods: [unfit, away], lease: claimedAgo(3) }, NOW);
+    assert.deepEqual(waiting.actions.filter((a) => a.kind === 'Lease'), [], 'no seal while c\'s injection may land');
+    assert.deepEqual(waiting.actions.filter((a) => a.kind === 'Event'), [], 'no Event: no JobFailed, no failed pod told');
+    const st = statusOf(waiting.actions);
+    assert.ok(st === undefined || !['Succeeded', 'Failed'].includes(st.phase as string), `not final: ${JSON.stringify(st)}`);
+    assert.deepEqual({ match: st?.match ?? 0, failed: st?.failed ?? 0 }, { match: 0, failed: 0 }, 'counted as the narrowed targets');
+    assert.ok((waiting.requeueAfterSeconds ?? 0) > 0, 'looked at again');
+    // Past the claim's retention c can no longer land: the verdict, u counted failed.
+    const after = plan({ job: j, pods: [unfit, away], lease: claimedAgo(30) }, NOW);
+    assert.equal(recordOf(after.actions.find((a) => a.kind === 'Lease')).finished, true);
+    const verdict = statusOf(after.actions);
+    assert.deepEqual({ phase: verdict?.phase, match: verdict?.match, failed: verdict?.failed }, { phase: 'Failed', match: 1, failed: 1 });
+    assert.ok(after.actions.some((a) => a.kind === 'Event' && (a.body as { reason?: string }).reason === 'JobFailed'), 'JobFailed Event');
+  });
+
   test('after the seal, a pod that appears late is neither claimed nor injected, and the counts stay the verdict\'s', () => {
     const pods = [pod('a', 1, true), pod('b', 2, true), pod('late', 3, false)];
     const p = plan({ job: job(running), pods, lease: lease({ finished: true }) }, NOW);
@@ -162,6 +185,22 @@ describe('EphemeralJob verdict sealed on the Lease', () => {
     look();
     // Before: Waiting 2/0/1, Waiting 3/0/1, Running 2/1/1, Running 3/1/1, Succeeded 2/2/0: match swung with every claim.
     assert.deepEqual(writes, ['Waiting 3/0/1', 'Running 3/1/1', 'Succeeded 2/2/0']);
+  });
+
+  test('a pod claimed and not shown injected counts right after the injected ones, before an older pending pod: the status the claim\'s injection writes is the one its landing shows (review92 G6)', () => {
+    // replicas 1: a is older and pending, b newer and claimed 8 s ago (past renewal, a third of
+    // leaseSeconds), so this plan injects b again. Counted oldest first instead, a took the one
+    // place: waiting 0 now, waiting 1 once b shows its container, a status write more.
+    const j = { ...job({ phase: 'Waiting', match: 1, succeeded: 0, failed: 0, running: 0, waiting: 1, startTime: '2026-01-01T00:30:01Z' }), spec: { ...(job().spec as object), replicas: 1, parallelism: 1 } } as EphemeralJobObject;
+    const claimed = lease({ total: 1, claims: [{ pod: 'b', uid: 'uid-b', at: new Date(NOW.getTime() - 8_000).toISOString() }] });
+    const counts = (st: Record<string, unknown> | undefined): string => `${st?.phase} ${st?.match}/${st?.waiting}`;
+    const renewing = plan({ job: j, pods: [pod('a', 1, false), pod('b', 2, false)], lease: claimed }, NOW);
+    assert.deepEqual(renewing.actions.filter((a) => a.subresource === 'ephemeralcontainers').map((a) => a.name), ['b']);
+    const withInjection = renewing.actions.find((a) => a.subresource === 'status' && a.unless === undefined);
+    const landedPod = { ...runningPod('b', 2), status: { phase: 'Running' } } as Pod;
+    const landed = plan({ job: j, pods: [pod('a', 1, false), landedPod], lease: claimed }, NOW);
+    assert.equal(counts((withInjection?.body as { status: Record<string, unknown> }).status), 'Waiting 1/1');
+    assert.equal(counts(statusOf(landed.actions)), 'Waiting 1/1', 'b injected: the same counts');
   });
 
   test('a job whose every replica went to pods that are gone, with nothing left to claim, fails (PodsGone) instead of waiting for good', () => {

@@ -83,3 +83,20 @@ test('one key failing does not stop the envelope\'s other keys: a retryable fail
   assert.deepEqual(r.failed.map((f) => [f.key, f.error.status]), [['Pod/ns/bad', 403]]);
   assert.deepEqual(r.keys.map((k) => k.key), ['Pod/ns/good']);
 });
+
+test('a key whose plan warned keeps its warnings whether its writes are done or refused (review92 G7)', async () => {
+  const write = { verb: 'patch' as const, apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge' as const, body: {}, reason: 'test' };
+  const warning = {
+    name: 'warner',
+    route: async () => ({ keys: ['Pod/ns/p'] }),
+    observe: async (key: string) => key,
+    plan: () => ({ actions: [write], warnings: ['pod ns/q cannot be read: skipped'], notes: ['a note'] }),
+  };
+  const run = async (kube: ScriptedKube) => (await handle(envelopeFor('Pod', 'ns', 'p'), { kube, controllers: [warning], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger })).keys[0];
+  const done = await run(new ScriptedKube());
+  assert.equal(done?.outcome, 'done');
+  assert.deepEqual(done?.warnings, ['pod ns/q cannot be read: skipped']);
+  const refused = await run(new ScriptedKube().answer(new KubeError({ status: 403, reason: 'Forbidden', message: 'forbidden' })));
+  assert.equal(refused?.outcome, 'refused');
+  assert.deepEqual(refused?.warnings, ['pod ns/q cannot be read: skipped'], 'not only among the notes');
+});

@@ -147,6 +147,12 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[] }).Statement);
     const kms = statements.filter((x) => JSON.stringify(x.Action).includes('kms:'));
     assert.deepEqual(kms.map((x) => [x.Action, x.Resource, x.Condition]), [['kms:Decrypt', key, { StringEquals: { 'kms:ViaService': 'secretsmanager.eu-west-1.amazonaws.com' } }]]);
+    // A partition with its own domain (aws-cn): Secrets Manager's endpoint by both names, as the stack
+    // cannot tell which one KMS sees there (review92 G7: only aws, where the two are one, was tested).
+    const cnKey = 'arn:aws-cn:kms:cn-north-1:999999999999:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    const { functions: cn } = synth({ clusters: { ...base.clusters, far: { secret: { secretId: 'arn:aws-cn:secretsmanager:cn-north-1:999999999999:secret:ephemera/far-AbCdEf', kmsKeyArn: cnKey } } } });
+    const cnKms = ofType(cn, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Condition?: unknown }[] }).Statement).filter((x) => JSON.stringify(x.Action).includes('kms:'));
+    assert.deepEqual(cnKms.map((x) => x.Condition), [{ StringEquals: { 'kms:ViaService': ['secretsmanager.cn-north-1.amazonaws.com', 'secretsmanager.cn-north-1.amazonaws.com.cn'] } }]);
     const env = (ofType(t, 'AWS::Lambda::Function')[0]!.Properties.Environment as { Variables: Record<string, string> }).Variables;
     assert.deepEqual(JSON.parse(env.EPHEMERA_CLUSTERS!).far, { secret: { secretId: 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:ephemera/far-AbCdEf' } }, 'deploy-only, like accessEntry');
     assert.equal(ofType(functions, 'AWS::IAM::Policy').some((p) => JSON.stringify(p).includes('kms:')), false, 'no key, no kms right');
@@ -160,6 +166,10 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     const statements = ofType(t, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown[] }[] }).Statement);
     const resources = statements.find((x) => x.Action === 'secretsmanager:GetSecretValue')!.Resource.filter((r) => typeof r === 'string');
     assert.deepEqual(resources, [`${arn}ephemera/whole-AbC123`, `${arn}ephemera/partial-??????`]);
+    // Whole by Secrets Manager's rule only: a hyphen and exactly six letters or digits last (review92 G7).
+    const { functions: u } = synth({ clusters: { ...base.clusters, six: { secret: { secretId: `${arn}ephemera/my-secret` } }, short: { secret: { secretId: `${arn}ephemera/app-x` } }, seven: { secret: { secretId: `${arn}ephemera/app-secrets` } } } });
+    const more = ofType(u, 'AWS::IAM::Policy').flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown[] }[] }).Statement);
+    assert.deepEqual(more.find((x) => x.Action === 'secretsmanager:GetSecretValue')!.Resource.filter((r) => typeof r === 'string'), [`${arn}ephemera/my-secret`, `${arn}ephemera/app-x-??????`, `${arn}ephemera/app-secrets-??????`]);
     assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: 'arn:aws:secretsmanager::999999999999:secret:x' } } } }), /clusters\.far\.secret\.secretId: a secret name, or a secret ARN: arn:<partition>:secretsmanager:<region>/);
     assert.throws(() => parseSettings({ clusters: { far: { secret: { secretId: `${arn}x`, region: 'us-east-1' } } } }), /clusters\.far\.secret\.region: the secret's ARN is in eu-west-1, region says us-east-1/);
   });

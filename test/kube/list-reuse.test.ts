@@ -104,6 +104,18 @@ describe('LIST items reused by uid and resourceVersion', () => {
     assert.equal(second.items[0], first.items[0]);
   });
 
+  test('the budget drops the item reused longest ago, not the one kept first: a reuse counts as a use (review92 G7)', () => {
+    const item = (name: string): unknown => ({ metadata: { name, namespace: 'default', uid: `u-${name}`, resourceVersion: '1' }, status: { phase: 'Running' } });
+    const size = JSON.stringify(item('a')).length;
+    const reuse = new ListReuse(2 * size + size / 2);
+    const read = (name: string): unknown => (reuse.decode(Buffer.from(list([item(name)]))) as { items: unknown[] }).items[0];
+    const a = read('a');
+    read('b');
+    assert.equal(read('a'), a, 'a reused: now the latest used');
+    read('c');
+    assert.equal(read('a'), a, 'c took b\'s place, not a\'s');
+  });
+
   test('what is not reused: a changed resourceVersion, a different byte count, an answer over the budget, items of another shape', () => {
     const reuse = new ListReuse(1 << 20);
     const a = { metadata: { name: 'a', namespace: 'default', uid: 'u', resourceVersion: '1' }, status: { phase: 'Running' } };
@@ -184,6 +196,34 @@ test('two clients sharing one ListReuse (one per process, several clusters): eac
     }
   } finally {
     await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('two clients sharing one ListReuse, listing through a view: each reads its own server\'s pod, even one a label apart from the other\'s with the same uid and resourceVersion (review92 G5)', async () => {
+  // Items as kube-apiserver lists them, metadata first (only those are kept: list-reuse.ts).
+  const pod = (team: string): unknown => ({ metadata: { name: 'a', namespace: 'default', uid: 'u', resourceVersion: '9', labels: { team } }, status: { phase: 'Running' } });
+  const serve = async (team: string): Promise<{ server: http.Server; url: string }> => {
+    const body = JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod(team)] });
+    const server = http.createServer((req, res) => {
+      req.on('error', () => undefined);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  };
+  const [one, two] = await Promise.all([serve('red'), serve('blu')]);
+  try {
+    const shared = new ListReuse(1 << 20);
+    const view = { name: 'test-scope/1', read: (raw: unknown): unknown => raw };
+    const labels = async (url: string): Promise<unknown> => (await createHttpsKube({ server: url }, { listReuse: shared }).list('v1', 'Pod', 'default', { view })).items.map((p) => (p as { metadata: { labels: unknown } }).metadata.labels);
+    assert.deepEqual(await labels(one.url), [{ team: 'red' }]);
+    assert.deepEqual(await labels(two.url), [{ team: 'blu' }], 'not the pod kept from the other server');
+    assert.deepEqual(await labels(one.url), [{ team: 'red' }]);
+  } finally {
+    for (const s of [one, two]) {
+      s.server.closeAllConnections();
+      s.server.close();
+    }
   }
 });
 
@@ -304,12 +344,25 @@ describe('a LIST read as it arrives through a view, items kept between answers',
 
   test('items are kept per view and per scope (cluster)', () => {
     const reuse = new ListReuse(1 << 20);
-    const pod = (phase: string): unknown => ({ metadata: { name: 'a', namespace: 'default', uid: 'u', resourceVersion: '9' }, status: { phase } });
-    streamed(reuse, Buffer.from(list([pod('Running')])), { cuts: [], block: undefined }, 'https://one');
-    const other = streamed(reuse, Buffer.from(list([pod('Pending')])), { cuts: [], block: undefined }, 'https://two') as ListBody<{ of: unknown }>;
-    assert.deepEqual(other.items, [{ of: pod('Pending') }]);
+    // Two clusters restored from one etcd snapshot: the same uid and resourceVersion, the same
+    // length and last bytes, a label apart (review92 G5: a last-bytes difference hid the scope).
+    const pod = (team: string): unknown => ({ metadata: { name: 'a', namespace: 'default', uid: 'u', resourceVersion: '9', labels: { team } }, status: { phase: 'Running' } });
+    streamed(reuse, Buffer.from(list([pod('red')])), { cuts: [], block: undefined }, 'https://one');
+    const other = streamed(reuse, Buffer.from(list([pod('blu')])), { cuts: [], block: undefined }, 'https://two') as ListBody<{ of: unknown }>;
+    assert.deepEqual(other.items, [{ of: pod('blu') }]);
     // The same item read whole (decode) is not what a view kept of it.
-    assert.deepEqual((reuse.decode(Buffer.from(list([pod('Running')])), 'https://one') as { items: unknown[] }).items, [pod('Running')]);
+    assert.deepEqual((reuse.decode(Buffer.from(list([pod('red')])), 'https://one') as { items: unknown[] }).items, [pod('red')]);
+  });
+
+  test('what a view makes of an item is frozen all the way down, as decode()\'s items are: a caller cannot change what the next answer shares (review92 G7)', () => {
+    const reuse = new ListReuse(1 << 20);
+    const body = Buffer.from(list([{ metadata: { name: 'a', namespace: 'default', uid: 'u', resourceVersion: '1' }, status: { phase: 'Running' } }]));
+    const first = streamed(reuse, body, { cuts: [], block: undefined }) as ListBody<{ of: { status: { phase: string } } }>;
+    const item = first.items![0]!;
+    assert.throws(() => { item.of.status.phase = 'Failed'; }, TypeError);
+    assert.ok(Object.isFrozen(item) && Object.isFrozen(item.of), 'the view\'s own object and what it holds');
+    const second = streamed(reuse, body, { cuts: [], block: undefined }) as ListBody<unknown>;
+    assert.equal(second.items![0], item, 'shared with the next answer');
   });
 
   test('the budget counts what the view kept, not the item: a trimmed pod costs its own bytes', () => {

@@ -197,6 +197,16 @@ describe('crr strategy (OpenKruise-compatible)', () => {
       assert.equal(p.requeueAfterSeconds, 330 - 125);
       assert.equal(events(plan(observed(pod, { node: VK }), new Date('2026-01-01T00:05:30Z')).actions).length, 1);
     });
+    test('virtual-kubelet: once the new image runs, the old container\'s grace is behind it: the swapped image still running gets its Warning after stuckAfterSeconds, whatever the grace period (review92 G7)', () => {
+      const pod = podWith({
+        spec: { terminationGracePeriodSeconds: 300 },
+        containers: [{ name: 'main' }, { name: 'a', image: 'exit:1', env: [WITH_IMAGE('exit:1')] }],
+        statuses: [exited('main', 0), running('a', { image: 'exit:1', state: { running: { startedAt: '2026-01-01T00:01:30Z' } } })],
+      });
+      const early = plan(observed(pod, { node: VK }), NOW);
+      assert.equal(early.requeueAfterSeconds, 90, 'started 30 s before NOW: stuckAfterSeconds from its start, not 300 s more');
+      assert.deepEqual(events(plan(observed(pod, { node: VK }), new Date(NOW.getTime() + 91_000)).actions).map((e) => e.reason), ['SidecarTerminationStuck']);
+    });
   });
 
   test('ContainerRecreateRequests not served (no OpenKruise): no create, one Warning naming the ways out, a look again in 10 minutes', () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -337,6 +339,43 @@ describe('ephemera invoke', () => {
     assert.equal(inMemory.stderr, '', 'in memory: the objects are listed, nothing to say');
   });
 
+  test('--apply takes --now only within 5 s of the server\'s clock, either side, and only when the server says its time; --apply without --now is not checked (review92 G4)', async () => {
+    const refusedAt = /^ephemera invoke: --now \S+ cannot be used with --apply: /;
+    const at = (ms: number): string => new Date(Date.parse(LIVE_NOW) + ms).toISOString();
+    for (const off of [6_000, 600_000, -6_000]) {
+      await withLiveServer(story1(), [], async (kubeconfig, server) => {
+        const before = server.history.writes.length;
+        const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', at(off), '--apply']);
+        assert.equal(r.code, 2, `--now ${off} ms off: ${r.stderr}`);
+        assert.match(r.stderr, refusedAt);
+        assert.equal(server.history.writes.length, before, 'nothing written');
+      });
+    }
+    for (const off of [4_000, -4_000]) {
+      await withLiveServer(story1(), [], async (kubeconfig) => {
+        const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--now', at(off), '--apply']);
+        assert.equal(r.code, 0, `--now ${off} ms off: ${r.stderr}`);
+      });
+    }
+    // The wall clock is months from the server's; without --now it is what is planned at, unchecked.
+    await withLiveServer(story1(), [], async (kubeconfig) => {
+      const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--apply']);
+      assert.doesNotMatch(r.stderr, /cannot be used with --apply/);
+      assert.equal(r.code, 0, r.stderr);
+    });
+    // A server (a proxy in front of it) that says no time: --now cannot be checked, so it is refused.
+    await withLiveServer(story1(), [], async (kubeconfig) => {
+      const proxy = await dateless(readFileSync(kubeconfig, 'utf8'));
+      try {
+        const r = await runCli(['invoke', '--kubeconfig', proxy.kubeconfig, '--now', LIVE_NOW, '--apply']);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, /cannot be used with --apply: the API server did not say its time \(no Date header\)/);
+      } finally {
+        await proxy.close();
+      }
+    });
+  });
+
   test('a URL that answers 404 on /version does not serve the Kubernetes API: check the server address, not "try again" (review)', async () => {
     await withLiveServer([], [{ pathIncludes: '/version', status: 404, times: Infinity }], async (kubeconfig) => {
       const r = await runCli(['invoke', '--kubeconfig', kubeconfig]);
@@ -389,6 +428,27 @@ async function withLiveServer(objects: unknown[], faults: Parameters<Awaited<Ret
   } finally {
     await server.close();
   }
+}
+
+/** A proxy in front of the server of `kubeconfigYaml` that drops the Date header from every answer, and a kubeconfig for it. */
+async function dateless(kubeconfigYaml: string): Promise<{ kubeconfig: string; close: () => Promise<void> }> {
+  const target = new URL(/server: (\S+)/.exec(kubeconfigYaml)?.[1] ?? 'http://missing');
+  const proxy = http.createServer((req, res) => {
+    res.sendDate = false;
+    req.on('error', () => undefined);
+    const out = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const headers = { ...answer.headers };
+      delete headers.date;
+      res.writeHead(answer.statusCode ?? 502, headers);
+      answer.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const kubeconfig = join(dir, `dateless-${Math.random().toString(36).slice(2)}.kubeconfig`);
+  writeFileSync(kubeconfig, kubeconfigYaml.replace(target.origin, `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`));
+  return { kubeconfig, close: () => new Promise<void>((resolve) => { proxy.closeAllConnections(); proxy.close(() => resolve()); }) };
 }
 
 const story1 = (): Record<string, unknown>[] => parseAllDocuments(readFileSync(STORY1, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
