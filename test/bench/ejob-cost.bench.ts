@@ -23,6 +23,7 @@ import { envelopeOf, jobSnapshotJson, messageFor, queuedJob, queuedPod, type Que
 import { decidePod } from '../../relay/pod-event.ts';
 import { decodeJob, decodePod, type JobView } from '../../relay/trim.ts';
 import { jobStatus, worldWith } from '../support/ejob-world.ts';
+import { TOKENS } from '../support/shipped-rbac.ts';
 import { realisticPod } from './pods.ts';
 import { figure } from './report.ts';
 
@@ -237,7 +238,7 @@ async function wholeJob(n: number, parallelism: number, instances: number, limit
   const maxInjected = limits.injected ?? Number.POSITIVE_INFINITY;
   let clock = Date.parse('2026-01-01T01:01:00Z');
   const { server, deps } = await worldWith({ objects: podsAndJob(n, parallelism), now: () => new Date(clock), ...(limits.compression !== undefined ? { compression: limits.compression } : {}) });
-  const engines: Instance[] = Array.from({ length: instances }, (_, i) => (limits.isolated ? inWorker({ server: server.url, holder: `bench-${i}`, compression: limits.compression ?? false }) : inThread(deps(`bench-${i}`))));
+  const engines: Instance[] = Array.from({ length: instances }, (_, i) => (limits.isolated ? inWorker({ server: server.url, token: TOKENS.functions, holder: `bench-${i}`, compression: limits.compression ?? false }) : inThread(deps(`bench-${i}`))));
   const relay = new RelayView(server);
   if (limits.latencyMs) server.faults.add({ delayMs: limits.latencyMs, times: Number.POSITIVE_INFINITY, label: 'round trip' });
   const run: Run = { injected: 0, writes: 0, writeAttempts: 0, eventWrites: 0, reads: 0, conflicts: 0, status409: 0, podEvents: 0, podEventRequests: 0, podEventBytes: 0, requeues: 0, readsOf: { leases: 0, podLists: 0, jobGets: 0, jobLists: 0 }, ms: [], claimMs: [] };

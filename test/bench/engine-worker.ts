@@ -8,11 +8,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Envelope } from '../../functions/api/envelope.ts';
 import { handle } from '../../functions/engine/engine.ts';
+import { bearerAuth } from '../../functions/kube/auth.ts';
 import { createHttpsKube } from '../../functions/kube/https-kube.ts';
 import { engineDepsOn, handledCounts, kubeOptions } from '../support/engine-deps.ts';
 
-/** What the bench gives the thread: the embedded server's URL (anonymous, plain HTTP), the lock holder, whether to ask for gzip. */
-export interface InstanceData { server: string; holder: string; compression: boolean }
+/** What the bench gives the thread: the embedded server's URL (plain HTTP) and the token it knows as the functions', the lock holder, whether to ask for gzip. */
+export interface InstanceData { server: string; token: string; holder: string; compression: boolean }
 /** One event, and the bench's clock at it. */
 export interface InstanceRequest { envelope: Envelope; clockMs: number }
 /** handle()'s wall time in this thread, and what the bench counts of its result. */
@@ -20,7 +21,7 @@ export interface InstanceAnswer { ms: number; conflicts: number; requeue: boolea
 
 const data = workerData as InstanceData;
 let clockMs = 0;
-const deps = engineDepsOn(createHttpsKube({ server: data.server }, kubeOptions(data)), { holder: data.holder, clock: () => new Date(clockMs), compression: data.compression });
+const deps = engineDepsOn(createHttpsKube({ server: data.server }, { ...kubeOptions(data), auth: bearerAuth(data.token) }), { holder: data.holder, clock: () => new Date(clockMs), compression: data.compression });
 
 const port = parentPort;
 if (!port) throw new Error('engine-worker.ts runs as a worker thread');
