@@ -144,6 +144,7 @@ async function attempt<T>(run: Run, what: { controller: string; key?: string }, 
     if (final === undefined) {
       run.retry ??= { error };
       run.asked = Math.max(run.asked, askedRetrySeconds(error) ?? 0);
+      run.progress.asked = run.asked;
     } else run.result.failed.push({ ...what, error: final });
     run.log.warn({ ...what, err: (error as Error).message, final: final !== undefined }, final ? 'refused for good: the other keys go on' : 'failed: the other keys go on, then the envelope is delivered again');
     return undefined;
@@ -206,6 +207,8 @@ export interface HandleProgress {
   running?: string | undefined;
   /** The result so far: the finished keys' results, refusals and soonest next look. */
   partial?: HandleResult;
+  /** The longest Retry-After (s) a key's error that a retry may cure asked for so far (0 or absent: none). */
+  asked?: number;
 }
 
 export function newProgress(): HandleProgress {

@@ -216,7 +216,8 @@ function timedOut(envelope: Envelope, at: { progress: HandleProgress; controller
   log.warn({ budgetMs: at.budgetMs, finished: progress.finished.size, left: progress.routed.length - progress.finished.size }, 'handling did not finish within the invocation: the keys not finished are sent on as their own message');
   // A copy: the handling given up on goes on in the background.
   const { keys, failed, skipped, requeueAfterSeconds } = progress.partial;
-  return { keys: [...keys], failed: [...failed], skipped: [...skipped], requeueAfterSeconds, rest };
+  // A key the server throttled goes on no sooner than it asked, as when the budget cuts the keys (review93 L1).
+  return { keys: [...keys], failed: [...failed], skipped: [...skipped], requeueAfterSeconds, rest, ...(progress.asked ? { restAfterSeconds: progress.asked } : {}) };
 }
 
 async function onError(err: unknown, { record, envelope }: Job, b: Batch, log: Logger): Promise<Outcome> {

@@ -451,6 +451,29 @@ describe('Lambda SQS consumer', () => {
     assert.equal(sent[0]?.[1], 7);
   });
 
+  test('out of time while a key still runs, the keys left go on after the longest Retry-After a key that failed for now was answered with (review93 L1)', async () => {
+    const fan: Controller<string> = {
+      name: 'fan',
+      route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
+      observe: async (key) => {
+        if (key.endsWith('/job-1')) throw new KubeError({ status: 429, reason: 'TooManyRequests', message: 'too many requests', retryAfterSeconds: 7 });
+        // Still running when the invocation's time is up.
+        if (key.endsWith('/job-2')) await new Promise((resolve) => setTimeout(resolve, 5000).unref());
+        return key;
+      },
+      plan: () => ({ actions: [] }),
+    };
+    const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
+    const sent: [Envelope, number][] = [];
+    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+    const e = envelopeFor('Pod', 'ns', 'web-0');
+    const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0', 'job-1', 'job-2'] } }))), remaining(2500));
+    assert.deepEqual(ids(r), []);
+    assert.equal(sent.length, 1, sent.map(([x, d]) => `${d}: ${x.data.jobs?.join(' ')}`).join('; '));
+    assert.ok(sent[0]?.[0].data.jobs?.includes('job-1') && sent[0]?.[0].data.jobs?.includes('job-2'), `${sent[0]?.[0].data.jobs?.join(' ')}`);
+    assert.equal(sent[0]?.[1], 7, 'no sooner than the server asked');
+  });
+
   test('without a dead-letter queue configured, a terminal refusal is left to the queue redrive policy', async () => {
     const { consume } = consumer({ deadLetter: false });
     assert.deepEqual(ids(await consume(ev(record('1', pod('forbid-1'))))), ['1']);
