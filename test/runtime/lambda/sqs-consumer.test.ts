@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import type { SQSEvent } from 'aws-lambda';
 import { createSqsConsumer, FifoQueueError, type SqsConsumerDeps } from '../../../functions/runtime/lambda/sqs-consumer.ts';
 import type { Envelope } from '../../../functions/api/envelope.ts';
@@ -70,6 +70,37 @@ const remaining = (ms: number) => {
   const end = Date.now() + ms;
   return { getRemainingTimeInMillis: () => end - Date.now() };
 };
+
+
+/** A queued message in virtual time. */
+type Queued = { at: number; body: string };
+
+/**
+ * A standard queue in virtual time (Date mocked): every message handled when due, and the
+ * relay's resync sending `pod`'s key every 600 s, for `hours`; the most copies queued at once
+ * and the messages handled.
+ */
+async function withResyncs(t: TestContext, consume: (e: SQSEvent) => Promise<unknown>, queue: Queued[], o: { hours: number; pod: string; maxHandled?: number }): Promise<{ most: number; handled: number }> {
+  const start = Date.now();
+  let nextResync = start;
+  let most = 0;
+  let handled = 0;
+  while (Date.now() < start + o.hours * 3_600_000 && handled < (o.maxHandled ?? Infinity)) {
+    queue.sort((a, b) => a.at - b.at);
+    const next = Math.min(queue[0]?.at ?? Infinity, nextResync);
+    t.mock.timers.setTime(next);
+    if (next === nextResync) {
+      queue.push({ at: next, body: pod(o.pod) });
+      nextResync += 600_000;
+      continue;
+    }
+    const due = queue.splice(0, queue.filter((m) => m.at <= next).length);
+    await consume(ev(...due.map((m, i) => record(`m${handled + i}`, m.body))));
+    handled += due.length;
+    most = Math.max(most, queue.length);
+  }
+  return { most, handled };
+}
 
 describe('Lambda SQS consumer', () => {
   test('handled messages are acknowledged; only failures are reported back (partial batch)', async () => {
@@ -181,30 +212,13 @@ describe('Lambda SQS consumer', () => {
     // each resync added one: about 3,600 handlings an hour per chain, and a chain more each
     // 600 s.
     t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-01-01T00:00:00Z') });
-    const queue: { at: number; body: string }[] = [];
+    const queue: Queued[] = [];
     const delays: [number, number][] = [];
     const { consume } = consumer({ random: () => 0.5, requeue: async (e, s) => {
       delays.push([e.data.throttled ?? 0, s]);
       queue.push({ at: Date.now() + s * 1000, body: JSON.stringify(e) });
     } });
-    const start = Date.now();
-    let nextResync = start;
-    let most = 0;
-    let handled = 0;
-    while (Date.now() < start + 2 * 3_600_000 && handled < 20_000) {
-      queue.sort((a, b) => a.at - b.at);
-      const next = Math.min(queue[0]?.at ?? Infinity, nextResync);
-      t.mock.timers.setTime(next);
-      if (next === nextResync) {
-        queue.push({ at: next, body: pod('apf-stuck') });
-        nextResync += 600_000;
-        continue;
-      }
-      const due = queue.splice(0, queue.filter((m) => m.at <= next).length);
-      await consume(ev(...due.map((m, i) => record(`m${handled + i}`, m.body))));
-      handled += due.length;
-      most = Math.max(most, queue.length);
-    }
+    const { most, handled } = await withResyncs(t, consume, queue, { hours: 2, pod: 'apf-stuck', maxHandled: 20_000 });
     // A chain's delays: 1, 2, 3, 6, 12, 24, then 45 s (jitter at its middle: ¾ of min(60, 1·2ⁿ), at least the Retry-After).
     assert.deepEqual(delays.slice(0, 9), [[1, 1], [2, 2], [3, 3], [4, 6], [5, 12], [6, 24], [7, 45], [8, 45], [9, 45]]);
     assert.ok(delays.every(([, s]) => s >= 1 && s <= 60), 'at least the Retry-After, at most 60 s');
@@ -519,26 +533,9 @@ describe('Lambda SQS consumer', () => {
     // ever (a CRR never served, an injection refused). Each resync used to start one more
     // chain that none ended: copies on the queue grew by one every 600 s.
     t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-01-01T00:00:00Z') });
-    const queue: { at: number; body: string }[] = [];
+    const queue: Queued[] = [];
     const { consume } = consumer({ requeue: async (e, s) => void queue.push({ at: Date.now() + s * 1000, body: JSON.stringify(e) }) });
-    const start = Date.now();
-    let nextResync = start;
-    let most = 0;
-    let handled = 0;
-    while (Date.now() < start + 6 * 3_600_000) {
-      queue.sort((a, b) => a.at - b.at);
-      const next = Math.min(queue[0]?.at ?? Infinity, nextResync);
-      t.mock.timers.setTime(next);
-      if (next === nextResync) {
-        queue.push({ at: next, body: pod('later-stuck') });
-        nextResync += 600_000;
-        continue;
-      }
-      const due = queue.splice(0, queue.filter((m) => m.at <= next).length);
-      await consume(ev(...due.map((m, i) => record(`m${handled + i}`, m.body))));
-      handled += due.length;
-      most = Math.max(most, queue.length);
-    }
+    const { most, handled } = await withResyncs(t, consume, queue, { hours: 6, pod: 'later-stuck' });
     assert.ok(most <= 3, `at most 3 copies of the key queued at once, got ${most}`);
     // A chain is 900 s of 30 s looks, one per resync: about 30 messages per 600 s, not more each hour.
     assert.ok(handled <= 6 * 6 * 32, `messages handled in 6 h: ${handled}`);
