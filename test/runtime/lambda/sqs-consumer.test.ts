@@ -102,6 +102,24 @@ async function withResyncs(t: TestContext, consume: (e: SQSEvent) => Promise<unk
   return { most, handled };
 }
 
+
+/**
+ * A consumer whose one controller routes a pod's envelope to the jobs it names, observing each
+ * with `observe`, with no retries and a 500 ms margin; `sent` collects the requeued envelopes
+ * and their delays.
+ */
+function fanConsumer(observe: (key: string) => Promise<string>): { consume: ReturnType<typeof createSqsConsumer>; sent: [Envelope, number][]; e: Envelope } {
+  const fan: Controller<string> = {
+    name: 'fan',
+    route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
+    observe,
+    plan: () => ({ actions: [] }),
+  };
+  const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
+  const sent: [Envelope, number][] = [];
+  const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
+  return { consume, sent, e: envelopeFor('Pod', 'ns', 'web-0') };
+}
 describe('Lambda SQS consumer', () => {
   test('handled messages are acknowledged; only failures are reported back (partial batch)', async () => {
     const { consume } = consumer();
@@ -415,21 +433,12 @@ describe('Lambda SQS consumer', () => {
 
   test('cut at the deadline, a key that failed for now goes on with the keys not started, last, and the record is acknowledged (review: thrown, each redelivery was cut at the same place)', async () => {
     const handled: string[] = [];
-    const fan: Controller<string> = {
-      name: 'fan',
-      route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
-      observe: async (key) => {
-        if (key.endsWith('/job-0')) throw new KubeError({ status: 500, message: 'etcdserver: request timed out' });
-        await new Promise((resolve) => setTimeout(resolve, 400));
-        handled.push(key);
-        return key;
-      },
-      plan: () => ({ actions: [] }),
-    };
-    const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
-    const sent: [Envelope, number][] = [];
-    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
-    const e = envelopeFor('Pod', 'ns', 'web-0');
+    const { consume, sent, e } = fanConsumer(async (key) => {
+      if (key.endsWith('/job-0')) throw new KubeError({ status: 500, message: 'etcdserver: request timed out' });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      handled.push(key);
+      return key;
+    });
     const jobs = ['job-0', 'job-1', 'job-2', 'job-3', 'job-4', 'job-5', 'job-6', 'job-7'];
     const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs } }))), remaining(2500));
     assert.deepEqual(ids(r), []);
@@ -442,21 +451,12 @@ describe('Lambda SQS consumer', () => {
   });
 
   test('cut at the deadline, the keys left go on after the longest Retry-After one of them that failed for now was answered with, not at once (review90 L2)', async () => {
-    const fan: Controller<string> = {
-      name: 'fan',
-      route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
-      observe: async (key) => {
-        if (key.endsWith('/job-0')) throw new KubeError({ status: 429, reason: 'TooManyRequests', message: 'too many requests', retryAfterSeconds: 7 });
-        if (key.endsWith('/job-1')) throw new KubeError({ status: 503, message: 'unavailable', retryAfterSeconds: 3 });
-        await new Promise((resolve) => setTimeout(resolve, 400));
-        return key;
-      },
-      plan: () => ({ actions: [] }),
-    };
-    const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
-    const sent: [Envelope, number][] = [];
-    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
-    const e = envelopeFor('Pod', 'ns', 'web-0');
+    const { consume, sent, e } = fanConsumer(async (key) => {
+      if (key.endsWith('/job-0')) throw new KubeError({ status: 429, reason: 'TooManyRequests', message: 'too many requests', retryAfterSeconds: 7 });
+      if (key.endsWith('/job-1')) throw new KubeError({ status: 503, message: 'unavailable', retryAfterSeconds: 3 });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return key;
+    });
     const jobs = ['job-0', 'job-1', 'job-2', 'job-3', 'job-4', 'job-5', 'job-6', 'job-7'];
     const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs } }))), remaining(2500));
     assert.deepEqual(ids(r), []);
@@ -466,21 +466,12 @@ describe('Lambda SQS consumer', () => {
   });
 
   test('out of time while a key still runs, the keys left go on after the longest Retry-After a key that failed for now was answered with (review93 L1)', async () => {
-    const fan: Controller<string> = {
-      name: 'fan',
-      route: async (e) => ({ keys: (e.data.jobs ?? []).map((j) => `EphemeralJob/${e.data.namespace}/${j}`) }),
-      observe: async (key) => {
-        if (key.endsWith('/job-1')) throw new KubeError({ status: 429, reason: 'TooManyRequests', message: 'too many requests', retryAfterSeconds: 7 });
-        // Still running when the invocation's time is up.
-        if (key.endsWith('/job-2')) await new Promise((resolve) => setTimeout(resolve, 5000).unref());
-        return key;
-      },
-      plan: () => ({ actions: [] }),
-    };
-    const engine = { kube: new ScriptedKube(), controllers: [fan], lock: { namespace: 'x', holder: 'h', leaseSeconds: 15, skewSeconds: 5 }, clock: () => new Date(), logger: silentLogger, retry: { retries: 0 } };
-    const sent: [Envelope, number][] = [];
-    const consume = createSqsConsumer({ engine, marginMs: 500, requeue: async (e: Envelope, s: number) => void sent.push([e, s]) });
-    const e = envelopeFor('Pod', 'ns', 'web-0');
+    const { consume, sent, e } = fanConsumer(async (key) => {
+      if (key.endsWith('/job-1')) throw new KubeError({ status: 429, reason: 'TooManyRequests', message: 'too many requests', retryAfterSeconds: 7 });
+      // Still running when the invocation's time is up.
+      if (key.endsWith('/job-2')) await new Promise((resolve) => setTimeout(resolve, 5000).unref());
+      return key;
+    });
     const r = await consume(ev(record('1', JSON.stringify({ ...e, data: { ...e.data, jobs: ['job-0', 'job-1', 'job-2'] } }))), remaining(2500));
     assert.deepEqual(ids(r), []);
     assert.equal(sent.length, 1, sent.map(([x, d]) => `${d}: ${x.data.jobs?.join(' ')}`).join('; '));
