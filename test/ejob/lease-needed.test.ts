@@ -10,11 +10,9 @@ import type { Pod } from '../../functions/api/pod.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { leaseNeeded } from '../../functions/ejob/lease-needed.ts';
 import type { LeaseRecord, LeaseView } from '../../functions/ejob/lease-record.ts';
-import { DEFAULT_LEASE, plan, type EjobObserved, type ObservedLease } from '../../functions/ejob/planner.ts';
+import { plan, type EjobObserved, type ObservedLease } from '../../functions/ejob/planner.ts';
+import { BASE, cfg, makeJob, UID, type JobSpec as PropsJobSpec } from '../support/ejob-props.ts';
 
-const UID = 'job-uid';
-const BASE = Date.parse('2026-01-01T01:00:00Z');
-const cfg = { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' };
 const container = (name: string): Record<string, unknown> => ({ name, image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main' });
 
 /** A container of the job (or of another job) in a pod, and its state. */
@@ -31,13 +29,7 @@ interface PodSpec {
   created: number;
 }
 
-interface JobSpec {
-  parallelism: number | undefined;
-  replicas: number | undefined;
-  paused: boolean;
-  deadline: number | undefined;
-  twoContainers: boolean;
-  status: undefined | { phase: string; match: number; succeeded: number; failed: number; running: number; waiting: number; startedAgo: number };
+interface JobSpec extends PropsJobSpec {
   /** Replace that status by the one the planner wrote earlier for these pods, or for them before their containers started. */
   settled: 'no' | 'same pods' | 'before the starts';
 }
@@ -70,19 +62,6 @@ function makePod(i: number, s: PodSpec, names: readonly string[], now: number): 
     return st ? [{ name, state: st }] : [];
   }) as never };
   return p;
-}
-
-function makeJob(j: JobSpec, now: number): EphemeralJobObject {
-  const spec: Record<string, unknown> = {
-    selector: { matchLabels: { app: 'x' } },
-    template: { ephemeralContainers: j.twoContainers ? [container('ec'), container('ec2')] : [container('ec')] },
-    ...(j.parallelism !== undefined ? { parallelism: j.parallelism } : {}),
-    ...(j.replicas !== undefined ? { replicas: j.replicas } : {}),
-    ...(j.paused ? { paused: true } : {}),
-    ...(j.deadline !== undefined ? { activeDeadlineSeconds: j.deadline } : {}),
-  };
-  const status = j.status === undefined ? undefined : { ...j.status, startTime: new Date(now - j.status.startedAgo * 1000).toISOString() };
-  return { metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '5', creationTimestamp: '2026-01-01T00:30:00Z' }, spec, ...(status ? { status } : {}) };
 }
 
 const podArb: fc.Arbitrary<PodSpec> = fc.record({
