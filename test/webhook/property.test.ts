@@ -116,9 +116,13 @@ test('the webhook and the planner judge an image alike: Go\'s whitespace, whatev
   }), { numRuns: 500 });
 });
 
-/** Mostly a good value, sometimes a bad one: a spec breaking one rule at a time, now and then none. */
+/**
+ * Mostly a good value, sometimes a bad one: a spec breaking a rule or two, now and then none.
+ * 9 to 1: with ~30 fields drawn, about a sixth of the specs break none (at 4 to 1 only ~2.5%,
+ * and the coverage check below failed now and then once review91 added fields).
+ */
 const mostly = <T, U>(good: readonly T[], bad: readonly U[]): fc.Arbitrary<T | U> =>
-  fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...good) }, { weight: 1, arbitrary: fc.constantFrom(...bad) });
+  fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...good) }, { weight: 1, arbitrary: fc.constantFrom(...bad) });
 
 /** ConfigMap and Secret names and keys (`x-` is valid in envFrom only: masked as a generateName). */
 const refName = mostly(['cm', 'app.config', 'x-'], ['My_CM', '-', '', undefined]);
