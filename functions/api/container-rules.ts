@@ -19,6 +19,12 @@ export interface ContainerProblem {
   supported?: readonly string[];
   /** A JSON type Go cannot decode (container-types.ts), found before any rule. */
   decode?: boolean;
+  /**
+   * The pod's own field kube-apiserver names instead of the container's, under `spec`
+   * (`hostNetwork`, or '' for `spec` itself): a rule of the whole pod the container breaks
+   * (podBoundProblems' HostProcess rules). `field` still names the container's field at fault.
+   */
+  podField?: string;
 }
 
 /**
@@ -183,19 +189,38 @@ export interface PodBounds {
   readonly hostUsers?: unknown;
   /** spec.volumes: a name, and whether the source is a PVC or an ephemeral volume (set, not null). */
   readonly volumes?: readonly { readonly name: string; readonly persistentVolumeClaim?: unknown; readonly ephemeral?: unknown }[];
+  /** spec.os: its name, `linux` or `windows`, if set. */
+  readonly os?: unknown;
+  /** spec.hostNetwork: only kube-apiserver's wording reads it (a HostProcess pod has it true). */
+  readonly hostNetwork?: unknown;
+  /** spec.securityContext: its windowsOptions.hostProcess. */
+  readonly securityContext?: unknown;
+  /** The pod's containers of each kind: their securityContext.windowsOptions.hostProcess. */
+  readonly containers?: readonly unknown[];
+  readonly initContainers?: readonly unknown[];
+  readonly ephemeralContainers?: readonly unknown[];
 }
 
 /**
  * What kube-apiserver refuses in an ephemeral container only in some pods, by parts of the pod
- * that never change (validateContainerCommon, validation.go): a volumeMount or volumeDevice
- * naming no volume of the pod (ValidateVolumeMounts, ValidateVolumeDevices: NotFound, an
- * empty name too), a device on a volume that is neither a PersistentVolumeClaim nor an
- * ephemeral volume (isMatchedDevice), and procMount Unmasked in a pod that keeps the host's
- * user namespace (ValidateSecurityContext with hostUsers = spec.hostUsers unset or true). One
- * list for the planner, which fails such a pod at once (pod-state.ts unfitReason), and the
+ * that never change (ValidatePodEphemeralContainersUpdate validates the whole pod with the
+ * container in it: ValidatePodSpec, validation.go):
+ * - a volumeMount or volumeDevice naming no volume of the pod (ValidateVolumeMounts,
+ *   ValidateVolumeDevices: NotFound, an empty name too), a device on a volume that is neither a
+ *   PersistentVolumeClaim nor an ephemeral volume (isMatchedDevice);
+ * - procMount Unmasked in a pod that keeps the host's user namespace (ValidateSecurityContext
+ *   with hostUsers = spec.hostUsers unset or true);
+ * - by spec.os, only when it is set: windowsOptions in a linux pod (validateLinux), the
+ *   linux-only security fields in a windows pod (validateWindows);
+ * - HostProcess (validateWindowsHostProcessPod, whatever spec.os): a container that is a
+ *   HostProcess one (its own windowsOptions.hostProcess, else the pod's) in a pod whose
+ *   containers are not, or the converse; a hostProcess that differs from the pod's.
+ * One list for the planner, which fails such a pod at once (pod-state.ts unfitReason), and the
  * embedded API server, which refuses the injection (cluster/pod-rules.ts).
  * The Unmasked rule is kube-apiserver's from 1.33 (ProcMountType on by default); before, with
  * the gate off, it writes Default instead (dropDisabledProcMountField) and injects.
+ * Not mirrored: what kube-apiserver's --allow-privileged=false refuses (privileged, HostProcess
+ * containers: "disallowed by cluster policy"), a flag no client can see.
  */
 export function podBoundProblems(c: Record<string, unknown>, pod: PodBounds): ContainerProblem[] {
   const volumes = pod.volumes ?? [];
@@ -212,6 +237,63 @@ export function podBoundProblems(c: Record<string, unknown>, pod: PodBounds): Co
   });
   const sc = c['securityContext'];
   if (isObject(sc) && sc['procMount'] === 'Unmasked' && pod.hostUsers !== false) out.push({ field: 'securityContext.procMount', kind: 'invalid', value: 'Unmasked', message: '`hostUsers` must be false to use `Unmasked`' });
+  out.push(...hostProcessProblems(sc, pod), ...osProblems(sc, pod.os));
+  return out;
+}
+
+/** The security fields validateWindows forbids in a windows pod's containers, in its order. */
+const LINUX_ONLY = ['appArmorProfile', 'seLinuxOptions', 'seccompProfile', 'capabilities', 'readOnlyRootFilesystem', 'privileged', 'allowPrivilegeEscalation', 'procMount', 'runAsUser', 'runAsGroup'] as const;
+
+/**
+ * validateLinux and validateWindows, which ValidatePodSpec applies only when spec.os is set
+ * (and valid): a linux pod's containers may not set windowsOptions, a windows pod's may not set
+ * the linux-only fields. Set as Go sees a pointer: present and not null (`privileged: false`
+ * and `capabilities: {}` are set). A pod without spec.os takes either.
+ */
+function osProblems(sc: unknown, os: unknown): ContainerProblem[] {
+  const name = isObject(os) ? os['name'] : undefined;
+  if (!isObject(sc)) return [];
+  if (name === 'linux') return sc['windowsOptions'] == null ? [] : [{ field: 'securityContext.windowsOptions', kind: 'forbidden', message: 'windows options cannot be set for a linux pod' }];
+  if (name !== 'windows') return [];
+  return LINUX_ONLY.filter((k) => sc[k] != null).map((k) => ({ field: `securityContext.${k}`, kind: 'forbidden', message: 'cannot be set for a windows pod' }));
+}
+
+const HOST_PROCESS = 'securityContext.windowsOptions.hostProcess';
+
+/** A securityContext's windowsOptions.hostProcess, when it is a boolean (Go's *bool: null is unset). */
+function hostProcessOf(sc: unknown): boolean | undefined {
+  const w = isObject(sc) ? sc['windowsOptions'] : undefined;
+  const hp = isObject(w) ? w['hostProcess'] : undefined;
+  return typeof hp === 'boolean' ? hp : undefined;
+}
+
+/** Whether a container is a HostProcess one, as validateWindowsHostProcessPod counts it: its own value, else the pod's. */
+const runsAsHostProcess = (own: boolean | undefined, pod: boolean | undefined): boolean => own ?? (pod === true);
+
+/** Whether the container would run as a HostProcess container in this pod (its windowsOptions.hostProcess, else the pod's). */
+export function isHostProcessContainer(c: Record<string, unknown>, pod: PodBounds): boolean {
+  return runsAsHostProcess(hostProcessOf(c['securityContext']), hostProcessOf(pod.securityContext));
+}
+
+/**
+ * validateWindowsHostProcessPod (ValidatePodSpec, whatever spec.os), for one container added to
+ * a pod that passed it: a hostProcess that differs from the pod's (at the container's field);
+ * a HostProcess container in a pod whose containers are not, or the converse ("all containers
+ * must be", at `spec`), and for a HostProcess container, hostNetwork (at `spec.hostNetwork`).
+ * Whether the pod is a HostProcess pod is told by any of its containers (init and ephemeral
+ * ones too: VisitContainersWithPath), since it passed: all of them are, or none.
+ */
+function hostProcessProblems(sc: unknown, pod: PodBounds): ContainerProblem[] {
+  const podValue = hostProcessOf(pod.securityContext);
+  const own = hostProcessOf(sc);
+  const out: ContainerProblem[] = [];
+  if (podValue !== undefined && own !== undefined && own !== podValue) out.push({ field: HOST_PROCESS, kind: 'invalid', value: own, message: `pod hostProcess value must be identical if both are specified, was ${String(podValue)}` });
+  const isHostProcess = runsAsHostProcess(own, podValue);
+  const hostProcessIn = (list: readonly unknown[] | undefined): boolean => list?.some((x) => runsAsHostProcess(hostProcessOf(isObject(x) ? x['securityContext'] : undefined), podValue)) === true;
+  const podIsHostProcess = hostProcessIn(pod.initContainers) || hostProcessIn(pod.containers) || hostProcessIn(pod.ephemeralContainers);
+  if (isHostProcess === podIsHostProcess) return out;
+  out.push({ field: HOST_PROCESS, podField: '', kind: 'invalid', value: '', message: 'If pod contains any hostProcess containers then all containers must be HostProcess containers' });
+  if (isHostProcess && pod.hostNetwork !== true) out.push({ field: HOST_PROCESS, podField: 'hostNetwork', kind: 'invalid', value: false, message: 'hostNetwork must be true if pod contains any hostProcess containers' });
   return out;
 }
 
@@ -485,7 +567,8 @@ const bytesOf = (s: string): number => new TextEncoder().encode(s).length;
  * validateWindowsSecurityContextOptions (ValidateSecurityContext, validation.go): a GMSA
  * credential spec name that is a DNS-1123 subdomain, a credential spec neither empty nor over
  * 64 KiB, and a runAsUserName `[DOMAIN\]USER` by Windows' naming rules. Every pod alike (a
- * pod whose spec.os is linux refuses windowsOptions at all: that one is the pod's).
+ * pod whose spec.os is linux refuses windowsOptions at all, and hostProcess must match the
+ * pod's: those are the pod's, podBoundProblems).
  */
 function windowsOptionsProblems(w: unknown): ContainerProblem[] {
   if (!isObject(w)) return [];

@@ -18,10 +18,16 @@
 // - the annotation kubernetes.io/config.mirror, alone: a static pod's mirror takes no
 //   ephemeral container (pod-state.ts unfitReason);
 // - the names of spec.containers, spec.initContainers and spec.volumes, each volume's
-//   persistentVolumeClaim or ephemeral source as `{}` (only that it is set is read), and
-//   spec.hostUsers: whether the template can go into the pod (unfitReason: a name taken, a
-//   targetContainerName or a volumeMount naming nothing, a volumeDevice on a volume of another
-//   kind, procMount Unmasked in a pod that keeps host users: review91 F2, F3);
+//   persistentVolumeClaim or ephemeral source as `{}` (only that it is set is read),
+//   spec.hostUsers, spec.os.name, and windowsOptions.hostProcess of spec.securityContext and of
+//   each container (init and ephemeral ones too), where it is set: whether the template can go
+//   into the pod (unfitReason: a name taken, a targetContainerName or a volumeMount naming
+//   nothing, a volumeDevice on a volume of another kind, procMount Unmasked in a pod that keeps
+//   host users: review91 F2, F3; windowsOptions in a linux pod, linux-only fields in a windows
+//   one, a HostProcess container in a pod that is not a HostProcess pod or the converse).
+//   Not spec.hostNetwork: kube-apiserver's HostProcess rule reads it, but its error comes only
+//   beside the one that a pod's containers must all be HostProcess ones or none, so the planner
+//   decides nothing from it;
 // - each ephemeral container's name and its KRUISE_EJOB_ID env entries (name and value): which
 //   job owns it (pod-state.ts ownedBy, hasForeignNamesake);
 // - each ephemeral container status's name and state — waiting (reason, message), running
@@ -65,23 +71,37 @@ export function trimListedPod(pod: Pod): Pod {
     volumes: s.volumes?.map(volumeKind),
     ephemeralContainers: s.ephemeralContainers?.map(marked),
     hostUsers: s.hostUsers,
+    os: isObject(s.os) && typeof s.os.name === 'string' ? { name: s.os.name } : undefined,
+    securityContext: hostProcessOnly(s.securityContext),
   });
   const st = pod.status;
   const status = st === undefined ? undefined : present({ phase: st.phase, ephemeralContainerStatuses: st.ephemeralContainerStatuses?.map(stated) });
   return status === undefined ? { metadata, spec } : { metadata, spec, status };
 }
 
-const named = (c: { name: string }): Container => ({ name: c.name });
+/** A container's name, and its hostProcess where it is set. */
+function named(c: Container): Container {
+  const securityContext = hostProcessOnly(c.securityContext);
+  return securityContext === undefined ? { name: c.name } : { name: c.name, securityContext };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A securityContext cut to its windowsOptions.hostProcess, when that is set (a boolean; null is unset, as in Go); else nothing. */
+function hostProcessOnly(sc: unknown): { windowsOptions: { hostProcess: boolean } } | undefined {
+  const hostProcess = isObject(sc) && isObject(sc.windowsOptions) ? sc.windowsOptions.hostProcess : undefined;
+  return typeof hostProcess === 'boolean' ? { windowsOptions: { hostProcess } } : undefined;
+}
 
 /** A volume's name, and `{}` for the block-capable source it has (persistentVolumeClaim or ephemeral; null is none, as in Go). */
 function volumeKind(v: { name: string; persistentVolumeClaim?: unknown; ephemeral?: unknown }): { name: string; persistentVolumeClaim?: object; ephemeral?: object } {
   return present({ name: v.name, persistentVolumeClaim: v.persistentVolumeClaim == null ? undefined : {}, ephemeral: v.ephemeral == null ? undefined : {} });
 }
 
-/** An ephemeral container's name and the env entries that mark its job. */
+/** An ephemeral container's name, the env entries that mark its job, and its hostProcess (named). */
 function marked(c: Container): Container {
   const env = c.env?.filter((e) => e.name === EJOB_ID_ENV).map((e) => present({ name: e.name, value: e.value }));
-  return env === undefined ? { name: c.name } : { name: c.name, env };
+  return present({ ...named(c), env });
 }
 
 function stated(s: ContainerStatus): ContainerStatus {

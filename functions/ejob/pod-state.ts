@@ -1,4 +1,4 @@
-import { podBoundProblems, type ContainerProblem } from '../api/container-rules.ts';
+import { isHostProcessContainer, podBoundProblems, type ContainerProblem } from '../api/container-rules.ts';
 import type { EphemeralContainerTemplate } from '../api/ephemeraljob.ts';
 import { isDeepFrozen } from '../api/frozen.ts';
 import { EJOB_ID_ENV } from '../api/names.ts';
@@ -86,10 +86,12 @@ const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
  * `kubernetes.io/config.mirror`), and what podBoundProblems (api/container-rules.ts, shared
  * with the embedded API server) finds: a volumeMount or volumeDevice naming no volume of the
  * pod, a device on a volume that is no PVC or ephemeral volume, procMount Unmasked while the
- * pod keeps host users (review91 F2, F3). Those parts of a pod never change, so the refusal
- * would be for good: the pod is failed for the job at once (targets.ts) instead of being
- * claimed again every claim window while it holds a slot (OpenKruise retries it for good, and
- * at parallelism 1 the job stalls).
+ * pod keeps host users (review91 F2, F3), windowsOptions in a pod whose spec.os is linux and
+ * linux-only security fields in a windows one, a HostProcess container in a pod that is not a
+ * HostProcess pod or the converse (review91's pod-dependent rules). Those parts of a pod never
+ * change, so the refusal would be for good: the pod is failed for the job at once (targets.ts)
+ * instead of being claimed again every claim window while it holds a slot (OpenKruise retries
+ * it for good, and at parallelism 1 the job stalls).
  */
 export function unfitReason(pod: Pod, template: readonly EphemeralContainerTemplate[]): string | undefined {
   // Every reconcile asks this of every pending pod: plain scans of a few names, no Sets.
@@ -102,17 +104,26 @@ export function unfitReason(pod: Pod, template: readonly EphemeralContainerTempl
     const target = c.targetContainerName;
     if (typeof target === 'string' && target !== '' && !has(target)) return `the pod has no container ${target} (targetContainerName of ${c.name})`;
     const problem = podBoundProblems(c, pod.spec)[0];
-    if (problem !== undefined) return boundReason(problem, c.name);
+    if (problem !== undefined) return boundReason(problem, c, pod.spec);
   }
   return undefined;
 }
 
 /** A podBoundProblems problem, told of the pod: the field of the template container that meets it, and the name it gives (quoted when empty). */
-function boundReason(p: ContainerProblem, container: string): string {
+function boundReason(p: ContainerProblem, c: EphemeralContainerTemplate, spec: Pod['spec']): string {
+  const container = c.name;
   const list = p.field.replace(/\.name$/, '');
   const name = p.value === '' ? '""' : String(p.value);
   if (p.kind === 'notFound') return `the pod has no volume ${name} (${list} of ${container})`;
-  if (p.field === 'securityContext.procMount') return `the pod keeps the host's user namespace (procMount Unmasked of ${container} needs hostUsers: false)`;
+  if (p.field === 'securityContext.procMount' && p.kind === 'invalid') return `the pod keeps the host's user namespace (procMount Unmasked of ${container} needs hostUsers: false)`;
+  const os = /a (linux|windows) pod$/.exec(p.message ?? '')?.[1];
+  if (os !== undefined) return `the pod's spec.os.name is ${os} (${p.field} of ${container}: ${p.message ?? ''})`;
+  if (p.podField !== undefined) {
+    return isHostProcessContainer(c, spec)
+      ? `the pod is no Windows HostProcess pod (${container} is a HostProcess container, ${p.field}: every container of the pod must be one, and the pod use hostNetwork)`
+      : `the pod is a Windows HostProcess pod (${container} is not a HostProcess container, ${p.field}: every container of the pod must be one)`;
+  }
+  if (p.field.endsWith('.hostProcess')) return `the pod's securityContext.windowsOptions.hostProcess is ${String(!(p.value as boolean))} (${p.field} of ${container} is ${String(p.value)}: both must be the same)`;
   return `the pod's volume ${name} is no PersistentVolumeClaim or ephemeral volume (${list} of ${container}: a block device needs one)`;
 }
 

@@ -268,6 +268,48 @@ test('review91 F2, F3: what only some pods refuse (podBoundProblems): a volume t
   assert.deepEqual(parse(c), { ok: true });
 });
 
+test("the pod-dependent security rules (podBoundProblems): spec.os's validateLinux and validateWindows, only when spec.os is set, and validateWindowsHostProcessPod", () => {
+  const windowsOptions = security({ windowsOptions: { runAsUserName: 'ContainerUser' } });
+  const linuxOnly = security({ appArmorProfile: { type: 'RuntimeDefault' }, seLinuxOptions: {}, seccompProfile: { type: 'RuntimeDefault' }, capabilities: {}, readOnlyRootFilesystem: false, privileged: false, allowPrivilegeEscalation: false, procMount: 'Default', runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true });
+  // validateLinux: windowsOptions at all, even empty.
+  assert.deepEqual(podBoundProblems(windowsOptions, { os: { name: 'linux' } }), [{ field: 'securityContext.windowsOptions', kind: 'forbidden', message: 'windows options cannot be set for a linux pod' }]);
+  assert.deepEqual(podBoundProblems(security({ windowsOptions: {} }), { os: { name: 'linux' } }).map((p) => p.field), ['securityContext.windowsOptions']);
+  // validateWindows: each linux-only field that is set (false and {} are set; null is not), in Go's order; runAsNonRoot is not one.
+  assert.deepEqual(podBoundProblems(linuxOnly, { os: { name: 'windows' } }), ['appArmorProfile', 'seLinuxOptions', 'seccompProfile', 'capabilities', 'readOnlyRootFilesystem', 'privileged', 'allowPrivilegeEscalation', 'procMount', 'runAsUser', 'runAsGroup'].map((k) => ({ field: `securityContext.${k}`, kind: 'forbidden', message: 'cannot be set for a windows pod' })));
+  assert.deepEqual(podBoundProblems(security({ privileged: null, runAsNonRoot: true }), { os: { name: 'windows' } }), []);
+  // Without spec.os (most pods), or with the other OS, either is taken.
+  for (const os of [undefined, {}, { name: 'windows' }]) assert.deepEqual(podBoundProblems(windowsOptions, { os }), [], JSON.stringify(os));
+  for (const os of [undefined, { name: 'linux' }]) assert.deepEqual(podBoundProblems(linuxOnly, { os }), [], JSON.stringify(os));
+
+  const hostProcess = (v: unknown): Record<string, unknown> => ({ securityContext: { windowsOptions: { hostProcess: v } } });
+  const hp = { ...ok, ...hostProcess(true) };
+  const plainPod = { containers: [{ name: 'app' }] };
+  const allContainers = { field: 'securityContext.windowsOptions.hostProcess', podField: '', kind: 'invalid', value: '', message: 'If pod contains any hostProcess containers then all containers must be HostProcess containers' };
+  const hostNetwork = { field: 'securityContext.windowsOptions.hostProcess', podField: 'hostNetwork', kind: 'invalid', value: false, message: 'hostNetwork must be true if pod contains any hostProcess containers' };
+  // A HostProcess container in a pod that is not a HostProcess pod, whatever spec.os: the pod's rule, at spec and spec.hostNetwork.
+  assert.deepEqual(podBoundProblems(hp, plainPod), [allContainers, hostNetwork]);
+  assert.deepEqual(podBoundProblems(hp, { ...plainPod, hostNetwork: true }), [allContainers]);
+  assert.deepEqual(podBoundProblems(hp, { ...plainPod, securityContext: hostProcess(false).securityContext }), [
+    { field: 'securityContext.windowsOptions.hostProcess', kind: 'invalid', value: true, message: 'pod hostProcess value must be identical if both are specified, was false' }, allContainers, hostNetwork,
+  ]);
+  // A HostProcess pod: by its own securityContext, or by its containers (an init or ephemeral one tells it too).
+  const byPod = { containers: [{ name: 'app' }], hostNetwork: true, securityContext: hostProcess(true).securityContext };
+  for (const pod of [byPod, { containers: [{ name: 'app', ...hostProcess(true) }], hostNetwork: true }, { containers: [{ name: 'app', ...hostProcess(true) }], initContainers: [{ name: 'i', ...hostProcess(true) }], hostNetwork: true }]) {
+    assert.deepEqual(podBoundProblems(hp, pod), [], JSON.stringify(pod));
+  }
+  assert.deepEqual(podBoundProblems(ok, byPod), [], "a container that sets nothing takes the pod's hostProcess");
+  assert.deepEqual(podBoundProblems(ok, { containers: [{ name: 'app', ...hostProcess(true) }], hostNetwork: true }), [allContainers], 'set on the containers alone, the pod does not make it one');
+  assert.deepEqual(podBoundProblems(ok, { containers: [{ name: 'app' }], ephemeralContainers: [{ name: 'dbg', ...hostProcess(true) }], hostNetwork: true }), [allContainers]);
+  assert.deepEqual(podBoundProblems({ ...ok, ...hostProcess(false) }, byPod), [
+    { field: 'securityContext.windowsOptions.hostProcess', kind: 'invalid', value: false, message: 'pod hostProcess value must be identical if both are specified, was true' }, allContainers,
+  ]);
+  // hostProcess false, or null (Go's nil), in a plain pod: nothing.
+  for (const v of [false, null]) assert.deepEqual(podBoundProblems({ ...ok, ...hostProcess(v) }, plainPod), [], String(v));
+  assert.deepEqual(podBoundProblems({ ...ok, ...hostProcess(false) }, { ...plainPod, securityContext: hostProcess(false).securityContext }), []);
+  // Not the template's to answer for: the spec parse takes them all.
+  for (const c of [windowsOptions, linuxOnly, hp]) assert.deepEqual(parse(c), { ok: true });
+});
+
 test('a fieldRef without apiVersion: a template runs (the API server defaults it to v1), what is received undefaulted is Required', () => {
   for (const apiVersion of [undefined, null, '']) {
     const c = fieldRef({ apiVersion, fieldPath: 'spec.nodeName' });

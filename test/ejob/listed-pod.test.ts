@@ -59,6 +59,9 @@ interface PodSpec {
   /** The source of the pod's `blk` volume (a template device needs a PVC or an ephemeral one), and spec.hostUsers (procMount Unmasked needs false). */
   blk: 'none' | 'pvc' | 'ephemeral' | 'emptyDir' | 'pvc-null';
   hostUsers: boolean | undefined;
+  /** spec.os.name (the OS rules apply only when it is set), and how the pod is a Windows HostProcess pod: by its securityContext, by each container's, not at all (false, null, unset). */
+  os: 'linux' | 'windows' | undefined;
+  hostProcess: 'none' | 'pod' | 'containers' | 'pod-false' | 'null';
 }
 
 const podArb: fc.Arbitrary<PodSpec> = fc.record({
@@ -70,9 +73,11 @@ const podArb: fc.Arbitrary<PodSpec> = fc.record({
   created: fc.option(fc.nat(5), { nil: undefined, freq: 8 }),
   annotations: fc.dictionary(fc.constantFrom('example.com/blob', 'kubectl.kubernetes.io/restartedAt', 'kubernetes.io/config.source', 'prometheus.io/scrape'), fc.string({ maxLength: 40 }), { maxKeys: 3 }),
   // One pod in 16 with a field broken (the schema refuses most of those).
-  broken: fc.oneof({ arbitrary: fc.constant(undefined), weight: 15 }, { arbitrary: fc.tuple(fc.constantFrom('metadata', 'spec', 'status', 'containers', 'ephemeralContainers', 'statuses', 'labels', 'name', 'creationTimestamp', 'volumes', 'initContainers', 'containerStatuses', 'annotations', 'hostUsers'), fc.jsonValue({ maxDepth: 1 })), weight: 1 }),
+  broken: fc.oneof({ arbitrary: fc.constant(undefined), weight: 15 }, { arbitrary: fc.tuple(fc.constantFrom('metadata', 'spec', 'status', 'containers', 'ephemeralContainers', 'statuses', 'labels', 'name', 'creationTimestamp', 'volumes', 'initContainers', 'containerStatuses', 'annotations', 'hostUsers', 'os', 'securityContext'), fc.jsonValue({ maxDepth: 1 })), weight: 1 }),
   blk: fc.constantFrom<PodSpec['blk']>('pvc', 'pvc', 'ephemeral', 'emptyDir', 'none', 'pvc-null'),
   hostUsers: fc.constantFrom(undefined, undefined, false, false, true),
+  os: fc.constantFrom(undefined, undefined, 'linux', 'windows'),
+  hostProcess: fc.constantFrom<PodSpec['hostProcess']>('none', 'none', 'none', 'pod', 'containers', 'pod-false', 'null'),
 });
 
 /** The pod's ephemeral containers (of this job, or another) and their statuses, as the kubelet reports them. */
@@ -95,10 +100,22 @@ function ephemeral(s: PodSpec, names: readonly string[]): { ephemeralContainers?
 /** The pod with one field replaced by any JSON value (most of which the schema refuses). */
 function broken(pod: Record<string, any>, [where, value]: [string, unknown]): void { // eslint-disable-line @typescript-eslint/no-explicit-any -- a raw object, broken on purpose
   if (where === 'metadata' || where === 'spec' || where === 'status') pod[where] = value;
-  else if (where === 'containers' || where === 'ephemeralContainers' || where === 'volumes' || where === 'initContainers' || where === 'hostUsers') pod.spec[where] = value;
+  else if (['containers', 'ephemeralContainers', 'volumes', 'initContainers', 'hostUsers', 'os', 'securityContext'].includes(where)) pod.spec[where] = value;
   else if (where === 'statuses') pod.status.ephemeralContainerStatuses = value;
   else if (where === 'containerStatuses') pod.status.containerStatuses = value;
   else pod.metadata[where] = value;
+}
+
+/** The pod's spec.os, hostNetwork and securityContext by `s`; each container's own hostProcess (written into `containers`) when the pod is HostProcess by them. */
+function windowsFields(s: PodSpec, containers: Record<string, unknown>[]): Record<string, unknown> {
+  const hostProcess = (v: unknown): Record<string, unknown> => ({ windowsOptions: { hostProcess: v, runAsUserName: 'NT AUTHORITY\\SYSTEM' } });
+  if (s.hostProcess === 'containers' || s.hostProcess === 'null') for (const c of containers) c.securityContext = hostProcess(s.hostProcess === 'null' ? null : true);
+  const pod = { pod: hostProcess(true), 'pod-false': hostProcess(false), null: hostProcess(null), none: undefined, containers: undefined }[s.hostProcess];
+  return {
+    ...(s.os ? { os: { name: s.os } } : {}),
+    securityContext: { runAsNonRoot: true, ...pod },
+    ...(s.hostProcess === 'pod' || s.hostProcess === 'containers' ? { hostNetwork: true } : {}),
+  };
 }
 
 /** A pod as kube-apiserver returns it: managedFields, probes, resources, owner, conditions and the rest, around what the planner reads. */
@@ -113,6 +130,7 @@ function rawPod(i: number, s: PodSpec, names: readonly string[]): unknown {
   const blk = { none: [], pvc: [{ name: 'blk', persistentVolumeClaim: { claimName: `blk-${i}`, readOnly: false } }], ephemeral: [{ name: 'blk', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', resources: { requests: { storage: '1Gi' } } } } } }], emptyDir: [{ name: 'blk', emptyDir: {} }], 'pvc-null': [{ name: 'blk', persistentVolumeClaim: null, hostPath: { path: '/dev/sdb' } }] }[s.blk];
   const volumes = [{ name: 'config', configMap: { name: 'web' } }, ...(s.fit === 'no-volume' ? [] : [{ name: 'data', emptyDir: {} }]), ...blk, { name: `kube-api-access-${i}`, projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }];
   const annotations = { ...s.annotations, ...(s.fit === 'mirror' ? { 'kubernetes.io/config.mirror': 'abc123' } : {}) };
+  const windows = windowsFields(s, [...containers, ...initContainers, ...((ecs ?? []) as Record<string, unknown>[])]);
   const pod: Record<string, any> = { // eslint-disable-line @typescript-eslint/no-explicit-any -- a raw object, maybe broken below
     metadata: {
       name: `p${i}`, generateName: 'p', namespace: 'ns', uid: `u${i}`, resourceVersion: String(100 + i),
@@ -125,7 +143,7 @@ function rawPod(i: number, s: PodSpec, names: readonly string[]): unknown {
     },
     spec: {
       nodeName: `node-${i % 3}`, restartPolicy: 'Always', serviceAccountName: 'default', dnsPolicy: 'ClusterFirst', shareProcessNamespace: i % 2 === 0,
-      containers, initContainers, volumes, ...(ecs ? { ephemeralContainers: ecs } : {}), ...(s.hostUsers === undefined ? {} : { hostUsers: s.hostUsers }),
+      containers, initContainers, volumes, ...(ecs ? { ephemeralContainers: ecs } : {}), ...(s.hostUsers === undefined ? {} : { hostUsers: s.hostUsers }), ...windows,
       tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
     },
     status: {
@@ -148,9 +166,10 @@ interface JobSpec {
   deadline: number | undefined;
   twoContainers: boolean;
   mountsData: boolean;
-  /** The second container (or the first, alone) has a block device on `blk`, and procMount Unmasked. */
+  /** The second container (or the first, alone) has a block device on `blk`, procMount Unmasked, and Windows or Linux security fields. */
   device: boolean;
   unmasked: boolean;
+  windows: 'none' | 'windowsOptions' | 'hostProcess' | 'hostProcess-false' | 'linuxOnly';
   status: undefined | { phase: string; match: number; succeeded: number; failed: number; running: number; waiting: number };
 }
 
@@ -163,15 +182,27 @@ const jobArb: fc.Arbitrary<JobSpec> = fc.record({
   mountsData: fc.nat(3).map((n) => n === 0),
   device: fc.nat(3).map((n) => n === 0),
   unmasked: fc.nat(3).map((n) => n === 0),
+  windows: fc.constantFrom<JobSpec['windows']>('none', 'none', 'windowsOptions', 'hostProcess', 'hostProcess-false', 'linuxOnly'),
   status: fc.option(fc.record({ phase: fc.constantFrom('Waiting', 'Running', 'Paused'), match: fc.nat(8), succeeded: fc.nat(4), failed: fc.nat(4), running: fc.nat(4), waiting: fc.nat(4) }), { nil: undefined }),
 });
+
+function securityOf(j: JobSpec): Record<string, unknown> {
+  const windows = {
+    none: {},
+    windowsOptions: { windowsOptions: { runAsUserName: 'ContainerUser' } },
+    hostProcess: { windowsOptions: { hostProcess: true } },
+    'hostProcess-false': { windowsOptions: { hostProcess: false } },
+    linuxOnly: { capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+  }[j.windows];
+  return { ...(j.unmasked ? { procMount: 'Unmasked' } : {}), ...windows };
+}
 
 function makeJob(j: JobSpec): EphemeralJobObject {
   const container = (name: string): Record<string, unknown> => ({
     name, image: 'busybox', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File', targetContainerName: 'main',
     ...(j.mountsData ? { volumeMounts: [{ name: 'data', mountPath: '/data' }] } : {}),
     ...(j.device && name === 'ec2' === j.twoContainers ? { volumeDevices: [{ name: 'blk', devicePath: '/dev/blk' }] } : {}),
-    ...(j.unmasked && name === 'ec2' === j.twoContainers ? { securityContext: { procMount: 'Unmasked' } } : {}),
+    ...(name === 'ec2' === j.twoContainers ? { securityContext: securityOf(j) } : {}),
   });
   return {
     metadata: { name: 'j', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '5', creationTimestamp: '2026-01-01T00:30:00Z' },
@@ -241,9 +272,18 @@ function nameOf(item: unknown): string {
 
 const failureEventNames = (actions: readonly Action[]): string[] => actions.flatMap((a) => ((a.body as { reason?: unknown } | undefined)?.reason === POD_FAILED_REASON ? [a.name ?? ''] : []));
 
+/** The kinds of pod the template cannot go into that a run met, and a HostProcess template that went into a HostProcess pod (the property's coverage). */
+function countUnfit(seen: Record<'blockUnfit' | 'hostUsersUnfit' | 'osUnfit' | 'hostProcessUnfit' | 'hostProcessFits', number>, reasons: readonly string[], j: JobSpec): void {
+  if (reasons.some((r) => r.includes('block device'))) seen.blockUnfit++;
+  if (reasons.some((r) => r.includes('hostUsers: false'))) seen.hostUsersUnfit++;
+  if (reasons.some((r) => r.includes('spec.os.name'))) seen.osUnfit++;
+  if (reasons.some((r) => r.toLowerCase().includes('hostprocess'))) seen.hostProcessUnfit++;
+  if (j.windows === 'hostProcess' && reasons.some((r) => r === '')) seen.hostProcessFits++;
+}
+
 describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
   test('property: the planner, and every question the observation asks of the pods, decide exactly the same from trimmed pods as from whole ones', () => {
-    const seen = { injections: 0, failuresTold: 0, unfit: 0, verdicts: 0, claimsKept: 0, unreadable: 0, unlisted: 0, mirror: 0, blockUnfit: 0, hostUsersUnfit: 0 };
+    const seen = { injections: 0, failuresTold: 0, unfit: 0, verdicts: 0, claimsKept: 0, unreadable: 0, unlisted: 0, mirror: 0, blockUnfit: 0, hostUsersUnfit: 0, osUnfit: 0, hostProcessUnfit: 0, hostProcessFits: 0 };
     fc.assert(fc.property(
       jobArb, fc.array(podArb, { maxLength: 8 }), viewArb,
       fc.record({ nowOffset: fc.integer({ min: 0, max: 7200 }), skew: fc.integer({ min: -5, max: 5 }), told: fc.nat(3), toldUnlisted: fc.nat(5).map((n) => n === 0), unlisted: fc.array(fc.tuple(fc.integer({ min: 8, max: 11 }), fc.option(podArb, { nil: null })), { maxLength: 2 }) }),
@@ -285,9 +325,7 @@ describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
         if (wholeWarnings.length > 0) seen.unreadable++;
         if (lease.unlisted) seen.unlisted++;
         if (specs.some((s) => s.fit === 'mirror' && s.matches && !s.broken)) seen.mirror++;
-        const reasons = whole.map((p) => unfitReason(p, parsed.spec.template.ephemeralContainers) ?? '');
-        if (reasons.some((r) => r.includes('block device'))) seen.blockUnfit++;
-        if (reasons.some((r) => r.includes('hostUsers: false'))) seen.hostUsersUnfit++;
+        countUnfit(seen, whole.map((p) => unfitReason(p, parsed.spec.template.ephemeralContainers) ?? ''), j);
       },
     ), { numRuns: Number(process.env.LP_RUNS ?? 3000) });
     // Not vacuous: each kind of decision was met often.
@@ -296,9 +334,10 @@ describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
   });
 
   test('what is kept of a real pod: the fields the planner reads, nothing else', () => {
-    const raw = rawPod(3, { owner: 'ours', fit: 'mirror', states: [{ terminated: { exitCode: 1, signal: 0, startedAt: '2026-01-01T00:00:00Z', containerID: 'c', reason: 'Error', message: 'disk full', finishedAt: '2026-01-01T00:10:00Z' } }, undefined], inactive: 'no', matches: true, created: 2, annotations: { 'example.com/blob': 'x'.repeat(40) }, broken: undefined, blk: 'ephemeral', hostUsers: false }, ['ec']);
+    const raw = rawPod(3, { owner: 'ours', fit: 'mirror', states: [{ terminated: { exitCode: 1, signal: 0, startedAt: '2026-01-01T00:00:00Z', containerID: 'c', reason: 'Error', message: 'disk full', finishedAt: '2026-01-01T00:10:00Z' } }, undefined], inactive: 'no', matches: true, created: 2, annotations: { 'example.com/blob': 'x'.repeat(40) }, broken: undefined, blk: 'ephemeral', hostUsers: false, os: 'windows', hostProcess: 'pod' }, ['ec']);
     const kept = LISTED_POD_VIEW.read(raw);
     assert.ok('pod' in kept);
+    const hostProcess = { securityContext: { windowsOptions: { hostProcess: true } } };
     assert.deepStrictEqual(kept.pod, {
       metadata: { name: 'p3', namespace: 'ns', uid: 'u3', labels: { app: 'x', 'pod-template-hash': '7d9c' }, creationTimestamp: '2026-01-01T00:00:02Z', annotations: { 'kubernetes.io/config.mirror': 'abc123' } },
       spec: {
@@ -307,11 +346,21 @@ describe('the pods an EphemeralJob reconcile keeps (listed-pod.ts)', () => {
         volumes: [{ name: 'config' }, { name: 'data' }, { name: 'blk', ephemeral: {} }, { name: 'kube-api-access-3' }],
         ephemeralContainers: [{ name: 'ec', env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }],
         hostUsers: false,
+        // spec.os.name and the pod's hostProcess: not hostNetwork, nor the rest of the securityContext and its windowsOptions.
+        os: { name: 'windows' },
+        ...hostProcess,
       },
       status: { phase: 'Running', ephemeralContainerStatuses: [{ name: 'ec', state: { terminated: { exitCode: 1, reason: 'Error', message: 'disk full', finishedAt: '2026-01-01T00:10:00Z' } } }] },
     });
     assert.deepStrictEqual(kept.pod, trimListedPod(Pod.parse(raw)));
     assert.ok(JSON.stringify(kept.pod).length * 4 < JSON.stringify(raw).length, 'a fraction of the pod');
+    // A pod HostProcess by its containers: each container's hostProcess, init and ephemeral ones too.
+    const byContainers = LISTED_POD_VIEW.read(rawPod(3, { owner: 'ours', fit: 'fits', states: [undefined, undefined], inactive: 'no', matches: true, created: 2, annotations: {}, broken: undefined, blk: 'none', hostUsers: undefined, os: undefined, hostProcess: 'containers' }, ['ec']));
+    assert.ok('pod' in byContainers);
+    const s = byContainers.pod.spec;
+    assert.deepStrictEqual([s.containers, s.initContainers, s.ephemeralContainers, s.securityContext, s.os], [
+      [{ name: 'main', ...hostProcess }, { name: 'log-shipper', ...hostProcess }], [{ name: 'migrate', ...hostProcess }], [{ name: 'ec', ...hostProcess, env: [{ name: 'KRUISE_EJOB_ID', value: UID }] }], undefined, undefined,
+    ]);
   });
 });
 

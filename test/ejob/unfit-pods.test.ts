@@ -6,7 +6,7 @@
 // never finished.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { EphemeralJobObject, EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
+import type { EphemeralContainerTemplate, EphemeralJobObject, EphemeralJobSpec } from '../../functions/api/ephemeraljob.ts';
 import type { Pod } from '../../functions/api/pod.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { CLAIMS_ANNOTATION, LeaseRecord } from '../../functions/ejob/lease-record.ts';
@@ -80,6 +80,49 @@ describe('a pod the template cannot go into', () => {
     assert.equal(unfitReason(pod('a', 1, { hostUsers: true }), unmasked), hostUsers);
     assert.equal(unfitReason(pod('a', 1, { hostUsers: false }), unmasked), undefined);
     assert.equal(unfitReason(pod('a', 1), [{ ...probe, securityContext: { procMount: 'Default' } }]), undefined);
+  });
+
+  test("the pod-dependent security rules kube-apiserver applies: windowsOptions in a linux pod, linux-only fields in a windows one, HostProcess against the pod's: unfit, the field named", () => {
+    const withSc = (securityContext: Record<string, unknown>): EphemeralContainerTemplate[] => [{ ...probe, securityContext }];
+    const windowsOptions = withSc({ windowsOptions: { runAsUserName: 'ContainerUser' } });
+    assert.equal(unfitReason(pod('a', 1, { os: { name: 'linux' } }), windowsOptions), "the pod's spec.os.name is linux (securityContext.windowsOptions of probe: windows options cannot be set for a linux pod)");
+    const capabilities = withSc({ capabilities: { drop: ['ALL'] } });
+    assert.equal(unfitReason(pod('a', 1, { os: { name: 'windows' } }), capabilities), "the pod's spec.os.name is windows (securityContext.capabilities of probe: cannot be set for a windows pod)");
+    // kube-apiserver applies the OS rules only when spec.os is set: most pods take either.
+    for (const tpl of [windowsOptions, capabilities]) assert.equal(unfitReason(pod('a', 1), tpl), undefined);
+    assert.equal(unfitReason(pod('a', 1, { os: { name: 'windows' } }), windowsOptions), undefined);
+    assert.equal(unfitReason(pod('a', 1, { os: { name: 'linux' } }), capabilities), undefined);
+    // HostProcess, whatever spec.os.
+    const hostProcess = withSc({ windowsOptions: { hostProcess: true } });
+    assert.equal(unfitReason(pod('a', 1), hostProcess), 'the pod is no Windows HostProcess pod (probe is a HostProcess container, securityContext.windowsOptions.hostProcess: every container of the pod must be one, and the pod use hostNetwork)');
+    const hostProcessPod = pod('a', 1, { os: { name: 'windows' }, hostNetwork: true, containers: [{ name: 'app', securityContext: { windowsOptions: { hostProcess: true } } }] });
+    assert.equal(unfitReason(hostProcessPod, hostProcess), undefined);
+    assert.equal(unfitReason(hostProcessPod, [probe]), 'the pod is a Windows HostProcess pod (probe is not a HostProcess container, securityContext.windowsOptions.hostProcess: every container of the pod must be one)');
+    const byPod = pod('a', 1, { hostNetwork: true, securityContext: { windowsOptions: { hostProcess: true } } });
+    assert.equal(unfitReason(byPod, [probe]), undefined, "a container that sets nothing takes the pod's hostProcess");
+    assert.equal(unfitReason(byPod, withSc({ windowsOptions: { hostProcess: false } })), "the pod's securityContext.windowsOptions.hostProcess is true (securityContext.windowsOptions.hostProcess of probe is false: both must be the same)");
+  });
+
+  test('a pod a pod-dependent security rule refuses is failed at once: never claimed nor injected, its Warning names the field; a pod without spec.os takes the template', () => {
+    const tpl = { ...probe, securityContext: { windowsOptions: { gmsaCredentialSpecName: 'gmsa-webapp' } } };
+    const linux = pod('a-linux', 1, { os: { name: 'linux' } });
+    const p = plan({ job: job({ parallelism: 1, template: { ephemeralContainers: [tpl] } }), pods: [linux, pod('b', 2)], lease: lease() }, NOW);
+    assert.deepEqual(injected(p.actions), ['b'], 'the pod without spec.os gets the slot');
+    assert.deepEqual(recordOf(p.actions.find((a) => a.kind === 'Lease')).claims.map((c) => c.pod), ['b'], 'a-linux is never claimed');
+    assert.equal((statusOf(p.actions) as { failed?: number }).failed, 1);
+    assert.ok(p.notes?.some((n) => n.includes("pod a-linux failed: its containers cannot go into it (the pod's spec.os.name is linux (securityContext.windowsOptions of probe: windows options cannot be set for a linux pod))")), p.notes?.join('\n'));
+    // Every pod refuses a HostProcess container: the job fails at once, nothing injected, one Lease write (the seal), no claim.
+    const hp = { ...probe, securityContext: { windowsOptions: { hostProcess: true } } };
+    const all = plan({ job: job({ template: { ephemeralContainers: [hp] } }), pods: [pod('c', 3), pod('d', 4, { os: { name: 'windows' } })], lease: lease() }, NOW);
+    assert.deepEqual(injected(all.actions), []);
+    const leaseWrites = all.actions.filter((a) => a.kind === 'Lease');
+    assert.equal(leaseWrites.length, 1);
+    assert.deepEqual([recordOf(leaseWrites[0]).finished, recordOf(leaseWrites[0]).claims], [true, []]);
+    const body = statusOf(all.actions) as { phase: string; conditions: { type: string; message?: string }[] };
+    assert.equal(body.phase, 'Failed');
+    assert.match(body.conditions.find((c) => c.type === 'JobFailed')?.message ?? '', /2 could not take the containers \(c: the pod is no Windows HostProcess pod \(probe is a HostProcess container, securityContext\.windowsOptions\.hostProcess/);
+    const podEvent = all.actions.find((a) => a.kind === 'Event' && (a.body as { involvedObject: { name: string } }).involvedObject.name === 'd');
+    assert.match((podEvent?.body as { message: string }).message, /securityContext\.windowsOptions\.hostProcess/);
   });
 
   test('it is a failed target from the start, never claimed: at parallelism 1 the next pod gets the slot', () => {
