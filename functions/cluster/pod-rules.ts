@@ -160,7 +160,15 @@ export function validatePodUpdate(next: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; all: Set<string>; pod: PodBounds }): FieldError[] {
+/** What ephemeralErrors reads of the pod, and keeps of it: the pod's own errors, each once as kube-apiserver gives them. */
+interface EphemeralContext {
+  other: Set<string>;
+  all: Set<string>;
+  pod: PodBounds;
+  podErrors: Map<string, FieldError>;
+}
+
+function ephemeralErrors(ec: Container, i: number, names: EphemeralContext): FieldError[] {
   const path = `spec.ephemeralContainers[${i}]`;
   const errs = validateContainerCommon(ec, path);
   const name = typeof ec.name === 'string' ? ec.name : '';
@@ -170,8 +178,15 @@ function ephemeralErrors(ec: Container, i: number, names: { other: Set<string>; 
   if (typeof target === 'string' && target !== '' && !names.other.has(target)) errs.push(fieldNotFound(`${path}.targetContainerName`, target));
   // What this pod refuses (shared with the planner's unfitReason): a mount or device naming
   // none of its volumes, a device on a volume that is no PVC or ephemeral one, procMount
-  // Unmasked while the pod keeps host users.
-  for (const p of podBoundProblems(ec, names.pod)) errs.push(fieldError(`${path}.${p.field}`, p));
+  // Unmasked while the pod keeps host users, the spec.os rules, HostProcess. A rule of the
+  // whole pod (validateWindowsHostProcessPod's `spec`, `spec.hostNetwork`) is said once.
+  for (const p of podBoundProblems(ec, names.pod)) {
+    if (p.podField === undefined) errs.push(fieldError(`${path}.${p.field}`, p));
+    else {
+      const e = fieldError(p.podField === '' ? 'spec' : `spec.${p.podField}`, p);
+      names.podErrors.set(`${e.field}\n${e.message}`, e);
+    }
+  }
   // What no pod can cure: the allow-list, env names, mount paths, ids (shared with the planner).
   for (const p of ephemeralContainerProblems(ec, 'received')) errs.push(fieldError(`${path}.${p.field}`, p));
   return errs;
@@ -206,8 +221,9 @@ export function prepareEphemeralUpdate(requested: Obj, old: Obj): { pod: Obj; er
   else delete spec.ephemeralContainers;
   pod.spec = spec;
   const other = new Set([...arr(spec.containers), ...arr(spec.initContainers)].map((c) => String(c.name)));
-  const names = { other, all: new Set(other), pod: { hostUsers: spec.hostUsers, volumes: arr(spec.volumes).map((v) => ({ ...v, name: String(v.name) })) } };
+  const names: EphemeralContext = { other, all: new Set(other), pod: podBounds(spec, arr(specOf(old).ephemeralContainers)), podErrors: new Map() };
   const errs = list.flatMap((ec, i) => ephemeralErrors(ec, i, names));
+  errs.push(...names.podErrors.values());
   const byName = new Map(list.map((c) => [String(c.name), c]));
   for (const stored of arr(specOf(old).ephemeralContainers)) {
     // Seeded pods may predate defaulting; compare with what the server would have stored.
@@ -218,6 +234,26 @@ export function prepareEphemeralUpdate(requested: Obj, old: Obj): { pod: Obj; er
     else if (!jsonEqual(o, n)) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers ${JSON.stringify(o.name)} may not be changed\n`));
   }
   return { pod, errs };
+}
+
+/**
+ * What the pod's ephemeral containers are judged against (podBoundProblems): the stored pod,
+ * with the ephemeral containers it held before this update. Each container is judged as added
+ * to the pod as it was, which for a pod that passed kube-apiserver's rules gives the errors
+ * validating the whole updated pod gives (the stored containers are HostProcess ones or not
+ * alike).
+ */
+function podBounds(spec: Obj, storedEphemeral: Obj[]): PodBounds {
+  return {
+    hostUsers: spec.hostUsers,
+    volumes: arr(spec.volumes).map((v) => ({ ...v, name: String(v.name) })),
+    os: spec.os,
+    hostNetwork: spec.hostNetwork,
+    securityContext: spec.securityContext,
+    containers: arr(spec.containers),
+    initContainers: arr(spec.initContainers),
+    ephemeralContainers: storedEphemeral,
+  };
 }
 
 /** The annotation the kubelet sets on the API server's mirror of a static pod. */

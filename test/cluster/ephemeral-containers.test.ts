@@ -220,6 +220,39 @@ describe('pods/ephemeralcontainers', () => {
     await addEphemeral(h2, { name: 'dbg', image: 'busybox:1', volumeDevices: [{ name: 'claim', devicePath: '/dev/c' }], securityContext: { procMount: 'Unmasked' } });
   });
 
+  test("the pod-dependent security rules: windowsOptions in a linux pod, linux-only fields in a windows pod, HostProcess against the pod's, refused 422 with kube-apiserver's paths; a pod without spec.os takes them", async () => {
+    const web = (spec: Record<string, unknown>): Record<string, unknown> => pod('web', { spec: { containers: [{ name: 'app', image: 'app:1' }], ...spec }, status: { phase: 'Running' } });
+    const at = 'spec.ephemeralContainers[0]';
+    const linux = await harness({ objects: [web({ os: { name: 'linux' } })] });
+    assert.deepEqual(causes(await rejects(addEphemeral(linux, { name: 'dbg', image: 'busybox:1', securityContext: { windowsOptions: { runAsUserName: 'ContainerUser' } } }), 422)), [
+      `${at}.securityContext.windowsOptions: FieldValueForbidden: Forbidden: windows options cannot be set for a linux pod`,
+    ]);
+    const windows = await harness({ objects: [web({ os: { name: 'windows' } })] });
+    assert.deepEqual(causes(await rejects(addEphemeral(windows, { name: 'dbg', image: 'busybox:1', securityContext: { capabilities: { drop: ['ALL'] }, privileged: false, runAsUser: 1000, runAsNonRoot: true } }), 422)), [
+      `${at}.securityContext.capabilities: FieldValueForbidden: Forbidden: cannot be set for a windows pod`,
+      `${at}.securityContext.privileged: FieldValueForbidden: Forbidden: cannot be set for a windows pod`,
+      `${at}.securityContext.runAsUser: FieldValueForbidden: Forbidden: cannot be set for a windows pod`,
+    ]);
+    await addEphemeral(windows, { name: 'dbg', image: 'busybox:1', securityContext: { runAsNonRoot: true, windowsOptions: { runAsUserName: 'ContainerUser' } } });
+    // Two HostProcess containers into a pod that is not a HostProcess pod: the pod's rule, said once.
+    const plain = await harness({ objects: [web({})] });
+    const hostProcess = { securityContext: { windowsOptions: { hostProcess: true } } };
+    assert.deepEqual(causes(await rejects(addEphemeral(plain, { name: 'dbg', image: 'busybox:1', ...hostProcess }, { name: 'dbg2', image: 'busybox:1', ...hostProcess }), 422)), [
+      'spec: FieldValueInvalid: Invalid value: "": If pod contains any hostProcess containers then all containers must be HostProcess containers',
+      'spec.hostNetwork: FieldValueInvalid: Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers',
+    ]);
+    // Without spec.os the OS rules do not apply.
+    await addEphemeral(plain, { name: 'dbg', image: 'busybox:1', securityContext: { capabilities: { drop: ['ALL'] }, windowsOptions: { runAsUserName: 'ContainerUser' } } });
+    // A HostProcess pod takes HostProcess containers (its own, or by the pod's value), and refuses any other.
+    const hostProcessPod = await harness({ objects: [web({ os: { name: 'windows' }, hostNetwork: true, securityContext: { windowsOptions: { hostProcess: true } } })] });
+    assert.deepEqual(causes(await rejects(addEphemeral(hostProcessPod, { name: 'dbg', image: 'busybox:1', securityContext: { windowsOptions: { hostProcess: false } } }), 422)), [
+      `${at}.securityContext.windowsOptions.hostProcess: FieldValueInvalid: Invalid value: false: pod hostProcess value must be identical if both are specified, was true`,
+      'spec: FieldValueInvalid: Invalid value: "": If pod contains any hostProcess containers then all containers must be HostProcess containers',
+    ]);
+    await addEphemeral(hostProcessPod, { name: 'dbg', image: 'busybox:1', ...hostProcess }, { name: 'dbg2', image: 'busybox:1' });
+    await addEphemeral(hostProcessPod, { name: 'dbg3', image: 'busybox:1' });
+  });
+
   test('targetContainerName must name an existing container (422 Not found); ephemeral targets do not count', async () => {
     const h = await harness({ objects: [target] });
     const s = await rejects(addEphemeral(h, { name: 'dbg', image: 'busybox:1', targetContainerName: 'ghost' }), 422);
