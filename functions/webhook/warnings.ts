@@ -43,6 +43,10 @@ function containerWarnings(c: unknown, path: FieldPath): string[] {
   // at once (ejob/pod-state.ts unfitReason). Not denied: a pod with hostUsers false takes it
   // (OpenKruise's webhook denies it, taking every pod to keep host users: review91 F2).
   if (own(sc, 'procMount') === 'Unmasked') out.push(warning([...scPath, 'procMount'], 'Unmasked: a pod without hostUsers: false is failed'));
+  // The same for a HostProcess container: refused in every pod that is not a Windows
+  // HostProcess pod (validateWindowsHostProcessPod), nearly every pod. The spec.os rules get no
+  // warning: a pod without spec.os, most pods, takes windowsOptions and the linux-only fields.
+  if (own(own(sc, 'windowsOptions'), 'hostProcess') === true) out.push(warning([...scPath, 'windowsOptions', 'hostProcess'], 'non-HostProcess pods are failed'));
   const added = own(own(sc, 'capabilities'), 'add');
   if (Array.isArray(added)) {
     const risky = added.filter((cap): cap is string => typeof cap === 'string' && RISKY_CAPABILITIES.has(cap.toUpperCase()));

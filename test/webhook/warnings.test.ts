@@ -24,6 +24,11 @@ test('procMount Unmasked is warned about: only a pod with hostUsers false takes 
   assert.deepEqual(warningsFor(withSc({ procMount: 'Default' })), []);
 });
 
+test('hostProcess true is warned about: only a Windows HostProcess pod takes it, the others are failed; the spec.os rules are not (most pods set no spec.os)', () => {
+  assert.deepEqual(warningsFor(withSc({ windowsOptions: { hostProcess: true } })), [`${C0}.securityContext.windowsOptions.hostProcess: non-HostProcess pods are failed`]);
+  assert.deepEqual(warningsFor(withSc({ windowsOptions: { hostProcess: false, runAsUserName: 'ContainerUser' }, seccompProfile: { type: 'RuntimeDefault' } })), []);
+});
+
 test('safe security settings are not warned about', () => {
   assert.deepEqual(warningsFor(withSc({ privileged: false, runAsUser: 1000, capabilities: { add: ['CHOWN'] } })), []);
 });
