@@ -375,3 +375,36 @@ test("an injection's refusal names the template's container, not the pod's list 
     await w.server.close();
   }
 });
+
+test("pods a pod-dependent security rule refuses the template in (spec.os, HostProcess) are failed at once through the whole loop: never claimed nor injected, the job ends naming the field (review91's pod-dependent rules)", async () => {
+  let now = Date.parse('2026-01-01T00:21:00Z');
+  const objs = objects({ pods: 3, parallelism: 1 }) as { kind: string; spec: Record<string, unknown> }[];
+  // A template for Windows pods. web-0 is a linux pod that says so, web-1 a Windows HostProcess
+  // pod by its container's own setting (one by its pod's would make the template's container
+  // one too), web-2 a Windows pod.
+  const template = (objs.find((o) => o.kind === 'EphemeralJob')!.spec.template as { ephemeralContainers: Record<string, unknown>[] }).ephemeralContainers;
+  template[0]!.securityContext = { windowsOptions: { runAsUserName: 'ContainerUser' } };
+  objs[0]!.spec.os = { name: 'linux' };
+  Object.assign(objs[1]!.spec, { os: { name: 'windows' }, hostNetwork: true, containers: [{ name: 'app', image: 'nginx', securityContext: { windowsOptions: { hostProcess: true } } }] });
+  objs[2]!.spec.os = { name: 'windows' };
+  const { server, deps } = await worldWith({ objects: objs, now: () => new Date(now), serverClock: () => new Date(now) });
+  try {
+    // Ten minutes of looks, 30 s apart (resyncs, requeues); the injected pod's container ends.
+    for (let i = 0; i < 20; i++) {
+      await handle(envelopeFor('EphemeralJob', NS, 'probe'), deps());
+      if ((injected(server)['web-2'] ?? []).length > 0) finish(server, 'web-2', 0);
+      now += 30_000;
+    }
+    const writes = server.requests.filter((r) => r.method !== 'GET');
+    assert.deepEqual(writes.filter((r) => r.path.includes('/ephemeralcontainers')).map((r) => r.path.split('/')[6]), ['web-2'], 'only web-2 is injected, once');
+    const leaseWrites = writes.filter((r) => r.path.includes('/leases'));
+    assert.ok(leaseWrites.length <= 3, `the Lease is written to claim web-2 and seal the verdict, not at every look: ${leaseWrites.length}`);
+    const status = jobStatus(server, 'probe') as { phase?: string; failed?: number; succeeded?: number; conditions?: { type: string; message?: string }[] };
+    assert.deepEqual([status.phase, status.failed, status.succeeded], ['Failed', 2, 1]);
+    const failed = status.conditions?.find((c) => c.type === 'JobFailed')?.message ?? '';
+    assert.equal(failed, "2 of 3 pods failed; 2 could not take the containers (web-0: the pod's spec.os.name is linux (securityContext.windowsOptions of probe: windows options cannot be set for a linux pod))");
+    const onPod = (name: string): string[] => server.store.list({ apiVersion: 'v1', kind: 'Event', namespace: NS }).map((e) => e as { type?: string; message?: string; involvedObject?: { name?: string } }).filter((e) => e.type === 'Warning' && e.involvedObject?.name === name).map((e) => e.message ?? '');
+    assert.ok(onPod('web-1').some((m) => m.includes('the pod is a Windows HostProcess pod (probe is not a HostProcess container, securityContext.windowsOptions.hostProcess')), onPod('web-1').join('\n'));
+    assert.deepEqual(warnings(server).filter((r) => r === 'ActionRefused'), [], 'nothing refused: nothing was sent to be');
+  } finally { await server.close(); }
+});
