@@ -22,7 +22,7 @@ export interface ResourceDef {
   generation?: boolean;
   /** Field selector labels beyond metadata.name / metadata.namespace, as JSON paths. */
   fieldLabels?: string[];
-  /** DELETE answers with the deleted object (pods) instead of a Success Status. */
+  /** DELETE answers with the deleted object (pods, namespaces) instead of a Success Status. */
   returnDeletedObject?: boolean;
   /** Names are DNS-1123 labels (namespaces) rather than subdomains. */
   labelName?: boolean;
@@ -54,7 +54,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
     fieldLabels: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
   },
   { group: '', version: 'v1', resource: 'nodes', singular: 'node', kind: 'Node', namespaced: false, shortNames: ['no'], subresources: ['status'], fieldLabels: ['spec.unschedulable'] },
-  { group: '', version: 'v1', resource: 'namespaces', singular: 'namespace', kind: 'Namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'], fieldLabels: ['status.phase'], labelName: true },
+  { group: '', version: 'v1', resource: 'namespaces', singular: 'namespace', kind: 'Namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'], fieldLabels: ['status.phase'], labelName: true, returnDeletedObject: true },
   { group: '', version: 'v1', resource: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'], fieldLabels: EVENT_FIELDS },
   { group: '', version: 'v1', resource: 'configmaps', singular: 'configmap', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] },
   { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', singular: 'lease', kind: 'Lease', namespaced: true, createOnUpdate: true, conditionalUpdate: true },

@@ -9,6 +9,7 @@ import { jsonEqual } from '../api/json-equal.ts';
 import { clone, jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
 import { decodeMicroTimes } from './micro-time.ts';
 import { metadataErrors } from './object-meta.ts';
+import { isNamespace, NamespaceLifecycle } from './namespace-lifecycle.ts';
 import { defaultPod, prepareEphemeralUpdate, validatePodCreate, validatePodStatusUpdate, validatePodUpdate } from './pod-rules.ts';
 import { apiVersionOf, type ResourceDef } from './resources.ts';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
@@ -71,6 +72,8 @@ export class Rest {
   readonly store: ObjectStore;
   private readonly clock: () => Date;
   private readonly admit: Admit | undefined;
+  /** A namespace's deletion: Terminating on DELETE, and creates in it refused (namespace-lifecycle.ts). */
+  private readonly namespaces: NamespaceLifecycle;
   /** The objects of paged LISTs, by snapshot key: later pages are read from the first page's snapshot. */
   private readonly snapshots = new Map<string, readonly KubeObject[]>();
 
@@ -79,6 +82,7 @@ export class Rest {
     this.store = store;
     this.clock = clock;
     this.admit = admit;
+    this.namespaces = new NamespaceLifecycle(store, clock);
   }
 
   get({ def, namespace, name }: Target): KubeObject {
@@ -147,6 +151,8 @@ export class Rest {
       if (meta.namespace && meta.namespace !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       meta.namespace = namespace;
     } else delete meta.namespace;
+    // Admission (NamespaceLifecycle) comes before the registry's name rules and AlreadyExists.
+    this.namespaces.admitCreate(def, namespace, typeof meta.name === 'string' && meta.name ? meta.name : typeof meta.generateName === 'string' ? meta.generateName : '');
     if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = this.generateName(def, namespace, meta.generateName);
     this.validateName(def, meta);
     const metaErrs = metadataErrors(meta);
@@ -225,6 +231,7 @@ export class Rest {
   /** DELETE: preconditions, then either a deletionTimestamp (finalizers pending) or removal. */
   delete(t: Target, options: DeleteOptions = {}): KubeObject | StatusBody {
     const { def, name } = t;
+    if (isNamespace(def)) this.namespaces.admitDelete(name);
     const old = this.get(t);
     const pre = options.preconditions ?? {};
     // rest.BeforeDelete checks them first, naming the kind (GroupResource{Resource: gvk.Kind}).
@@ -234,6 +241,10 @@ export class Rest {
     }
     if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(byKind, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(old.metadata.resourceVersion)}). The object might have been modified`);
+    }
+    if (isNamespace(def)) {
+      const terminating = this.namespaces.markOrRemove(def, old);
+      if (terminating) return terminating;
     }
     if (finalizersOf(old).length > 0) {
       if (old.metadata.deletionTimestamp) return old;

@@ -2,7 +2,7 @@ import pLimit from 'p-limit';
 import pRetry, { AbortError } from 'p-retry';
 import { isRecord } from '../api/json-equal.ts';
 import { elapsedMs } from '../kube/elapsed.ts';
-import { isKubeError, type KubeError } from '../kube/errors.ts';
+import { isKubeError, namespaceEnding, type KubeError } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import type { Logger } from './logger.ts';
 import type { Action } from './plan.ts';
@@ -25,6 +25,12 @@ export interface ApplyResult {
   namesTaken: Action[];
   /** An action was sent that is already behind (Action.behindIf): look again soon. */
   partial: boolean;
+  /**
+   * Actions moot because the plan's subject is going away with its namespace: creates there
+   * refused because the namespace is being deleted or is gone (ApplyDeps.subjectNamespace),
+   * and what `requires` them. Not refusals: no alarm, no Warning, no back-off.
+   */
+  moot: Action[];
 }
 
 export interface ApplyDeps {
@@ -49,6 +55,13 @@ export interface ApplyDeps {
    * lock.ts landingMarginMs. Unset: no deadline (the attempt has the client's own timeout).
    */
   landingMarginMs?: number;
+  /**
+   * The namespace of the object the plan is about (Plan.subject). A write there that the API
+   * server refuses because the namespace is being deleted or is gone (kube/errors.ts
+   * namespaceEnding) is moot, not refused: the subject goes with the namespace, and no retry
+   * could make it. Elsewhere (the lock namespace) such a refusal is one like any other.
+   */
+  subjectNamespace?: string;
 }
 
 /**
@@ -71,10 +84,12 @@ export const ALARM_THROTTLED = 'throttled';
  * manage_children: one bad child does not block the others).
  */
 export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
-  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], dropped: [], namesTaken: [], partial: false };
+  const result: ApplyResult = { applied: [], replan: false, refused: [], expired: [], withheld: [], dropped: [], namesTaken: [], partial: false, moot: [] };
   const clock = deps.monotonic ?? elapsedMs;
   const started = deps.startedAt ?? clock();
   const tookEffect = new Set<string>();
+  // The ids of moot actions: what requires one of them is moot too, not withheld.
+  const moot = new Set<string>();
   // A group is sent at most GROUP_IN_FLIGHT requests at a time (a failed verdict's Events
   // can be 51), as client-go's default burst of 10 would.
   const limit = pLimit(GROUP_IN_FLIGHT);
@@ -88,11 +103,11 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
       const unless = action.unless === undefined ? [] : [action.unless].flat();
       if (unless.length > 0 && unless.every((id) => tookEffect.has(id))) return Promise.resolve('skipped' as const);
       if ((action.behindIf ?? []).some((id) => tookEffect.has(id))) result.partial = true;
-      if (!requirementsMet(action, tookEffect)) return Promise.resolve('withheld' as const);
+      if (!requirementsMet(action, tookEffect)) return Promise.resolve(followsMoot(action, moot) ? 'moot' as const : 'withheld' as const);
       // Checked before every attempt, retries included: a retry is a send like the first one.
       return limit(() => applyOne(action, deps, window(action)));
     }));
-    recordOutcomes(group, settled, { result, tookEffect, logger: deps.logger });
+    recordOutcomes(group, settled, { result, tookEffect, moot, logger: deps.logger });
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed || result.replan) {
       // The run stops here; what took effect is still reported (review: the Events of the
@@ -107,8 +122,8 @@ export async function applyPlan(actions: readonly Action[], deps: ApplyDeps): Pr
 }
 
 /** What each action of a group that answered came to, into the result. */
-function recordOutcomes(group: Action[], settled: PromiseSettledResult<Outcome | 'withheld'>[], into: { result: ApplyResult; tookEffect: Set<string>; logger: Logger }): void {
-  const { result, tookEffect, logger } = into;
+function recordOutcomes(group: Action[], settled: PromiseSettledResult<Outcome | 'withheld'>[], into: { result: ApplyResult; tookEffect: Set<string>; moot: Set<string>; logger: Logger }): void {
+  const { result, tookEffect, moot, logger } = into;
   group.forEach((action, i) => {
     const s = settled[i];
     if (s === undefined || s.status === 'rejected') return;
@@ -129,6 +144,9 @@ function recordOutcomes(group: Action[], settled: PromiseSettledResult<Outcome |
     } else if (outcome === 'done') {
       result.applied.push(action);
       if (action.id !== undefined) tookEffect.add(action.id);
+    } else if (outcome === 'moot') {
+      result.moot.push(action);
+      if (action.id !== undefined) moot.add(action.id);
     } else if (outcome !== 'skipped') result.refused.push({ action, error: outcome });
   });
 }
@@ -141,6 +159,11 @@ async function reportFacts(rest: Action[], tookEffect: ReadonlySet<string>, ctx:
     const outcome = await applyOne(a, ctx.deps, ctx.window(a)).catch(() => undefined);
     if (outcome === 'done') ctx.result.applied.push(a);
   })));
+}
+
+/** Whether an action withheld follows a moot one: it is moot too (an Event saying a CRR was made, when its namespace refused the CRR). */
+function followsMoot(action: Action, moot: ReadonlySet<string>): boolean {
+  return [action.requires ?? []].flat().some((id) => moot.has(id));
 }
 
 /** Whether every action `action` requires took effect earlier in the run. */
@@ -163,7 +186,7 @@ function groups(actions: readonly Action[]): Action[][] {
   return out;
 }
 
-type Outcome = 'done' | 'skipped' | 'taken' | 'replan' | 'expired' | 'dropped' | KubeError;
+type Outcome = 'done' | 'skipped' | 'taken' | 'replan' | 'expired' | 'dropped' | 'moot' | KubeError;
 
 /** Thrown (inside the retry loop) when an action's withinSeconds has passed before an attempt. */
 class TooLate extends Error {}
@@ -220,7 +243,7 @@ async function applyOne(action: Action, deps: ApplyDeps, window: SendWindow): Pr
       log.info({ action: describe(action) }, 'an earlier attempt took effect though its answer was lost');
       return 'done';
     }
-    return classifyFailure(action, err, log);
+    return classifyFailure(action, err, log, deps.subjectNamespace);
   }
 }
 
@@ -275,12 +298,21 @@ async function performOnce(kube: Kube, action: Action, { budgetMs, timeoutMs }: 
   }
 }
 
-function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
+function classifyFailure(action: Action, err: unknown, log: Logger, subjectNamespace: string | undefined): Outcome {
   if (!isKubeError(err)) throw err; // bugs: let the engine decide
   // Unauthenticated even with a fresh credential (the client resends once): not this write's
   // refusal but the cluster's, which the queue's consumer handles for all its records (an
   // EKS authenticator answers 401 while STS fails, too).
   if (err.status === 401) throw err;
+  // The subject's namespace is being deleted (or is gone): NamespaceLifecycle refuses every
+  // create in it, and the pod or job this was for goes with it (review96 F1: each such
+  // refusal paged through RefusedWritesAlarm, and its Warning, a create there too, was
+  // refused as well). Nothing to alarm on, tell or back off from; the key's next look is
+  // the plan's own, and the subject's deletion brings it back sooner.
+  if (goesWithSubject(action, err, subjectNamespace)) {
+    log.info({ action: describe(action), status: err.status, err: err.message }, 'not made: its namespace is being deleted, and what it was for goes with it');
+    return 'moot';
+  }
   if (otherUid(action, err)) {
     log.info({ action: describe(action), err: err.message }, 'the object was replaced under its name since it was read: re-planning');
     return 'replan';
@@ -318,6 +350,11 @@ function classifyFailure(action: Action, err: unknown, log: Logger): Outcome {
       log.warn({ action: describe(action), status: err.status, err: err.message, alarm: ALARM_REFUSED }, 'refused by the API server');
       return err;
   }
+}
+
+/** A write refused because its namespace, the plan's subject's, is being deleted or is gone (kube/errors.ts namespaceEnding). */
+function goesWithSubject(action: Action, err: KubeError, subjectNamespace: string | undefined): boolean {
+  return subjectNamespace !== undefined && action.namespace === subjectNamespace && namespaceEnding(err, subjectNamespace);
 }
 
 /**

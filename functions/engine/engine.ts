@@ -368,8 +368,11 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     const warned = plan.warnings?.length ? { warnings: plan.warnings } : {};
     // Each attempt of an action sent within a window (a claim's injections) is answered or
     // abandoned before the claim may be dropped (lock.ts landingMarginMs; review87 F1).
-    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, landingMarginMs: landingMarginMs(deps.lock), ...deps.retry });
+    const subjectNamespace = plan.subject?.namespace ? { subjectNamespace: plan.subject.namespace } : {};
+    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, landingMarginMs: landingMarginMs(deps.lock), ...subjectNamespace, ...deps.retry });
     applied.push(...r.applied);
+    // Creates its namespace refused as it is being deleted: told, not refused (apply.ts).
+    told.push(...r.moot.map((a) => `${describe(a)}: not made, its namespace is being deleted`));
     if (r.replan) {
       if (attempt < maxReplans) await sleep(conflictBackoff(deps.conflictBackoffMs ?? 10, attempt));
       continue;

@@ -26,6 +26,8 @@ export class KubeError extends Error {
   readonly causes: { field?: string; message?: string; reason?: string }[];
   /** metav1.Status details.name: the object the answer is about, if it names one. */
   readonly objectName: string | undefined;
+  /** metav1.Status details.kind: the resource (plural, `namespaces`) of the object it names, if it names one. */
+  readonly objectKind: string | undefined;
 
   constructor(init: {
     status: number;
@@ -34,6 +36,7 @@ export class KubeError extends Error {
     retryAfterSeconds?: number;
     causes?: { field?: string; message?: string; reason?: string }[];
     objectName?: string;
+    objectKind?: string;
     cause?: unknown;
     /** How to treat it, when the status and reason alone would mislead. */
     errorClass?: KubeErrorClass;
@@ -45,6 +48,7 @@ export class KubeError extends Error {
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.causes = init.causes ?? [];
     this.objectName = init.objectName;
+    this.objectKind = init.objectKind;
     this.errorClass = init.errorClass ?? classify(init.status, this.reason, init.objectName, init.message);
   }
 }
@@ -67,6 +71,25 @@ function classify(status: number, reason: string, name: string | undefined, mess
   if (status === 404) return name ? 'not-found' : 'unserved';
   if (status === 422) return 'invalid';
   return 'terminal';
+}
+
+/** core/v1 NamespaceTerminatingCause: the cause NamespaceLifecycle gives a create refused in a namespace being deleted. */
+export const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
+
+/**
+ * Whether `err` refused a write in `namespace` because that namespace is being deleted or
+ * is gone, as kube-apiserver's NamespaceLifecycle admission answers every create there
+ * (staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go):
+ * - while it is Terminating, 403 Forbidden with a StatusCause of type NamespaceTerminating
+ *   (serialised as `reason`) on `metadata.namespace`. The cause decides, not the message,
+ *   as client-go's apierrors.HasStatusCause does: a 403 of RBAC, Pod Security or a webhook
+ *   carries no such cause;
+ * - once it is gone, the namespace's own NotFound: 404 naming it (details.name the
+ *   namespace, details.kind `namespaces`), not the object written.
+ */
+export function namespaceEnding(err: KubeError, namespace: string): boolean {
+  if (err.status === 403) return err.causes.some((c) => c.reason === NAMESPACE_TERMINATING_CAUSE);
+  return err.status === 404 && err.objectKind === 'namespaces' && err.objectName === namespace;
 }
 
 /**

@@ -9,6 +9,7 @@ interface StatusBody {
   reason?: string;
   message?: string;
   name?: string;
+  kind?: string;
   causes?: Cause[];
 }
 
@@ -35,6 +36,7 @@ export function statusError(code: number, body: unknown, retryAfterHeader: strin
     message: conciseMessage(status.message, status.causes) ?? `HTTP ${code}`,
     causes: status.causes,
     objectName: status.name,
+    objectKind: status.kind,
     retryAfterSeconds: retryAfter,
     cause,
   });
@@ -91,6 +93,7 @@ function checked(body: Record<string, unknown>): StatusBody {
     ...text('reason', body['reason']),
     ...text('message', body['message']),
     ...text('name', details['name']),
+    ...text('kind', details['kind']),
     ...(causes ? { causes } : {}),
   };
 }

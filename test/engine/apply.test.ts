@@ -6,6 +6,7 @@ import { silentLogger, type Logger } from '../../functions/engine/logger.ts';
 import type { Action } from '../../functions/engine/plan.ts';
 import { KubeError } from '../../functions/kube/errors.ts';
 import type { PerformOptions } from '../../functions/kube/kube.ts';
+import { statusError } from '../../functions/kube/status-error.ts';
 import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
 
 const patch: Action = { verb: 'patch', apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p', patchType: 'merge', body: {}, reason: 'test' };
@@ -379,5 +380,46 @@ describe('applyPlan: groups and requirements', () => {
     await applyPlan([patch], { ...deps(new ScriptedKube().answer(apiError(403, 'Forbidden'))), logger });
     await applyPlan([{ ...patch, verb: 'create', kind: 'Lease', apiVersion: 'coordination.k8s.io/v1' }], { ...deps(new ScriptedKube().answer(new KubeError({ status: 404, reason: 'NotFound', message: 'namespaces "ephemera-locks" not found', objectName: 'ephemera-locks' }))), logger });
     assert.deepEqual(lines.filter((l) => l.alarm === ALARM_REFUSED).map((l) => l.msg), ['refused by the API server', 'refused: the resource type or namespace does not exist']);
+  });
+});
+
+/** kube-apiserver's answers, as Status bodies through the client's parsing: NamespaceLifecycle's two, RBAC's and Pod Security's 403. */
+const answer = (code: number, reason: string, message: string, details: Record<string, unknown>): KubeError => statusError(code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code }, undefined, undefined);
+const terminating = (ns: string, resource: string, name: string): KubeError => answer(403, 'Forbidden', `${resource} "${name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`, {
+  name, kind: resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }],
+});
+const namespaceGone = (ns: string): KubeError => answer(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
+const lease: Action = { ...event, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-locks', name: 'claim' };
+
+describe('applyPlan: the subject\'s namespace being deleted (review96 F1)', () => {
+  const run = async (action: Action, err: KubeError, subjectNamespace?: string): Promise<{ r: Awaited<ReturnType<typeof applyPlan>>; alarms: unknown[] }> => {
+    const lines: Record<string, unknown>[] = [];
+    const logger: Logger = { ...silentLogger, info: (obj, msg) => void lines.push({ ...obj, msg }), warn: (obj, msg) => void lines.push({ ...obj, msg }), child: () => logger };
+    // An Event that follows it (a CRR's "trying to terminate", an injection's "injected").
+    const first = { ...action, id: 'first' };
+    const r = await applyPlan([first, eventFor('after', { requires: 'first' })], { ...deps(new ScriptedKube().answer(err)), logger, ...(subjectNamespace ? { subjectNamespace } : {}) });
+    return { r, alarms: lines.filter((l) => l.alarm === ALARM_REFUSED).map((l) => l.msg) };
+  };
+
+  test('a create there refused with the NamespaceTerminating cause, or with the namespace\'s own 404, is moot: no alarm, no refusal, and what requires it is moot too, not withheld', async () => {
+    for (const err of [terminating('ns', 'events', 'e'), namespaceGone('ns')]) {
+      const { r, alarms } = await run(event, err, 'ns');
+      assert.deepEqual([r.moot.map((a) => a.name), r.refused, r.withheld, alarms], [['e', 'after.ev'], [], [], []], `${err.status}: ${err.message}`);
+    }
+  });
+
+  test('every other 403 or 404 is a refusal as before, alarmed: without the cause (RBAC, Pod Security), in another namespace (the lock namespace), naming another namespace, or with no subject', async () => {
+    const cases: [string, Action, KubeError, string | undefined][] = [
+      ['RBAC', event, answer(403, 'Forbidden', 'events is forbidden: User "ephemera" cannot create resource "events" in API group "" in the namespace "ns"', { kind: 'events' }), 'ns'],
+      ['Pod Security', patch, answer(403, 'Forbidden', 'pods "p" is forbidden: violates PodSecurity "restricted:latest"', { name: 'p', kind: 'pods' }), 'ns'],
+      ['the lock namespace Terminating', lease, terminating('ephemera-locks', 'leases', 'claim'), 'ns'],
+      ['the lock namespace missing', lease, namespaceGone('ephemera-locks'), 'ns'],
+      ['a 404 naming another namespace', event, namespaceGone('other'), 'ns'],
+      ['no subject', event, terminating('ns', 'events', 'e'), undefined],
+    ];
+    for (const [what, action, err, subject] of cases) {
+      const { r, alarms } = await run(action, err, subject);
+      assert.deepEqual([r.moot, r.refused.map((x) => x.action.name), r.withheld.map((a) => a.name), alarms.length], [[], [action.name], ['after.ev'], 1], what);
+    }
   });
 });
