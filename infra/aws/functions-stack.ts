@@ -20,7 +20,7 @@ import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
 import { reconcilerEnvironment, type DeploySettings } from './settings.ts';
 
-/** The Kubernetes group the functions' role is mapped to; infra/kubernetes/functions-rbac.yaml binds it. */
+/** The Kubernetes group the functions' role is mapped to; infra/kubernetes/functions-rbac-eks.yaml binds it. */
 export const FUNCTIONS_K8S_GROUP = 'ephemera:functions';
 /** The id of the warning for an EKS cluster whose access entry the stack cannot make (acknowledgeable). */
 export const ACCESS_ENTRY_BY_HAND = 'ephemera:accessEntryByHand';
