@@ -56,7 +56,7 @@ export const DeploySettings = z.object({
   /**
    * The Kubernetes group the EKS access entries map the functions' role to, which the RBAC
    * binds (review94 L3): one of its own per stack lets each stack of a group of namespaces be
-   * bound to those namespaces alone. Not a system:
+   * bound to those namespaces alone (infra/kubernetes/namespaced.ts --group). Not a system:
    * group, which Kubernetes gives meaning to (system:masters may do anything).
    */
   kubernetesGroup: z.string().trim().min(1).refine((g) => !g.startsWith('system:'), 'a group of your own, not a system: group (Kubernetes\' own: system:masters may do anything)').default(FUNCTIONS_K8S_GROUP),
