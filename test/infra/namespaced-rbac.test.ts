@@ -98,7 +98,9 @@ describe('infra/kubernetes/namespaced.ts', () => {
     assert.throws(() => generated(['infra/kubernetes/functions-rbac.yaml', 'infra/kubernetes/functions-rbac-token.yaml'], { group: 'ephemera:team-a' }), /--group ephemera:team-a: none of the files binds the group ephemera:functions/);
   });
 
-  test('what it cannot do faithfully it refuses: a binding whose ClusterRole is in no file given, a bad namespace, no namespace, a system: group', () => {
+  test('what it cannot do faithfully it refuses: a binding whose ClusterRole is in no file given, a resource of unknown scope, a bad namespace, no namespace, a system: group', () => {
+    const unknown = { path: 'extra.yaml', text: 'kind: ClusterRole\nmetadata: { name: extra }\nrules: [{ apiGroups: [\'\'], resources: [configmaps], verbs: [get] }]\n' };
+    assert.throws(() => namespacedManifests([unknown], { namespaces: LISTED }), /ClusterRole extra: not known to be namespaced or cluster-scoped: configmaps/);
     assert.throws(() => generated(['infra/kubernetes/functions-rbac-virtual-kubelet-eks.yaml']), /binds ClusterRole ephemera-functions-virtual-kubelet, which none of the files defines: name its file too/);
     assert.throws(() => generated(['infra/kubernetes/functions-rbac.yaml'], { namespaces: ['Team-A'] }), /'Team-A' is not a namespace name/);
     assert.throws(() => generated(['infra/kubernetes/functions-rbac.yaml'], { namespaces: [] }), /name at least one namespace/);
