@@ -20,8 +20,8 @@ import { ALARM_PERIOD, alarms } from './alarms.ts';
 import { functionLogGroup } from './log-group.ts';
 import { reconcilerEnvironment, type DeploySettings } from './settings.ts';
 
-/** The Kubernetes group the functions' role is mapped to; infra/kubernetes/functions-rbac.yaml binds it. */
-export const FUNCTIONS_K8S_GROUP = 'ephemera:functions';
+/** The Kubernetes group the functions' role is mapped to unless the settings' kubernetesGroup says another. */
+export { FUNCTIONS_K8S_GROUP } from './settings.ts';
 /** The id of the warning for an EKS cluster whose access entry the stack cannot make (acknowledgeable). */
 export const ACCESS_ENTRY_BY_HAND = 'ephemera:accessEntryByHand';
 
@@ -100,7 +100,7 @@ export class FunctionsStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl, description: 'where to read dead letters (aws sqs receive-message --message-attribute-names All)' });
     // The redrive command takes ARNs (review: only the URL was output).
     new CfnOutput(this, 'DeadLetterQueueArn', { value: this.deadLetterQueue.queueArn, description: 'aws sqs start-message-move-task --source-arn <DeadLetterQueueArn> --destination-arn <QueueArn>, once the cause is fixed' });
-    new CfnOutput(this, 'FunctionsRoleArn', { value: role.roleArn, description: `mapped to Kubernetes group ${FUNCTIONS_K8S_GROUP}` });
+    new CfnOutput(this, 'FunctionsRoleArn', { value: role.roleArn, description: `mapped to Kubernetes group ${s.kubernetesGroup}` });
   }
 
   private vpcProps(s: DeploySettings): Partial<FunctionProps> {
@@ -183,7 +183,7 @@ export class FunctionsStack extends Stack {
   }
 
   /**
-   * EKS access entries: the role becomes group ephemera:functions. An access entry is a
+   * EKS access entries: the role becomes the settings' kubernetesGroup. An access entry is a
    * resource of the cluster's region, so the stack makes it only for clusters in its own
    * (an eks source's cluster is always in the stack's account); any other is mapped by hand.
    */
@@ -191,14 +191,14 @@ export class FunctionsStack extends Stack {
     for (const [name, c] of Object.entries(s.clusters)) {
       if (!('eks' in c) || !c.eks.accessEntry) continue;
       const { name: cluster, region } = c.eks;
-      const byHand = `map the functions' role (output FunctionsRoleArn) to the Kubernetes group ${FUNCTIONS_K8S_GROUP} in EKS cluster ${cluster} by hand: `
-        + `aws eks create-access-entry --region ${region} --cluster-name ${cluster} --principal-arn <FunctionsRoleArn> --kubernetes-groups ${FUNCTIONS_K8S_GROUP}`;
+      const byHand = `map the functions' role (output FunctionsRoleArn) to the Kubernetes group ${s.kubernetesGroup} in EKS cluster ${cluster} by hand: `
+        + `aws eks create-access-entry --region ${region} --cluster-name ${cluster} --principal-arn <FunctionsRoleArn> --kubernetes-groups ${s.kubernetesGroup}`;
       const stackRegionKnown = !Token.isUnresolved(this.region);
       if (region && stackRegionKnown && region !== this.region) {
         Annotations.of(this).addWarningV2(ACCESS_ENTRY_BY_HAND, `cluster ${name} is in ${region}, not this stack's ${this.region}: no access entry is made; ${byHand}`);
         continue;
       }
-      const entry = new CfnAccessEntry(this, `AccessEntry-${name}`, { clusterName: cluster, principalArn: role.roleArn, type: 'STANDARD', kubernetesGroups: [FUNCTIONS_K8S_GROUP] });
+      const entry = new CfnAccessEntry(this, `AccessEntry-${name}`, { clusterName: cluster, principalArn: role.roleArn, type: 'STANDARD', kubernetesGroups: [s.kubernetesGroup] });
       if (region && !stackRegionKnown) {
         // An environment-agnostic template (`npm run synth` without a region) learns its
         // region at deploy time: the entry is made there only if that is the cluster's.

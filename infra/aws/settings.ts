@@ -42,6 +42,9 @@ function distinctEntryIds(clusters: ClusterSources, ctx: z.RefinementCtx): void 
   }
 }
 
+/** The Kubernetes group the functions' role is mapped to by default; infra/kubernetes/functions-rbac-eks.yaml binds it. */
+export const FUNCTIONS_K8S_GROUP = 'ephemera:functions';
+
 /** The deployment settings (every field has a default except the clusters). */
 export const DeploySettings = z.object({
   /** Prefix of the stack names: <prefix>Functions, <prefix>Webhook. */
@@ -50,6 +53,13 @@ export const DeploySettings = z.object({
   clusters: ClusterSources.superRefine(noKubeconfig).superRefine(distinctEntryIds),
   /** Which cluster an envelope without a name belongs to (default: the only one). */
   defaultCluster: z.string().min(1).optional(),
+  /**
+   * The Kubernetes group the EKS access entries map the functions' role to, which the RBAC
+   * binds (review94 L3): one of its own per stack lets each stack of a group of namespaces be
+   * bound to those namespaces alone (infra/kubernetes/namespaced.ts --group). Not a system:
+   * group, which Kubernetes gives meaning to (system:masters may do anything).
+   */
+  kubernetesGroup: z.string().trim().min(1).refine((g) => !g.startsWith('system:'), 'a group of your own, not a system: group (Kubernetes\' own: system:masters may do anything)').default(FUNCTIONS_K8S_GROUP),
   /** Namespace of the functions' per-job claim Leases in every cluster (the manifests' namespace). */
   // The functions' own checks, so a typo fails the synth instead of every invocation.
   lockNamespace: FunctionsConfig.shape.EPHEMERA_LOCK_NAMESPACE.unwrap().default('ephemera-locks'),

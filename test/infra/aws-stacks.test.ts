@@ -41,10 +41,10 @@ function synth(overrides: Record<string, unknown> = {}, code = { reconciler: cod
 }
 
 /** The functions stack in a known account and region, as `cdk deploy` places it. */
-function functionsIn(region: string, clusters: Record<string, unknown>): { template: Template; annotations: Annotations } {
+function functionsIn(region: string, clusters: Record<string, unknown>, settings: Record<string, unknown> = {}): { template: Template; annotations: Annotations } {
   const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ephemera-cdk-out-')) });
   dirs.push(app.outdir);
-  const stack = new FunctionsStack(app, 'Functions', { settings: parseSettings({ clusters }), codeDir: codeDir('export const handler = 1;'), env: { account: '111111111111', region } });
+  const stack = new FunctionsStack(app, 'Functions', { settings: parseSettings({ clusters, ...settings }), codeDir: codeDir('export const handler = 1;'), env: { account: '111111111111', region } });
   return { template: Template.fromStack(stack), annotations: Annotations.fromStack(stack) };
 }
 
@@ -204,6 +204,21 @@ describe('AWS stacks (CDK, synthesized offline)', () => {
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /cluster away is in us-east-1, not this stack's eu-west-1: no access entry is made; map .* to the Kubernetes group ephemera:functions in EKS cluster away by hand/);
     assert.match(warnings[0]!, /aws eks create-access-entry --region us-east-1 --cluster-name away .* --kubernetes-groups ephemera:functions/);
+  });
+
+  test('kubernetesGroup: the access entries, the by-hand command and the role\'s output name the stack\'s own group, so stacks of different namespaces can be bound apart; a system: group is refused (review94 L3)', () => {
+    const { functions: t } = synth({ kubernetesGroup: 'ephemera:team-a' });
+    const entries = ofType(t, 'AWS::EKS::AccessEntry');
+    assert.equal(entries.length, 2);
+    for (const e of entries) assert.deepEqual(e.Properties.KubernetesGroups, ['ephemera:team-a']);
+    assert.match(String((t.toJSON().Outputs as Record<string, { Description: string }>).FunctionsRoleArn?.Description), /mapped to Kubernetes group ephemera:team-a$/);
+    const { annotations } = functionsIn('eu-west-1', { away: { eks: { name: 'away', region: 'us-east-1' } } }, { kubernetesGroup: 'ephemera:team-a' });
+    const warning = String(annotations.findWarning('*', Match.anyValue())[0]?.entry.data);
+    assert.match(warning, /to the Kubernetes group ephemera:team-a in EKS cluster away by hand: .* --kubernetes-groups ephemera:team-a /);
+    assert.equal(parseSettings(base).kubernetesGroup, 'ephemera:functions', 'the default, which functions-rbac-eks.yaml binds');
+    assert.match(String((functions.toJSON().Outputs as Record<string, { Description: string }>).FunctionsRoleArn?.Description), /mapped to Kubernetes group ephemera:functions$/, 'unchanged by default');
+    assert.throws(() => parseSettings({ ...base, kubernetesGroup: 'system:masters' }), /kubernetesGroup: a group of your own, not a system: group/);
+    assert.throws(() => parseSettings({ ...base, kubernetesGroup: ' ' }), /kubernetesGroup: /);
   });
 
   test('log groups with retention; alarms on dead letters, oldest age, errors, throttles, and writes refused or messages failing as the log lines count them', () => {

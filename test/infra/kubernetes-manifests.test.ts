@@ -7,6 +7,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { parseSettings } from '../../infra/aws/settings.ts';
 import { FUNCTIONS_K8S_GROUP } from '../../infra/aws/functions-stack.ts';
 import { parseListen } from '../../functions/config.ts';
+import { INSTALLS } from '../support/shipped-rbac.ts';
 
 type Subject = { kind: string; name: string; namespace?: string };
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
@@ -118,14 +119,34 @@ describe('Kubernetes manifests', () => {
     }
   });
 
-  test('every binding points at a role and ServiceAccounts that the manifests define', () => {
-    const roles = new Set([...of('Role'), ...of('ClusterRole')].map((r) => `${r.kind}:${r.metadata.namespace ?? ''}/${r.metadata.name}`));
-    const sas = new Set(of('ServiceAccount').map((s) => `ServiceAccount:${s.metadata.namespace}/${s.metadata.name}`));
-    for (const b of [...of('RoleBinding'), ...of('ClusterRoleBinding')]) {
-      const ns = b.roleRef?.kind === 'Role' ? b.metadata.namespace : '';
-      assert.ok(roles.has(`${b.roleRef?.kind}:${ns}/${b.roleRef?.name}`), `${b.file}: ${b.metadata.name} binds a missing ${b.roleRef?.kind} ${b.roleRef?.name}`);
-      for (const s of b.subjects ?? []) if (s.kind === 'ServiceAccount') assert.ok(sas.has(who(s)), `${b.file}: ${who(s)} is not defined`);
+  test('each install binds only identities its own files define, or the EKS group in the EKS install; every binding\'s role is defined there too (review94 L1)', () => {
+    for (const [name, install] of Object.entries(INSTALLS)) {
+      const docs = install.files.flatMap(load);
+      const roles = new Set([...of('Role', docs), ...of('ClusterRole', docs)].map((r) => `${r.kind}:${r.metadata.namespace ?? ''}/${r.metadata.name}`));
+      const defined = new Set([...of('ServiceAccount', docs).map((s) => `ServiceAccount:${s.metadata.namespace}/${s.metadata.name}`), ...(install.group ? [`Group:${install.group}`] : [])]);
+      for (const b of [...of('RoleBinding', docs), ...of('ClusterRoleBinding', docs)]) {
+        const ns = b.roleRef?.kind === 'Role' ? b.metadata.namespace : '';
+        assert.ok(roles.has(`${b.roleRef?.kind}:${ns}/${b.roleRef?.name}`), `${name}: ${b.file}: ${b.metadata.name} binds a missing ${b.roleRef?.kind} ${b.roleRef?.name}`);
+        for (const s of b.subjects ?? []) assert.ok(defined.has(who(s)), `${name}: ${b.file}: ${b.metadata.name} binds ${who(s)}, which this install does not define`);
+      }
     }
+    const readme = readFileSync('README.md', 'utf8');
+    const table = readme.slice(readme.indexOf('### Namespaces, RBAC and Leases'), readme.indexOf('Each install binds only'));
+    for (const f of new Set(Object.values(INSTALLS).flatMap((i) => i.files))) assert.ok(table.includes(`\`${f}\``), `the README's table of installs names ${f}`);
+    const rbacFiles = new Set(all.filter((d) => ['ServiceAccount', 'Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].includes(d.kind)).map((d) => d.file));
+    assert.deepEqual([...rbacFiles].filter((f) => !Object.values(INSTALLS).some((i) => i.files.includes(f))), [], 'every file with RBAC belongs to an install');
+  });
+
+  test('the shared files bind nobody, and each install\'s binding files name the same bindings: applying the new files over the old ones replaces the old bindings\' subjects, never leaves an install without one (review94 L1)', () => {
+    for (const f of ['infra/kubernetes/functions-rbac.yaml', 'infra/kubernetes/functions-rbac-virtual-kubelet.yaml']) {
+      assert.deepEqual(load(f).filter((d) => d.kind.endsWith('Binding')).map((d) => d.metadata.name), [], `${f} binds nobody`);
+    }
+    const bindings = (files: string[]): string[] => files.flatMap(load).filter((d) => d.kind.endsWith('Binding')).map((d) => `${d.kind} ${d.metadata.namespace ?? ''}/${d.metadata.name} -> ${d.roleRef?.kind} ${d.roleRef?.name}`).sort();
+    assert.deepEqual(bindings(INSTALLS.token.files), bindings(INSTALLS.eks.files));
+    assert.ok(bindings(INSTALLS.eks.files).includes('ClusterRoleBinding /ephemera-functions -> ClusterRole ephemera-functions'));
+    const vk = (i: keyof typeof INSTALLS): string[] => bindings(INSTALLS[i].files).filter((b) => b.includes('virtual-kubelet'));
+    assert.deepEqual(vk('all-in-cluster'), vk('eks'));
+    assert.deepEqual(vk('token'), ['ClusterRoleBinding /ephemera-functions-virtual-kubelet -> ClusterRole ephemera-functions-virtual-kubelet']);
   });
 
   test('the CRDs, and nothing else, carry app.kubernetes.io/component=crd: `kubectl apply -l \'app.kubernetes.io/component!=crd\'` leaves OpenKruise\'s CRD alone (README, "Next to OpenKruise")', () => {

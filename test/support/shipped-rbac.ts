@@ -18,15 +18,27 @@ export function shippedRbac(files: string[], lockNamespace = 'ephemera-locks'): 
     .map((d) => (d.metadata?.namespace === 'ephemera-locks' ? { ...d, metadata: { ...d.metadata, namespace: lockNamespace } } : d));
 }
 
+const K = 'infra/kubernetes';
+/**
+ * Each install's files, as the README has them applied, the optional virtual-kubelet ones
+ * included; `group`: the one Kubernetes group the install may bind, which the EKS access entry
+ * maps the functions' role to (review94 L1: every other subject is defined by the same files).
+ */
+export const INSTALLS: Record<'eks' | 'token' | 'all-in-cluster', { files: string[]; group?: string }> = {
+  eks: { files: ['relay/manifest.yaml', `${K}/functions-rbac.yaml`, `${K}/functions-rbac-eks.yaml`, `${K}/functions-rbac-virtual-kubelet.yaml`, `${K}/functions-rbac-virtual-kubelet-eks.yaml`], group: FUNCTIONS_K8S_GROUP },
+  token: { files: ['relay/manifest.yaml', `${K}/functions-rbac.yaml`, `${K}/functions-rbac-token.yaml`, `${K}/functions-rbac-virtual-kubelet.yaml`, `${K}/functions-rbac-virtual-kubelet-token.yaml`] },
+  'all-in-cluster': { files: [`${K}/all-in-cluster.yaml`, `${K}/functions-rbac-virtual-kubelet.yaml`, `${K}/functions-rbac-virtual-kubelet-all-in-cluster.yaml`, 'infra/webhook/validating-webhook-service.yaml'] },
+};
+
 /** The Lambda functions' user on EKS: its role's session, in the access entry's Kubernetes group. */
 export const LAMBDA_USER: User = { username: 'arn:aws:sts::123456789012:assumed-role/ephemera-reconciler/ephemera-reconciler', groups: [FUNCTIONS_K8S_GROUP, 'system:authenticated'] };
 /** Tokens of a world whose server enforces the shipped RBAC. */
 export const TOKENS = { functions: 'functions', relay: 'relay', admin: 'admin' } as const;
 
 /**
- * The functions as deployed with the Lambda setup (functions-rbac.yaml, and the
- * virtual-kubelet file operators apply for such nodes), the relay as its manifest has it,
- * and an administrator for what a test does besides.
+ * The functions as deployed with the Lambda setup on EKS (functions-rbac.yaml and its EKS
+ * binding, and the virtual-kubelet files operators apply for such nodes), the relay as its
+ * manifest has it, and an administrator for what a test does besides.
  */
 export function shippedAuthorization(lockNamespace = 'ephemera-locks'): Authorization {
   return {
@@ -35,7 +47,7 @@ export function shippedAuthorization(lockNamespace = 'ephemera-locks'): Authoriz
       [TOKENS.relay]: serviceAccountUser('ephemera-system', 'ephemera-relay'),
       [TOKENS.admin]: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
     },
-    rbac: shippedRbac(['infra/kubernetes/functions-rbac.yaml', 'infra/kubernetes/functions-rbac-virtual-kubelet.yaml', 'relay/manifest.yaml'], lockNamespace),
+    rbac: shippedRbac(INSTALLS.eks.files, lockNamespace),
   };
 }
 
