@@ -162,7 +162,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
 
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
-  if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
+  if (undecided !== undefined) return notReadPlan(undecided, { createdTtl, untilRead: deadlineIn === 0 ? untilLeaseRead(deadlineAt(job, spec, judged), lease) : undefined });
   const actions: Action[] = decided.write ? [{ ...decided.write, id: LEASE_WRITE }] : [];
   // After the claim, the injections, all at once, each only within the claim's lifetime (see
   // Action.withinSeconds and README.md), and only if the claim took effect: a claim refused
@@ -366,11 +366,25 @@ function leaseDecision(input: ClaimInput, claims: ClaimDecision, at: { phase: Ej
  * A plan from an observation that did not read the Lease, which would have decided
  * something (claimed, sealed, repaired): the observation should have read it
  * (lease-needed.ts), so plan nothing — no Lease write, no injection, no status that would
- * count either — and look again soon. Defensive: only a planner clock ahead of the server's
- * by more than skewSeconds near a deadline gets here (controller.ts).
+ * count either — and look again: when the observation will read the Lease (`untilRead`),
+ * else in a second. Defensive: only a planner clock ahead of the server's by more than
+ * skewSeconds near a deadline gets here (controller.ts).
  */
-function notReadPlan(would: string, createdTtl: number | undefined): Plan {
-  return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again`] };
+function notReadPlan(would: string, at: { createdTtl: number | undefined; untilRead: number | undefined }): Plan {
+  return { actions: [], requeueAfterSeconds: minRequeue(at.createdTtl, at.untilRead ?? 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again${at.untilRead === undefined ? '' : ` in ${at.untilRead}s, when the API server's clock is within skewSeconds of the deadline and the Lease is read`}`] };
+}
+
+/**
+ * With the deadline past by the planner's clock but not by the server's + skewSeconds (the
+ * planner's clock ahead), the observation reads no Lease until the server's clock reaches
+ * the deadline less skewSeconds (controller.ts asks lease-needed.ts that far ahead): the
+ * seconds until then, or undefined when that is now. It looked again every second until
+ * then, each look a queue message, an invocation and two reads: 297 looks with the planner 5
+ * minutes ahead (review95 F6). Who decides the verdict, and when, is as before.
+ */
+function untilLeaseRead(deadline: number, lease: ObservedLease): number | undefined {
+  const ms = deadline - lease.cfg.skewSeconds * 1000 - lease.serverNow.getTime();
+  return ms > 1000 ? Math.ceil(ms / 1000) : undefined;
 }
 
 /** When activeDeadlineSeconds runs out, in ms (+Infinity: unset); `now` judges a resume (activeSince). */
