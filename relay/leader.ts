@@ -4,7 +4,7 @@
 // Like client-go's leaderelection, a failed renewal is retried until the lease could
 // really have been lost (renewDeadline), so one slow API answer does not demote the leader.
 import type { LockConfig } from '../functions/engine/lock.ts';
-import { acquire, leaseName, type HeldLock } from '../functions/engine/lock.ts';
+import { acquire, leaseName, LeaseSightings, type HeldLock } from '../functions/engine/lock.ts';
 import type { Logger } from '../functions/engine/logger.ts';
 import type { Kube } from '../functions/kube/kube.ts';
 
@@ -65,6 +65,9 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, on: 
   /** Since when (performance.now()) the rounds have failed with an error, and the last one. */
   let failure: { since: number; error: string } | undefined;
   const follow = followLog(lock, logger);
+  // The versions of the Lease seen, and since when: a holder's renewTime ahead of the server's
+  // clock does not keep this replica from taking over a dead holder's Lease (review95 F5).
+  const sightings = new LeaseSightings();
   const set = (v: boolean, why: string): void => {
     if (v) follow.led();
     if (v === leader) return;
@@ -93,7 +96,7 @@ export function startElection(kube: Kube, lock: LockConfig, logger: Logger, on: 
     const begunAt = performance.now();
     let wait = periodMs;
     try {
-      const got = await acquire(kube, lock, 'relay', 'leader');
+      const got = await acquire(kube, lock, { controller: 'relay', key: 'leader', sightings });
       failure = undefined;
       held = 'held' in got ? got.held : undefined;
       // A renewal that took most of the lease leaves leadership as it was: the next round,

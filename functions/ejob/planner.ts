@@ -94,8 +94,9 @@ export function plan(observed: EjobObserved | EjobDeparted, now: Date): Plan {
   // edit is undone: found by review) nor keeps it from its TTL.
   const ttl = jobTtls(job.spec);
   // A TTL deletes: it is judged by the earlier of the planner's clock and the API server's
-  // (whose clock stamped creationTimestamp; the verdict's completionTime is a planner's), so a
-  // planner clock ahead cannot delete a job early (time review); one behind deletes it late.
+  // (whose clock stamped creationTimestamp; the verdict's completionTime is the later of a
+  // planner's and the server's, planStatus), so a planner clock ahead cannot delete a job early
+  // (time review); one behind deletes it late.
   const server = observed.lease?.serverNow ?? observed.serverNow;
   const ttlNow = server && server.getTime() < now.getTime() ? server : now;
 
@@ -161,7 +162,7 @@ function planActive(input: ActiveInput, now: Date): Plan {
 
   const decided = leaseDecision(claimInput, claims, { phase, sealed, verdict: verdictOf(phase, counts, { failedBy, unfit }) });
   const undecided = claims.needsLease ?? decided.needsLease;
-  if (undecided !== undefined) return notReadPlan(undecided, createdTtl);
+  if (undecided !== undefined) return notReadPlan(undecided, { createdTtl, untilRead: deadlineIn === 0 ? untilLeaseRead(deadlineAt(job, spec, judged), lease) : undefined });
   const actions: Action[] = decided.write ? [{ ...decided.write, id: LEASE_WRITE }] : [];
   // After the claim, the injections, all at once, each only within the claim's lifetime (see
   // Action.withinSeconds and README.md), and only if the claim took effect: a claim refused
@@ -235,7 +236,7 @@ function statusActions(job: EphemeralJobObject, o: { claimed: Outcome; unclaimed
   const told = (x: Outcome): ReadonlySet<string> | undefined => (o.toldUnlisted && (x.phase === 'Succeeded' || x.phase === 'Failed') ? new Set() : o.told);
   const input = (x: Outcome): StatusInput => {
     const t = told(x);
-    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, resumedAt: o.judged, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}), ...(o.outside ? { outside: o.outside } : {}) };
+    return { counts: x.counts, phase: x.phase, targets: o.targets, now: o.now, judgedAt: o.judged, ...(x.failedBy ? { failedBy: x.failedBy } : {}), ...(x.unfit ? { unfit: x.unfit } : {}), ...(t ? { told: t } : {}), ...(o.namesakes > 0 ? { namesakes: o.namesakes } : {}), ...(o.outside ? { outside: o.outside } : {}) };
   };
   const afterSeal = (a: Action): Action => (o.seals ? { ...a, requires: [LEASE_WRITE, ...[a.requires ?? []].flat()] } : a);
   const status = planStatus(job, input(o.claimed));
@@ -365,11 +366,25 @@ function leaseDecision(input: ClaimInput, claims: ClaimDecision, at: { phase: Ej
  * A plan from an observation that did not read the Lease, which would have decided
  * something (claimed, sealed, repaired): the observation should have read it
  * (lease-needed.ts), so plan nothing — no Lease write, no injection, no status that would
- * count either — and look again soon. Defensive: only a planner clock ahead of the server's
- * by more than skewSeconds near a deadline gets here (controller.ts).
+ * count either — and look again: when the observation will read the Lease (`untilRead`),
+ * else in a second. Defensive: only a planner clock ahead of the server's by more than
+ * skewSeconds near a deadline gets here (controller.ts).
  */
-function notReadPlan(would: string, createdTtl: number | undefined): Plan {
-  return { actions: [], requeueAfterSeconds: minRequeue(createdTtl, 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again`] };
+function notReadPlan(would: string, at: { createdTtl: number | undefined; untilRead: number | undefined }): Plan {
+  return { actions: [], requeueAfterSeconds: minRequeue(at.createdTtl, at.untilRead ?? 1), notes: [`the Lease was not read, and this plan would ${would}: nothing planned, looking again${at.untilRead === undefined ? '' : ` in ${at.untilRead}s, when the API server's clock is within skewSeconds of the deadline and the Lease is read`}`] };
+}
+
+/**
+ * With the deadline past by the planner's clock but not by the server's + skewSeconds (the
+ * planner's clock ahead), the observation reads no Lease until the server's clock reaches
+ * the deadline less skewSeconds (controller.ts asks lease-needed.ts that far ahead): the
+ * seconds until then, or undefined when that is now. It looked again every second until
+ * then, each look a queue message, an invocation and two reads: 297 looks with the planner 5
+ * minutes ahead (review95 F6). Who decides the verdict, and when, is as before.
+ */
+function untilLeaseRead(deadline: number, lease: ObservedLease): number | undefined {
+  const ms = deadline - lease.cfg.skewSeconds * 1000 - lease.serverNow.getTime();
+  return ms > 1000 ? Math.ceil(ms / 1000) : undefined;
 }
 
 /** When activeDeadlineSeconds runs out, in ms (+Infinity: unset); `now` judges a resume (activeSince). */
@@ -472,10 +487,11 @@ export interface StatusInput {
   targets: readonly Target[];
   now: Date;
   /**
-   * The moment a resume is judged at: the later of the planner's clock and the API server's,
-   * as the deadline is (planActive `judged`). A resume's `startTime`; `now` when unset.
+   * The later of the planner's clock and the API server's, as the deadline is judged
+   * (planActive `judged`); `now` when unset. A resume's `startTime`, and a verdict's
+   * `completionTime` and conditions' times.
    */
-  resumedAt?: Date;
+  judgedAt?: Date;
   /** Why a Failed phase failed, when not for failed pods: past activeDeadlineSeconds, or every replica spent on pods now gone. */
   failedBy?: FailedBy;
   /** What the JobFailed message says of pods the containers could not go into (unfitNote, or as the seal recorded it). */
@@ -512,23 +528,29 @@ export type FailedBy = 'deadline' | 'gone';
  * a verdict's, once it took effect.
  */
 export function planStatus(job: EphemeralJobObject, input: StatusInput): { told: Action[]; write: Action[]; verdict: Action[] } {
-  const { counts, phase, now } = input;
+  const { counts, phase } = input;
+  const judged = input.judgedAt ?? input.now;
   const prev = job.status ?? {};
   const finished = phase === 'Succeeded' || phase === 'Failed';
+  // A verdict is stamped by the later of the planner's clock and the server's: others judge
+  // the TTL from completionTime by the server's clock, and a verdict written by a planner 5
+  // minutes behind was deleted by them at once with a TTL of 2 minutes, its completionTime
+  // before its startTime (review95 F4); a planner clock ahead only delays the TTL. Other
+  // writes keep the planner's clock: a plan from a Lease not read (whose server time is the
+  // pods' LIST's) is then the plan from the Lease, to the byte (lease-needed.ts), and a
+  // verdict is always planned from a Lease read.
+  const at = finished ? judged : input.now;
   const failedWhy = phase === 'Failed' ? failedCondition(job, { counts, unfit: input.unfit }, input.failedBy) : undefined;
   const wanted = wantedConditions(job, input, failedWhy);
 
-  const next: NextStatus = {
-    ...counts,
-    phase,
-    // Set again at a resume, as a Kubernetes Job's: the deadline runs from it (activeSince).
-    // Not by a verdict (a sealed one written again while paused keeps when the job started).
-    // The moment the resume was judged at, by the clock the deadline is judged by: with the
-    // planner's own clock behind the server's, the deadline ran short by the lag (review88 F2).
-    startTime: rfc3339(prev.phase === 'Paused' && phase !== 'Paused' && !finished ? (input.resumedAt ?? now) : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? now)),
-    conditions: mergeConditions(prev.conditions ?? [], wanted, now),
-  };
-  if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? now);
+  // Set again at a resume, as a Kubernetes Job's: the deadline runs from it (activeSince).
+  // Not by a verdict (a sealed one written again while paused keeps when the job started).
+  // The moment the resume was judged at, by the clock the deadline is judged by: with the
+  // planner's own clock behind the server's, the deadline ran short by the lag (review88 F2).
+  const started = prev.phase === 'Paused' && phase !== 'Paused' && !finished ? judged : (toDate(prev.startTime) ?? toDate(job.metadata.creationTimestamp) ?? at);
+  const next: NextStatus = { ...counts, phase, startTime: rfc3339(started), conditions: mergeConditions(prev.conditions ?? [], wanted, at) };
+  // Never before startTime (a creationTimestamp of a server clock since stepped back).
+  if (finished) next.completionTime = rfc3339(toDate(prev.completionTime) ?? (started > at ? started : at));
   // Earlier versions kept a ledger in status.ephemera: drop it with the next write.
   if ((prev as { ephemera?: unknown }).ephemera !== undefined) next.ephemera = null;
 

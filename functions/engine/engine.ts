@@ -5,6 +5,7 @@ import { elapsedMs } from '../kube/elapsed.ts';
 import { askedRetrySeconds, isKubeError, KubeError, refusedForGood } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
 import { applyPlan, describe, type ApplyResult } from './apply.ts';
+import type { ClockWatch } from './clock-watch.ts';
 import type { Controller } from './controller.ts';
 import { countRepeat, eventAction } from './events.ts';
 import { landingMarginMs, type LockConfig } from './lock.ts';
@@ -35,6 +36,8 @@ export interface EngineDeps {
   conflictBackoffMs?: number;
   /** The longest a reconcile queued behind a running one of its key waits for it (default COALESCE_WAIT_MS). */
   coalesceWaitMs?: number;
+  /** Warns when `clock` is more than the skew from the API server's (clock-watch.ts); unset: no check. */
+  clockWatch?: ClockWatch;
 }
 
 export const KEY_OUTCOMES = ['done', 'gone', 'conflict', 'refused'] as const;
@@ -360,7 +363,10 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     const startedAt = monotonic();
     const observed = await controller.observe(key, deps.kube, deps.lock);
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
-    const plan = controller.plan(observed, deps.clock());
+    const now = deps.clock();
+    const plan = controller.plan(observed, now);
+    const off = deps.clockWatch?.check(now, deps.kube.serverNow(), deps.lock.skewSeconds);
+    if (off !== undefined) deps.logger.warn({ warning: off }, 'clock off from the API server\'s');
     for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
     for (const warning of plan.warnings ?? []) deps.logger.warn({ warning }, 'skipped what cannot be read');
     // The key's result tells both, the warnings first; ephemera invoke prints the warnings.

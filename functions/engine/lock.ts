@@ -55,29 +55,73 @@ export function leaseName(controller: string, key: string): string {
 }
 
 /**
+ * What one contender saw of a Lease: its resourceVersion, and when (its local monotonic clock,
+ * ms) it first saw that version — client-go leaderelection's observedRecord and observedTime.
+ * Kept between acquire() calls by the contender (the relay's election loop).
+ */
+export class LeaseSightings {
+  private last: { resourceVersion: string; at: number } | undefined;
+  private readonly local: () => number;
+
+  constructor(local: () => number = () => performance.now()) {
+    this.local = local;
+  }
+
+  /** How long (ms) this version has been seen unchanged, counting from its first sighting. */
+  unchangedFor(resourceVersion: string | undefined): number {
+    const now = this.local();
+    if (resourceVersion === undefined) {
+      this.last = undefined;
+      return 0;
+    }
+    if (this.last?.resourceVersion !== resourceVersion) this.last = { resourceVersion, at: now };
+    return now - this.last.at;
+  }
+}
+
+/** Which Lease: the controller and key naming it, and the contender's sightings of it, if it keeps them. */
+export interface LeaseKey {
+  controller: string;
+  key: string;
+  sightings?: LeaseSightings;
+}
+
+/**
  * Acquire the per-key Lease. Correctness does not rest on synchronised clocks: renewTime
  * is written from the API server's own Date header, expiry is judged against it, and every
  * write to the Lease carries its resourceVersion, so two instances can never both win.
+ * With `sightings`, a Lease also expires once the same version has been seen for its
+ * duration + skew of local time, as client-go's leaderelection judges it (observedTime +
+ * leaseDuration): a renewTime ahead of the server's clock (written through an API server
+ * replica whose clock is ahead, or by a holder whose estimate was) kept every relay from
+ * leading until the server's clock passed it, an hour for one an hour ahead (review95 F5).
+ * A live holder renews every third of its duration, each time a new version, and steps down
+ * when it could not for its duration, so the rule takes over from no live holder.
  */
-export async function acquire(kube: Kube, cfg: LockConfig, controller: string, key: string): Promise<Acquired> {
-  const name = leaseName(controller, key);
+export async function acquire(kube: Kube, cfg: LockConfig, lease: LeaseKey): Promise<Acquired> {
+  const name = leaseName(lease.controller, lease.key);
   const raw = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: cfg.namespace, name });
   const now = kube.serverNow() ?? new Date();
-  if (raw === null) return create(kube, cfg, name, now);
-  const lease = Lease.parse(raw);
-  const spec = lease.spec ?? {};
+  if (raw === null) {
+    lease.sightings?.unchangedFor(undefined);
+    return create(kube, cfg, name, now);
+  }
+  const found = Lease.parse(raw);
+  const spec = found.spec ?? {};
   const renewed = toDate(spec.renewTime) ?? toDate(spec.acquireTime);
-  const duration = spec.leaseDurationSeconds ?? cfg.leaseSeconds;
-  const expiresAt = renewed ? renewed.getTime() + (duration + cfg.skewSeconds) * 1000 : 0;
+  const windowMs = ((spec.leaseDurationSeconds ?? cfg.leaseSeconds) + cfg.skewSeconds) * 1000;
+  const byServer = (renewed ? renewed.getTime() + windowMs : 0) - now.getTime();
+  const bySight = lease.sightings ? windowMs - lease.sightings.unchangedFor(found.metadata.resourceVersion) : Number.POSITIVE_INFINITY;
   const holder = spec.holderIdentity ?? '';
-  if (holder !== '' && holder !== cfg.holder && expiresAt > now.getTime()) {
-    return { busy: true, holder, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt - now.getTime()) / 1000)) };
+  const leftMs = Math.min(byServer, bySight);
+  if (holder !== '' && holder !== cfg.holder && leftMs > 0) {
+    return { busy: true, holder, retryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)) };
   }
   // Renewing our own lease keeps when we took it; taking it over starts a new holding.
   const ours = holder === cfg.holder;
   const kept = ours ? toDate(spec.acquireTime) : undefined;
   const held = { acquireTime: microTime(kept ?? now), transitions: (spec.leaseTransitions ?? 0) + (ours ? 0 : 1) };
-  const body = leaseBody(cfg, name, now, { resourceVersion: lease.metadata.resourceVersion, ...held });
+  const body = leaseBody(cfg, name, now, { resourceVersion: found.metadata.resourceVersion, ...held });
   try {
     const res = await kube.perform(leaseAction('update', cfg, name, body));
     return { held: heldLock(kube, cfg, name, { ...held, resourceVersion: Lease.parse(res).metadata.resourceVersion }) };

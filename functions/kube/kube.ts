@@ -65,8 +65,9 @@ export interface Kube {
   perform(action: Action, options?: PerformOptions): Promise<unknown>;
   /**
    * The API server's clock as last seen in a response's Date header, advanced by local
-   * elapsed time since; what it tells never goes back (server-clock.ts;
-   * undefined before the first response). Leases are judged by it.
+   * elapsed time since; it goes back only when the server's clock stepped back by more than a
+   * Date header's second (server-clock.ts; undefined before the first response). Leases are
+   * judged by it.
    */
   serverNow(): Date | undefined;
 }

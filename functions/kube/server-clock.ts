@@ -1,13 +1,20 @@
 // The API server's clock as the answers' Date headers show it (Kube.serverNow).
 
+/** A Date header's resolution: a second (RFC 9110 IMF-fixdate). */
+export const DATE_RESOLUTION_MS = 1000;
+
 /**
- * The time of the last Date header seen, advanced by local monotonic time since; what it
- * tells never goes back. A Date header has a second's resolution, so an answer later in the
- * same second puts the estimate back by up to a second: a reconcile that read the time,
- * stamped a claim with it and read it again after a 409 found its own claim younger than
- * it was (it asked to look again in 6 s, not 5). Every reading is at most the server's time
- * then, so the latest reading is at most the server's time now: a reading below it is
- * answered with it instead.
+ * The time of the last Date header seen, advanced by local monotonic time since. A Date
+ * header has a second's resolution, so an answer later in the same second puts the estimate
+ * back by up to a second: a reconcile that read the time, stamped a claim with it and read it
+ * again after a 409 found its own claim younger than it was (it asked to look again in 6 s,
+ * not 5). So a reading less than DATE_RESOLUTION_MS below what was told is answered with what
+ * was told. A reading further below is the server's clock stepped back (an NTP step, a VM
+ * resumed, an admin's fix), and is followed: kept, the pre-step time would run ahead of the
+ * server's for as long as the step, and an instance started after the step, which reads the
+ * new time, would disagree with this one by that much — a warm instance then took a claim
+ * made a second before as older than its retention, dropped it and injected another pod
+ * (review95 F1: two pods at parallelism 1 after a 60 s step back).
  */
 export class ServerClock {
   private last: { date: number; at: number } | undefined;
@@ -31,7 +38,8 @@ export class ServerClock {
   /** The server's time now, as far as the answers tell (undefined before the first). */
   now(): Date | undefined {
     if (!this.last) return undefined;
-    this.told = Math.max(this.told, this.last.date + (this.local() - this.last.at));
+    const reading = this.last.date + (this.local() - this.last.at);
+    this.told = reading < this.told - DATE_RESOLUTION_MS ? reading : Math.max(this.told, reading);
     return new Date(this.told);
   }
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FunctionsConfig } from '../config.ts';
 import type { Controller } from '../engine/controller.ts';
+import { ClockWatch } from '../engine/clock-watch.ts';
 import type { EngineDeps } from '../engine/engine.ts';
 import { lazyController } from '../engine/lazy-controller.ts';
 import type { Logger } from '../engine/logger.ts';
@@ -47,6 +48,7 @@ function engineDeps(config: FunctionsConfig, logger: Logger, kube: Kube): Engine
     lock: { namespace: config.EPHEMERA_LOCK_NAMESPACE, holder: holderId(), leaseSeconds: config.EPHEMERA_LEASE_SECONDS, skewSeconds: config.EPHEMERA_LEASE_SKEW_SECONDS },
     clock: () => new Date(),
     logger,
+    clockWatch: new ClockWatch(),
   };
 }
 

@@ -474,7 +474,7 @@ function signalInjected(ctx: Ctx, sidecar: string, container: Container): void {
   if (signalEnded(ctx, sidecar, container, status)) return;
   const started = startedAt(status?.state);
   if (started) {
-    ctx.issued.set(sidecar, started);
+    ctx.issued.set(sidecar, signalledAt(started, injectedAt(container)));
     return;
   }
   const refused = cannotStart(status?.state);
@@ -501,8 +501,7 @@ function notStarted(ctx: Ctx, sidecar: string, container: Container, state: Cont
   const waiting = state?.waiting?.reason;
   ctx.notes.push(`signal container ${container.name} injected, not started yet (${waiting ?? 'no status'})`);
   if (endedOrEnding(ctx)) return;
-  const value = (container.env ?? []).findLast((e) => e.name === SIGNAL_INJECTED_AT_ENV)?.value;
-  const at = value === undefined ? undefined : toDate(value);
+  const at = injectedAt(container);
   const limit = ctx.observed.options.stuckAfterSeconds;
   const left = at ? limit - Math.floor((ctx.now.getTime() - at.getTime()) / 1000) : limit;
   if (!at || left > 0) {
@@ -513,6 +512,24 @@ function notStarted(ctx: Ctx, sidecar: string, container: Container, state: Cont
   const message = `the kubelet has not started signal container ${container.name} for sidecar ${sidecar} ${limit}s after ephemera injected it (${shown}): ephemeral containers need a kubelet of Kubernetes 1.25+ (1.23+ with the EphemeralContainers feature gate) that is reporting, see node ${ctx.ref.pod.spec.nodeName ?? '?'}'s version and Ready condition. An ephemeral container cannot be removed: stop the sidecar another way: annotate the pod ${STRATEGY_ANNOTATION}=crr where OpenKruise runs, or end the pod`;
   ctx.notes.push(message);
   ctx.actions.push(podEvent(ctx.ref, { type: 'Warning', reason: 'SidecarTerminationStuck', message, discriminator: `signal-unstarted/${container.name}` }, ctx.now));
+}
+
+/** When ephemera injected a signal container (its EPHEMERA_SIGNAL_INJECTED_AT: a planner's clock), if it says. */
+function injectedAt(container: Container): Date | undefined {
+  const value = (container.env ?? []).findLast((e) => e.name === SIGNAL_INJECTED_AT_ENV)?.value;
+  return value === undefined ? undefined : toDate(value);
+}
+
+/**
+ * When a started signal container sent its SIGTERM, for the stuck limit: its start, or its
+ * injection if that is later. The start is the node's clock and the limit is judged by the
+ * planner's: a node clock 2 minutes behind made a sidecar draining within its grace period
+ * "stuck" 14 s after its signal, and the pod was ended Failed (review95 F3). It cannot start
+ * before it was injected, and the injection is stamped by a planner's clock, so a node clock
+ * behind no longer shortens the limit; one ahead only lengthens it.
+ */
+function signalledAt(started: Date, injected: Date | undefined): Date {
+  return injected !== undefined && injected > started ? injected : started;
 }
 
 /**
@@ -717,7 +734,11 @@ function lookAgainWhenStuck(ctx: Ctx, seconds = ctx.observed.options.stuckAfterS
 
 /** Kubernetes' default terminationGracePeriodSeconds. */
 const DEFAULT_GRACE_SECONDS = 30;
-/** Past the grace period: the kubelet's status report, and the node's clock against ours. */
+/**
+ * Past the grace period: the kubelet's status report, and the clocks that count it (a CRR's
+ * creation is the API server's, an image swap and a signal's injection an instance's; a
+ * signal's start, the node's, counts only when later than its injection).
+ */
 const GRACE_MARGIN_SECONDS = 30;
 
 /**

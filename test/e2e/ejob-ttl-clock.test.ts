@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EJOB } from '../../functions/api/names.ts';
 import { handle } from '../../functions/engine/engine.ts';
-import { envelopeFor, inWorld } from '../support/ejob-world.ts';
+import { envelopeFor, finish, inWorld, jobStatus, probeJobObjects } from '../support/ejob-world.ts';
 
 const template = { ephemeralContainers: [{ name: 'ec', image: 'busybox', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }] };
 const job = (name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): unknown => ({
@@ -30,5 +30,25 @@ test("a planner clock 10 minutes ahead of the API server's deletes no job before
     server = new Date('2026-01-01T00:45:01Z');
     for (const name of ['finished', 'created']) await handle(envelopeFor('EphemeralJob', 'default', name), w.deps());
     assert.deepEqual([exists('finished'), exists('created')], [false, false], 'both are deleted once the server\'s clock passes them');
+  });
+});
+
+test("a verdict written by a planner 5 minutes behind the API server's carries the server's time: another instance does not delete the job before its TTL (review95 F4)", async () => {
+  let server = new Date('2026-01-01T00:20:30Z');
+  let engine = (): Date => new Date(server.getTime() - 300_000);
+  await inWorld({ objects: probeJobObjects({ pods: 1, parallelism: 1, ttlSecondsAfterFinished: 120 }), now: () => engine(), serverClock: () => server }, async (w) => {
+    await handle(envelopeFor('EphemeralJob', 'default', 'probe'), w.deps('behind'));
+    server = new Date('2026-01-01T00:20:40Z');
+    finish(w.server, 'web-0', 0);
+    await handle(envelopeFor('Pod', 'default', 'web-0'), w.deps('behind'));
+    const status = jobStatus(w.server, 'probe') as { phase?: string; startTime?: string; completionTime?: string; conditions?: { type: string; lastTransitionTime: string }[] };
+    assert.deepEqual([status.phase, status.startTime, status.completionTime], ['Succeeded', '2026-01-01T00:20:00Z', '2026-01-01T00:20:40Z'], 'completionTime by the server\'s clock, not 00:15:40, before startTime');
+    assert.equal(status.conditions?.find((c) => c.type === 'JobSucceeded')?.lastTransitionTime, '2026-01-01T00:20:40Z');
+    // An instance with the server's clock, 10 s later: 110 s of the TTL are left.
+    server = new Date('2026-01-01T00:20:50Z');
+    engine = () => server;
+    const r = await handle(envelopeFor('EphemeralJob', 'default', 'probe'), w.deps('right'));
+    assert.ok(w.server.store.get({ apiVersion: EJOB.apiVersion, kind: EJOB.kind, namespace: 'default', name: 'probe' }) !== undefined, 'not deleted');
+    assert.equal(r.requeueAfterSeconds, 110);
   });
 });

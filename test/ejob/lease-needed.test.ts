@@ -199,6 +199,22 @@ describe('planning from a Lease that was not read (defensive)', () => {
     assert.equal(leaseNeeded(job({ activeDeadlineSeconds: 60 }, { startTime: '2026-01-01T00:30:00Z' }), spec.spec, [running(0), fresh(1)], now).needed, true);
   });
 
+  test('a planner clock 5 minutes ahead near the deadline: nothing planned, a look again when the server\'s clock is skewSeconds from the deadline, when the observation reads the Lease — not every second (review95 F6)', () => {
+    // Created 00:30:00 with a 3600 s deadline (01:30:00); the server says 01:25:00, the planner 01:30:00.
+    const server = new Date('2026-01-01T01:25:00Z');
+    const ahead = new Date('2026-01-01T01:30:00Z');
+    const j = job({ activeDeadlineSeconds: 3600 }, { phase: 'Running', startTime: '2026-01-01T00:30:00Z' });
+    const p = plan({ job: j, pods: [running(0), fresh(1)], lease: { ...notRead, serverNow: server } }, ahead);
+    assert.deepEqual(p.actions, []);
+    assert.equal(p.requeueAfterSeconds, 295, '01:29:55 by the server\'s clock');
+    assert.match(p.notes?.join('\n') ?? '', /would record the verdict: no claims after it: nothing planned, looking again in 295s/);
+    // Then the observation reads the Lease (it asks skewSeconds ahead of the server's clock), and the planner decides.
+    const spec = parseEjobSpec(j.spec);
+    assert.ok(spec.ok);
+    const at = (iso: string): boolean => leaseNeeded(j, spec.spec, [running(0), fresh(1)], new Date(Date.parse(iso) + cfg.skewSeconds * 1000)).needed;
+    assert.deepEqual([at('2026-01-01T01:29:54Z'), at('2026-01-01T01:29:55Z')], [false, true]);
+  });
+
   test('what the pods alone decide: the Lease is needed when no pod holds a slot, a slot is free for a target, or a verdict is due', () => {
     const need = (spec: Record<string, unknown>, pods: Pod[]): string => {
       const parsed = parseEjobSpec(job(spec).spec);

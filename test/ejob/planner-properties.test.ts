@@ -311,14 +311,14 @@ describe('EphemeralJob planner: properties of one plan (review88)', () => {
     assert.ok(seen.get('E6 exact') >= 200 && seen.get('E6 exact, a budget known') >= 100 && seen.get('E6 a verdict under a budget') >= 20, JSON.stringify(seen.n));
   });
 
-  test('E7 the phase agrees with the counters it is written with (DESIGN phase rules); past the deadline, Failed (DeadlineExceeded) unless every target had its result by then (review88 F3); a final phase always carries completionTime', () => {
+  test('E7 the phase agrees with the counters it is written with (DESIGN phase rules); past the deadline, Failed (DeadlineExceeded) unless every target had its result by then (review88 F3); a final phase always carries completionTime, never before startTime, stamped by the later clock (review95 F4)', () => {
     property(RUNS, (s) => {
       const b = build(s);
       const st = mainStatus(plan(b.obs, b.now).actions);
       if (!st) return;
       const done = st.succeeded + st.failed;
       const final = st.phase === 'Succeeded' || st.phase === 'Failed';
-      if (final) assert.ok(st.completionTime, 'final without completionTime');
+      if (final) checkCompletionTime(b, st);
       else assert.equal(st.completionTime, undefined, 'completionTime on a non-final phase');
       if (s.j.paused) {
         if (!sealedWithVerdict(b)) assert.equal(st.phase, 'Paused');
@@ -334,6 +334,7 @@ describe('EphemeralJob planner: properties of one plan (review88)', () => {
       seen.add(`E7 phase ${st.phase}`);
     });
     for (const phase of ['Waiting', 'Running', 'Failed', 'Succeeded']) assert.ok(seen.get(`E7 phase ${phase}`) >= 20, JSON.stringify(seen.n));
+    for (const clock of ['server\'s', 'planner\'s']) assert.ok(seen.get(`E7 completionTime by the ${clock} clock`) >= 20, JSON.stringify(seen.n));
     assert.ok(seen.get('E7 past the deadline, by the results') >= 10 && seen.get('E7 past the deadline, DeadlineExceeded') >= 30, JSON.stringify(seen.n));
   });
 
@@ -480,6 +481,16 @@ describe('EphemeralJob planner: properties of one plan (review88)', () => {
     assert.ok(seen.get('E15 resumed') >= 100);
   });
 });
+
+/** A verdict's completionTime: there, not before startTime, and (written now) by the later of the planner's clock and the server's (review95 F4). */
+function checkCompletionTime(b: Built, st: WrittenStatus): void {
+  assert.ok(st.completionTime, 'final without completionTime');
+  assert.ok(st.startTime !== undefined && Date.parse(st.completionTime) >= Date.parse(st.startTime), `completionTime ${st.completionTime} before startTime ${String(st.startTime)}`);
+  if (b.obs.job.status?.completionTime !== undefined) return;
+  const later = Math.floor(Math.max(b.now.getTime(), b.serverNow.getTime()) / 1000) * 1000;
+  assert.equal(Date.parse(st.completionTime), later, 'stamped by the later of the planner\'s clock and the server\'s');
+  seen.add(b.serverNow > b.now ? 'E7 completionTime by the server\'s clock' : 'E7 completionTime by the planner\'s clock');
+}
 
 /** Past the deadline (not sealed before): Failed/DeadlineExceeded, unless every target had its result by the deadline, and then by those results. */
 function checkPastDeadline(b: Built, j: JobSpec, st: WrittenStatus): void {

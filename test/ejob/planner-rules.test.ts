@@ -201,6 +201,20 @@ describe('EphemeralJob planner: per-pod state, counts and phase', () => {
     assert.equal(later.requeueAfterSeconds, 1, 'due 10 s after the resume by the server\'s clock');
   });
 
+  test('a verdict is stamped by the later of the planner\'s clock and the server\'s, and completionTime is never before startTime (review95 F4)', () => {
+    const lease = (serverNow: Date) => ({ view: { kind: 'absent' as const }, serverNow, cfg: { ...DEFAULT_LEASE, name: 'ejob-ns-j', key: 'EphemeralJob/ns/j' } });
+    // The planner 5 minutes behind the server: the server's time, not 00:55:00.
+    const behind = statusOf(plan({ job: job(), pods: [pod('a', 1, 0)], lease: lease(NOW) }, new Date(NOW.getTime() - 300_000)).actions) as Status & { startTime?: string; completionTime?: string };
+    assert.deepEqual([behind.phase, behind.completionTime, cond(behind, 'JobSucceeded')?.lastTransitionTime], ['Succeeded', '2026-01-01T01:00:00Z', '2026-01-01T01:00:00Z']);
+    // The planner ahead: its own (a TTL from it is late, not early).
+    const ahead = statusOf(plan({ job: job(), pods: [pod('a', 1, 0)], lease: lease(NOW) }, new Date(NOW.getTime() + 60_000)).actions) as Status & { completionTime?: string };
+    assert.equal(ahead.completionTime, '2026-01-01T01:01:00Z');
+    // Both clocks before the job's creationTimestamp (a server clock stepped back since): startTime.
+    const early = new Date('2026-01-01T00:29:00Z');
+    const stepped = statusOf(plan({ job: job(), pods: [pod('a', 1, 0)], lease: lease(early) }, early).actions) as Status & { startTime?: string; completionTime?: string };
+    assert.deepEqual([stepped.startTime, stepped.completionTime], ['2026-01-01T00:30:00Z', '2026-01-01T00:30:00Z']);
+  });
+
   test('past the deadline with every pod succeeded after it: the reason is DeadlineExceeded, never "0 of 2 pods failed"', () => {
     // Created 00:30:00 with a 60 s deadline; the second pod exited at 00:31:30.
     const s = statusOf(plan({ job: job({ activeDeadlineSeconds: 60 }), pods: [ended('a', 1, 0, '00:30:40'), ended('b', 2, 0, '00:31:30')] }, NOW).actions);

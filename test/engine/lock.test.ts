@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { acquire, leaseName, type LockConfig } from '../../functions/engine/lock.ts';
+import { acquire, leaseName, LeaseSightings, type LockConfig } from '../../functions/engine/lock.ts';
 import { apiError, ScriptedKube } from '../support/scripted-kube.ts';
 
 const cfg: LockConfig = { namespace: 'ephemera-system', holder: 'me', leaseSeconds: 15, skewSeconds: 5 };
@@ -31,7 +31,7 @@ describe('Lease lock', () => {
 
   test('no lease: created with our identity and the server time', async () => {
     const kube = new ScriptedKube();
-    const got = await acquire(kube, cfg, 'ejob', KEY);
+    const got = await acquire(kube, cfg, { controller: 'ejob', key: KEY });
     assert.ok('held' in got);
     const create = kube.performed[0];
     assert.equal(create?.verb, 'create');
@@ -42,7 +42,7 @@ describe('Lease lock', () => {
 
   test('held by someone else and unexpired by the server clock: busy, retry later', async () => {
     const kube = withLease(leaseHeldBy('other', '2025-12-31T23:59:50Z')); // 10 s ago
-    const got = await acquire(kube, cfg, 'ejob', KEY);
+    const got = await acquire(kube, cfg, { controller: 'ejob', key: KEY });
     assert.ok('busy' in got);
     assert.equal(got.holder, 'other');
     assert.equal(got.retryAfterSeconds, 10); // 15 + 5 skew - 10
@@ -51,12 +51,12 @@ describe('Lease lock', () => {
 
   test('skew allowance: just past the duration is still busy', async () => {
     const kube = withLease(leaseHeldBy('other', '2025-12-31T23:59:42Z')); // 18 s ago < 20
-    assert.ok('busy' in (await acquire(kube, cfg, 'ejob', KEY)));
+    assert.ok('busy' in (await acquire(kube, cfg, { controller: 'ejob', key: KEY })));
   });
 
   test('expired by the server clock: taken over with a resourceVersion-fenced update', async () => {
     const kube = withLease(leaseHeldBy('other', '2025-12-31T23:59:00Z'));
-    const got = await acquire(kube, cfg, 'ejob', KEY);
+    const got = await acquire(kube, cfg, { controller: 'ejob', key: KEY });
     assert.ok('held' in got);
     const update = kube.performed[0];
     assert.equal(update?.verb, 'update');
@@ -66,7 +66,7 @@ describe('Lease lock', () => {
   test('renewing (acquiring again as the same holder) keeps acquireTime and leaseTransitions, moves renewTime, and is resourceVersion-fenced', async () => {
     const kube = withLease({ ...leaseHeldBy('relay-a', '2026-01-01T00:00:00Z'), spec: { holderIdentity: 'relay-a', leaseDurationSeconds: 15, acquireTime: '2025-12-31T23:00:00Z', renewTime: '2026-01-01T00:00:00Z', leaseTransitions: 3 } });
     kube.now = new Date('2026-01-01T00:00:09Z');
-    const got = await acquire(kube, { ...cfg, holder: 'relay-a' }, 'ejob', KEY);
+    const got = await acquire(kube, { ...cfg, holder: 'relay-a' }, { controller: 'ejob', key: KEY });
     assert.ok('held' in got);
     const renew = kube.performed[0];
     assert.equal(renew?.verb, 'update');
@@ -80,7 +80,7 @@ describe('Lease lock', () => {
 
   test('taking over an expired lease starts a new holding: acquireTime now, one more transition', async () => {
     const kube = withLease({ ...leaseHeldBy('other', '2025-12-31T23:59:00Z'), spec: { holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: '2025-12-31T23:00:00Z', renewTime: '2025-12-31T23:59:00Z', leaseTransitions: 3 } });
-    const got = await acquire(kube, cfg, 'ejob', KEY);
+    const got = await acquire(kube, cfg, { controller: 'ejob', key: KEY });
     assert.ok('held' in got);
     const body = kube.performed[0]?.body as { spec: Record<string, unknown> };
     assert.deepEqual({ acquireTime: body.spec.acquireTime, leaseTransitions: body.spec.leaseTransitions }, { acquireTime: '2026-01-01T00:00:00.000000Z', leaseTransitions: 4 });
@@ -88,20 +88,20 @@ describe('Lease lock', () => {
 
   test('a released lease (empty holder) is taken at once', async () => {
     const kube = withLease(leaseHeldBy('', '2026-01-01T00:00:00Z'));
-    assert.ok('held' in (await acquire(kube, cfg, 'ejob', KEY)));
+    assert.ok('held' in (await acquire(kube, cfg, { controller: 'ejob', key: KEY })));
   });
 
   test('losing the takeover race (409) or the create race (AlreadyExists) is busy, not an error', async () => {
     const racing = withLease(leaseHeldBy('other', '2025-12-31T23:00:00Z')).answer(apiError(409, 'Conflict'));
-    assert.ok('busy' in (await acquire(racing, cfg, 'ejob', KEY)));
+    assert.ok('busy' in (await acquire(racing, cfg, { controller: 'ejob', key: KEY })));
     const creating = new ScriptedKube().answer(apiError(409, 'AlreadyExists'));
-    assert.ok('busy' in (await acquire(creating, cfg, 'ejob', KEY)));
+    assert.ok('busy' in (await acquire(creating, cfg, { controller: 'ejob', key: KEY })));
   });
 
   test('release deletes only our version of the lease', async () => {
     const kube = new ScriptedKube();
     kube.answer({ metadata: { name: 'x', resourceVersion: '42' } });
-    const got = await acquire(kube, cfg, 'ejob', KEY);
+    const got = await acquire(kube, cfg, { controller: 'ejob', key: KEY });
     assert.ok('held' in got);
     await got.held.release();
     const del = kube.performed.at(-1);
@@ -112,7 +112,7 @@ describe('Lease lock', () => {
   test('release after a renewal whose answer was lost (409 at our version): the Lease, still ours at a newer version, is deleted at that one', async () => {
     const kube = new ScriptedKube();
     kube.answer({ metadata: { name: 'x', resourceVersion: '42' } });
-    const got = await acquire(kube, cfg, 'ejob', KEY);
+    const got = await acquire(kube, cfg, { controller: 'ejob', key: KEY });
     assert.ok('held' in got);
     kube.objects.set(`Lease/${cfg.namespace}/${leaseName('ejob', KEY)}`, { ...leaseHeldBy('me', '2026-01-01T00:00:00.000000Z'), metadata: { name: leaseName('ejob', KEY), namespace: cfg.namespace, resourceVersion: '43' } });
     kube.answer(apiError(409, 'Conflict'));
@@ -123,7 +123,7 @@ describe('Lease lock', () => {
   test('release leaves a Lease someone else took over alone', async () => {
     const kube = new ScriptedKube();
     kube.answer({ metadata: { name: 'x', resourceVersion: '42' } });
-    const got = await acquire(kube, cfg, 'ejob', KEY);
+    const got = await acquire(kube, cfg, { controller: 'ejob', key: KEY });
     assert.ok('held' in got);
     kube.objects.set(`Lease/${cfg.namespace}/${leaseName('ejob', KEY)}`, leaseHeldBy('someone-else', '2026-01-01T00:00:00.000000Z'));
     kube.answer(apiError(409, 'Conflict'));
@@ -131,8 +131,28 @@ describe('Lease lock', () => {
     assert.deepEqual(kube.performed.filter((a) => a.verb === 'delete').map((a) => a.body), [{ preconditions: { resourceVersion: '42' } }], 'one delete, at our version, refused');
   });
 
+  test('with sightings: a renewTime ahead of the server\'s clock holds the Lease only until the same version has been seen for lease + skew of local time (client-go\'s observedTime; review95 F5)', async () => {
+    const kube = withLease(leaseHeldBy('other', '2026-01-01T01:00:00Z')); // an hour ahead of the server's 00:00:00
+    let local = 0;
+    const sightings = new LeaseSightings(() => local);
+    const key = { controller: 'ejob', key: KEY, sightings };
+    const first = await acquire(kube, cfg, key);
+    assert.deepEqual(first, { busy: true, holder: 'other', retryAfterSeconds: 20 }, 'first seen now: 15 + 5 s to go, not 3620');
+    local += 19_999;
+    assert.ok('busy' in (await acquire(kube, cfg, key)));
+    // A new version (the holder renewed) starts the count again.
+    kube.objects.set(`Lease/${cfg.namespace}/${leaseName('ejob', KEY)}`, { ...leaseHeldBy('other', '2026-01-01T01:00:05Z'), metadata: { name: leaseName('ejob', KEY), namespace: cfg.namespace, resourceVersion: '8' } });
+    local += 1;
+    assert.deepEqual(await acquire(kube, cfg, key), { busy: true, holder: 'other', retryAfterSeconds: 20 });
+    local += 20_000;
+    assert.ok('held' in (await acquire(kube, cfg, key)), 'unchanged for 20 s: taken over');
+    assert.equal((kube.performed[0]?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '8', 'fenced by the version seen');
+    // Without sightings, the server's clock alone: an hour.
+    assert.deepEqual(await acquire(withLease(leaseHeldBy('other', '2026-01-01T01:00:00Z')), cfg, { controller: 'ejob', key: KEY }), { busy: true, holder: 'other', retryAfterSeconds: 3620 });
+  });
+
   test('API failures other than races propagate (the queue retries)', async () => {
     const kube = new ScriptedKube().answer(apiError(500));
-    await assert.rejects(acquire(kube, cfg, 'ejob', KEY), /HTTP 500/);
+    await assert.rejects(acquire(kube, cfg, { controller: 'ejob', key: KEY }), /HTTP 500/);
   });
 });

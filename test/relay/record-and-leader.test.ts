@@ -333,6 +333,24 @@ describe('a follower says whom it follows', () => {
   });
 });
 
+describe('a holder\'s renewTime ahead of the API server\'s clock', () => {
+  test('a dead holder\'s Lease renewed "an hour ahead" is taken over once it has not changed for lease + skew, as client-go judges it, not an hour later (review95 F5)', { timeout: 20_000 }, async () => {
+    const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'ephemera-system', name: leaseName('relay', 'leader') } as const;
+    // Written through an API server replica whose clock was an hour ahead; its holder is gone.
+    const dead = { ...ref, metadata: { name: ref.name, namespace: ref.namespace }, spec: { holderIdentity: 'relay-old-pod', leaseDurationSeconds: 3, acquireTime: '2026-01-01T01:00:00.000000Z', renewTime: '2026-01-01T01:20:00.000000Z' } };
+    const server = await startApiServer({ objects: [dead], clock: () => new Date('2026-01-01T00:20:00Z') });
+    const elector = startElection(createKube(server.kubeConfig()), { namespace: 'ephemera-system', holder: 'relay-new-pod', leaseSeconds: 3, skewSeconds: 1 }, silentLogger, { change: () => {} });
+    try {
+      await eventually(() => assert.ok(elector.isLeader()), 15_000);
+      const taken = server.store.get(ref) as unknown as { spec: { holderIdentity: string; renewTime: string } };
+      assert.deepEqual([taken.spec.holderIdentity, taken.spec.renewTime.slice(0, 19)], ['relay-new-pod', '2026-01-01T00:20:00'], 'renewed at the server\'s time');
+    } finally {
+      await elector.stop();
+      await server.close();
+    }
+  });
+});
+
 describe('stopping an election', () => {
   test('a follower whose round takes the Lease after stopRenewing does not become leader (no replay while stopping), and stop() gives the Lease back (review)', async () => {
     let expired = false;

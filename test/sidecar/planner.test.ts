@@ -568,6 +568,27 @@ describe('ephemeral-signal strategy (no daemon)', () => {
         assert.match(events(p.actions)[1]?.message ?? '', /from the main containers, as the stage of sidecars marked KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE \[c\] would/);
       });
     }
+    test('a node clock behind ours does not shorten the limit: counted from the injection (EPHEMERA_SIGNAL_INJECTED_AT) when it is later than the start, the node\'s clock (review95 F3)', () => {
+      // Injected at 00:03:10 by ours; the node, 2 minutes behind, says it started at 00:01:10.
+      const behind = (o: Parameters<typeof podWith>[0] = {}) => {
+        const p = signalled(o);
+        return { ...p, spec: { ...p.spec, ephemeralContainers: [{ name, targetContainerName: 'log-shipper', env: [env('EPHEMERA_SIGNAL_TARGET', 'log-shipper'), env('EPHEMERA_SIGNAL_INJECTED_AT', '2026-01-01T00:03:10Z')] }] } };
+      };
+      const early = plan(observed(behind(), { options: signalOptions }), LATE);
+      assert.deepEqual(early.actions, [], 'at 00:05:00, 110 s after the injection: not yet (the start says 230 s)');
+      assert.equal(early.requeueAfterSeconds, 10, 'a look again when 120 s have passed since the injection');
+      assert.equal(only(plan(observed(behind(), { options: signalOptions }), new Date('2026-01-01T00:05:10Z')).actions, 'Pod', 'status').length, 1, 'stuck 120 s after the injection');
+      // A grace of 300 s: the limit is 330 s from the injection, whatever the node's clock says.
+      const long = behind({ spec: { terminationGracePeriodSeconds: 300 } });
+      assert.deepEqual(plan(observed(long, { options: signalOptions }), new Date('2026-01-01T00:08:39Z')).actions, [], '329 s after the injection: still within grace + 30 s');
+      assert.equal(only(plan(observed(long, { options: signalOptions }), new Date('2026-01-01T00:08:40Z')).actions, 'Pod', 'status').length, 1);
+      // A node clock ahead: its start, the later, counts (it only delays the limit).
+      const ahead = (o: Parameters<typeof podWith>[0] = {}) => {
+        const p = behind(o);
+        return { ...p, status: { ...p.status, ephemeralContainerStatuses: [{ name, state: { terminated: { exitCode: 0, startedAt: '2026-01-01T00:03:30Z' } } }] } };
+      };
+      assert.deepEqual(plan(observed(ahead(), { options: signalOptions }), new Date('2026-01-01T00:05:20Z')).actions, [], '130 s after the injection, 110 s after the start');
+    });
     test('a pod whose phase is already terminal: nothing is stuck, nothing written', () => {
       const pod = signalled({ status: { phase: 'Failed' } });
       assert.deepEqual(plan(observed(pod, { options: signalOptions }), LATE).actions, []);

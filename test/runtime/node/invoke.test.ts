@@ -339,7 +339,7 @@ describe('ephemera invoke', () => {
     assert.equal(inMemory.stderr, '', 'in memory: the objects are listed, nothing to say');
   });
 
-  test('--apply takes --now only within 5 s of the server\'s clock, either side, and only when the server says its time; --apply without --now is not checked (review92 G4)', async () => {
+  test('--apply takes --now only within 5 s of the server\'s clock, either side, and only when the server says its time; --apply without --now plans at the server\'s clock, not this machine\'s (review92 G4, review95 F2)', async () => {
     const refusedAt = /^ephemera invoke: --now \S+ cannot be used with --apply: /;
     const at = (ms: number): string => new Date(Date.parse(LIVE_NOW) + ms).toISOString();
     for (const off of [6_000, 600_000, -6_000]) {
@@ -357,11 +357,17 @@ describe('ephemera invoke', () => {
         assert.equal(r.code, 0, `--now ${off} ms off: ${r.stderr}`);
       });
     }
-    // The wall clock is months from the server's; without --now it is what is planned at, unchecked.
-    await withLiveServer(story1(), [], async (kubeconfig) => {
+    // The wall clock is months ahead of the server's. Without --now the run plans at the
+    // server's clock: a job 30 s old by it with a 600 s deadline is not failed (it was
+    // planned at this machine's clock, unchecked: DeadlineExceeded, final once sealed).
+    const withDeadline = story1().map((o) => (o.kind === 'EphemeralJob' ? { ...o, spec: { ...(o.spec as object), activeDeadlineSeconds: 600 } } : o));
+    await withLiveServer(withDeadline, [], async (kubeconfig, server) => {
       const r = await runCli(['invoke', '--kubeconfig', kubeconfig, '--apply']);
-      assert.doesNotMatch(r.stderr, /cannot be used with --apply/);
       assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: /m, r.stdout);
+      const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'hello-world-ephemeral-job' }) as { status?: { phase?: string; conditions?: { lastTransitionTime?: string }[] } };
+      assert.notEqual(job.status?.phase, 'Failed');
+      assert.deepEqual([...new Set(job.status?.conditions?.map((c) => c.lastTransitionTime))], ['2026-01-01T00:20:30Z'], 'stamped with the server\'s time');
     });
     // A server (a proxy in front of it) that says no time: --now cannot be checked, so it is refused.
     await withLiveServer(story1(), [], async (kubeconfig) => {
@@ -370,6 +376,10 @@ describe('ephemera invoke', () => {
         const r = await runCli(['invoke', '--kubeconfig', proxy.kubeconfig, '--now', LIVE_NOW, '--apply']);
         assert.equal(r.code, 2, r.stderr);
         assert.match(r.stderr, /cannot be used with --apply: the API server did not say its time \(no Date header\)/);
+        // Without --now: this machine's clock, as production's functions then do, and said so.
+        const plain = await runCli(['invoke', '--kubeconfig', proxy.kubeconfig]);
+        assert.equal(plain.code, 0, plain.stderr);
+        assert.match(plain.stderr, /^ephemera invoke: note: the API server did not say its time \(no Date header\): planned at this machine's clock$/m);
       } finally {
         await proxy.close();
       }
