@@ -80,6 +80,8 @@ interface Answer {
   body: Buffer;
   /** What the request's reader made of a 2xx answer (its body is then empty). */
   read?: unknown;
+  /** When its headers arrived (performance.now()): its Date is of then, not of when its body was read. */
+  headersAt: number;
 }
 
 /**
@@ -102,8 +104,10 @@ export function createHttpsKube(endpoint: KubeEndpoint, options: HttpsKubeOption
     const authorization = auth ? await auth.header() : '';
     const headers: Record<string, string> = authorization ? { authorization } : {};
     const res = await send(req, headers, auth?.clientCertificate?.());
+    // Of when the headers came: a LIST's body may take seconds more, and its Date taken as of
+    // its end looked like the server's clock stepped back (review98 L1).
     const date = res.headers.date ? new Date(res.headers.date) : undefined;
-    if (date) clock.seen(date);
+    if (date) clock.seen(date, performance.now() - res.headersAt);
     if (res.status >= 200 && res.status < 300) {
       const v = res.read ?? decode(res.body) ?? parseBody(req, res, reads !== undefined);
       return reads === undefined ? v : anObject(req, v);
@@ -285,8 +289,9 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
     return new Promise<Answer>((resolve, reject) => {
       const r = request({ protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, path: `${prefix}${req.path}`, method: req.method, headers, agent, signal }, (res) => {
         const status = res.statusCode ?? 0;
+        const headersAt = performance.now();
         if (req.reader && status >= 200 && status < 300) {
-          readAsItArrives(res, req.reader(), spent).then((read) => resolve({ status, headers: res.headers, body: EMPTY, read }), (err: unknown) => reject(notAList(req, status, err)));
+          readAsItArrives(res, req.reader(), spent).then((read) => resolve({ status, headers: res.headers, body: EMPTY, read, headersAt }), (err: unknown) => reject(notAList(req, status, err)));
           return;
         }
         // Read by hand: node:stream/consumers would load Node's fetch stack (undici) at import.
@@ -297,7 +302,7 @@ function sender(endpoint: KubeEndpoint, { timeoutMs, gzip, idleMs }: { timeoutMs
             const body = whole.done();
             // node:zlib is loaded on the first gzipped answer, not at import (cold starts).
             const gzipped = /^\s*gzip\s*$/i.test(headerValue(res.headers['content-encoding']) ?? '');
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: gzipped ? gunzipWhole(body) : body });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: gzipped ? gunzipWhole(body) : body, headersAt });
           } catch (err) {
             reject(err as Error);
           }

@@ -30,9 +30,9 @@ export class ServerClock {
     this.local = local;
   }
 
-  /** An answer's Date header. */
-  seen(date: Date): void {
-    if (!Number.isNaN(date.getTime())) this.last = { date: date.getTime(), at: this.local() };
+  /** An answer's Date header; `ageMs`: how long ago its headers arrived (a body read since). */
+  seen(date: Date, ageMs = 0): void {
+    if (!Number.isNaN(date.getTime())) this.last = { date: date.getTime(), at: this.local() - Math.max(0, ageMs) };
   }
 
   /** The server's time now, as far as the answers tell (undefined before the first). */

@@ -103,8 +103,9 @@ function checked(o: NamespacedOptions): Required<NamespacedOptions> {
     if (!r.success) throw new Error(`--namespaces: '${ns}' is not a namespace name (DNS-1123 label)`);
   }
   if (new Set(o.namespaces).size !== o.namespaces.length) throw new Error('--namespaces: a namespace is named twice');
-  const group = o.group ?? FUNCTIONS_K8S_GROUP;
-  if (!group.trim() || group.startsWith('system:')) throw new Error(`--group: '${group}' is not a group of your own`);
+  // Trimmed as the AWS settings' kubernetesGroup is: a stray space would bind a group no access entry maps to (review98).
+  const group = (o.group ?? FUNCTIONS_K8S_GROUP).trim();
+  if (!group || group.startsWith('system:')) throw new Error(`--group: '${group}' is not a group of your own`);
   return { namespaces: o.namespaces, group };
 }
 
