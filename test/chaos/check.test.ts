@@ -618,7 +618,7 @@ describe('chaos checker', () => {
       // b claimed before the delete, injected after it (in flight, or stalled): allowed.
       const late = (claimed: string[]): History => {
         const s = deletedStory();
-        s.h.put(withRecord(s.l, JOB, claimed), { actor: 'proc-2', verb: 'update' });
+        s.h.put(withRecord(s.l, JOB, claimed), { actor: 'proc-1', verb: 'update' });
         markDeleted(s.h, s.j);
         // b not claimed before the delete: claimed in the same second as its injection.
         inject(s.h, s.b, ['probe']);
@@ -681,7 +681,7 @@ describe('chaos checker', () => {
         ecStatus(h, a, { probe: state('running') });
         cleanUp(h, j, l);
         const j2 = h.put({ ...job(), metadata: { ...job().metadata, uid: 'job-uid-2' } });
-        h.put(lease('job-uid-2', ['b'], 'lease-2'), { actor: 'proc-2', verb: 'create' });
+        h.put(lease('job-uid-2', ['b'], 'lease-2'), { actor: 'proc-1', verb: 'create' });
         inject(h, b, ['probe'], { job: 'job-uid-2' });
         ecStatus(h, b, { probe: state('running') });
         ecStatus(h, b, { probe: state('terminated') });
