@@ -349,6 +349,10 @@ describe('chaos checker', () => {
     const fenced = Array.from({ length: 6 }, () => ({ time: '', verb: 'patch', path: '/apis/apps.kruise.io/v1alpha1/namespaces/ns/ephemeraljobs/j', status: 422, actor: 'proc-1', message: 'testing value /metadata/uid failed: test failed' }));
     assert.deepEqual(check(cleanStory().h.run({ rejected: fenced })), []);
     fires(cleanStory().h.run({ rejected: fenced.map((r) => ({ ...r, message: 'metadata.finalizers: Invalid value' })) }), 'no-422-storm', /6 writes to .*ephemeraljobs\/j refused with 422/);
+    // Containers already there, answered "may not be changed": the product's "already done" (review97 F5, seed 97012).
+    const taken = Array.from({ length: 6 }, () => ({ time: '', verb: 'patch', path: '/api/v1/namespaces/ns/pods/job-2/ephemeralcontainers', status: 422, actor: 'proc-1', message: 'Pod "job-2" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "ephemera-stop-sidecar-0" may not be changed' }));
+    assert.deepEqual(check(cleanStory().h.run({ rejected: taken })), []);
+    fires(cleanStory().h.run({ rejected: taken.map((r) => ({ ...r, path: '/api/v1/namespaces/ns/pods/job-2' })) }), 'no-422-storm', /6 writes to .*pods\/job-2 refused with 422/);
   });
 
   describe('pods relabelled out of and into the selector (target pods, README "Injection")', () => {
