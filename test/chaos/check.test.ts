@@ -349,6 +349,10 @@ describe('chaos checker', () => {
     const fenced = Array.from({ length: 6 }, () => ({ time: '', verb: 'patch', path: '/apis/apps.kruise.io/v1alpha1/namespaces/ns/ephemeraljobs/j', status: 422, actor: 'proc-1', message: 'testing value /metadata/uid failed: test failed' }));
     assert.deepEqual(check(cleanStory().h.run({ rejected: fenced })), []);
     fires(cleanStory().h.run({ rejected: fenced.map((r) => ({ ...r, message: 'metadata.finalizers: Invalid value' })) }), 'no-422-storm', /6 writes to .*ephemeraljobs\/j refused with 422/);
+    // Containers already there, answered "may not be changed": the product's "already done" (review97 F5, seed 97012).
+    const taken = Array.from({ length: 6 }, () => ({ time: '', verb: 'patch', path: '/api/v1/namespaces/ns/pods/job-2/ephemeralcontainers', status: 422, actor: 'proc-1', message: 'Pod "job-2" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "ephemera-stop-sidecar-0" may not be changed' }));
+    assert.deepEqual(check(cleanStory().h.run({ rejected: taken })), []);
+    fires(cleanStory().h.run({ rejected: taken.map((r) => ({ ...r, path: '/api/v1/namespaces/ns/pods/job-2' })) }), 'no-422-storm', /6 writes to .*pods\/job-2 refused with 422/);
   });
 
   describe('pods relabelled out of and into the selector (target pods, README "Injection")', () => {
@@ -618,7 +622,7 @@ describe('chaos checker', () => {
       // b claimed before the delete, injected after it (in flight, or stalled): allowed.
       const late = (claimed: string[]): History => {
         const s = deletedStory();
-        s.h.put(withRecord(s.l, JOB, claimed), { actor: 'proc-2', verb: 'update' });
+        s.h.put(withRecord(s.l, JOB, claimed), { actor: 'proc-1', verb: 'update' });
         markDeleted(s.h, s.j);
         // b not claimed before the delete: claimed in the same second as its injection.
         inject(s.h, s.b, ['probe']);
@@ -681,7 +685,7 @@ describe('chaos checker', () => {
         ecStatus(h, a, { probe: state('running') });
         cleanUp(h, j, l);
         const j2 = h.put({ ...job(), metadata: { ...job().metadata, uid: 'job-uid-2' } });
-        h.put(lease('job-uid-2', ['b'], 'lease-2'), { actor: 'proc-2', verb: 'create' });
+        h.put(lease('job-uid-2', ['b'], 'lease-2'), { actor: 'proc-1', verb: 'create' });
         inject(h, b, ['probe'], { job: 'job-uid-2' });
         ecStatus(h, b, { probe: state('running') });
         ecStatus(h, b, { probe: state('terminated') });

@@ -1,7 +1,8 @@
 // The chaos checker: a pure function from what the API server recorded (writes in order,
 // refused writes, final objects) and how the processes ended, to the invariants broken.
 // It replays the history write by write, so "at any point" means after every stored write.
-import type { KubeObject, WriteRecord } from '../../functions/cluster/index.ts';
+import type { KubeObject, RejectedWrite, WriteRecord } from '../../functions/cluster/index.ts';
+import { unfitReason } from '../../functions/ejob/pod-state.ts';
 import {
   allTerminated, containers, field, holdsSlot, isJob, isPod, isSidecar, isSidecarPod, jobContainers, jobsIn, keyOf, mainsDone,
   outcome, phaseOf, podEnded, podSpec, statusOf, type Container,
@@ -65,6 +66,12 @@ class World {
   readonly everClaimed = new Set<string>();
   /** Each job's spec as written over time (ms, parallelism, paused), by uid: a plan judges by the spec it read. */
   readonly specs = new Map<string, { time: number; parallelism: number; paused: boolean }[]>();
+  /** "actor|job uid|claim identity" → when that process's Lease writes that made or renewed the claim landed (ms), with the claim's window `w` (s). */
+  readonly claimWrites = new Map<string, { time: number; w?: number }[]>();
+  /** Each Lease's claims record as last written ("namespace/name"; cleared when the Lease goes). */
+  readonly leaseRecords = new Map<string, ClaimsRecord>();
+  /** Every pod as last written, by uid, kept after it goes (a claim dropped as unfit is judged by the pod its plan saw). */
+  readonly lastPods = new Map<string, KubeObject>();
 
   jobName(uid: string): string {
     const key = this.keys.get(uid);
@@ -94,6 +101,7 @@ function replayChecks(writes: WriteRecord[], add: Add, bounds: { graceMs: number
       continue;
     }
     if (isLease(w.object)) {
+      checkLineage(world, w, once);
       if (w.type !== 'DELETED') checkClaims(world, w, once);
       continue;
     }
@@ -105,6 +113,7 @@ function replayChecks(writes: WriteRecord[], add: Add, bounds: { graceMs: number
     checkInjection(world, prev, w, once);
     if (w.type === 'DELETED') world.pods.delete(uid);
     else world.pods.set(uid, w.object);
+    if (w.type !== 'DELETED') world.lastPods.set(uid, w.object);
     for (const job of new Set([...jobsIn(w.object), ...(prev ? jobsIn(prev) : [])])) {
       const set = world.holders.get(job) ?? new Set<string>();
       if (w.type !== 'DELETED' && holdsSlot(w.object, job)) set.add(uid);
@@ -186,6 +195,7 @@ function checkInjection(world: World, prev: KubeObject | undefined, w: WriteReco
     if (!world.everClaimed.has(`${job}/${uid}`) && !world.everClaimed.has(`${job}/${pod.metadata.namespace ?? ''}/${pod.metadata.name}`)) {
       once(`unclaimed/${uid}/${job}`, 'claimed-first', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers (${added.join(', ')}) in ${at(w)}, though no Lease write before it claimed the pod for that job`);
     }
+    checkOwnClaim(world, { job, added, before }, w, once);
     if (before.length > 0) {
       once(`twice/${uid}/${job}`, 'injected-once', `pod ${keyOf(pod)} got ${world.jobName(job)}'s containers a second time (${added.join(', ')} after ${before.join(', ')}) in ${at(w)}`);
     }
@@ -277,6 +287,90 @@ function checkClaims(world: World, w: WriteRecord, once: Once): void {
   if (seal && !world.sealed.has(record.job)) world.sealed.set(record.job, seal);
 }
 
+/**
+ * The smallest skewSeconds a process may run with (functions/config.ts): every reader keeps a
+ * claim at least its claimer's window (`w`) and that much more (claims.ts claimRetentionMs).
+ */
+export const MIN_SKEW_MS = 2000;
+
+/**
+ * A Lease write's lineage (review97 F1: a lost update on the claims record — a "retry on
+ * conflict" that re-sends a plan at the fresh version, or a 409 taken as done — passed every
+ * invariant, since the loser had mostly planned what the winner wrote). Notes which claims
+ * the writing process made or renewed here (own-claim-first), and judges the update against
+ * the version it replaced (claims-carried): step 2 of functions/ejob/README.md orders claim
+ * writes, so a write that took effect was planned from the record it replaced, and its plan
+ * keeps every claim whose retention has not ended (at least `w` + the smallest skew after its
+ * `at`) unless the claim's pod can never take the job's containers, and keeps the seal.
+ */
+function checkLineage(world: World, w: WriteRecord, once: Once): void {
+  const key = keyOf(w.object);
+  const prev = world.leaseRecords.get(key);
+  const record = w.type === 'DELETED' ? undefined : claimsRecord(w.object);
+  if (record) world.leaseRecords.set(key, record);
+  else world.leaseRecords.delete(key);
+  if (!record) return;
+  const ns = world.keys.get(record.job)?.split('/')[0] ?? '';
+  const id = (c: RecordClaim): string => c.uid ?? `${ns}/${c.pod}`;
+  const same = prev?.job === record.job ? prev : undefined;
+  const before = new Map((same?.claims ?? []).map((c) => [id(c), c.at]));
+  const time = Date.parse(w.time);
+  for (const c of record.claims) {
+    if (before.has(id(c)) && before.get(id(c)) === c.at) continue; // carried, not made here
+    const k = `${w.actor}|${record.job}|${id(c)}`;
+    world.claimWrites.set(k, [...(world.claimWrites.get(k) ?? []), { time, ...(typeof c.w === 'number' ? { w: c.w } : {}) }]);
+  }
+  if (!same) return;
+  if (same.finished && !record.finished) {
+    once(`unsealed/${key}/${w.seq}`, 'claims-carried', `Lease ${key} lost the seal of ${world.jobName(record.job)}'s verdict (finished) in ${at(w)}: written from a record older than the sealed one`);
+  }
+  const now = new Set(record.claims.map(id));
+  const dropped = same.claims.filter((c) => !now.has(id(c)) && live(c, time) && !neverTakes(world, record.job, c, ns)).map((c) => `${ns}/${c.pod} (at ${c.at ?? '?'}, w ${c.w ?? '?'})`);
+  if (dropped.length > 0) {
+    once(`dropped/${key}/${w.seq}`, 'claims-carried', `Lease ${key} dropped live claims of ${world.jobName(record.job)} (${dropped.join(', ')}) in ${at(w)}: written from a record older than the one it replaced`);
+  }
+}
+
+/** A claim whose retention (its claimer's window `w`, then the smallest skew) has not ended at `time`; one without `w` or `at` is not judged. */
+function live(c: RecordClaim, time: number): boolean {
+  const claimed = Date.parse(c.at ?? '');
+  return typeof c.w === 'number' && Number.isFinite(claimed) && claimed + c.w * 1000 + MIN_SKEW_MS > time;
+}
+
+/**
+ * The claim's pod (as last written, also after it went) can never take the job's containers:
+ * another job's container under one of the template's names, or the product's unfitReason
+ * (the product drops such a claim at once; the pod's containers and those parts never change).
+ */
+function neverTakes(world: World, job: string, c: RecordClaim, ns: string): boolean {
+  const pod = c.uid !== undefined ? world.lastPods.get(c.uid) : [...world.lastPods.values()].find((p) => p.metadata.namespace === ns && p.metadata.name === c.pod);
+  const template = (world.lastJob.get(job)?.spec as { template?: { ephemeralContainers?: { name: string; targetContainerName?: string }[] } } | undefined)?.template?.ephemeralContainers ?? [];
+  if (!pod || jobContainers(pod, job).length > 0) return false;
+  const names = new Set(template.map((t) => t.name));
+  const namesake = list(podSpec(pod).ephemeralContainers).some((x) => names.has(x.name));
+  return namesake || unfitReason(pod as never, template as never) !== undefined;
+}
+
+/**
+ * An injection by a process follows, within the claim's life, a Lease write by that same
+ * process that made or renewed the pod's claim for the job: the product sends injections
+ * only once its own claim write took effect (planner.ts, `requires` the Lease write), and
+ * only within its claim window (`w`, written on the claim) of the reconcile that wrote it.
+ * claimed-first accepts anyone's claim; a loser of the Lease race that injects anyway (a 409
+ * taken as done) is excused there by the winner's claim of the same pod. A pod no Lease
+ * write ever claimed for the job, or that had the job's containers already, is left to
+ * claimed-first and injected-once.
+ */
+function checkOwnClaim(world: World, what: { job: string; added: string[]; before: string[] }, w: WriteRecord, once: Once): void {
+  const pod = w.object;
+  const ids = [pod.metadata.uid ?? keyOf(pod), `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`];
+  if (!w.actor.startsWith('proc-') || what.before.length > 0 || !ids.some((id) => world.everClaimed.has(`${what.job}/${id}`))) return;
+  const time = Date.parse(w.time);
+  const within = (c: { time: number; w?: number }): boolean => c.time <= time && (c.w === undefined || time - c.time <= c.w * 1000);
+  if (ids.some((id) => (world.claimWrites.get(`${w.actor}|${what.job}|${id}`) ?? []).some(within))) return;
+  once(`own-claim/${pod.metadata.uid ?? keyOf(pod)}/${what.job}/${w.seq}`, 'own-claim-first', `pod ${keyOf(pod)} got ${world.jobName(what.job)}'s containers (${what.added.join(', ')}) in ${at(w)}, though no Lease write by ${w.actor} made or renewed its claim of the pod within the claim's window before`);
+}
+
 /** Claims on the record that were on the one before with another `at`: made again (step 8). */
 function renewedClaims(world: World, record: { job: string; claims: { pod: string; uid?: string; at?: string }[] }, o: { ns: string; before: Set<string> }): string[] {
   const { ns, before } = o;
@@ -315,14 +409,19 @@ export const CLAIMS_ANNOTATION = 'ephemera.io/ejob-claims';
 
 const isLease = (o: KubeObject): boolean => o.kind === 'Lease';
 
+/** One claim on a job's record, as the checker reads it (`w`: its claimer's window in seconds). */
+type RecordClaim = { pod: string; uid?: string; at?: string; w?: number };
+/** A job's claims record on its Lease. */
+type ClaimsRecord = { job: string; claims: RecordClaim[]; finished?: boolean };
+
 /** The claims record a Lease holds (`{"v":1,"job":"<uid>","claims":[{"pod":…}],…}`), if any parses. */
-export function claimsRecord(lease: KubeObject): { job: string; claims: { pod: string; uid?: string; at?: string }[]; finished?: boolean } | undefined {
+export function claimsRecord(lease: KubeObject): ClaimsRecord | undefined {
   const text = (lease.metadata.annotations as Record<string, string> | undefined)?.[CLAIMS_ANNOTATION];
   if (text === undefined) return undefined;
   try {
     const r = JSON.parse(text) as { job?: unknown; claims?: unknown; finished?: unknown };
     if (typeof r.job !== 'string') return undefined;
-    const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is { pod: string; uid?: string; at?: string } => typeof (c as { pod?: unknown })?.pod === 'string') : [];
+    const claims = Array.isArray(r.claims) ? r.claims.filter((c): c is RecordClaim => typeof (c as { pod?: unknown })?.pod === 'string') : [];
     return { job: r.job, claims, ...(r.finished === true ? { finished: true } : {}) };
   } catch {
     return undefined;
@@ -646,8 +745,13 @@ function liveJobOf(final: KubeObject[], key: string | undefined): string {
 
 function stormCheck(run: RunRecord, add: Add): void {
   const per = new Map<string, number>();
-  // A failed test op of a JSON patch is a fence doing its job (the engine observes again), not a storm.
-  for (const r of run.rejected.filter((x) => x.status === 422 && !/testing value .* failed/.test(x.message ?? ''))) {
+  // A failed test op of a JSON patch is a fence doing its job (the engine observes again), not a
+  // storm; nor is kube's answer to an injection whose containers are already there ("existing
+  // ephemeral containers … may not be changed"), which the product takes as done by design:
+  // concurrent signal or job injections each stamp their own plan (review97 F5).
+  const expected = (x: RejectedWrite): boolean => /testing value .* failed/.test(x.message ?? '')
+    || (x.path.endsWith('/ephemeralcontainers') && /existing ephemeral containers .* may not be changed/.test(x.message ?? ''));
+  for (const r of run.rejected.filter((x) => x.status === 422 && !expected(x))) {
     const object = r.path.replace(/\/(status|ephemeralcontainers)$/, '');
     per.set(object, (per.get(object) ?? 0) + 1);
   }

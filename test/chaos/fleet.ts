@@ -88,6 +88,11 @@ export class Fleet {
     return actor;
   }
 
+  /** The actor running in this slot now, if any. */
+  actorIn(slot: number): string | undefined {
+    return this.slots.get(slot)?.actor;
+  }
+
   /** The actors running now. */
   actors(): string[] {
     return [...this.slots.values()].map((r) => r.actor);

@@ -44,6 +44,8 @@ export const INVARIANTS = [
   'injected-once',
   'claimed-first',
   'sealed-final',
+  'own-claim-first',
+  'claims-carried',
   'parallelism',
   'replicas',
   'targets-only',

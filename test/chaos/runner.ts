@@ -245,7 +245,7 @@ function timeline(s: Schedule, deletes: DeleteSeen[]): Step[] {
       { atMs: r.atMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.app) },
       { atMs: r.atMs + r.back.afterMs, run: (server: ApiServer) => relabel(server, r.namespace, r.name, r.back.app) },
     ]),
-    ...s.faults.flatMap((f) => (f.kind === 'hold-injections' ? holdInjections(f) : [{ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) }])),
+    ...s.faults.flatMap((f) => (f.kind === 'hold-injections' ? holdInjections(f) : f.kind === 'slow-lease-writes' ? [slowLeaseWrites(f)] : [{ atMs: f.atMs, run: (server: ApiServer) => playFault(server, f) }])),
     // The calm point: faults armed before it and not yet used up are disarmed, so that from
     // here on the system converges undisturbed (world.ts). Before, an armed fault matching a
     // rare request (an injection's PATCH) kept firing long after the calm point.
@@ -373,7 +373,18 @@ function holdInjections(f: Extract<FaultEvent, { kind: 'hold-injections' }>): St
   ];
 }
 
-function playFault(server: ApiServer, f: Exclude<FaultEvent, { kind: 'hold-injections' }>): void {
+/** One process's Lease updates held a while (world.ts slowLeaseWrites): scoped to the incarnation running in the slot then. */
+function slowLeaseWrites(f: Extract<FaultEvent, { kind: 'slow-lease-writes' }>): Step {
+  return {
+    atMs: f.atMs,
+    run: (server: ApiServer, fleet: Fleet, slots: number) => {
+      const actor = fleet.actorIn(f.slot % slots);
+      if (actor) server.faults.add({ method: 'PUT', pathIncludes: '/leases/', watch: false, actor, delayMs: f.delayMs, times: f.times, label: 'one process\'s Lease update held' });
+    },
+  };
+}
+
+function playFault(server: ApiServer, f: Exclude<FaultEvent, { kind: 'hold-injections' | 'slow-lease-writes' }>): void {
   switch (f.kind) {
     case 'request': server.faults.add(f.spec); return;
     case 'watch-reset': server.faults.resetWatches(); return;

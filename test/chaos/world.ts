@@ -19,7 +19,8 @@ export interface Arrival {
 export type FaultEvent =
   | { atMs: number; kind: 'request'; spec: FaultSpec }
   | { atMs: number; kind: 'watch-reset' | 'watch-close' | 'compact' | 'gone-on-resume' }
-  | { atMs: number; kind: 'hold-injections'; forMs: number };
+  | { atMs: number; kind: 'hold-injections'; forMs: number }
+  | { atMs: number; kind: 'slow-lease-writes'; slot: number; delayMs: number; times: number };
 
 /** When to SIGKILL a process: at a time (slot), or right after the n-th injection write (whoever made it). */
 export type Kill = { atMs: number; slot: number; restartAfterMs: number } | { afterInjection: number; restartAfterMs: number };
@@ -141,6 +142,8 @@ export function generate(seed: number): Schedule {
   // Drawn last too, so a seed keeps everything above; the calm point waits for its end.
   const held = heldInjections(g, calmAfterMs);
   planned.faults.push(...held);
+  // Drawn after everything, so a seed keeps all of the above.
+  planned.faults.push(...slowLeaseWrites(g, calmAfterMs));
   const calm = Math.max(calmAfterMs, ...held.map((h) => h.atMs + h.forMs));
   return {
     seed, processes, arrivals: arrivals.sort((a, b) => a.atMs - b.atMs), raises, ...planned, calmAfterMs: calm,
@@ -323,6 +326,26 @@ export const HELD_INJECTIONS_CHANCE = 0.15;
 function heldInjections(g: G, calmAfterMs: number): Extract<FaultEvent, { kind: 'hold-injections' }>[] {
   if (!chance(g, HELD_INJECTIONS_CHANCE)) return [];
   return [{ atMs: int(g, 0, calmAfterMs - 100), kind: 'hold-injections', forMs: int(g, 9000, 16_000) }];
+}
+
+/** The share of schedules in which one process's Lease writes are slowed (slowLeaseWrites). */
+export const SLOW_LEASE_WRITES_CHANCE = 0.3;
+
+/**
+ * In some schedules, one process's next one to three Lease updates (PUT) from atMs are held
+ * 100–800 ms before the server handles them: that process planned from a record another
+ * process may meanwhile replace, from a newer view of the pods, so the two plans differ. Its
+ * update must then meet a 409 and be planned again (functions/ejob/README.md step 2); a
+ * "retry on conflict" that re-sends it, or a 409 taken as done, is a lost update
+ * (own-claim-first, claims-carried; review97 F1: every other process got the same events at
+ * nearly the same time, so the plans that raced were the same and nothing showed). The fault
+ * names the process by its slot; the harness scopes it to the incarnation running then.
+ */
+function slowLeaseWrites(g: G, calmAfterMs: number): Extract<FaultEvent, { kind: 'slow-lease-writes' }>[] {
+  if (!chance(g, SLOW_LEASE_WRITES_CHANCE)) return [];
+  return Array.from({ length: int(g, 1, 2) }, () => ({
+    atMs: int(g, 0, Math.min(1500, calmAfterMs - 100)), kind: 'slow-lease-writes' as const, slot: int(g, 0, 3), delayMs: int(g, 100, 800), times: int(g, 1, 3),
+  })).sort((a, b) => a.atMs - b.atMs);
 }
 
 const REFUSALS: { label: string; spec: FaultSpec; writes?: boolean }[] = [

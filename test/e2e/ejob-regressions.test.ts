@@ -462,8 +462,33 @@ for (const { label, crd } of CRDS) describe(`EphemeralJob regressions (${label})
       // The pod's change reaches the job: its claim on that pod holds no slot any more.
       await handle(envelopeFor('Pod', 'default', OLDEST), deps('b'));
       const ours = Object.entries(injected(server)).filter(([p, c]) => p !== OLDEST && c.length > 0).map(([p]) => p);
-      assert.deepEqual(ours, ['helloworld-865cd8865b-xmtrv'], 'the next pod, without waiting for the claim to expire');
+      assert.deepEqual(ours, [SECOND], 'the next pod, without waiting for the claim to expire');
       assert.equal(jobStatus(server, JOB).match, 3, 'the pod with their container is no target');
+    });
+  });
+
+  test('a claim write planned from an older record never overwrites a newer claim: the loser of the Lease race re-plans, it does not re-send (parallelism 1, review97 F1)', async () => {
+    // Instance a's pod is done. Instance b plans a claim of the 3rd pod while the 2nd is out
+    // of the selector; the server holds b's Lease update. The 2nd pod comes back; instance c
+    // claims and injects it (the Lease's next version). Then b's update goes: it must meet a
+    // 409 and b re-plan from c's record, claiming nothing. A "retry on conflict" that re-sends
+    // b's record at the fresh version, or a 409 taken as done, overwrote c's claim or injected
+    // anyway: two pods in flight (README step 2, "Claim writes are totally ordered").
+    await inWorld({ objects: fixture('test/fixtures/stories/story1-state.yaml'), crd }, async ({ server, deps }) => {
+      await handle(envelopeFor('EphemeralJob', 'default', JOB, 'ADDED'), deps('a'));
+      assert.deepEqual(inFlight(server), [OLDEST]);
+      finish(server, OLDEST, 0);
+      relabel(server, 'elsewhere', SECOND);
+      let release = (): void => undefined;
+      const held = server.faults.add({ method: 'PUT', pathIncludes: '/leases/', hold: new Promise<void>((r) => (release = r)), times: 1 });
+      const b = handle(envelopeFor('EphemeralJob', 'default', JOB), deps('b'));
+      while (held.hits === 0) await new Promise((r) => setTimeout(r, 5));
+      relabel(server, 'helloworld', SECOND);
+      await handle(envelopeFor('Pod', 'default', SECOND), deps('c'));
+      assert.deepEqual(inFlight(server), [SECOND], 'c claimed and injected the pod back in the selector (the older one)');
+      release();
+      await b;
+      assert.deepEqual(inFlight(server), [SECOND], `one pod in flight at parallelism 1: ${inFlight(server).join(', ')}`);
     });
   });
 });
@@ -583,6 +608,8 @@ for (const why of ['a 409 on the injection', 'killed between the claim and the i
 
 /** The pod story 1 claims first. */
 const OLDEST = 'helloworld-865cd8865b-nl8lq';
+/** The pod story 1 claims next. */
+const SECOND = 'helloworld-865cd8865b-xmtrv';
 
 /**
  * Instance a claims the oldest pod and sends its injection, which the server holds 300 ms:
@@ -595,9 +622,9 @@ async function injectionOnItsWay(server: ApiServer, deps: (holder?: string) => E
   return { held, a };
 }
 
-/** Story 1's oldest pod labelled `app=<app>`: out of the job's selector, or back in it (`helloworld`). */
-function relabel(server: ApiServer, app: string): void {
-  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: OLDEST }) as unknown as { metadata: { labels: Record<string, string> } };
+/** Story 1's pod `name` (the oldest unless named) labelled `app=<app>`: out of the job's selector, or back in it (`helloworld`). */
+function relabel(server: ApiServer, app: string, name = OLDEST): void {
+  const pod = server.store.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'default', name }) as unknown as { metadata: { labels: Record<string, string> } };
   server.store.put({ ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, app } } } as never);
 }
 
