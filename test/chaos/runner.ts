@@ -351,25 +351,44 @@ function recreateJob(server: ApiServer, d: Deletion, specs: Map<string, unknown>
 }
 
 /**
- * Every injection (PATCH of ephemeral containers) that comes from atMs is held until
- * atMs + forMs, then they are all carried out together (world.ts heldInjections), but those
- * whose deadline (`?timeout=`) passed meanwhile: the server answered those 504 and makes no write.
+ * Every injection (PATCH of ephemeral containers) to an app pod that comes after the
+ * `afterInjection`-th injection write to one (that one itself landed), or from atMs if that
+ * comes first, is held until atMs + forMs; then they are all carried out together (world.ts
+ * heldInjections), but those whose deadline (`?timeout=`) passed meanwhile: the server
+ * answered those 504 and makes no write.
  */
-function holdInjections(f: Extract<FaultEvent, { kind: 'hold-injections' }>): Step[] {
+export function holdInjections(f: Extract<FaultEvent, { kind: 'hold-injections' }>): Step[] {
   let release = (): void => undefined;
   const hold = new Promise<void>((resolve) => (release = resolve));
   let fault: Fault | undefined;
+  let ended = false;
+  let unwatch = (): void => undefined;
+  // The EphemeralJobs' targets are the app pods (world.ts), whose only PATCH is an injection.
+  const start = (server: ApiServer): void => {
+    if (!fault && !ended) fault = server.faults.add({ method: 'PATCH', pathIncludes: '/pods/app-', watch: false, hold, times: Infinity, label: 'injection held, then let go with the others' });
+  };
   return [
-    // The EphemeralJobs' targets are the app pods (world.ts), whose only PATCH is an injection.
-    { atMs: f.atMs, run: (server: ApiServer) => void (fault = server.faults.add({ method: 'PATCH', pathIncludes: '/pods/app-', watch: false, hold, times: Infinity, label: 'injection held, then let go with the others' })) },
+    ...(f.afterInjection === undefined ? [] : [{ atMs: 0, run: (server: ApiServer) => void (unwatch = onInjection(server, f.afterInjection!, () => start(server))) }]),
+    { atMs: f.atMs, run: start },
     {
       atMs: f.atMs + f.forMs,
       run: () => {
+        ended = true;
+        unwatch();
         fault?.remove();
         release();
       },
     },
   ];
+}
+
+/** Calls `then` synchronously on the n-th injection write to an app pod (counted as watchInjections counts, on those pods only); returns the unsubscribe. */
+function onInjection(server: ApiServer, n: number, then: () => void): () => void {
+  let seen = 0;
+  return server.history.onWrite((w: WriteRecord) => {
+    if (w.subresource !== 'ephemeralcontainers' || !w.actor.startsWith('proc-') || !w.object.metadata.name.startsWith('app-')) return;
+    if (++seen === n) then();
+  });
 }
 
 /** One process's Lease updates held a while (world.ts slowLeaseWrites): scoped to the incarnation running in the slot then. */

@@ -16,8 +16,8 @@ import { generate } from './world.ts';
  * strategy (CRR, signal container, virtual-kubelet swap, ignore-exit-code) under Never and
  * OnFailure, late pods and jobs, a paused job raised, and kills right after injections; all but
  * 104 also delete jobs mid-run (with and without OpenKruise's finalizer, some re-created); 109
- * and 122 have the API server hold injections for 9–16 s (world.ts heldInjections: in 109 one
- * comes then and is answered 504 at its deadline).
+ * and 122 have the API server hold injections for 9–16 s (world.ts heldInjections: from right
+ * after the first injection in 109, the second in 122).
  */
 const SEEDS = [101, 104, 105, 109, 114, 122];
 describe('chaos seeds', () => {

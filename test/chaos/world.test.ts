@@ -78,4 +78,18 @@ describe('chaos world generator', () => {
     assert.ok(dels.some((d) => d.finalizer) && dels.some((d) => !d.finalizer), 'finalizer both ways');
     assert.ok(dels.some((d) => d.recreateAfterMs !== undefined) && dels.some((d) => d.recreateAfterMs === undefined), 're-created and not');
   });
+
+  test('a hold of injections starts after the first to third injection, at atMs at the latest; the seeds keep what they drew before (review97 F6)', () => {
+    const held = Array.from({ length: 400 }, (_, seed) => generate(seed)).flatMap((s) => s.faults.filter((f) => f.kind === 'hold-injections').map((f) => ({ s, f })));
+    assert.ok(held.length > 30 && held.length < 90, `${held.length} of 400 schedules hold injections`);
+    for (const { s, f } of held) {
+      assert.ok(f.afterInjection !== undefined && f.afterInjection >= 1 && f.afterInjection <= 3, `seed ${s.seed}: afterInjection ${f.afterInjection}`);
+      assert.ok(s.calmAfterMs >= f.atMs + f.forMs, `seed ${s.seed}: calm point before the hold's end`);
+    }
+    assert.deepEqual(new Set(held.map(({ f }) => f.afterInjection)), new Set([1, 2, 3]));
+    // Drawn last: the latest start and the length are those these seeds drew before afterInjection existed.
+    const hold = (seed: number): unknown => generate(seed).faults.find((f) => f.kind === 'hold-injections');
+    assert.deepEqual(hold(109), { atMs: 2219, kind: 'hold-injections', forMs: 11_911, afterInjection: 1 });
+    assert.deepEqual(hold(122), { atMs: 481, kind: 'hold-injections', forMs: 14_735, afterInjection: 2 });
+  });
 });
