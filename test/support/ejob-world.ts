@@ -44,15 +44,17 @@ export interface WorldOptions {
   compression?: boolean;
   /** The functions' lock namespace (default ephemera-system; production's default is ephemera-locks). */
   lockNamespace?: string;
+  /** Tokens of the functions' user besides its own, that `deps(holder, token)` may use (shippedAuthorization). */
+  functionsTokens?: string[];
 }
 
 /** Like world(), with every knob: clocks, claim window, the installed CRD. */
-export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; deps: (holder?: string) => EngineDeps }> {
+export async function worldWith(o: WorldOptions): Promise<{ server: ApiServer; deps: (holder?: string, token?: string) => EngineDeps }> {
   const objects = o.crd === undefined ? o.objects : [o.crd, ...o.objects];
   // The functions as deployed: the shipped RBAC enforced (their Leases in this world's lock namespace).
   const lockNamespace = o.lockNamespace ?? 'ephemera-system';
-  const server = grantChecked(await startApiServer({ objects, authorization: shippedAuthorization(lockNamespace), ...(o.serverClock ? { clock: o.serverClock } : {}) }));
-  const deps = (holder = 'engine-a'): EngineDeps => engineDeps(server.kubeConfig({ token: TOKENS.functions }), {
+  const server = grantChecked(await startApiServer({ objects, authorization: shippedAuthorization(lockNamespace, o.functionsTokens), ...(o.serverClock ? { clock: o.serverClock } : {}) }));
+  const deps = (holder = 'engine-a', token: string = TOKENS.functions): EngineDeps => engineDeps(server.kubeConfig({ token }), {
     holder,
     lockNamespace,
     clock: o.now ?? (() => STORY_NOW),

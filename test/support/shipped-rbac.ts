@@ -38,12 +38,16 @@ export const TOKENS = { functions: 'functions', relay: 'relay', admin: 'admin' }
 /**
  * The functions as deployed with the Lambda setup on EKS (functions-rbac.yaml and its EKS
  * binding, and the virtual-kubelet files operators apply for such nodes), the relay as its
- * manifest has it, and an administrator for what a test does besides.
+ * manifest has it, and an administrator for what a test does besides. `functionsTokens`
+ * authenticate as the functions too (one per instance, so the request log and write
+ * history name the instance: each Lambda invocation is the same role).
  */
-export function shippedAuthorization(lockNamespace = 'ephemera-locks'): Authorization {
+export function shippedAuthorization(lockNamespace = 'ephemera-locks', functionsTokens: string[] = []): Authorization {
   return {
     users: {
       [TOKENS.functions]: LAMBDA_USER,
+      // More tokens of the same user: several function instances told apart in the server's logs.
+      ...Object.fromEntries(functionsTokens.map((t) => [t, LAMBDA_USER])),
       [TOKENS.relay]: serviceAccountUser('ephemera-system', 'ephemera-relay'),
       [TOKENS.admin]: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
     },
