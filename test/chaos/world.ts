@@ -315,8 +315,8 @@ function refusals(g: G, calmAfterMs: number): FaultEvent[] {
 export const HELD_INJECTIONS_CHANCE = 0.15;
 
 /**
- * In a few schedules, the API server holds every injection (every PATCH of ephemeral
- * containers) that comes after the first, second or third injection to an app pod
+ * In a few schedules, the API server holds every injection to an app pod (every PATCH of
+ * ephemeral containers under /pods/app-) that comes after the first, second or third injection to an app pod
  * (afterInjection, drawn last in generate), and at the latest from atMs, until atMs + 9–16 s,
  * then carries them out together, as kube-apiserver may queue writes under API Priority and
  * Fairness (up to a quarter of a request's deadline: 15 s by default) or wait on a slow etcd. That is longer than any
@@ -325,7 +325,7 @@ export const HELD_INJECTIONS_CHANCE = 0.15;
  * injection carries its deadline (`?timeout=`), past which the server answers 504 and makes
  * no write (functions/ejob/README.md step 4); without it, every held injection landed at the
  * end, and a job ran more pods than its parallelism (review87 F1). The sidecar terminator's
- * signal containers are held too, and carried out at the end (they have no window). The calm
+ * signal containers go to job pods and are not held. The calm
  * point is moved past the end. A hold from a random moment alone usually came after the
  * last injection, held nothing, and the missing deadline showed in ~4% of schedules (review97
  * F6); atMs stays the latest start, so the end and the calm point are what they were.
