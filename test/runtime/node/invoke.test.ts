@@ -368,7 +368,9 @@ describe('ephemera invoke', () => {
       assert.match(r.stdout, /^patch Pod default\/helloworld-865cd8865b-nl8lq\/ephemeralcontainers: /m, r.stdout);
       const job = server.store.get({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', namespace: 'default', name: 'hello-world-ephemeral-job' }) as { status?: { phase?: string; conditions?: { lastTransitionTime?: string }[] } };
       assert.notEqual(job.status?.phase, 'Failed');
-      assert.deepEqual([...new Set(job.status?.conditions?.map((c) => c.lastTransitionTime))], ['2026-01-01T00:20:30Z'], 'stamped with the server\'s time');
+      // The server's time (its Date, 00:20:30, and the moments the run took since), not this machine's months later.
+      for (const c of job.status?.conditions ?? []) assert.match(c.lastTransitionTime ?? '', /^2026-01-01T00:20:3\dZ$/, 'stamped with the server\'s time');
+      assert.ok((job.status?.conditions ?? []).length > 0, 'conditions were written');
     });
     // A server (a proxy in front of it) that says no time: --now cannot be checked, so it is refused.
     await withLiveServer(story1(), [], async (kubeconfig) => {
