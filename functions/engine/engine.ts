@@ -4,7 +4,7 @@ import { formatZodIssues } from '../api/field-path.ts';
 import { elapsedMs } from '../kube/elapsed.ts';
 import { askedRetrySeconds, isKubeError, KubeError, refusedForGood } from '../kube/errors.ts';
 import type { Kube } from '../kube/kube.ts';
-import { applyPlan, describe, type ApplyResult } from './apply.ts';
+import { applyPlan, describe, type ApplyDeps, type ApplyResult } from './apply.ts';
 import type { ClockWatch } from './clock-watch.ts';
 import type { Controller } from './controller.ts';
 import { countRepeat, eventAction } from './events.ts';
@@ -365,17 +365,8 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
     if (observed === null) return { ...base, outcome: 'gone', actions: applied };
     const now = deps.clock();
     const plan = controller.plan(observed, now);
-    const off = deps.clockWatch?.check(now, deps.kube.serverNow(), deps.lock.skewSeconds);
-    if (off !== undefined) deps.logger.warn({ warning: off }, 'clock off from the API server\'s');
-    for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
-    for (const warning of plan.warnings ?? []) deps.logger.warn({ warning }, 'skipped what cannot be read');
-    // The key's result tells both, the warnings first; ephemera invoke prints the warnings.
-    const told = [...(plan.warnings ?? []), ...(plan.notes ?? [])];
-    const warned = plan.warnings?.length ? { warnings: plan.warnings } : {};
-    // Each attempt of an action sent within a window (a claim's injections) is answered or
-    // abandoned before the claim may be dropped (lock.ts landingMarginMs; review87 F1).
-    const subjectNamespace = plan.subject?.namespace ? { subjectNamespace: plan.subject.namespace } : {};
-    const r = await applyPlan(plan.actions, { kube: deps.kube, logger: deps.logger, monotonic, startedAt, landingMarginMs: landingMarginMs(deps.lock), ...subjectNamespace, ...deps.retry });
+    const { told, warned } = tellPlan(plan, now, deps);
+    const r = await applyPlan(plan.actions, applyDepsOf(plan, { monotonic, startedAt }, deps));
     applied.push(...r.applied);
     // Creates its namespace refused as it is being deleted: told, not refused (apply.ts).
     told.push(...r.moot.map((a) => `${describe(a)}: not made, its namespace is being deleted`));
@@ -392,6 +383,25 @@ export async function reconcileKey(controller: Controller<unknown>, key: string,
   }
   deps.logger.warn({ maxReplans }, 'still conflicting after re-planning: requeue');
   return { ...base, outcome: 'conflict', actions: applied, requeueAfterSeconds: 1 };
+}
+
+/** Logs a plan's notes and warnings (and this host's clock if off from the server's); what the key's result tells: the warnings first, which ephemera invoke prints. */
+function tellPlan(plan: Plan, now: Date, deps: EngineDeps): { told: string[]; warned: { warnings?: string[] } } {
+  const off = deps.clockWatch?.check(now, deps.kube.serverNow(), deps.lock.skewSeconds);
+  if (off !== undefined) deps.logger.warn({ warning: off }, 'clock off from the API server\'s');
+  for (const note of plan.notes ?? []) deps.logger.debug({ note }, 'plan note');
+  for (const warning of plan.warnings ?? []) deps.logger.warn({ warning }, 'skipped what cannot be read');
+  return { told: [...(plan.warnings ?? []), ...(plan.notes ?? [])], warned: plan.warnings?.length ? { warnings: plan.warnings } : {} };
+}
+
+/**
+ * How a plan's actions are applied: each attempt of an action sent within a window (a claim's
+ * injections) is answered or abandoned before the claim may be dropped (lock.ts
+ * landingMarginMs; review87 F1); a create the subject's namespace refuses as it goes is moot.
+ */
+function applyDepsOf(plan: Plan, at: { monotonic: () => number; startedAt: number }, deps: EngineDeps): ApplyDeps {
+  const subjectNamespace = plan.subject?.namespace ? { subjectNamespace: plan.subject.namespace } : {};
+  return { kube: deps.kube, logger: deps.logger, ...at, landingMarginMs: landingMarginMs(deps.lock), ...subjectNamespace, ...deps.retry };
 }
 
 /** Looking again sooner than this is a loop through the queue (a TTL of 0 whose status write is refused: review). */
